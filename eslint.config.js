@@ -1,0 +1,35 @@
+// Lint: typescript-eslint's recommended rules, plus one rule per folder that keeps the arrows
+// of DESIGN.md pointing inward (api → core → storage; core imports no transport or node: value).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'data/**', 'proto/gen/**', 'src/gen/**', 'loadtest/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', URL: 'readonly', TextDecoder: 'readonly', TextEncoder: 'readonly', SharedArrayBuffer: 'readonly', Atomics: 'readonly', queueMicrotask: 'readonly', AbortController: 'readonly', fetch: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      'no-constant-condition': ['error', { checkLoops: false }],
+    },
+  },
+  {
+    files: ['src/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/api/**', '**/native-free/**', '**/transport/**'], message: 'core/ never imports a transport (DESIGN.md).' },
+        { group: ['@trufflesuite/*', '@grpc/*', 'uWebSockets.js', 'node:http', 'node:net'], message: 'core/ never imports a transport or SDK.' },
+      ] }],
+    },
+  },
+  {
+    files: ['src/storage/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/core/**', '**/api/**'], message: 'storage/ never imports core/ or api/ (DESIGN.md).' },
+      ] }],
+    },
+  },
+);

@@ -1,0 +1,68 @@
+// Every limit of the spec's Limits table, plus the service's own bounds, as named constants with the
+// unit in the name. Flags that override a limit are parsed in config.ts; nothing else hard-codes a number.
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+// --- Spec: Limits table ------------------------------------------------------------------------
+export const APPEND_RECORDS_MAX = 65_536;
+export const RECORD_CONTENT_BYTES_MAX = 1 * MiB;
+export const BATCH_CONTENT_BYTES_MAX = 100 * MiB;
+export const READ_RECORDS_MAX = 8192; // --max-read-records
+export const READ_BYTES_MAX = 8 * MiB; // --max-read-bytes
+export const LIST_PAGE_MAX = 1000;
+export const LIST_PAGE_DEFAULT = 1000; // spec: "not shown"; S2 also defaults to its maximum
+export const READPLAN_ENTRIES_MAX = 256;
+export const READPLAN_TTL_MS_DEFAULT = 5 * 60_000;
+export const SUBSCRIPTIONS_PER_STAR_MAX = 16_384;
+export const SSE_CONNECTIONS_PER_HOST_MAX = 4096;
+export const SSE_HEARTBEAT_MS = 15_000;
+export const SSE_STALL_MS = 60_000;
+export const SCOPE_TOKENS_MAX = 64;
+export const EXCHANGE_TTL_SECONDS_DEFAULT = 15 * 60;
+export const EXCHANGE_TTL_SECONDS_MAX = 60 * 60;
+export const CORS_PREFLIGHT_MAX_AGE_S = 600;
+export const ADMIN_READER_RECORDS_MAX = 500;
+export const ADMIN_READER_BYTES_MAX = 1 * MiB;
+
+// --- Request parsing -----------------------------------------------------------------------------
+/** Base64 inflates 4/3 and JSON adds escaping: the most a valid append body can weigh on the wire. */
+export const APPEND_BODY_BYTES_MAX = Math.ceil((BATCH_CONTENT_BYTES_MAX * 4) / 3) + 16 * MiB;
+/** Control-plane bodies (bucket/stream config, trim, fence, exchange) are small. */
+export const CONTROL_BODY_BYTES_MAX = 64 * KiB;
+/** Header count per record: not in the spec; bounded so one record cannot carry a million headers. */
+export const RECORD_HEADERS_MAX = 1024;
+export const BUCKET_NAME_BYTES_MAX = 128; // spec: "not shown"; see README
+export const STREAM_KEY_BYTES_MAX = 1024; // spec: "not shown"; see README
+export const FENCING_TOKEN_BYTES_MAX = 256;
+export const CREATION_TOKEN_BYTES_MAX = 256;
+/** Appends whose body is at least this big are parsed and encoded on a piscina worker (bench/parse-threshold). */
+export const WORKER_PARSE_BYTES_MIN = 256 * KiB;
+
+// --- Memory bounds (back-pressure, never unbounded buffering) ----------------------------------------
+/** Sequenced-but-not-yet-durable bytes per stream; past it an append is refused with 429. */
+export const STREAM_INFLIGHT_BYTES_MAX = 64 * MiB;
+/** Sequenced-but-not-yet-durable bytes for the whole star. */
+export const STAR_INFLIGHT_BYTES_MAX = 256 * MiB;
+/** Appends being read or parsed at once for the whole star; past it new appends get 429. */
+export const STAR_PENDING_APPENDS_MAX = 65_536;
+/** Size of the SharedArrayBuffer log ring between the sequencer and the flusher. */
+export const LOG_RING_BYTES = 256 * MiB;
+/** Unsettled (WAL-only) bytes held in memory for reads; past it the WAL is rotated and settled early. */
+export const UNSETTLED_BYTES_MAX = 512 * MiB;
+
+// --- Storage -----------------------------------------------------------------------------------
+/** A WAL file is sealed and settled into segments once it holds this much. */
+export const WAL_FILE_BYTES_MAX = 64 * MiB;
+/** Even a quiet WAL is sealed and settled this long after its first record. */
+export const WAL_SETTLE_AFTER_MS = 30_000;
+/** Background retention sweep period. */
+export const RETENTION_SWEEP_MS = 1000;
+/** Metadata journal is compacted into a snapshot after this many entries. */
+export const META_JOURNAL_ENTRIES_MAX = 10_000;
+
+// --- SSE --------------------------------------------------------------------------------------
+/** A subscriber's single batch in flight holds at most this many records / bytes. */
+export const SSE_BATCH_RECORDS_MAX = 1000;
+export const SSE_BATCH_BYTES_MAX = 1 * MiB;
+export const SSE_RETRY_AFTER_S = 1;

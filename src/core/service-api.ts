@@ -1,0 +1,59 @@
+// The transport-neutral face of a star: every verb of the data plane as a method. api/routes (HTTP),
+// api/grpc and the admin bridge all call this; none of them reaches past it into core or storage.
+
+import type {
+  AppendAck, AppendInput, BucketConfig, BucketInfo, Position, ReadOptions, ReadResult, ReadStart,
+  SequencedRecord, StreamConfig, StreamInfo,
+} from './types.ts';
+
+export interface ListPage<T> {
+  items: T[];
+  /** Cursor for the next page; '' when the listing is complete. */
+  next: string;
+}
+
+export interface StreamCreate extends Partial<StreamConfig> {
+  creation_token?: string;
+}
+
+export interface BucketCreate extends Partial<BucketConfig> {
+  creation_token?: string;
+}
+
+/** A live subscription. The transport pulls one batch at a time (one batch in flight). */
+export interface Subscription {
+  /** Resolves with the next non-empty batch (waiting at the tail), or rejects with a ServiceError
+   *  when the stream is deleted or trimmed under the cursor. Never call again before it settles. */
+  next(): Promise<SubscriptionBatch>;
+  /** The cursor: the seq_num the next batch starts at. */
+  readonly cursor: number;
+  close(): void;
+}
+
+export interface SubscriptionBatch {
+  records: SequencedRecord[];
+  /** Position after the batch's last record. */
+  tail: Position;
+}
+
+export interface StreamService {
+  // buckets
+  createBucket(name: string, body: BucketCreate): Promise<BucketInfo>;
+  getBucket(name: string): BucketInfo;
+  updateBucket(name: string, body: Partial<BucketConfig>): Promise<BucketInfo>;
+  deleteBucket(name: string): Promise<void>;
+  listBuckets(startAfter: string, limit: number): ListPage<BucketInfo>;
+  // streams (key is raw bytes decoded from the path, carried as a latin1/utf8 string by the caller)
+  createStream(bucket: string, key: string, body: StreamCreate): Promise<StreamInfo>;
+  getStream(bucket: string, key: string): StreamInfo & { fencing_token: string };
+  reconfigureStream(bucket: string, key: string, patch: Partial<StreamConfig>): Promise<StreamInfo>;
+  deleteStream(bucket: string, key: string): Promise<void>;
+  listStreams(bucket: string, startAfter: string, limit: number): ListPage<StreamInfo>;
+  // records
+  append(bucket: string, key: string, input: AppendInput): Promise<AppendAck>;
+  read(bucket: string, key: string, opts: ReadOptions): Promise<ReadResult>;
+  checkTail(bucket: string, key: string): Position;
+  trim(bucket: string, key: string, to: { seq_num?: number; timestamp_ms?: number }): Promise<void>;
+  fence(bucket: string, key: string, token: string): Promise<Position>;
+  subscribe(bucket: string, key: string, start: ReadStart): Promise<Subscription>;
+}

@@ -1,0 +1,153 @@
+// The service's resources, transport-neutral. Bytes are Buffers/Uint8Arrays here; JSON and its
+// UTF-8-or-base64 rules live at the edge (api/).
+
+export interface Position {
+  seq_num: number;
+  timestamp_ms: number;
+}
+
+export type StorageClass = 'standard' | 'express';
+export type ProducerPolicy = 'any' | 'fenced';
+export type TimestampingMode = 'client-prefer' | 'client-require' | 'arrival';
+
+export const STORAGE_CLASSES: readonly StorageClass[] = ['standard', 'express'];
+export const PRODUCER_POLICIES: readonly ProducerPolicy[] = ['any', 'fenced'];
+export const TIMESTAMPING_MODES: readonly TimestampingMode[] = ['client-prefer', 'client-require', 'arrival'];
+
+export interface Header {
+  name: Uint8Array;
+  value: Uint8Array;
+}
+
+/** A record as a producer hands it in, already decoded from its wire form. */
+export interface RecordInput {
+  timestamp_ms?: number;
+  headers: Header[];
+  body: Uint8Array;
+}
+
+/** A committed record. */
+export interface SequencedRecord {
+  seq_num: number;
+  timestamp_ms: number;
+  headers: Header[];
+  body: Uint8Array;
+}
+
+export interface StreamConfig {
+  class: StorageClass;
+  producer_policy: ProducerPolicy;
+  retention_max_age_ms: number;
+  retention_max_bytes: number;
+  batch_max_bytes: number;
+  batch_max_records: number;
+  batch_max_delay_ms: number;
+  throughput_max_bytes_per_second: number;
+  timestamping_mode: TimestampingMode;
+  timestamping_uncapped: boolean;
+}
+
+export const STREAM_CONFIG_KEYS: readonly (keyof StreamConfig)[] = [
+  'class', 'producer_policy', 'retention_max_age_ms', 'retention_max_bytes', 'batch_max_bytes',
+  'batch_max_records', 'batch_max_delay_ms', 'throughput_max_bytes_per_second', 'timestamping_mode',
+  'timestamping_uncapped',
+];
+
+export interface StreamInfo extends StreamConfig {
+  stream_id: string;
+  bucket: string;
+  key: string;
+  created_at_unix_ms: number;
+}
+
+export interface BucketConfig {
+  location: string;
+  create_stream_on_append: boolean;
+  create_stream_on_read: boolean;
+  default_class: StorageClass;
+  default_producer_policy: ProducerPolicy;
+  default_retention_max_age_ms: number;
+  default_retention_max_bytes: number;
+  default_batch_max_bytes: number;
+  default_batch_max_records: number;
+  default_batch_max_delay_ms: number;
+  default_throughput_max_bytes_per_second: number;
+  default_timestamping_mode: TimestampingMode;
+  default_timestamping_uncapped: boolean;
+}
+
+export const BUCKET_CONFIG_KEYS: readonly (keyof BucketConfig)[] = [
+  'location', 'create_stream_on_append', 'create_stream_on_read', 'default_class', 'default_producer_policy',
+  'default_retention_max_age_ms', 'default_retention_max_bytes', 'default_batch_max_bytes',
+  'default_batch_max_records', 'default_batch_max_delay_ms', 'default_throughput_max_bytes_per_second',
+  'default_timestamping_mode', 'default_timestamping_uncapped',
+];
+
+export interface BucketInfo extends BucketConfig {
+  name: string;
+  created_at_unix_ms: number;
+  creation_token: string;
+}
+
+export const DEFAULT_BUCKET_CONFIG: Readonly<BucketConfig> = {
+  location: 'local',
+  create_stream_on_append: false,
+  create_stream_on_read: false,
+  default_class: 'standard',
+  default_producer_policy: 'any',
+  default_retention_max_age_ms: 0,
+  default_retention_max_bytes: 0,
+  default_batch_max_bytes: 0,
+  default_batch_max_records: 0,
+  default_batch_max_delay_ms: 0,
+  default_throughput_max_bytes_per_second: 0,
+  default_timestamping_mode: 'client-prefer',
+  default_timestamping_uncapped: false,
+};
+
+/** The stream config a bucket hands to a new stream. */
+export function streamDefaultsOf(b: BucketConfig): StreamConfig {
+  return {
+    class: b.default_class,
+    producer_policy: b.default_producer_policy,
+    retention_max_age_ms: b.default_retention_max_age_ms,
+    retention_max_bytes: b.default_retention_max_bytes,
+    batch_max_bytes: b.default_batch_max_bytes,
+    batch_max_records: b.default_batch_max_records,
+    batch_max_delay_ms: b.default_batch_max_delay_ms,
+    throughput_max_bytes_per_second: b.default_throughput_max_bytes_per_second,
+    timestamping_mode: b.default_timestamping_mode,
+    timestamping_uncapped: b.default_timestamping_uncapped,
+  };
+}
+
+/** Start of a read or subscription, exactly one of the three. */
+export type ReadStart =
+  | { kind: 'seq_num'; value: number }
+  | { kind: 'timestamp_ms'; value: number }
+  | { kind: 'tail_offset'; value: number };
+
+export interface ReadOptions {
+  start: ReadStart;
+  limit: number;
+  maxBytes: number;
+  untilMs?: number;
+  clamp: boolean;
+}
+
+export interface ReadResult {
+  records: SequencedRecord[];
+  tail: Position;
+}
+
+export interface AppendInput {
+  records: RecordInput[];
+  match_seq_num?: number;
+  fencing_token?: string;
+}
+
+export interface AppendAck {
+  start: Position;
+  end: Position;
+  tail: Position;
+}
