@@ -47,7 +47,7 @@ export const STAR_INFLIGHT_BYTES_MAX = 256 * MiB;
 /** Appends being read or parsed at once for the whole star; past it new appends get 429. */
 export const STAR_PENDING_APPENDS_MAX = 65_536;
 /** Size of the SharedArrayBuffer log ring between the sequencer and the flusher. */
-export const LOG_RING_BYTES = 256 * MiB;
+export const LOG_RING_BYTES = 512 * MiB;
 /** Unsettled (WAL-only) bytes held in memory for reads; past it the WAL is rotated and settled early. */
 export const UNSETTLED_BYTES_MAX = 512 * MiB;
 

@@ -12,7 +12,10 @@ export interface ListPage<T> {
   next: string;
 }
 
-export interface StreamCreate extends Partial<StreamConfig> {
+/** Stream config as a caller sends it: an empty-string enum defers to the bucket's defaults. */
+export type StreamConfigInput = { [K in keyof StreamConfig]?: StreamConfig[K] | '' };
+
+export interface StreamCreate extends StreamConfigInput {
   creation_token?: string;
 }
 
@@ -46,7 +49,7 @@ export interface StreamService {
   // streams (key is raw bytes decoded from the path, carried as a latin1/utf8 string by the caller)
   createStream(bucket: string, key: string, body: StreamCreate): Promise<StreamInfo>;
   getStream(bucket: string, key: string): StreamInfo & { fencing_token: string };
-  reconfigureStream(bucket: string, key: string, patch: Partial<StreamConfig>): Promise<StreamInfo>;
+  reconfigureStream(bucket: string, key: string, patch: StreamConfigInput): Promise<StreamInfo>;
   deleteStream(bucket: string, key: string): Promise<void>;
   listStreams(bucket: string, startAfter: string, limit: number): ListPage<StreamInfo>;
   // records

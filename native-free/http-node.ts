@@ -1,0 +1,108 @@
+// The node:http twin of api/uws.ts: the same route table and dispatcher, served by Node's own HTTP
+// server. Used when the native uWebSockets.js binary does not load, or with --http-engine node.
+
+import { createServer as createHttp, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
+import { createServer as createHttps } from 'node:https';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { ServiceError } from '../src/core/errors.ts';
+import type { Dispatcher } from '../src/api/dispatch.ts';
+import type { HttpExchange, SseSink } from '../src/api/exchange.ts';
+
+class NodeExchange implements HttpExchange {
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  aborted = false;
+
+  constructor(private readonly req: IncomingMessage, private readonly res: ServerResponse) {
+    this.method = (req.method ?? 'GET').toUpperCase();
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    this.path = q < 0 ? url : url.slice(0, q);
+    this.query = q < 0 ? '' : url.slice(q + 1);
+    res.once('close', () => { if (!res.writableFinished) this.aborted = true; });
+  }
+
+  header(name: string): string | undefined {
+    const v = this.req.headers[name];
+    return Array.isArray(v) ? v.join(', ') : v;
+  }
+
+  readBody(maxBytes: number): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      const declared = Number(this.req.headers['content-length'] ?? 0);
+      if (declared > maxBytes) {
+        reject(new ServiceError('payload_too_large', `request body is over the ${maxBytes}-byte limit`));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let n = 0;
+      this.req.on('data', (c: Buffer) => {
+        n += c.length;
+        if (n > maxBytes) {
+          this.req.removeAllListeners('data');
+          this.req.pause();
+          reject(new ServiceError('payload_too_large', `request body is over the ${maxBytes}-byte limit`));
+          return;
+        }
+        chunks.push(c);
+      });
+      this.req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+      this.req.once('error', reject);
+    });
+  }
+
+  respond(status: number, headers: [string, string][], body: string | Buffer): void {
+    if (this.aborted || this.res.headersSent) return;
+    const h: Record<string, string> = {};
+    for (const [k, v] of headers) h[k] = v;
+    if (!this.req.complete) h.Connection = 'close'; // unread (oversized) body: answer and hang up
+    this.res.writeHead(status, h);
+    this.res.end(status === 204 ? undefined : body);
+  }
+
+  startStream(headers: [string, string][]): SseSink {
+    const res = this.res;
+    const h: Record<string, string> = {};
+    for (const [k, v] of headers) h[k] = v;
+    res.writeHead(200, h);
+    res.write(': open\n\n');
+    let closed = false;
+    const closeCbs: (() => void)[] = [];
+    res.once('close', () => { closed = true; for (const f of closeCbs) f(); });
+    return {
+      get closed() { return closed || res.destroyed; },
+      write: (chunk) => !closed && res.write(chunk),
+      onWritable: (cb) => { res.once('drain', cb); res.once('close', cb); },
+      onClose: (cb) => { closeCbs.push(cb); },
+      end: () => { if (!closed) res.end(); },
+    };
+  }
+}
+
+export interface NodeHttpServer {
+  port: number;
+  close(): void;
+}
+
+export function startNodeServer(host: string, port: number, dispatcher: Dispatcher, tls?: { cert: string; key: string; ca?: string; requestCert?: boolean }): Promise<NodeHttpServer> {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => { void dispatcher.handle(new NodeExchange(req, res)); };
+  const server: Server = tls
+    ? createHttps({
+      cert: readFileSync(tls.cert), key: readFileSync(tls.key), ...(tls.ca ? { ca: readFileSync(tls.ca) } : {}),
+      requestCert: tls.requestCert ?? false, rejectUnauthorized: tls.requestCert ?? false,
+    }, handler)
+    : createHttp(handler);
+  server.keepAliveTimeout = 65_000;
+  server.requestTimeout = 0; // event streams are long-lived; SSE_STALL_MS bounds stuck consumers
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      resolve({
+        port: (server.address() as AddressInfo).port,
+        close: () => { server.close(); server.closeAllConnections(); },
+      });
+    });
+  });
+}

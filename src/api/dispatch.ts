@@ -1,0 +1,69 @@
+// One request through the route table: match, read the body under the route's cap, parse large
+// appends on a worker, run the handler, and answer JSON or an event stream. Errors become the spec's
+// envelope through the one code → status table.
+
+import { SSE_CONNECTIONS_PER_HOST_MAX, SSE_RETRY_AFTER_S, WORKER_PARSE_BYTES_MIN } from '../config/limits.ts';
+import { ServiceError, asServiceError } from '../core/errors.ts';
+import type { StreamService } from '../core/service-api.ts';
+import type { AppendInput } from '../core/types.ts';
+import type { HttpExchange } from './exchange.ts';
+import { matchRoute, type RouteResult } from './routes.ts';
+import { SSE_HEADERS, pumpSse } from './sse.ts';
+
+export type OffThreadParser = (body: Buffer) => Promise<AppendInput>;
+
+export interface DispatchDeps {
+  svc: StreamService;
+  parseOffThread?: OffThreadParser;
+  logError(msg: string, err?: unknown): void;
+}
+
+const JSON_HEADERS: [string, string][] = [['Content-Type', 'application/json']];
+
+export class Dispatcher {
+  private sseOpen = 0;
+
+  constructor(private readonly deps: DispatchDeps) {}
+
+  get openStreams(): number { return this.sseOpen; }
+
+  async handle(ex: HttpExchange): Promise<void> {
+    try {
+      const m = matchRoute(ex.method, ex.path);
+      const body = m.route.bodyBytesMax > 0 ? await ex.readBody(m.route.bodyBytesMax) : Buffer.alloc(0);
+      if (ex.aborted) return;
+      const ctx = { params: m.params, query: new URLSearchParams(ex.query), header: (n: string) => ex.header(n), body };
+      let pre: AppendInput | undefined;
+      if (m.route.parseOffThread && this.deps.parseOffThread && body.length >= WORKER_PARSE_BYTES_MIN) {
+        pre = await this.deps.parseOffThread(body);
+      }
+      if (m.route.verb === 'Subscribe' && this.sseOpen >= SSE_CONNECTIONS_PER_HOST_MAX) {
+        throw new ServiceError('sse_at_cap', 'too many event streams on this host');
+      }
+      const res: RouteResult = await m.route.handle(this.deps.svc, ctx, pre);
+      if (ex.aborted) {
+        if (res.kind === 'sse') res.subscription.close();
+        return;
+      }
+      if (res.kind === 'json') ex.respond(res.status, JSON_HEADERS, JSON.stringify(res.body));
+      else if (res.kind === 'empty') ex.respond(res.status, [], '');
+      else {
+        this.sseOpen += 1;
+        const sink = ex.startStream(SSE_HEADERS);
+        pumpSse(sink, res.subscription, res.base64, { onEnd: () => { this.sseOpen -= 1; } });
+      }
+    } catch (err) {
+      this.fail(ex, err);
+    }
+  }
+
+  private fail(ex: HttpExchange, err: unknown): void {
+    const e = asServiceError(err);
+    if (e.code === 'internal') this.deps.logError(`bug: unmapped error on ${ex.method} ${ex.path}`, err);
+    if (ex.aborted) return;
+    const headers: [string, string][] = [...JSON_HEADERS];
+    if (e.code === 'method_not_allowed') headers.push(['Allow', (e.detail.allow ?? []).join(', ')]);
+    if (e.httpStatus === 503 || e.httpStatus === 429) headers.push(['Retry-After', String(SSE_RETRY_AFTER_S)]);
+    ex.respond(e.httpStatus, headers, JSON.stringify(e.toBody()));
+  }
+}

@@ -1,0 +1,34 @@
+// What an HTTP transport adapter gives the dispatcher for one request. The uWS adapter (api/uws.ts)
+// and the node:http adapter (native-free/) each implement it; everything above is shared.
+
+export interface SseSink {
+  /** Writes a chunk; false when the socket is backpressured (wait for onWritable). */
+  write(chunk: string | Buffer): boolean;
+  onWritable(cb: () => void): void;
+  onClose(cb: () => void): void;
+  end(): void;
+  readonly closed: boolean;
+}
+
+export interface HttpExchange {
+  readonly method: string;
+  /** Raw path, still percent-encoded, without the query. */
+  readonly path: string;
+  /** Raw query string without '?'. */
+  readonly query: string;
+  header(name: string): string | undefined;
+  /** Reads the body, refusing (400) as soon as it passes `maxBytes`. */
+  readBody(maxBytes: number): Promise<Buffer>;
+  respond(status: number, headers: [string, string][], body: string | Buffer): void;
+  /** Sends 200 with the given headers and keeps the response open. */
+  startStream(headers: [string, string][]): SseSink;
+  /** True once the client went away. */
+  readonly aborted: boolean;
+}
+
+export const STATUS_TEXT: Record<number, string> = {
+  200: 'OK', 201: 'Created', 204: 'No Content', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
+  404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 410: 'Gone', 412: 'Precondition Failed',
+  416: 'Range Not Satisfiable', 429: 'Too Many Requests', 500: 'Internal Server Error', 501: 'Not Implemented',
+  503: 'Service Unavailable',
+};

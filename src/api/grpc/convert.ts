@@ -1,0 +1,287 @@
+// svc.v1 messages ↔ the core's transport-neutral types. Pure functions; every rule that turns a
+// malformed message into INVALID_ARGUMENT before the core sees it lives here.
+
+import { invalid } from '../../core/errors.ts';
+import type { BucketCreate, StreamCreate } from '../../core/service-api.ts';
+import {
+  APPEND_RECORDS_MAX, BATCH_CONTENT_BYTES_MAX, BUCKET_NAME_BYTES_MAX, CREATION_TOKEN_BYTES_MAX,
+  FENCING_TOKEN_BYTES_MAX, LIST_PAGE_DEFAULT, LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX,
+  RECORD_CONTENT_BYTES_MAX, RECORD_HEADERS_MAX, STREAM_KEY_BYTES_MAX,
+} from '../../config/limits.ts';
+import type {
+  BucketConfig, BucketInfo, Header, Position, ProducerPolicy, ReadStart, RecordInput, SequencedRecord,
+  StorageClass, StreamConfig, StreamInfo, TimestampingMode,
+} from '../../core/types.ts';
+import type { AppendRecord__Output } from '../../gen/svc/v1/AppendRecord.ts';
+import type { BucketConfig as PbBucketConfig, BucketConfig__Output } from '../../gen/svc/v1/BucketConfig.ts';
+import type { BucketInfo as PbBucketInfo } from '../../gen/svc/v1/BucketInfo.ts';
+import type { Position as PbPosition } from '../../gen/svc/v1/Position.ts';
+import type { SequencedRecord as PbSequencedRecord } from '../../gen/svc/v1/SequencedRecord.ts';
+import type { StreamConfig as PbStreamConfig, StreamConfig__Output } from '../../gen/svc/v1/StreamConfig.ts';
+import type { StreamInfo as PbStreamInfo } from '../../gen/svc/v1/StreamInfo.ts';
+
+// ---- Keys ----------------------------------------------------------------------------------------
+// The wire key is bytes; the core's key is a JS string. The HTTP surface percent-decodes its path
+// segment as UTF-8, so a key reaches the same stream over both transports only if gRPC decodes
+// UTF-8 too. Bytes that are not valid UTF-8 are refused rather than mapped to a string that could
+// collide with a real UTF-8 key. (Should the core move to latin1 byte-strings, change these two.)
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+export function keyFromWire(bytes: Uint8Array): string {
+  if (bytes.length === 0) throw invalid('key is required');
+  if (bytes.length > STREAM_KEY_BYTES_MAX) throw invalid(`a key is at most ${STREAM_KEY_BYTES_MAX} bytes`);
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw invalid('key must be valid UTF-8');
+  }
+}
+
+export function keyToWire(key: string): Buffer {
+  return Buffer.from(key, 'utf8');
+}
+
+// The HTTP surface's rules (api/routes.ts, api/wire.ts), so both transports refuse the same inputs.
+const BUCKET_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/** Longest bucket `location` label (as the HTTP surface). */
+export const LOCATION_BYTES_MAX = 256;
+/** Reserved by the Gateway's `api.{zone}` host. */
+const RESERVED_BUCKET = 'api';
+
+export function bucketFromWire(bucket: string): string {
+  if (bucket === '') throw invalid('bucket is required');
+  if (Buffer.byteLength(bucket) > BUCKET_NAME_BYTES_MAX || !BUCKET_NAME_RE.test(bucket)) {
+    throw invalid(`bucket names are 1-${BUCKET_NAME_BYTES_MAX} characters of A-Z a-z 0-9 . _ - starting with a letter or digit`);
+  }
+  return bucket;
+}
+
+export function newBucketFromWire(bucket: string): string {
+  const name = bucketFromWire(bucket);
+  if (name === RESERVED_BUCKET) throw invalid('the bucket name api is reserved');
+  return name;
+}
+
+function boundedString(v: string, field: string, maxBytes: number): string {
+  if (Buffer.byteLength(v) > maxBytes) throw invalid(`${field} is longer than ${maxBytes} bytes`);
+  return v;
+}
+
+export const fencingTokenFromWire = (t: string): string => boundedString(t, 'fencing_token', FENCING_TOKEN_BYTES_MAX);
+
+/** A 64-bit field decoded to a JS number: refused past 2^53 instead of silently rounded. */
+export function u64FromWire(v: number, field: string): number {
+  if (!Number.isSafeInteger(v) || v < 0) throw invalid(`${field} must be a non-negative integer below 2^53`);
+  return v;
+}
+
+/** Stream listing cursors are opaque base64url strings of the last key (as over HTTP). */
+export const streamCursorToWire = (key: string): string => (key === '' ? '' : Buffer.from(key, 'utf8').toString('base64url'));
+export function streamCursorFromWire(c: string): string {
+  if (c === '') return '';
+  if (!/^[A-Za-z0-9_-]+$/.test(c)) throw invalid('start_after is not a valid cursor');
+  return Buffer.from(c, 'base64url').toString('utf8');
+}
+
+// ---- Positions and records -----------------------------------------------------------------------
+
+export function positionToWire(p: Position): PbPosition {
+  return { seq_num: p.seq_num, timestamp_ms: p.timestamp_ms };
+}
+
+function headersToWire(headers: Header[]): { name: Uint8Array; value: Uint8Array }[] {
+  return headers.map((h) => ({ name: h.name, value: h.value }));
+}
+
+export function recordToWire(r: SequencedRecord): PbSequencedRecord {
+  return { seq_num: r.seq_num, timestamp_ms: r.timestamp_ms, headers: headersToWire(r.headers), body: r.body };
+}
+
+/** Decoded records of one batch, and their content size (bodies plus header names and values). */
+export function recordsFromWire(records: AppendRecord__Output[]): { records: RecordInput[]; bytes: number } {
+  if (records.length === 0) throw invalid('records must not be empty');
+  if (records.length > APPEND_RECORDS_MAX) throw invalid(`a batch holds at most ${APPEND_RECORDS_MAX} records`);
+  let bytes = 0;
+  const out: RecordInput[] = new Array(records.length);
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i];
+    if (r.headers.length > RECORD_HEADERS_MAX) throw invalid(`records[${i}] has more than ${RECORD_HEADERS_MAX} headers`);
+    let content = r.body.length;
+    const headers: Header[] = new Array(r.headers.length);
+    for (let j = 0; j < r.headers.length; j++) {
+      const h = r.headers[j];
+      if (h.name.length === 0) throw invalid(`records[${i}].headers[${j}] has no name`);
+      headers[j] = { name: h.name, value: h.value };
+      content += h.name.length + h.value.length;
+    }
+    if (content > RECORD_CONTENT_BYTES_MAX) throw invalid(`records[${i}] is over the ${RECORD_CONTENT_BYTES_MAX}-byte record limit`);
+    if (r.timestamp_ms !== undefined && (!Number.isSafeInteger(r.timestamp_ms) || r.timestamp_ms < 0)) {
+      throw invalid(`records[${i}].timestamp_ms must be a non-negative integer`);
+    }
+    bytes += content;
+    if (bytes > BATCH_CONTENT_BYTES_MAX) throw invalid(`the batch is over the ${BATCH_CONTENT_BYTES_MAX}-byte limit`);
+    out[i] = r.timestamp_ms === undefined
+      ? { headers, body: r.body }
+      : { timestamp_ms: r.timestamp_ms, headers, body: r.body };
+  }
+  return { records: out, bytes };
+}
+
+// ---- Enums ---------------------------------------------------------------------------------------
+
+const CLASS_TO_WIRE: Record<StorageClass, string> = { standard: 'STORAGE_CLASS_STANDARD', express: 'STORAGE_CLASS_EXPRESS' };
+const POLICY_TO_WIRE: Record<ProducerPolicy, string> = { any: 'PRODUCER_POLICY_ANY', fenced: 'PRODUCER_POLICY_FENCED' };
+const MODE_TO_WIRE: Record<TimestampingMode, string> = {
+  'client-prefer': 'TIMESTAMPING_MODE_CLIENT_PREFER',
+  'client-require': 'TIMESTAMPING_MODE_CLIENT_REQUIRE',
+  arrival: 'TIMESTAMPING_MODE_ARRIVAL',
+};
+
+function invert<T extends string>(table: Record<T, string>): Map<string, T> {
+  return new Map(Object.entries(table).map(([k, v]) => [v as string, k as T]));
+}
+const CLASS_FROM_WIRE = invert(CLASS_TO_WIRE);
+const POLICY_FROM_WIRE = invert(POLICY_TO_WIRE);
+const MODE_FROM_WIRE = invert(MODE_TO_WIRE);
+
+/** An enum field's core value; undefined for *_UNSPECIFIED (not set). Unknown values are refused. */
+function enumFromWire<T>(value: string | number | undefined, table: Map<string, T>, field: string): T | undefined {
+  if (value === undefined || value === 0 || (typeof value === 'string' && value.endsWith('_UNSPECIFIED'))) return undefined;
+  const v = typeof value === 'string' ? table.get(value) : undefined;
+  if (v === undefined) throw invalid(`unknown ${field}: ${String(value)}`);
+  return v;
+}
+
+// ---- Stream and bucket config --------------------------------------------------------------------
+
+const STREAM_NUMERIC_FIELDS = [
+  'retention_max_age_ms', 'retention_max_bytes', 'batch_max_bytes', 'batch_max_records',
+  'batch_max_delay_ms', 'throughput_max_bytes_per_second',
+] as const;
+
+/** The set fields of a StreamConfig message (absent message: nothing set). */
+export function streamConfigFromWire(c: StreamConfig__Output | null | undefined): Partial<StreamConfig> {
+  const out: Partial<StreamConfig> = {};
+  if (!c) return out;
+  const cls = enumFromWire(c.storage_class, CLASS_FROM_WIRE, 'storage_class');
+  if (cls !== undefined) out.class = cls;
+  const policy = enumFromWire(c.producer_policy, POLICY_FROM_WIRE, 'producer_policy');
+  if (policy !== undefined) out.producer_policy = policy;
+  const mode = enumFromWire(c.timestamping_mode, MODE_FROM_WIRE, 'timestamping_mode');
+  if (mode !== undefined) out.timestamping_mode = mode;
+  for (const f of STREAM_NUMERIC_FIELDS) {
+    const v = c[f];
+    if (v !== undefined && v !== null) out[f] = u64FromWire(v, f);
+  }
+  if (c.timestamping_uncapped !== undefined && c.timestamping_uncapped !== null) out.timestamping_uncapped = c.timestamping_uncapped;
+  return out;
+}
+
+export function streamConfigToWire(c: StreamConfig): PbStreamConfig {
+  return {
+    storage_class: CLASS_TO_WIRE[c.class] as PbStreamConfig['storage_class'],
+    producer_policy: POLICY_TO_WIRE[c.producer_policy] as PbStreamConfig['producer_policy'],
+    retention_max_age_ms: c.retention_max_age_ms,
+    retention_max_bytes: c.retention_max_bytes,
+    batch_max_bytes: c.batch_max_bytes,
+    batch_max_records: c.batch_max_records,
+    batch_max_delay_ms: c.batch_max_delay_ms,
+    throughput_max_bytes_per_second: c.throughput_max_bytes_per_second,
+    timestamping_mode: MODE_TO_WIRE[c.timestamping_mode] as PbStreamConfig['timestamping_mode'],
+    timestamping_uncapped: c.timestamping_uncapped,
+  };
+}
+
+export function streamCreateFromWire(c: StreamConfig__Output | null, creationToken: string): StreamCreate {
+  const body: StreamCreate = streamConfigFromWire(c);
+  if (creationToken !== '') body.creation_token = boundedString(creationToken, 'creation_token', CREATION_TOKEN_BYTES_MAX);
+  return body;
+}
+
+export function streamInfoToWire(s: StreamInfo): PbStreamInfo {
+  return {
+    stream_id: s.stream_id,
+    bucket: s.bucket,
+    key: keyToWire(s.key),
+    config: streamConfigToWire(s),
+    created_at_unix_ms: s.created_at_unix_ms,
+  };
+}
+
+/** The set fields of a BucketConfig message, as the core's flat `default_*` fields. */
+export function bucketConfigFromWire(c: BucketConfig__Output | null | undefined): Partial<BucketConfig> {
+  const out: Partial<BucketConfig> = {};
+  if (!c) return out;
+  if (c.location !== undefined && c.location !== null) out.location = boundedString(c.location, 'location', LOCATION_BYTES_MAX);
+  if (c.create_stream_on_append !== undefined && c.create_stream_on_append !== null) out.create_stream_on_append = c.create_stream_on_append;
+  if (c.create_stream_on_read !== undefined && c.create_stream_on_read !== null) out.create_stream_on_read = c.create_stream_on_read;
+  const d = streamConfigFromWire(c.default_stream_config);
+  if (d.class !== undefined) out.default_class = d.class;
+  if (d.producer_policy !== undefined) out.default_producer_policy = d.producer_policy;
+  if (d.retention_max_age_ms !== undefined) out.default_retention_max_age_ms = d.retention_max_age_ms;
+  if (d.retention_max_bytes !== undefined) out.default_retention_max_bytes = d.retention_max_bytes;
+  if (d.batch_max_bytes !== undefined) out.default_batch_max_bytes = d.batch_max_bytes;
+  if (d.batch_max_records !== undefined) out.default_batch_max_records = d.batch_max_records;
+  if (d.batch_max_delay_ms !== undefined) out.default_batch_max_delay_ms = d.batch_max_delay_ms;
+  if (d.throughput_max_bytes_per_second !== undefined) out.default_throughput_max_bytes_per_second = d.throughput_max_bytes_per_second;
+  if (d.timestamping_mode !== undefined) out.default_timestamping_mode = d.timestamping_mode;
+  if (d.timestamping_uncapped !== undefined) out.default_timestamping_uncapped = d.timestamping_uncapped;
+  return out;
+}
+
+export function bucketCreateFromWire(c: BucketConfig__Output | null, creationToken: string): BucketCreate {
+  const body: BucketCreate = bucketConfigFromWire(c);
+  if (creationToken !== '') body.creation_token = boundedString(creationToken, 'creation_token', CREATION_TOKEN_BYTES_MAX);
+  return body;
+}
+
+export function bucketConfigToWire(b: BucketConfig): PbBucketConfig {
+  return {
+    location: b.location,
+    create_stream_on_append: b.create_stream_on_append,
+    create_stream_on_read: b.create_stream_on_read,
+    default_stream_config: streamConfigToWire({
+      class: b.default_class,
+      producer_policy: b.default_producer_policy,
+      retention_max_age_ms: b.default_retention_max_age_ms,
+      retention_max_bytes: b.default_retention_max_bytes,
+      batch_max_bytes: b.default_batch_max_bytes,
+      batch_max_records: b.default_batch_max_records,
+      batch_max_delay_ms: b.default_batch_max_delay_ms,
+      throughput_max_bytes_per_second: b.default_throughput_max_bytes_per_second,
+      timestamping_mode: b.default_timestamping_mode,
+      timestamping_uncapped: b.default_timestamping_uncapped,
+    }),
+  };
+}
+
+export function bucketInfoToWire(b: BucketInfo): PbBucketInfo {
+  return { name: b.name, config: bucketConfigToWire(b), created_at_unix_ms: b.created_at_unix_ms, creation_token: b.creation_token };
+}
+
+// ---- Reads and pages -----------------------------------------------------------------------------
+
+interface StartFields {
+  start?: string;
+  seq_num?: number;
+  timestamp_ms?: number;
+  tail_offset?: number;
+}
+
+/** The oneof `start` of Read/Subscribe as a ReadStart; none set is INVALID_ARGUMENT. */
+export function readStartFromWire(m: StartFields): ReadStart {
+  if (m.start === 'seq_num' && m.seq_num !== undefined) return { kind: 'seq_num', value: u64FromWire(m.seq_num, 'seq_num') };
+  if (m.start === 'timestamp_ms' && m.timestamp_ms !== undefined) return { kind: 'timestamp_ms', value: u64FromWire(m.timestamp_ms, 'timestamp_ms') };
+  if (m.start === 'tail_offset' && m.tail_offset !== undefined) return { kind: 'tail_offset', value: u64FromWire(m.tail_offset, 'tail_offset') };
+  throw invalid('exactly one start (seq_num, timestamp_ms or tail_offset) is required');
+}
+
+/** 0 means the cap; anything above it is clamped to it. */
+export function clampToCap(value: number, cap: number): number {
+  return value <= 0 || value > cap ? cap : value;
+}
+
+export const readLimit = (limit: number): number => clampToCap(limit, READ_RECORDS_MAX);
+export const readMaxBytes = (maxBytes: number): number => clampToCap(maxBytes, READ_BYTES_MAX);
+export const pageLimit = (limit: number): number => (limit <= 0 ? LIST_PAGE_DEFAULT : Math.min(limit, LIST_PAGE_MAX));

@@ -1,0 +1,180 @@
+// DataService's unary verbs: each decodes its request, asks the auth hook, calls the StreamService
+// and encodes the answer. AppendSession, Subscribe and ReadPlan live in their own files.
+
+import type * as grpc from '@grpc/grpc-js';
+import { ServiceError } from '../../core/errors.ts';
+import type { DataServiceHandlers } from '../../gen/svc/v1/DataService.ts';
+import { handleAppendSession } from './append-session.ts';
+import { authorize, unary, type GrpcContext } from './context.ts';
+import {
+  bucketCreateFromWire, bucketConfigFromWire, bucketFromWire, bucketInfoToWire, fencingTokenFromWire, keyFromWire,
+  newBucketFromWire, pageLimit, positionToWire, readLimit, readMaxBytes, readStartFromWire, recordToWire,
+  recordsFromWire, streamConfigFromWire, streamCreateFromWire, streamCursorFromWire, streamCursorToWire,
+  streamInfoToWire, u64FromWire,
+} from './convert.ts';
+import { handleReadPlan } from './read-plan.ts';
+import { handleSubscribe } from './subscribe.ts';
+
+interface Addressed {
+  bucket: string;
+  key: Buffer;
+}
+
+/** Decodes (bucket, key) and runs the auth hook for a stream-level verb. */
+async function streamAddress(ctx: GrpcContext, verb: string, req: Addressed, md: grpc.Metadata): Promise<{ bucket: string; key: string }> {
+  const bucket = bucketFromWire(req.bucket);
+  const key = keyFromWire(req.key);
+  await authorize(ctx, { verb, plane: 'data', metadata: md, bucket, key });
+  return { bucket, key };
+}
+
+/** Decodes the bucket and runs the auth hook for a bucket-level verb. */
+async function bucketAddress(ctx: GrpcContext, verb: string, name: string, md: grpc.Metadata): Promise<string> {
+  const bucket = bucketFromWire(name);
+  await authorize(ctx, { verb, plane: 'data', metadata: md, bucket });
+  return bucket;
+}
+
+export function dataServiceHandlers(ctx: GrpcContext): DataServiceHandlers {
+  const svc = ctx.service;
+  return {
+    Append: unary(async (req, md) => {
+      const { bucket, key } = await streamAddress(ctx, 'Append', req, md);
+      const { records } = recordsFromWire(req.records);
+      const ack = await svc.append(bucket, key, {
+        records,
+        ...(req.match_seq_num !== undefined ? { match_seq_num: u64FromWire(req.match_seq_num, 'match_seq_num') } : {}),
+        ...(req.fencing_token !== undefined ? { fencing_token: fencingTokenFromWire(req.fencing_token) } : {}),
+      });
+      return { start: positionToWire(ack.start), end: positionToWire(ack.end), tail: positionToWire(ack.tail) };
+    }),
+
+    AppendSession: (call) => handleAppendSession(ctx, call),
+
+    Fence: unary(async (req, md) => {
+      const { bucket, key } = await streamAddress(ctx, 'Fence', req, md);
+      const tail = await svc.fence(bucket, key, fencingTokenFromWire(req.fencing_token));
+      return { tail: positionToWire(tail) };
+    }),
+
+    Read: unary(async (req, md) => {
+      const { bucket, key } = await streamAddress(ctx, 'Read', req, md);
+      const result = await svc.read(bucket, key, {
+        start: readStartFromWire(req),
+        limit: readLimit(req.limit),
+        maxBytes: readMaxBytes(req.max_bytes),
+        clamp: req.clamp,
+        ...(req.until_ms !== undefined ? { untilMs: u64FromWire(req.until_ms, 'until_ms') } : {}),
+      });
+      return { records: result.records.map(recordToWire), tail: positionToWire(result.tail) };
+    }),
+
+    Subscribe: (call) => handleSubscribe(ctx, call),
+
+    CheckTail: unary(async (req, md) => {
+      const { bucket, key } = await streamAddress(ctx, 'CheckTail', req, md);
+      return { tail: positionToWire(svc.checkTail(bucket, key)) };
+    }),
+
+    GetStream: unary(async (req, md) => {
+      const { bucket, key } = await streamAddress(ctx, 'GetStream', req, md);
+      const s = svc.getStream(bucket, key);
+      return { info: streamInfoToWire(s), fencing_token: s.fencing_token };
+    }),
+
+    GetBucket: unary(async (req, md) => {
+      const bucket = await bucketAddress(ctx, 'GetBucket', req.bucket, md);
+      return { info: bucketInfoToWire(svc.getBucket(bucket)) };
+    }),
+
+    ReadPlan: unary(async (req, md) => {
+      const { bucket, key } = await streamAddress(ctx, 'ReadPlan', req, md);
+      return handleReadPlan(ctx, bucket, key, req);
+    }),
+
+    ListStreams: unary(async (req, md) => {
+      const bucket = await bucketAddress(ctx, 'ListStreams', req.bucket, md);
+      const page = svc.listStreams(bucket, streamCursorFromWire(req.start_after), pageLimit(req.limit));
+      return { streams: page.items.map(streamInfoToWire), next: streamCursorToWire(page.next) };
+    }),
+
+    ListBuckets: unary(async (req, md) => {
+      await authorize(ctx, { verb: 'ListBuckets', plane: 'data', metadata: md });
+      const page = svc.listBuckets(req.start_after, pageLimit(req.limit));
+      return { buckets: page.items.map(bucketInfoToWire), next: page.next };
+    }),
+
+    CreateStream: unary(async (req, md) => {
+      const { bucket, key } = await streamAddress(ctx, 'CreateStream', req, md);
+      const s = await svc.createStream(bucket, key, streamCreateFromWire(req.config, req.creation_token));
+      return { info: streamInfoToWire(s) };
+    }),
+
+    CreateBucket: unary(async (req, md) => {
+      const bucket = await bucketAddress(ctx, 'CreateBucket', req.bucket, md);
+      newBucketFromWire(bucket);
+      const b = await svc.createBucket(bucket, bucketCreateFromWire(req.config, req.creation_token));
+      return { info: bucketInfoToWire(b) };
+    }),
+
+    UpdateBucket: unary(async (req, md) => {
+      const bucket = await bucketAddress(ctx, 'UpdateBucket', req.bucket, md);
+      const b = await svc.updateBucket(bucket, bucketConfigFromWire(req.config));
+      return { info: bucketInfoToWire(b) };
+    }),
+
+    DeleteStream: unary(async (req, md) => {
+      const { bucket, key } = await streamAddress(ctx, 'DeleteStream', req, md);
+      await svc.deleteStream(bucket, key);
+      return {};
+    }),
+
+    DeleteBucket: unary(async (req, md) => {
+      const bucket = await bucketAddress(ctx, 'DeleteBucket', req.bucket, md);
+      await svc.deleteBucket(bucket);
+      return {};
+    }),
+
+    ReconfigureStream: unary(async (req, md) => {
+      const { bucket, key } = await streamAddress(ctx, 'ReconfigureStream', req, md);
+      const s = await svc.reconfigureStream(bucket, key, streamConfigFromWire(req.config));
+      return { info: streamInfoToWire(s) };
+    }),
+
+    Trim: unary(async (req, md) => {
+      const { bucket, key } = await streamAddress(ctx, 'Trim', req, md);
+      if (req.point === 'seq_num' && req.seq_num !== undefined) {
+        await svc.trim(bucket, key, { seq_num: u64FromWire(req.seq_num, 'seq_num') });
+      } else if (req.point === 'timestamp_ms' && req.timestamp_ms !== undefined) {
+        await svc.trim(bucket, key, { timestamp_ms: u64FromWire(req.timestamp_ms, 'timestamp_ms') });
+      }
+      else throw new ServiceError('invalid_argument', 'exactly one of seq_num or timestamp_ms is required');
+      return {};
+    }),
+
+    // Authenticated by the (key id, secret) pair itself: no authorize call.
+    ExchangeToken: unary(async (req) => {
+      const exchange = ctx.auth?.exchangeToken;
+      if (!exchange) throw new ServiceError('unimplemented', 'token exchange is not configured on this star');
+      if (req.narrowing !== 'bucket' && req.narrowing !== 'scope') {
+        throw new ServiceError('invalid_argument', 'exactly one of bucket or scope is required');
+      }
+      const issued = await exchange({
+        key_id: req.key_id,
+        secret: req.secret,
+        ttl_seconds: req.ttl_seconds,
+        ...(req.narrowing === 'bucket' ? { bucket: req.bucket ?? '' } : { scope: req.scope ?? '' }),
+      });
+      return { token: issued.token, expires_at_unix_ms: issued.expires_at_unix_ms };
+    }),
+
+    SettleStar: unary(async (req, md) => {
+      await authorize(ctx, { verb: 'SettleStar', plane: 'node', metadata: md });
+      if (req.star_id !== '' && req.star_id !== ctx.star.id) {
+        throw new ServiceError('not_found', `no star ${req.star_id} in this cluster`);
+      }
+      if (ctx.star.settle) await ctx.star.settle();
+      return { star_id: ctx.star.id };
+    }),
+  };
+}

@@ -1,0 +1,301 @@
+// The one HTTP route table, transport-neutral. Each route declares its method, path, the scope action
+// that guards it (so authorization cannot be forgotten) and its body cap; the uWS adapter and the
+// node:http adapter (native-free/) both serve exactly this table.
+
+import { CONTROL_BODY_BYTES_MAX, APPEND_BODY_BYTES_MAX, LIST_PAGE_DEFAULT, LIST_PAGE_MAX, BUCKET_NAME_BYTES_MAX, STREAM_KEY_BYTES_MAX } from '../config/limits.ts';
+import { ServiceError, invalid, notFound } from '../core/errors.ts';
+import type { StreamService, Subscription } from '../core/service-api.ts';
+import type { AppendInput, ReadStart } from '../core/types.ts';
+import {
+  decodeAppend, decodeBucketConfig, decodeStreamConfig, decodeStreamPatch, encodeRecord, parseJsonObject,
+} from './wire.ts';
+
+/** The scope action a route needs (spec: Authentication, "What each action covers"). */
+export type RouteAction = 'append' | 'read' | 'list' | 'create' | 'delete' | 'trim' | 'none';
+/** What the grant must cover: one stream, one bucket (lone `*` key match), or every bucket (`*:*`). */
+export type RouteLevel = 'stream' | 'bucket' | 'all' | 'open';
+
+export interface RequestCtx {
+  params: { bucket: string; key: string };
+  query: URLSearchParams;
+  header(name: string): string | undefined;
+  body: Buffer;
+}
+
+export type RouteResult =
+  | { kind: 'json'; status: number; body: unknown }
+  | { kind: 'empty'; status: number }
+  | { kind: 'sse'; subscription: Subscription; base64: boolean };
+
+export interface Route {
+  method: string;
+  /** Segments; ':bucket' and ':key' are parameters. */
+  path: readonly string[];
+  /** Name of the verb, as the gRPC plane and the authorizer know it. */
+  verb: string;
+  action: RouteAction;
+  level: RouteLevel;
+  bodyBytesMax: number;
+  /** Large append bodies are parsed on a worker (see WORKER_PARSE_BYTES_MIN). */
+  parseOffThread?: boolean;
+  handle(svc: StreamService, ctx: RequestCtx, pre?: AppendInput): Promise<RouteResult> | RouteResult;
+}
+
+const json = (status: number, body: unknown): RouteResult => ({ kind: 'json', status, body });
+const empty = (status: number): RouteResult => ({ kind: 'empty', status });
+
+// ------------------------------------------------------------------ query helpers
+
+function uintParam(q: URLSearchParams, name: string): number | undefined {
+  const v = q.get(name);
+  if (v === null) return undefined;
+  if (!/^\d{1,16}$/.test(v) || !Number.isSafeInteger(Number(v))) throw invalid(`${name} must be a non-negative integer`);
+  return Number(v);
+}
+
+function intParam(q: URLSearchParams, name: string): number | undefined {
+  const v = q.get(name);
+  if (v === null) return undefined;
+  if (!/^-?\d{1,16}$/.test(v) || !Number.isSafeInteger(Number(v))) throw invalid(`${name} must be an integer`);
+  return Number(v);
+}
+
+function boolParam(q: URLSearchParams, name: string): boolean {
+  const v = q.get(name);
+  if (v === null || v === 'false') return false;
+  if (v === 'true' || v === '') return true;
+  throw invalid(`${name} must be true or false`);
+}
+
+function base64Param(q: URLSearchParams): boolean {
+  const f = q.get('format');
+  if (f === null || f === 'raw') return false;
+  if (f === 'base64') return true;
+  throw invalid('format must be raw or base64');
+}
+
+/** Exactly one of seq_num / timestamp_ms / tail_offset (the read query). */
+function readStart(q: URLSearchParams, allowTailOffset: boolean): ReadStart | undefined {
+  const seq = uintParam(q, 'seq_num');
+  const ts = intParam(q, 'timestamp_ms');
+  const off = allowTailOffset ? uintParam(q, 'tail_offset') : undefined;
+  const given = [seq, ts, off].filter((x) => x !== undefined).length;
+  if (given > 1) throw invalid(`exactly one of seq_num, timestamp_ms${allowTailOffset ? ', tail_offset' : ''} is allowed`);
+  if (seq !== undefined) return { kind: 'seq_num', value: seq };
+  if (ts !== undefined) return { kind: 'timestamp_ms', value: ts };
+  if (off !== undefined) return { kind: 'tail_offset', value: off };
+  return undefined;
+}
+
+function listLimit(q: URLSearchParams): number {
+  const l = uintParam(q, 'limit');
+  if (l === undefined || l === 0) return LIST_PAGE_DEFAULT;
+  return Math.min(l, LIST_PAGE_MAX);
+}
+
+/** Stream listing cursors are opaque base64url strings of the last key. */
+const encodeCursor = (key: string): string => (key === '' ? '' : Buffer.from(key, 'utf8').toString('base64url'));
+function decodeCursor(c: string | null): string {
+  if (c === null || c === '') return '';
+  if (!/^[A-Za-z0-9_-]+$/.test(c)) throw invalid('start_after is not a valid cursor');
+  return Buffer.from(c, 'base64url').toString('utf8');
+}
+
+function bucketOut<T extends object>(b: T): T { return b; }
+
+// ------------------------------------------------------------------ the table
+
+const B = ':bucket';
+const K = ':key';
+
+export const ROUTES: readonly Route[] = [
+  {
+    method: 'GET', path: ['healthz'], verb: 'Health', action: 'none', level: 'open', bodyBytesMax: 0,
+    handle: () => json(200, { status: 'ok' }),
+  },
+  {
+    method: 'POST', path: ['v1', 'token', 'exchange'], verb: 'ExchangeToken', action: 'none', level: 'open', bodyBytesMax: CONTROL_BODY_BYTES_MAX,
+    handle: () => { throw new ServiceError('unimplemented', 'token exchange needs jwt auth with a symmetric signing key'); },
+  },
+  // ---- buckets
+  {
+    method: 'GET', path: ['v1', 'buckets'], verb: 'ListBuckets', action: 'list', level: 'all', bodyBytesMax: 0,
+    handle: (svc, c) => {
+      const page = svc.listBuckets(c.query.get('start_after') ?? '', listLimit(c.query));
+      return json(200, { buckets: page.items.map(bucketOut), next: page.next });
+    },
+  },
+  {
+    method: 'POST', path: ['v1', 'buckets', B], verb: 'CreateBucket', action: 'create', level: 'bucket', bodyBytesMax: CONTROL_BODY_BYTES_MAX,
+    handle: async (svc, c) => {
+      if (c.params.bucket === 'api') throw invalid('the bucket name api is reserved');
+      const body = decodeBucketConfig(parseJsonObject(c.body, true), c.params.bucket, true);
+      return json(201, await svc.createBucket(c.params.bucket, body));
+    },
+  },
+  {
+    method: 'GET', path: ['v1', 'buckets', B], verb: 'GetBucket', action: 'read', level: 'bucket', bodyBytesMax: 0,
+    handle: (svc, c) => json(200, svc.getBucket(c.params.bucket)),
+  },
+  {
+    method: 'PUT', path: ['v1', 'buckets', B], verb: 'UpdateBucket', action: 'create', level: 'bucket', bodyBytesMax: CONTROL_BODY_BYTES_MAX,
+    handle: async (svc, c) => {
+      const body = decodeBucketConfig(parseJsonObject(c.body, true), c.params.bucket, false);
+      return json(200, await svc.updateBucket(c.params.bucket, body));
+    },
+  },
+  {
+    method: 'DELETE', path: ['v1', 'buckets', B], verb: 'DeleteBucket', action: 'delete', level: 'bucket', bodyBytesMax: 0,
+    handle: async (svc, c) => { await svc.deleteBucket(c.params.bucket); return empty(204); },
+  },
+  // ---- streams
+  {
+    method: 'GET', path: ['v1', 'streams', B], verb: 'ListStreams', action: 'list', level: 'bucket', bodyBytesMax: 0,
+    handle: (svc, c) => {
+      const page = svc.listStreams(c.params.bucket, decodeCursor(c.query.get('start_after')), listLimit(c.query));
+      return json(200, { streams: page.items, next: encodeCursor(page.next) });
+    },
+  },
+  {
+    method: 'POST', path: ['v1', 'streams', B, K], verb: 'CreateStream', action: 'create', level: 'stream', bodyBytesMax: CONTROL_BODY_BYTES_MAX,
+    handle: async (svc, c) => {
+      const body = decodeStreamConfig(parseJsonObject(c.body, true), true);
+      return json(201, await svc.createStream(c.params.bucket, c.params.key, body));
+    },
+  },
+  {
+    method: 'GET', path: ['v1', 'streams', B, K], verb: 'GetStream', action: 'read', level: 'stream', bodyBytesMax: 0,
+    handle: (svc, c) => json(200, svc.getStream(c.params.bucket, c.params.key)),
+  },
+  {
+    method: 'PATCH', path: ['v1', 'streams', B, K], verb: 'ReconfigureStream', action: 'create', level: 'stream', bodyBytesMax: CONTROL_BODY_BYTES_MAX,
+    handle: async (svc, c) => {
+      const patch = decodeStreamPatch(parseJsonObject(c.body, true));
+      return json(200, await svc.reconfigureStream(c.params.bucket, c.params.key, patch));
+    },
+  },
+  {
+    method: 'DELETE', path: ['v1', 'streams', B, K], verb: 'DeleteStream', action: 'delete', level: 'stream', bodyBytesMax: 0,
+    handle: async (svc, c) => { await svc.deleteStream(c.params.bucket, c.params.key); return empty(204); },
+  },
+  // ---- records
+  {
+    method: 'POST', path: ['v1', 'streams', B, K, 'records'], verb: 'Append', action: 'append', level: 'stream',
+    bodyBytesMax: APPEND_BODY_BYTES_MAX, parseOffThread: true,
+    handle: async (svc, c, pre) => json(200, await svc.append(c.params.bucket, c.params.key, pre ?? decodeAppend(c.body))),
+  },
+  {
+    method: 'GET', path: ['v1', 'streams', B, K, 'records'], verb: 'Read', action: 'read', level: 'stream', bodyBytesMax: 0,
+    handle: async (svc, c) => {
+      const q = c.query;
+      const start = readStart(q, true);
+      if (!start) throw invalid('exactly one of seq_num, timestamp_ms or tail_offset is required');
+      const base64 = base64Param(q);
+      const res = await svc.read(c.params.bucket, c.params.key, {
+        start, limit: uintParam(q, 'limit') ?? 0, maxBytes: uintParam(q, 'max_bytes') ?? 0,
+        untilMs: intParam(q, 'until_ms'), clamp: boolParam(q, 'clamp'),
+      });
+      return json(200, { records: res.records.map((r) => encodeRecord(r, base64)), tail: res.tail });
+    },
+  },
+  {
+    method: 'GET', path: ['v1', 'streams', B, K, 'records', 'tail'], verb: 'CheckTail', action: 'read', level: 'stream', bodyBytesMax: 0,
+    handle: (svc, c) => json(200, svc.checkTail(c.params.bucket, c.params.key)),
+  },
+  {
+    method: 'GET', path: ['v1', 'streams', B, K, 'records', 'subscribe'], verb: 'Subscribe', action: 'read', level: 'stream', bodyBytesMax: 0,
+    handle: async (svc, c) => {
+      const base64 = base64Param(c.query);
+      const lastId = c.header('last-event-id');
+      let start: ReadStart | undefined;
+      if (lastId !== undefined && lastId !== '') {
+        if (!/^\d{1,16}$/.test(lastId)) throw invalid('Last-Event-ID must be a sequence number');
+        start = { kind: 'seq_num', value: Number(lastId) };
+      } else {
+        start = readStart(c.query, false);
+      }
+      if (!start) throw invalid('a start is required: seq_num or timestamp_ms, or the Last-Event-ID header');
+      const subscription = await svc.subscribe(c.params.bucket, c.params.key, start);
+      return { kind: 'sse', subscription, base64 };
+    },
+  },
+  {
+    method: 'POST', path: ['v1', 'streams', B, K, 'trim'], verb: 'Trim', action: 'trim', level: 'stream', bodyBytesMax: CONTROL_BODY_BYTES_MAX,
+    handle: async (svc, c) => {
+      const o = parseJsonObject(c.body, false);
+      for (const k of Object.keys(o)) if (k !== 'seq_num' && k !== 'timestamp_ms') throw invalid(`unknown field ${k}`);
+      const hasSeq = o.seq_num !== undefined && o.seq_num !== null;
+      const hasTs = o.timestamp_ms !== undefined && o.timestamp_ms !== null;
+      if (hasSeq === hasTs) throw invalid('exactly one of seq_num or timestamp_ms is required');
+      const v = hasSeq ? o.seq_num : o.timestamp_ms;
+      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw invalid('the trim point must be a non-negative integer');
+      await svc.trim(c.params.bucket, c.params.key, hasSeq ? { seq_num: v } : { timestamp_ms: v });
+      return empty(204);
+    },
+  },
+  {
+    method: 'POST', path: ['v1', 'streams', B, K, 'fence'], verb: 'Fence', action: 'append', level: 'stream', bodyBytesMax: CONTROL_BODY_BYTES_MAX,
+    handle: async (svc, c) => {
+      const o = parseJsonObject(c.body, true);
+      for (const k of Object.keys(o)) if (k !== 'fencing_token') throw invalid(`unknown field ${k}`);
+      const t = o.fencing_token ?? '';
+      if (typeof t !== 'string') throw invalid('fencing_token must be a string');
+      if (Buffer.byteLength(t) > 256) throw invalid('fencing_token is longer than 256 bytes');
+      return json(200, { tail: await svc.fence(c.params.bucket, c.params.key, t) });
+    },
+  },
+];
+
+// ------------------------------------------------------------------ matching
+
+export interface RouteMatch {
+  route: Route;
+  params: { bucket: string; key: string };
+}
+
+function decodeSegment(raw: string, what: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw invalid(`bad percent-encoding in the ${what}`);
+  }
+}
+
+/** Matches a raw (still percent-encoded) path. Throws 404 for an unknown path or a bad segment,
+ *  405 (with the allowed methods) for a known path and the wrong method. */
+export function matchRoute(method: string, rawPath: string): RouteMatch {
+  const segs = rawPath.split('/').slice(1);
+  for (const s of segs) if (s === '' || s === '.' || s === '..') throw notFound('no such path');
+  const allow: string[] = [];
+  for (const r of ROUTES) {
+    if (r.path.length !== segs.length) continue;
+    let ok = true;
+    for (let i = 0; i < segs.length && ok; i++) {
+      const p = r.path[i];
+      if (p !== B && p !== K && p !== segs[i]) ok = false;
+    }
+    if (!ok) continue;
+    if (r.method === method || (method === 'HEAD' && r.method === 'GET')) {
+      const params = { bucket: '', key: '' };
+      for (let i = 0; i < segs.length; i++) {
+        if (r.path[i] === B) params.bucket = decodeSegment(segs[i], 'bucket');
+        if (r.path[i] === K) params.key = decodeSegment(segs[i], 'key');
+      }
+      if (params.key === '.' || params.key === '..' || params.bucket === '.' || params.bucket === '..') throw notFound('no such path');
+      if (r.path.includes(B)) checkBucketName(params.bucket);
+      if (r.path.includes(K) && Buffer.byteLength(params.key) > STREAM_KEY_BYTES_MAX) throw invalid(`a key is at most ${STREAM_KEY_BYTES_MAX} bytes`);
+      return { route: r, params };
+    }
+    allow.push(r.method);
+  }
+  if (allow.length) throw new ServiceError('method_not_allowed', `method ${method} is not supported here`, { allow });
+  throw notFound('no such path');
+}
+
+const BUCKET_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+function checkBucketName(name: string): void {
+  if (Buffer.byteLength(name) > BUCKET_NAME_BYTES_MAX || !BUCKET_NAME_RE.test(name)) {
+    throw invalid(`bucket names are 1-${BUCKET_NAME_BYTES_MAX} characters of A-Z a-z 0-9 . _ - starting with a letter or digit`);
+  }
+}

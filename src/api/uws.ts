@@ -1,0 +1,164 @@
+// The uWebSockets.js adapter: the HTTP bridge and SSE on uWS. The package silently swaps in a slow
+// pure-JS imitation when its native binary fails to load, so this adapter loads the native binary
+// itself and reports failure; main.ts then serves the same routes with native-free/ (node:http).
+
+import { createRequire } from 'node:module';
+import type * as UWS from '@trufflesuite/uws-js-unofficial';
+import { ServiceError } from '../core/errors.ts';
+import type { Dispatcher } from './dispatch.ts';
+import { STATUS_TEXT, type HttpExchange, type SseSink } from './exchange.ts';
+
+type UwsModule = typeof UWS;
+
+/** Loads the native uWS binary for this platform and ABI, or returns the reason it cannot. */
+export function loadNativeUws(): { uws: UwsModule } | { error: string } {
+  const require = createRequire(import.meta.url);
+  const file = `@trufflesuite/uws-js-unofficial/binaries/uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
+  try {
+    return { uws: require(file) as UwsModule };
+  } catch (err) {
+    return { error: `native uWebSockets.js did not load (${file}): ${(err as Error).message.split('\n')[0]}` };
+  }
+}
+
+export interface UwsServer {
+  port: number;
+  close(): void;
+}
+
+class UwsExchange implements HttpExchange {
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  aborted = false;
+  private readonly headers = new Map<string, string>();
+  private onAbort: (() => void)[] = [];
+  private bodyChunks: Buffer[] = [];
+  private bodyBytes = 0;
+  private bodyDone = false;
+  private bodyWaiter: ((err?: Error) => void) | undefined;
+  private bodyLimit = Infinity;
+  private bodyTooLarge = false;
+
+  constructor(private readonly res: UWS.HttpResponse, req: UWS.HttpRequest) {
+    this.method = req.getCaseSensitiveMethod().toUpperCase();
+    this.path = req.getUrl();
+    this.query = req.getQuery() ?? '';
+    req.forEach((k, v) => { this.headers.set(k, v); });
+    res.onAborted(() => {
+      this.aborted = true;
+      for (const f of this.onAbort) f();
+      this.onAbort = [];
+      this.bodyWaiter?.(new Error('aborted'));
+    });
+    // Start reading at once: uWS delivers the body only to a handler attached in this tick.
+    if (this.headers.has('content-length') || this.headers.has('transfer-encoding')) {
+      res.onData((ab, isLast) => this.onChunk(ab, isLast));
+    } else {
+      this.bodyDone = true;
+    }
+  }
+
+  private onChunk(ab: ArrayBuffer, isLast: boolean): void {
+    if (!this.bodyTooLarge) {
+      this.bodyBytes += ab.byteLength;
+      if (this.bodyBytes > this.bodyLimit) {
+        this.bodyTooLarge = true;
+        this.bodyChunks = [];
+      } else {
+        this.bodyChunks.push(Buffer.from(ab.slice(0))); // ab is only valid during this callback
+      }
+    }
+    if (isLast) this.bodyDone = true;
+    if (this.bodyWaiter && (isLast || this.bodyTooLarge)) this.bodyWaiter();
+  }
+
+  header(name: string): string | undefined { return this.headers.get(name); }
+
+  readBody(maxBytes: number): Promise<Buffer> {
+    this.bodyLimit = maxBytes;
+    if (this.bodyBytes > maxBytes) { this.bodyTooLarge = true; this.bodyChunks = []; }
+    const finish = (): Buffer => {
+      if (this.bodyTooLarge) throw new ServiceError('payload_too_large', `request body is over the ${maxBytes}-byte limit`);
+      return this.bodyChunks.length === 1 ? this.bodyChunks[0] : Buffer.concat(this.bodyChunks);
+    };
+    if (this.bodyDone || this.bodyTooLarge) return Promise.resolve().then(finish);
+    return new Promise((resolve, reject) => {
+      this.bodyWaiter = (err) => {
+        this.bodyWaiter = undefined;
+        if (err) reject(err);
+        else try { resolve(finish()); } catch (e) { reject(e); }
+      };
+    });
+  }
+
+  respond(status: number, headers: [string, string][], body: string | Buffer): void {
+    if (this.aborted) return;
+    // An unread oversized body: answer and close rather than drain it.
+    const close = this.bodyTooLarge || !this.bodyDone;
+    this.res.cork(() => {
+      this.res.writeStatus(`${status} ${STATUS_TEXT[status] ?? ''}`);
+      for (const [k, v] of headers) this.res.writeHeader(k, v);
+      if (status === 204) this.res.endWithoutBody(0, close);
+      else this.res.end(body, close);
+    });
+    this.aborted = true; // the response object is no longer ours
+  }
+
+  startStream(headers: [string, string][]): SseSink {
+    const res = this.res;
+    let closed = false;
+    let writable: (() => void) | undefined;
+    const closeCbs: (() => void)[] = [];
+    this.onAbort.push(() => {
+      closed = true;
+      for (const f of closeCbs) f();
+      writable?.();
+    });
+    res.cork(() => {
+      res.writeStatus('200 OK');
+      for (const [k, v] of headers) res.writeHeader(k, v);
+      res.write(': open\n\n');
+    });
+    res.onWritable(() => {
+      const w = writable;
+      writable = undefined;
+      w?.();
+      return true;
+    });
+    return {
+      get closed() { return closed; },
+      write(chunk) {
+        if (closed) return false;
+        let ok = false;
+        res.cork(() => { ok = res.write(chunk); });
+        return ok;
+      },
+      onWritable(cb) { writable = cb; },
+      onClose(cb) { closeCbs.push(cb); },
+      end() {
+        if (closed) return;
+        closed = true;
+        res.cork(() => res.end());
+        for (const f of closeCbs) f();
+      },
+    };
+  }
+}
+
+export function startUwsServer(uws: UwsModule, host: string, port: number, dispatcher: Dispatcher, tls?: { cert: string; key: string; ca?: string }): Promise<UwsServer> {
+  const app = tls ? uws.SSLApp({ cert_file_name: tls.cert, key_file_name: tls.key, ...(tls.ca ? { ca_file_name: tls.ca } : {}) }) : uws.App();
+  app.any('/*', (res, req) => {
+    const ex = new UwsExchange(res, req);
+    void dispatcher.handle(ex);
+  });
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (token) => {
+      if (!token) { reject(new Error(`cannot listen on ${host}:${port}`)); return; }
+      resolve({
+        port: uws.us_socket_local_port(token as unknown as UWS.us_socket),
+        close: () => { uws.us_listen_socket_close(token); },
+      });
+    });
+  });
+}

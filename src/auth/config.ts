@@ -1,0 +1,297 @@
+// Authentication settings: every flag and SVCD_* variable of the spec's Authentication section,
+// parsed once into one typed AuthConfig. Every unsafe or ambiguous combination refuses to boot with
+// a one-line reason (fail closed): a star that cannot tell who its callers are must not serve them.
+
+import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { parseScopeStrict } from './scope.ts';
+
+export type AuthMode = 'off' | 'mtls' | 'jwt' | 'basic';
+export const AUTH_MODES: readonly AuthMode[] = ['off', 'mtls', 'jwt', 'basic'];
+
+/**
+ * RFC 7518 §3.2: an HS256 key must be at least as long as the hash output. Shorter secrets are
+ * guessable offline from any one token, so boot refuses them.
+ */
+export const HMAC_SECRET_BYTES_MIN = 32;
+
+export interface HmacKey {
+  /** Stamped as `kid` on minted tokens; '' for the single-secret sources, which stamp none. */
+  kid: string;
+  secret: Uint8Array;
+}
+
+export type JwtSource =
+  | { kind: 'hmac-secret'; key: HmacKey }
+  | { kind: 'hmac-keys'; keys: HmacKey[] }
+  | { kind: 'jwks-url'; url: string }
+  | { kind: 'oidc-issuer'; issuer: string };
+
+export interface JwtConfig {
+  source: JwtSource;
+  audience?: string;
+}
+
+export interface RootSeed {
+  key_id: string;
+  /** Lowercase hex SHA-256 of the secret. */
+  secret_hash: string;
+  scope: string;
+}
+
+export interface AuthConfig {
+  mode: AuthMode;
+  insecureAuth: boolean;
+  /** mtls only: the files the TLS listener loads; the client CA verifies client certificates. */
+  mtls?: { certFile: string; keyFile: string; clientCaFile: string };
+  /** jwt only. */
+  jwt?: JwtConfig;
+  /** basic only. */
+  basic?: { username: string; password: string };
+  rootSeed?: RootSeed;
+  /** jwt with JWKS/OIDC: the provisioned token this star presents to its peers. */
+  peerServiceToken?: string;
+}
+
+export interface AuthSetting {
+  /** Flag name without the leading dashes; absent for environment-only secrets. */
+  flag?: string;
+  env: string;
+  help: string;
+  boolean?: boolean;
+}
+
+/** The flags and variables, for the CLI's --help. Secrets are environment-only where the spec says so. */
+export const AUTH_SETTINGS: readonly AuthSetting[] = [
+  { flag: 'auth', env: 'SVCD_AUTH', help: 'authentication mode: off (default), mtls, jwt, basic' },
+  { flag: 'insecure-auth', env: 'SVCD_INSECURE_AUTH', boolean: true, help: 'allow jwt/basic credentials over plaintext (testing only)' },
+  { flag: 'tls-cert', env: 'SVCD_TLS_CERT', help: 'TLS certificate file (PEM)' },
+  { flag: 'tls-key', env: 'SVCD_TLS_KEY', help: 'TLS private key file (PEM)' },
+  { flag: 'tls-client-ca', env: 'SVCD_TLS_CLIENT_CA', help: 'CA bundle that verifies client certificates (required by mtls)' },
+  { flag: 'jwt-hmac-secret-file', env: 'SVCD_JWT_HMAC_SECRET_FILE', help: 'jwt source: HS256 secret read from a file' },
+  { flag: 'jwt-hmac-secret', env: 'SVCD_JWT_HMAC_SECRET', help: 'jwt source: inline HS256 secret (prefer the environment form)' },
+  { env: 'SVCD_JWT_HMAC_KEYS', help: 'jwt source: HS256 key set id:secret,id:secret; the first signs, all verify' },
+  { flag: 'jwt-jwks-url', env: 'SVCD_JWT_JWKS_URL', help: 'jwt source: JWKS URL (RS*, ES*, EdDSA), fetched at start, refreshed hourly' },
+  { flag: 'jwt-oidc-issuer', env: 'SVCD_JWT_OIDC_ISSUER', help: 'jwt source: OIDC issuer; JWKS discovered, iss pinned' },
+  { flag: 'jwt-audience', env: 'SVCD_JWT_AUDIENCE', help: 'required aud claim value' },
+  { flag: 'admin-username', env: 'SVCD_ADMIN_USERNAME', help: 'basic mode: operator username' },
+  { env: 'SVCD_ADMIN_PASSWORD', help: 'basic mode: operator password' },
+  { flag: 'root-credential-file', env: 'SVCD_ROOT_CREDENTIAL_FILE', help: 'root seed file: JSON {key_id, secret_hash, scope}' },
+  { env: 'SVCD_ROOT_CREDENTIAL', help: 'root seed as inline JSON {key_id, secret_hash, scope}' },
+  { flag: 'root-key-id', env: 'SVCD_ROOT_KEY_ID', help: 'root seed key id (with SVCD_ROOT_SECRET; scope svc:admin)' },
+  { env: 'SVCD_ROOT_SECRET', help: 'root seed secret, hashed at boot' },
+  { flag: 'peer-service-token-file', env: 'SVCD_PEER_SERVICE_TOKEN_FILE', help: 'jwt with JWKS/OIDC: token this star presents to peers' },
+  { env: 'SVCD_PEER_SERVICE_TOKEN', help: 'jwt with JWKS/OIDC: inline peer token' },
+];
+
+export interface ParseAuthOptions {
+  /**
+   * Whether this star has peers. The spec makes the provisioned peer token mandatory under
+   * JWKS/OIDC; a standalone star never dials a peer, so the lead may pass false there. Default true
+   * (fail closed).
+   */
+  clustered?: boolean;
+}
+
+type Reader = (name: string) => string | undefined;
+
+function refuse(reason: string): never {
+  throw new Error(`auth: ${reason}`);
+}
+
+function readSecretFile(path: string, what: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    refuse(`cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  // Editors and `echo` leave a trailing newline that is never part of the secret.
+  return text.replace(/\r?\n$/, '');
+}
+
+function parseBool(raw: string | undefined, name: string): boolean {
+  if (raw === undefined) return false;
+  const v = raw.trim().toLowerCase();
+  if (v === '' || v === 'true' || v === '1' || v === 'yes') return true;
+  if (v === 'false' || v === '0' || v === 'no') return false;
+  return refuse(`--${name} must be true or false, got '${raw}'`);
+}
+
+function hmacKey(kid: string, secret: string, what: string): HmacKey {
+  const bytes = new TextEncoder().encode(secret);
+  if (bytes.length < HMAC_SECRET_BYTES_MIN) refuse(`${what} is ${bytes.length} bytes, at least ${HMAC_SECRET_BYTES_MIN} required`);
+  return { kid, secret: bytes };
+}
+
+function parseHmacKeys(raw: string): HmacKey[] {
+  const keys: HmacKey[] = [];
+  for (const entry of raw.split(',')) {
+    const colon = entry.indexOf(':');
+    if (colon <= 0) refuse('SVCD_JWT_HMAC_KEYS entries must be id:secret');
+    const kid = entry.slice(0, colon).trim();
+    if (keys.some((k) => k.kid === kid)) refuse(`SVCD_JWT_HMAC_KEYS names key id '${kid}' twice`);
+    keys.push(hmacKey(kid, entry.slice(colon + 1), `SVCD_JWT_HMAC_KEYS key '${kid}'`));
+  }
+  return keys;
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** Key material fetched over plaintext could be swapped by anyone on the path: https, or loopback. */
+function parseKeyUrl(raw: string, name: string, insecureAuth: boolean): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return refuse(`--${name} is not a URL: '${raw}'`);
+  }
+  if (url.protocol === 'https:') return raw;
+  if (url.protocol === 'http:' && (LOOPBACK_HOSTS.has(url.hostname) || insecureAuth)) return raw;
+  return refuse(`--${name} must be https (http only on loopback or with --insecure-auth)`);
+}
+
+function parseJwt(read: Reader, env: NodeJS.ProcessEnv, insecureAuth: boolean): JwtConfig {
+  // Count the sources before reading any, so two sources are refused as two sources even when
+  // one of them is also broken.
+  const given: { name: string; value: string; parse: (value: string) => JwtSource }[] = [];
+  const offer = (name: string, value: string | undefined, parse: (value: string) => JwtSource): void => {
+    if (value !== undefined && value !== '') given.push({ name, value, parse });
+  };
+  offer('--jwt-hmac-secret-file', read('jwt-hmac-secret-file'), (path) =>
+    ({ kind: 'hmac-secret', key: hmacKey('', readSecretFile(path, 'JWT secret file'), '--jwt-hmac-secret-file secret') }));
+  offer('SVCD_JWT_HMAC_SECRET', read('jwt-hmac-secret'), (secret) =>
+    ({ kind: 'hmac-secret', key: hmacKey('', secret, 'SVCD_JWT_HMAC_SECRET') }));
+  offer('SVCD_JWT_HMAC_KEYS', env.SVCD_JWT_HMAC_KEYS, (keys) => ({ kind: 'hmac-keys', keys: parseHmacKeys(keys) }));
+  offer('--jwt-jwks-url', read('jwt-jwks-url'), (url) =>
+    ({ kind: 'jwks-url', url: parseKeyUrl(url, 'jwt-jwks-url', insecureAuth) }));
+  offer('--jwt-oidc-issuer', read('jwt-oidc-issuer'), (issuer) =>
+    ({ kind: 'oidc-issuer', issuer: parseKeyUrl(issuer, 'jwt-oidc-issuer', insecureAuth) }));
+  if (given.length === 0) refuse('--auth jwt needs exactly one JWT source, none given');
+  if (given.length > 1) refuse(`--auth jwt needs exactly one JWT source, got ${given.map((g) => g.name).join(', ')}`);
+  const audience = read('jwt-audience');
+  return { source: given[0].parse(given[0].value), ...(audience !== undefined ? { audience } : {}) };
+}
+
+const HEX64 = /^[0-9a-fA-F]{64}$/;
+const KEY_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+
+function seedFromJson(text: string, origin: string): RootSeed {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return refuse(`${origin} is not valid JSON`);
+  }
+  if (typeof raw !== 'object' || raw === null) return refuse(`${origin} must be a JSON object`);
+  const { key_id: keyId, secret_hash: hash, scope } = raw as Record<string, unknown>;
+  if (typeof keyId !== 'string' || !KEY_ID.test(keyId)) return refuse(`${origin}: key_id must be 1-128 of A-Z a-z 0-9 _ . -`);
+  if (typeof hash !== 'string' || !HEX64.test(hash)) return refuse(`${origin}: secret_hash must be 64 hex digits (SHA-256)`);
+  const seedScope = scope === undefined ? 'svc:admin' : scope;
+  if (typeof seedScope !== 'string') return refuse(`${origin}: scope must be a string`);
+  try {
+    parseScopeStrict(seedScope);
+  } catch (err) {
+    return refuse(`${origin}: ${(err as Error).message}`);
+  }
+  return { key_id: keyId, secret_hash: hash.toLowerCase(), scope: seedScope };
+}
+
+function parseRootSeed(read: Reader, env: NodeJS.ProcessEnv): RootSeed | undefined {
+  const seeds: RootSeed[] = [];
+  const file = read('root-credential-file');
+  if (file !== undefined) seeds.push(seedFromJson(readSecretFile(file, 'root credential file'), '--root-credential-file'));
+  const inline = env.SVCD_ROOT_CREDENTIAL;
+  if (inline !== undefined && inline !== '') seeds.push(seedFromJson(inline, 'SVCD_ROOT_CREDENTIAL'));
+  const keyId = read('root-key-id');
+  const secret = env.SVCD_ROOT_SECRET;
+  if (keyId !== undefined || (secret !== undefined && secret !== '')) {
+    if (keyId === undefined || secret === undefined || secret === '') refuse('--root-key-id and SVCD_ROOT_SECRET go together');
+    if (!KEY_ID.test(keyId)) refuse('--root-key-id must be 1-128 of A-Z a-z 0-9 _ . -');
+    seeds.push({ key_id: keyId, secret_hash: createHash('sha256').update(secret, 'utf8').digest('hex'), scope: 'svc:admin' });
+  }
+  if (seeds.length > 1) refuse('give the root seed once: --root-credential-file, SVCD_ROOT_CREDENTIAL or --root-key-id');
+  return seeds[0];
+}
+
+function parsePeerToken(read: Reader, env: NodeJS.ProcessEnv): string | undefined {
+  const file = read('peer-service-token-file');
+  const inline = env.SVCD_PEER_SERVICE_TOKEN;
+  if (file !== undefined && inline !== undefined && inline !== '') refuse('give the peer service token once: file or SVCD_PEER_SERVICE_TOKEN');
+  const token = file !== undefined ? readSecretFile(file, 'peer service token file').trim() : inline?.trim();
+  return token === '' ? undefined : token;
+}
+
+/**
+ * Read the auth flags and SVCD_* variables. `get(flag)` answers a command-line flag by its name
+ * without dashes; a flag left unset falls back to its SVCD_* variable. `tlsEnabled` says whether
+ * the listeners serve TLS. Throws Error('auth: <one-line reason>') for every startup refusal.
+ */
+export function parseAuthConfig(
+  get: (flag: string) => string | undefined,
+  env: NodeJS.ProcessEnv,
+  tlsEnabled: boolean,
+  options: ParseAuthOptions = {},
+): AuthConfig {
+  const envOf = new Map(AUTH_SETTINGS.filter((s) => s.flag).map((s) => [s.flag as string, s.env]));
+  const read: Reader = (flag) => {
+    const fromFlag = get(flag);
+    if (fromFlag !== undefined) return fromFlag;
+    const name = envOf.get(flag);
+    const fromEnv = name === undefined ? undefined : env[name];
+    return fromEnv === '' ? undefined : fromEnv;
+  };
+
+  const modeRaw = (read('auth') ?? 'off').trim().toLowerCase();
+  if (!(AUTH_MODES as readonly string[]).includes(modeRaw)) refuse(`--auth must be one of ${AUTH_MODES.join(', ')}, got '${modeRaw}'`);
+  const mode = modeRaw as AuthMode;
+  const insecureAuth = parseBool(read('insecure-auth'), 'insecure-auth');
+
+  const jwtFlags = ['jwt-hmac-secret-file', 'jwt-hmac-secret', 'jwt-jwks-url', 'jwt-oidc-issuer', 'jwt-audience'];
+  const jwtSet = jwtFlags.filter((f) => read(f) !== undefined).map((f) => `--${f}`);
+  if (env.SVCD_JWT_HMAC_KEYS) jwtSet.push('SVCD_JWT_HMAC_KEYS');
+  if (mode !== 'jwt' && jwtSet.length > 0) {
+    // Almost always a forgotten `--auth jwt`: serving wide open while the operator believes tokens
+    // are checked is the failure fail-closed exists for.
+    refuse(`${jwtSet[0]} is set but --auth is ${mode}; set --auth jwt or remove it`);
+  }
+  if ((mode === 'jwt' || mode === 'basic') && !tlsEnabled && !insecureAuth) {
+    refuse(`--auth ${mode} sends credentials; it needs TLS (--tls-cert, --tls-key) or --insecure-auth`);
+  }
+
+  const config: AuthConfig = { mode, insecureAuth };
+  if (mode === 'mtls') {
+    const certFile = read('tls-cert');
+    const keyFile = read('tls-key');
+    const clientCaFile = read('tls-client-ca');
+    if (certFile === undefined || keyFile === undefined || !tlsEnabled) refuse('--auth mtls needs --tls-cert and --tls-key');
+    if (clientCaFile === undefined) refuse('--auth mtls needs --tls-client-ca to verify client certificates');
+    config.mtls = { certFile, keyFile, clientCaFile };
+  }
+  if (mode === 'jwt') {
+    config.jwt = parseJwt(read, env, insecureAuth);
+    const asymmetric = config.jwt.source.kind === 'jwks-url' || config.jwt.source.kind === 'oidc-issuer';
+    const peer = parsePeerToken(read, env);
+    if (asymmetric && peer === undefined && options.clustered !== false) {
+      refuse('jwt with JWKS/OIDC cannot mint peer tokens; give --peer-service-token-file or SVCD_PEER_SERVICE_TOKEN');
+    }
+    if (peer !== undefined) config.peerServiceToken = peer;
+  }
+  if (mode === 'basic') {
+    const username = read('admin-username');
+    const password = env.SVCD_ADMIN_PASSWORD;
+    if (username === undefined || username === '') refuse('--auth basic needs --admin-username');
+    if (username.includes(':')) refuse('--admin-username cannot contain ":" (Basic auth splits on it)');
+    if (password === undefined || password === '') refuse('--auth basic needs SVCD_ADMIN_PASSWORD');
+    config.basic = { username, password };
+  }
+  const seed = parseRootSeed(read, env);
+  if (seed !== undefined) config.rootSeed = seed;
+  return config;
+}
+
+/** Whether the configured source can sign (exchange, peer self-minting) or only verify. */
+export function canSign(config: AuthConfig): boolean {
+  const kind = config.jwt?.source.kind;
+  return kind === 'hmac-secret' || kind === 'hmac-keys';
+}

@@ -1,0 +1,168 @@
+// The api-key registry: long-lived (key id, secret) credentials that the exchange trades for short
+// tokens. Only the SHA-256 of a secret is kept; the secret is shown once at create. Credentials
+// never expire and are checked against the store on every exchange, so a revoke is immediate.
+// Storage is a three-method port the lead backs with the MetadataStore.
+
+import { createHash, randomBytes as nodeRandomBytes, timingSafeEqual } from 'node:crypto';
+import { ServiceError } from '../core/errors.ts';
+import type { ListPage } from '../core/service-api.ts';
+import type { RootSeed } from './config.ts';
+import { parseScopeStrict, type ParsedScope } from './scope.ts';
+
+export type CredentialState = 'active' | 'revoked';
+
+export interface CredentialRow {
+  key_id: string;
+  /** Lowercase hex SHA-256 of the secret's UTF-8 bytes. */
+  secret_hash: string;
+  /** Grants in the scope grammar. */
+  scope: string;
+  state: CredentialState;
+  created_at_unix_ms: number;
+  revoked_at_unix_ms?: number;
+}
+
+/** A row as listings show it: never the secret, never its hash. */
+export type CredentialInfo = Omit<CredentialRow, 'secret_hash'>;
+
+export interface CreatedCredential extends CredentialInfo {
+  /** Shown this once; only its hash is stored. */
+  secret: string;
+}
+
+export interface CredentialStore {
+  get(keyId: string): Promise<CredentialRow | undefined>;
+  put(row: CredentialRow): Promise<void>;
+  list(): Promise<CredentialRow[]>;
+}
+
+export interface RegistryOptions {
+  now?: () => number;
+  randomBytes?: (n: number) => Uint8Array;
+}
+
+export const KEY_ID_PREFIX = 'ck_';
+/** 8 random bytes: the spec's 16 hex digits after `ck_`. */
+const KEY_ID_RANDOM_BYTES = 8;
+/** 32 random bytes (256 bits) of secret, base64url: unguessable, and hashing it unsalted is safe. */
+const SECRET_RANDOM_BYTES = 32;
+export const CREDENTIALS_PAGE_MAX = 1000;
+/** Collisions in 64 random bits are not expected; the bound only keeps a broken RNG from spinning. */
+const KEY_ID_ATTEMPTS_MAX = 8;
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+function hashesEqual(aHex: string, bHex: string): boolean {
+  const a = Buffer.from(aHex, 'hex');
+  const b = Buffer.from(bHex, 'hex');
+  // Both are SHA-256 hex, so equal lengths; a corrupt stored hash simply never matches.
+  return a.length === 32 && b.length === 32 && timingSafeEqual(a, b);
+}
+
+/** Compared against when the key id is unknown, so a miss costs what a wrong secret costs. */
+const DUMMY_HASH = hashSecret('svcd-no-such-credential');
+
+function info(row: CredentialRow): CredentialInfo {
+  const { secret_hash: _hash, ...rest } = row;
+  return rest;
+}
+
+export class CredentialRegistry {
+  private readonly now: () => number;
+  private readonly random: (n: number) => Uint8Array;
+
+  constructor(private readonly store: CredentialStore, options: RegistryOptions = {}) {
+    this.now = options.now ?? Date.now;
+    this.random = options.randomBytes ?? ((n) => nodeRandomBytes(n));
+  }
+
+  /** Create an active credential; the returned secret is never retrievable again. */
+  async create(scope: string): Promise<CreatedCredential> {
+    parseScopeStrict(scope); // refuse to store grants that would be skipped at use
+    let keyId = '';
+    for (let attempt = 0; ; attempt++) {
+      if (attempt >= KEY_ID_ATTEMPTS_MAX) throw new ServiceError('internal', 'could not allocate a credential key id');
+      keyId = KEY_ID_PREFIX + Buffer.from(this.random(KEY_ID_RANDOM_BYTES)).toString('hex');
+      if ((await this.store.get(keyId)) === undefined) break;
+    }
+    const secret = Buffer.from(this.random(SECRET_RANDOM_BYTES)).toString('base64url');
+    const row: CredentialRow = {
+      key_id: keyId, secret_hash: hashSecret(secret), scope, state: 'active', created_at_unix_ms: this.now(),
+    };
+    await this.store.put(row);
+    return { ...info(row), secret };
+  }
+
+  /** A page in key id order; pass `next` back as startAfter. */
+  async list(startAfter = '', limit = CREDENTIALS_PAGE_MAX): Promise<ListPage<CredentialInfo>> {
+    const cap = Math.max(1, Math.min(limit, CREDENTIALS_PAGE_MAX));
+    const rows = (await this.store.list())
+      .filter((r) => r.key_id > startAfter)
+      .sort((a, b) => (a.key_id < b.key_id ? -1 : a.key_id > b.key_id ? 1 : 0));
+    const items = rows.slice(0, cap).map(info);
+    return { items, next: rows.length > cap ? items[items.length - 1].key_id : '' };
+  }
+
+  /** Revoke: immediate for exchanges; tokens already minted live out their TTL. Idempotent. */
+  async revoke(keyId: string): Promise<CredentialInfo> {
+    const row = await this.store.get(keyId);
+    if (row === undefined) throw new ServiceError('not_found', 'credential not found');
+    if (row.state === 'revoked') return info(row);
+    const revoked: CredentialRow = { ...row, state: 'revoked', revoked_at_unix_ms: this.now() };
+    await this.store.put(revoked);
+    return info(revoked);
+  }
+
+  /**
+   * Check a (key id, secret) pair. An unknown key id and a wrong secret are the same 401, and take
+   * the same work; only a caller holding the right secret learns that the key is revoked (403).
+   */
+  async verifySecret(keyId: string, secret: string): Promise<{ row: CredentialInfo; scope: ParsedScope }> {
+    const row = await this.store.get(keyId);
+    const ok = hashesEqual(hashSecret(secret), row?.secret_hash ?? DUMMY_HASH);
+    if (row === undefined || !ok) throw new ServiceError('unauthenticated', 'unknown key id or wrong secret');
+    if (row.state !== 'active') throw new ServiceError('permission_denied', 'credential revoked');
+    let scope: ParsedScope;
+    try {
+      scope = parseScopeStrict(row.scope);
+    } catch {
+      // A stored row that no longer parses (edited by hand) grants nothing rather than something.
+      throw new ServiceError('permission_denied', 'credential scope is not valid');
+    }
+    return { row: info(row), scope };
+  }
+
+  /**
+   * Converge the root seed into the registry, at every start: created when absent, hash and scope
+   * overwritten when drifted. State is left alone: a revoked root stays revoked until the seed names
+   * a new key id, so restarting a star never undoes an operator's revoke.
+   */
+  async convergeRootSeed(seed: RootSeed): Promise<'created' | 'updated' | 'unchanged'> {
+    const row = await this.store.get(seed.key_id);
+    const hash = seed.secret_hash.toLowerCase();
+    if (row === undefined) {
+      await this.store.put({ key_id: seed.key_id, secret_hash: hash, scope: seed.scope, state: 'active', created_at_unix_ms: this.now() });
+      return 'created';
+    }
+    if (row.secret_hash === hash && row.scope === seed.scope) return 'unchanged';
+    await this.store.put({ ...row, secret_hash: hash, scope: seed.scope });
+    return 'updated';
+  }
+}
+
+/** A CredentialStore in memory, for tests and for the embedded single-star default. */
+export class MemoryCredentialStore implements CredentialStore {
+  private readonly rows = new Map<string, CredentialRow>();
+  async get(keyId: string): Promise<CredentialRow | undefined> {
+    const row = this.rows.get(keyId);
+    return row === undefined ? undefined : { ...row };
+  }
+  async put(row: CredentialRow): Promise<void> {
+    this.rows.set(row.key_id, { ...row });
+  }
+  async list(): Promise<CredentialRow[]> {
+    return [...this.rows.values()].map((r) => ({ ...r }));
+  }
+}

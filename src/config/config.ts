@@ -1,0 +1,138 @@
+// Flags and SVCD_* environment variables, parsed in one place into one typed config. A flag beats
+// its variable; an unknown flag or a bad value refuses to boot with a one-line reason.
+
+import { READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT } from './limits.ts';
+
+export interface FlagSpec {
+  name: string;
+  env: string;
+  help: string;
+  default?: string;
+  boolean?: boolean;
+  /** Secrets are read from the environment only (never from argv, which `ps` shows). */
+  envOnly?: boolean;
+}
+
+export const FLAGS: FlagSpec[] = [
+  { name: 'listen', env: 'SVCD_LISTEN', help: 'data bridge address host:port (empty disables it)', default: '127.0.0.1:7070' },
+  { name: 'data-dir', env: 'SVCD_DATA_DIR', help: 'directory for the WAL, metadata and the fs object store', default: './data' },
+  { name: 'http-engine', env: 'SVCD_HTTP_ENGINE', help: 'uws (native uWebSockets.js, falls back to node when it cannot load) or node (node:http)', default: 'uws' },
+  { name: 'grpc-listen', env: 'SVCD_GRPC_LISTEN', help: 'gRPC data and admin plane address host:port (empty disables it)', default: '' },
+  { name: 'metrics-listen', env: 'SVCD_METRICS_LISTEN', help: 'ops listener host:port for /metrics, /healthz, /readyz, /admin/ (empty removes it)', default: '' },
+  { name: 'admin-ui', env: 'SVCD_ADMIN_UI', help: 'serve the read-only dashboard on the ops listener', default: 'true', boolean: true },
+  { name: 'admin-ui-reader', env: 'SVCD_ADMIN_UI_READER', help: 'allow ReadStreamRecords on the admin bridge', default: 'true', boolean: true },
+  { name: 'max-read-records', env: 'SVCD_MAX_READ_RECORDS', help: 'records per read response (limit is clamped to it)', default: String(READ_RECORDS_MAX) },
+  { name: 'max-read-bytes', env: 'SVCD_MAX_READ_BYTES', help: 'bytes per read response (max_bytes is clamped to it)', default: String(READ_BYTES_MAX) },
+  { name: 'readplan-ttl', env: 'SVCD_READPLAN_TTL', help: 'read plan validity in milliseconds', default: String(READPLAN_TTL_MS_DEFAULT) },
+  { name: 'readplan-vending', env: 'SVCD_READPLAN_VENDING', help: 'presigned or raw', default: 'presigned' },
+  { name: 'object-store', env: 'SVCD_OBJECT_STORE', help: 'fs (a directory under --data-dir)', default: 'fs' },
+  { name: 'metadata', env: 'SVCD_METADATA', help: 'local (journal + snapshot under --data-dir)', default: 'local' },
+  { name: 'help', env: '', help: 'print this help and exit', boolean: true },
+];
+
+export interface Config {
+  listen: { host: string; port: number } | undefined;
+  dataDir: string;
+  httpEngine: 'uws' | 'node';
+  grpcListen: { host: string; port: number } | undefined;
+  metricsListen: { host: string; port: number } | undefined;
+  adminUi: boolean;
+  adminUiReader: boolean;
+  maxReadRecords: number;
+  maxReadBytes: number;
+  readplanTtlMs: number;
+  readplanVending: 'presigned' | 'raw';
+  help: boolean;
+  /** Every flag's raw value (for modules, such as auth, that parse their own flags). */
+  raw: Map<string, string>;
+}
+
+export class ConfigError extends Error {}
+
+/** Reads `--name value`, `--name=value` and bare boolean `--name` from argv. */
+export function parseArgv(argv: readonly string[], specs: readonly FlagSpec[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const byName = new Map(specs.map((s) => [s.name, s]));
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('--')) throw new ConfigError(`unexpected argument ${a}`);
+    const eq = a.indexOf('=');
+    const name = eq < 0 ? a.slice(2) : a.slice(2, eq);
+    const spec = byName.get(name);
+    if (!spec) throw new ConfigError(`unknown flag --${name} (see --help)`);
+    if (spec.envOnly) throw new ConfigError(`--${name} is read from ${spec.env} only`);
+    let v: string;
+    if (eq >= 0) v = a.slice(eq + 1);
+    else if (spec.boolean && (i + 1 >= argv.length || argv[i + 1].startsWith('--') || !/^(true|false)$/.test(argv[i + 1]))) v = 'true';
+    else {
+      if (i + 1 >= argv.length) throw new ConfigError(`--${name} needs a value`);
+      v = argv[++i];
+    }
+    out.set(name, v);
+  }
+  return out;
+}
+
+function hostPort(v: string, flag: string): { host: string; port: number } | undefined {
+  if (v === '') return undefined;
+  const i = v.lastIndexOf(':');
+  const host = i < 0 ? '127.0.0.1' : v.slice(0, i).replace(/^\[|\]$/g, '') || '0.0.0.0';
+  const port = Number(i < 0 ? v : v.slice(i + 1));
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--${flag}: bad address ${v}`);
+  return { host, port };
+}
+
+function positiveInt(v: string, flag: string): number {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new ConfigError(`--${flag} must be a positive integer`);
+  return n;
+}
+
+function boolValue(v: string, flag: string): boolean {
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw new ConfigError(`--${flag} must be true or false`);
+}
+
+export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extra: readonly FlagSpec[] = []): Config {
+  const specs = [...FLAGS, ...extra];
+  const flags = parseArgv(argv, specs);
+  const raw = new Map<string, string>();
+  for (const s of specs) {
+    const v = flags.get(s.name) ?? (s.env ? env[s.env] : undefined) ?? s.default;
+    if (v !== undefined) raw.set(s.name, v);
+  }
+  const get = (n: string): string => raw.get(n) ?? '';
+  const engine = get('http-engine');
+  if (engine !== 'uws' && engine !== 'node') throw new ConfigError('--http-engine must be uws or node');
+  const vending = get('readplan-vending');
+  if (vending !== 'presigned' && vending !== 'raw') throw new ConfigError('--readplan-vending must be presigned or raw');
+  if (get('object-store') !== 'fs') throw new ConfigError('--object-store: only fs is available in this build');
+  if (get('metadata') !== 'local') throw new ConfigError('--metadata: only local is available in this build');
+  return {
+    listen: hostPort(get('listen'), 'listen'),
+    dataDir: get('data-dir'),
+    httpEngine: engine,
+    grpcListen: hostPort(get('grpc-listen'), 'grpc-listen'),
+    metricsListen: hostPort(get('metrics-listen'), 'metrics-listen'),
+    adminUi: boolValue(get('admin-ui'), 'admin-ui'),
+    adminUiReader: boolValue(get('admin-ui-reader'), 'admin-ui-reader'),
+    maxReadRecords: positiveInt(get('max-read-records'), 'max-read-records'),
+    maxReadBytes: positiveInt(get('max-read-bytes'), 'max-read-bytes'),
+    readplanTtlMs: positiveInt(get('readplan-ttl'), 'readplan-ttl'),
+    readplanVending: vending,
+    help: raw.get('help') === 'true',
+    raw,
+  };
+}
+
+export function helpText(extra: readonly FlagSpec[] = []): string {
+  const lines = ['usage: svcd [flags]', '', 'Every flag can also be set by its environment variable; the flag wins.', ''];
+  for (const s of [...FLAGS, ...extra]) {
+    const left = s.envOnly ? `(env only)` : `--${s.name}${s.boolean ? '' : ' <value>'}`;
+    const env = s.env ? ` [${s.env}]` : '';
+    const def = s.default !== undefined && s.default !== '' ? ` (default ${s.default})` : '';
+    lines.push(`  ${left.padEnd(32)} ${s.help}${def}${env}`);
+  }
+  return lines.join('\n');
+}

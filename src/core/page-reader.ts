@@ -1,0 +1,123 @@
+// Reads pages of committed records for one stream: from settled segments through the object store
+// (footer index cached), or from the in-memory batches not yet settled. A page never spans the
+// settled frontier.
+
+import { forEachRecord, frameTimestamps } from '../storage/format/record-codec.ts';
+import type { ObjectStore } from '../storage/objects/object-store.ts';
+import { parseFooter, type FooterEntry } from '../storage/segments/segment-format.ts';
+import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
+import type { StreamState } from './stream-state.ts';
+import type { SequencedRecord } from './types.ts';
+
+/** Footers kept in memory (one per recently read segment). */
+const FOOTER_CACHE_ENTRIES_MAX = 4096;
+
+export interface PageLimits {
+  limit: number;
+  maxBytes: number;
+  untilMs?: number;
+}
+
+export class PageReader {
+  private readonly footers = new Map<string, FooterEntry[]>();
+
+  constructor(private readonly objects: ObjectStore) {}
+
+  private async footer(seg: SegmentMeta): Promise<FooterEntry[]> {
+    const hit = this.footers.get(seg.object_key);
+    if (hit) return hit;
+    const buf = await this.objects.get(seg.object_key, { offset: seg.footer_offset, length: seg.footer_bytes });
+    const entries = parseFooter(buf);
+    if (this.footers.size >= FOOTER_CACHE_ENTRIES_MAX) {
+      const oldest = this.footers.keys().next().value;
+      if (oldest !== undefined) this.footers.delete(oldest);
+    }
+    this.footers.set(seg.object_key, entries);
+    return entries;
+  }
+
+  forget(objectKey: string): void { this.footers.delete(objectKey); }
+
+  /** Records from `start` (which must be within [trim, tail)). */
+  async page(st: StreamState, start: number, lim: PageLimits): Promise<SequencedRecord[]> {
+    const out: SequencedRecord[] = [];
+    let bytes = 0;
+    let done = false;
+    // Collects one record; false ends the page.
+    const take = (r: SequencedRecord, content: number): boolean => {
+      if (lim.untilMs !== undefined && r.timestamp_ms >= lim.untilMs) { done = true; return false; }
+      if (out.length > 0 && bytes + content > lim.maxBytes) { done = true; return false; }
+      out.push(r);
+      bytes += content;
+      if (out.length >= lim.limit || bytes >= lim.maxBytes) { done = true; return false; }
+      return true;
+    };
+    let seq = start;
+    if (seq < st.settledEnd) {
+      let si = st.segmentIndexOf(seq);
+      while (!done && si >= 0 && si < st.meta.segments.length) {
+        const seg = st.meta.segments[si];
+        const entries = await this.footer(seg);
+        for (const e of entries) {
+          if (done) break;
+          if (e.firstSeq + e.recordCount <= seq) continue;
+          const frame = await this.objects.get(seg.object_key, { offset: e.offset, length: e.frameBytes });
+          forEachRecord(frame, 0, seq - e.firstSeq, (r, c) => {
+            if (!take(r, c)) return false;
+            seq = r.seq_num + 1;
+            return true;
+          });
+        }
+        si += 1;
+      }
+      return out; // never across the settled frontier
+    }
+    let mi = st.memIndexOf(seq);
+    while (!done && mi >= 0 && mi < st.mem.length) {
+      const b = st.mem[mi];
+      forEachRecord(b.frame, 0, seq - b.firstSeq, (r, c) => {
+        if (!take(r, c)) return false;
+        seq = r.seq_num + 1;
+        return true;
+      });
+      mi += 1;
+    }
+    return out;
+  }
+
+  /** First seq_num whose record is stamped at or after `ts` (the tail when none is). Timestamps
+   *  never go backwards within a stream, so this is a search, not a scan. */
+  async seqAtOrAfter(st: StreamState, ts: number): Promise<number> {
+    for (const seg of st.meta.segments) {
+      if (seg.end_seq <= st.trimSeq || seg.max_ts < ts) continue;
+      for (const e of await this.footer(seg)) {
+        if (e.maxTs < ts || e.firstSeq + e.recordCount <= st.trimSeq) continue;
+        const frame = await this.objects.get(seg.object_key, { offset: e.offset, length: e.frameBytes });
+        const i = frameTimestamps(frame).findIndex((t, idx) => t >= ts && e.firstSeq + idx >= st.trimSeq);
+        if (i >= 0) return e.firstSeq + i;
+      }
+    }
+    for (const b of st.mem) {
+      if (b.maxTs < ts || b.firstSeq + b.count <= st.trimSeq) continue;
+      const i = frameTimestamps(b.frame).findIndex((t, idx) => t >= ts && b.firstSeq + idx >= st.trimSeq);
+      if (i >= 0) return b.firstSeq + i;
+    }
+    return st.tail;
+  }
+
+  /** Smallest watermark that leaves at most `maxBytes` of content retained (whole batches). */
+  watermarkForBytes(st: StreamState, maxBytes: number): number {
+    let total = 0;
+    for (let i = st.mem.length - 1; i >= 0; i--) {
+      const b = st.mem[i];
+      total += b.contentBytes;
+      if (total > maxBytes) return b.firstSeq + b.count;
+    }
+    for (let i = st.meta.segments.length - 1; i >= 0; i--) {
+      const s = st.meta.segments[i];
+      total += s.content_bytes;
+      if (total > maxBytes) return s.end_seq;
+    }
+    return st.trimSeq;
+  }
+}

@@ -1,0 +1,42 @@
+// Ports: what core/ needs from the outside world, passed in by main.ts (the composition root), so the
+// sequencer never reaches for a clock, a timer, randomness, a thread or a disk by itself.
+
+import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
+
+export interface Clock { nowMs(): number }
+
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): { cancel(): void };
+  setInterval(fn: () => void, ms: number): { cancel(): void };
+}
+
+export interface Ids { uuid(): string }
+
+/** The sequencer's side of the log ring (storage/wal/log-ring.ts implements it). */
+export interface LogPort {
+  readonly capacityBytes: number;
+  /** Copies a frame in; returns its end offset, or -1 when there is no room yet. */
+  tryAppend(frame: Uint8Array): number;
+  publish(): void;
+  durableOffset(): number;
+  durableSignal(): number;
+  waitDurable(seen: number): Promise<unknown>;
+  failed(): boolean;
+}
+
+export interface StreamFrames {
+  streamId: string;
+  bucket: string;
+  key: string;
+  frames: Uint8Array[];
+}
+
+/** Builds settled segments from WAL frames and uploads them (piscina workers in production). */
+export interface SegmentSettler {
+  settle(fileNo: number, batches: StreamFrames[]): Promise<SegmentMeta[]>;
+}
+
+/** Removes a sealed, fully settled WAL file. */
+export interface WalJanitor {
+  removeFile(fileNo: number): void;
+}

@@ -1,0 +1,48 @@
+// The sequencing rules as pure functions, so they can be tested exhaustively without a server:
+// fencing, match_seq_num, and timestamps per the stream's timestamping mode.
+
+import { ServiceError } from './errors.ts';
+import type { Position, RecordInput, StreamConfig } from './types.ts';
+
+/** Throws the spec's 412 (fence detail) when the presented token does not admit this append. */
+export function checkFence(installed: string, policy: StreamConfig['producer_policy'], presented: string | undefined): void {
+  const mismatch = () => new ServiceError('fence_mismatch', 'fencing token mismatch', { fencing_token: installed });
+  if (policy === 'fenced' && (presented === undefined || presented === '')) throw mismatch();
+  if (presented !== undefined && presented !== installed) throw mismatch();
+  if (presented === undefined && installed !== '') throw mismatch();
+}
+
+/** Throws the spec's 412 (sequence detail) when the batch would not start at `match`. */
+export function checkMatch(match: number | undefined, next: number, tail: Position): void {
+  if (match !== undefined && match !== next) {
+    throw new ServiceError('seq_mismatch', `match_seq_num ${match} does not match the next seq_num ${next}`, { tail });
+  }
+}
+
+/**
+ * Timestamps for a batch. `client-prefer` takes the client's time when given, else arrival;
+ * `client-require` refuses a record without one; `arrival` ignores the client's. Unless uncapped, a
+ * client time later than arrival is capped at arrival. Times never go backwards within a stream: an
+ * earlier one is raised to `floorMs` (the previous record's).
+ */
+export function stampTimestamps(records: readonly RecordInput[], cfg: StreamConfig, arrivalMs: number, floorMs: number): number[] {
+  const out = new Array<number>(records.length);
+  let floor = floorMs;
+  for (let i = 0; i < records.length; i++) {
+    const client = records[i].timestamp_ms;
+    let t: number;
+    if (cfg.timestamping_mode === 'arrival' || client === undefined) {
+      if (cfg.timestamping_mode === 'client-require' && client === undefined) {
+        throw new ServiceError('invalid_argument', `record ${i}: timestamp_ms is required by client-require timestamping`);
+      }
+      t = arrivalMs;
+    } else {
+      t = client;
+      if (!cfg.timestamping_uncapped && t > arrivalMs) t = arrivalMs;
+    }
+    if (t < floor) t = floor;
+    out[i] = t;
+    floor = t;
+  }
+  return out;
+}

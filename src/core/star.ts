@@ -1,0 +1,553 @@
+// A star: the StreamService over one data dir. Owns every stream's sequencing on the main thread,
+// hands sequenced frames to the log ring, acknowledges on the flusher's durable offset, settles
+// sealed WAL files into segments, and enforces trim and retention.
+
+import {
+  LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
+  STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX,
+} from '../config/limits.ts';
+import { contentBytes, encodeBatch, encodeRotate, type CodecRecord } from '../storage/format/record-codec.ts';
+import type { BucketMeta, MetadataStore, MetaState, StreamMeta } from '../storage/metadata/metadata-store.ts';
+import type { ObjectStore } from '../storage/objects/object-store.ts';
+import { ServiceError, invalid, notFound } from './errors.ts';
+import { PageReader } from './page-reader.ts';
+import type { Clock, Ids, LogPort, SegmentSettler, StreamFrames, Timers, WalJanitor } from './ports.ts';
+import { checkFence, checkMatch, stampTimestamps } from './sequencer.ts';
+import type { BucketCreate, ListPage, StreamConfigInput, StreamCreate, StreamService, Subscription } from './service-api.ts';
+import { StreamState, type MemBatch } from './stream-state.ts';
+import { LiveSubscription } from './subscription.ts';
+import {
+  DEFAULT_BUCKET_CONFIG, streamDefaultsOf, type AppendAck, type AppendInput, type BucketConfig, type BucketInfo,
+  type Position, type ReadOptions, type ReadResult, type ReadStart, type StreamConfig, type StreamInfo,
+} from './types.ts';
+
+export interface StarDeps {
+  clock: Clock;
+  timers: Timers;
+  ids: Ids;
+  log: LogPort;
+  metadata: MetadataStore;
+  objects: ObjectStore;
+  settler: SegmentSettler;
+  wal: WalJanitor;
+  /** WAL file the flusher writes first (after recovery). */
+  walFileNo: number;
+  readRecordsMax?: number;
+  readBytesMax?: number;
+  log_error?: (msg: string, err?: unknown) => void;
+}
+
+/** An append sequenced into the ring, waiting for the flusher's durable offset to pass `end`. */
+interface PendingEntry {
+  end: number;
+  st?: StreamState;
+  batch?: MemBatch;
+  frameBytes: number;
+  resolve?: (a: AppendAck) => void;
+  reject?: (e: unknown) => void;
+  /** A ROTATE marker: the file it closes settles once it is durable. */
+  sealedFileNo?: number;
+}
+
+const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
+
+export class Star implements StreamService {
+  private readonly d: StarDeps;
+  private readonly buckets = new Map<string, BucketMeta>();
+  private readonly streams = new Map<string, StreamState>();
+  private readonly byBucket = new Map<string, Map<string, StreamState>>();
+  private readonly deleted = new Set<string>();
+  private readonly reader: PageReader;
+  private pending: PendingEntry[] = [];
+  private pendingHead = 0;
+  private inflightBytes = 0;
+  private walFileNo: number;
+  private walFileBytes = 0;
+  private walFileOpenedMs = 0;
+  /** Streams with records in each WAL file not yet settled. */
+  private readonly fileStreams = new Map<number, Set<StreamState>>();
+  private settleQueue: Promise<void> = Promise.resolve();
+  private subscriptions = 0;
+  private closed = false;
+  private timers: { cancel(): void }[] = [];
+  private readonly readRecordsMax: number;
+  private readonly readBytesMax: number;
+
+  constructor(deps: StarDeps) {
+    this.d = deps;
+    this.reader = new PageReader(deps.objects);
+    this.walFileNo = deps.walFileNo;
+    this.readRecordsMax = deps.readRecordsMax ?? READ_RECORDS_MAX;
+    this.readBytesMax = deps.readBytesMax ?? READ_BYTES_MAX;
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  /** Loads metadata, then replays the recovered WAL frames onto it. */
+  open(state: MetaState, recovered: Iterable<{ fileNo: number; streamId: string; firstSeq: number; count: number; frame: Buffer; timestamps: number[]; contentBytes: number }>): void {
+    for (const b of state.buckets) this.buckets.set(b.name, b);
+    for (const s of state.streams) this.addStream(new StreamState(s, this.configOf(s)));
+    for (const d of state.deleted) this.deleted.add(addr(d.bucket, d.key));
+    const byId = new Map<string, StreamState>();
+    for (const st of this.streams.values()) byId.set(st.streamId, st);
+    for (const f of recovered) {
+      const st = byId.get(f.streamId);
+      if (!st || f.firstSeq + f.count <= st.tail) continue; // deleted stream, or already settled
+      if (f.firstSeq !== st.tail) {
+        this.d.log_error?.(`recovery: stream ${st.streamId} frame at ${f.firstSeq} does not follow tail ${st.tail}; skipped`);
+        continue;
+      }
+      const batch: MemBatch = {
+        firstSeq: f.firstSeq, count: f.count, frame: f.frame, walFileNo: f.fileNo,
+        minTs: f.timestamps[0] ?? 0, maxTs: f.timestamps[f.timestamps.length - 1] ?? 0, contentBytes: f.contentBytes,
+      };
+      st.commitBatch(batch);
+      st.nextSeq = st.tail;
+      st.lastSeqTs = st.tailTs;
+      this.touchFile(f.fileNo, st);
+    }
+    // Every recovered file is sealed: the flusher starts a fresh one. Settle them in order.
+    for (const fileNo of [...this.fileStreams.keys()].sort((a, b) => a - b)) this.enqueueSettle(fileNo);
+    this.walFileOpenedMs = this.d.clock.nowMs();
+    this.timers.push(this.d.timers.setInterval(() => this.sweep(), RETENTION_SWEEP_MS));
+    void this.durableLoop();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.timers) t.cancel();
+    for (const st of this.streams.values()) st.wake();
+  }
+
+  // ---------------------------------------------------------------- buckets
+
+  private bucketInfo(b: BucketMeta): BucketInfo {
+    return { name: b.name, ...(b.config as unknown as BucketConfig), created_at_unix_ms: b.created_at_unix_ms, creation_token: b.creation_token };
+  }
+
+  private requireBucket(name: string): BucketMeta {
+    const b = this.buckets.get(name);
+    if (!b) throw notFound(`bucket ${name} not found`);
+    return b;
+  }
+
+  async createBucket(name: string, body: BucketCreate): Promise<BucketInfo> {
+    const token = body.creation_token ?? '';
+    const existing = this.buckets.get(name);
+    if (existing) {
+      if (token !== '' && existing.creation_token === token) return this.bucketInfo(existing);
+      throw new ServiceError('already_exists', `bucket ${name} already exists`);
+    }
+    const config: BucketConfig = { ...DEFAULT_BUCKET_CONFIG };
+    for (const k of Object.keys(config) as (keyof BucketConfig)[]) {
+      const v = body[k];
+      if (v !== undefined) (config as unknown as Record<string, unknown>)[k] = v;
+    }
+    const meta: BucketMeta = { name, config: { ...config }, created_at_unix_ms: this.d.clock.nowMs(), creation_token: token };
+    this.buckets.set(name, meta);
+    await this.d.metadata.putBucket(meta);
+    return this.bucketInfo(meta);
+  }
+
+  getBucket(name: string): BucketInfo { return this.bucketInfo(this.requireBucket(name)); }
+
+  async updateBucket(name: string, body: Partial<BucketConfig>): Promise<BucketInfo> {
+    const b = this.requireBucket(name);
+    // PUT replaces the caller-writable config whole: unset fields fall back to the defaults.
+    const config: BucketConfig = { ...DEFAULT_BUCKET_CONFIG };
+    for (const k of Object.keys(config) as (keyof BucketConfig)[]) {
+      const v = body[k];
+      if (v !== undefined) (config as unknown as Record<string, unknown>)[k] = v;
+    }
+    const meta: BucketMeta = { ...b, config: { ...config } };
+    this.buckets.set(name, meta);
+    await this.d.metadata.putBucket(meta);
+    return this.bucketInfo(meta);
+  }
+
+  async deleteBucket(name: string): Promise<void> {
+    this.requireBucket(name);
+    const live = this.byBucket.get(name);
+    if (live && live.size > 0) throw new ServiceError('bucket_not_empty', `bucket ${name} is not empty: delete its ${live.size} stream(s) first`);
+    this.buckets.delete(name);
+    for (const a of [...this.deleted]) if (a.startsWith(`${name}\u0000`)) this.deleted.delete(a);
+    await this.d.metadata.deleteBucket(name);
+  }
+
+  listBuckets(startAfter: string, limit: number): ListPage<BucketInfo> {
+    const names = [...this.buckets.keys()].sort();
+    const from = startAfter === '' ? 0 : upperBound(names, startAfter);
+    const n = Math.min(Math.max(limit, 1), LIST_PAGE_MAX);
+    const page = names.slice(from, from + n);
+    const more = from + n < names.length;
+    return { items: page.map((x) => this.bucketInfo(this.buckets.get(x)!)), next: more ? page[page.length - 1] : '' };
+  }
+
+  // ---------------------------------------------------------------- streams
+
+  private configOf(s: StreamMeta): StreamConfig {
+    return s.config as unknown as StreamConfig;
+  }
+
+  private addStream(st: StreamState): void {
+    this.streams.set(addr(st.meta.bucket, st.meta.key), st);
+    let m = this.byBucket.get(st.meta.bucket);
+    if (!m) this.byBucket.set(st.meta.bucket, (m = new Map()));
+    m.set(st.meta.key, st);
+  }
+
+  private requireStream(bucket: string, key: string): StreamState {
+    const st = this.streams.get(addr(bucket, key));
+    if (!st) {
+      if (!this.buckets.has(bucket)) throw notFound(`bucket ${bucket} not found`);
+      throw notFound(`stream ${bucket}/${key} not found`);
+    }
+    return st;
+  }
+
+  private async newStream(bucket: BucketMeta, key: string, body: StreamCreate): Promise<StreamState> {
+    const config = streamDefaultsOf(bucket.config as unknown as BucketConfig);
+    for (const k of Object.keys(config) as (keyof StreamConfig)[]) {
+      const v = body[k];
+      if (v !== undefined && v !== '') (config as unknown as Record<string, unknown>)[k] = v;
+    }
+    const meta: StreamMeta = {
+      stream_id: this.d.ids.uuid(), bucket: bucket.name, key, config: { ...config },
+      created_at_unix_ms: this.d.clock.nowMs(), creation_token: body.creation_token ?? '', fencing_token: '',
+      trim_seq: 0, settled_end_seq: 0, settled_end_ts: 0, segments: [],
+    };
+    const st = new StreamState(meta, config);
+    this.addStream(st);
+    this.deleted.delete(addr(bucket.name, key));
+    // Appends must not be acknowledged before the stream they belong to is durable.
+    st.creating = this.d.metadata.putStream(meta).finally(() => { st.creating = undefined; });
+    await st.creating;
+    return st;
+  }
+
+  async createStream(bucket: string, key: string, body: StreamCreate): Promise<StreamInfo> {
+    const b = this.requireBucket(bucket);
+    const existing = this.streams.get(addr(bucket, key));
+    if (existing) {
+      const token = body.creation_token ?? '';
+      if (token !== '' && existing.meta.creation_token === token) return existing.info();
+      throw new ServiceError('already_exists', `stream ${bucket}/${key} already exists`);
+    }
+    return (await this.newStream(b, key, body)).info();
+  }
+
+  getStream(bucket: string, key: string): StreamInfo & { fencing_token: string } {
+    const st = this.requireStream(bucket, key);
+    return { ...st.info(), fencing_token: st.meta.fencing_token };
+  }
+
+  async reconfigureStream(bucket: string, key: string, patch: StreamConfigInput): Promise<StreamInfo> {
+    const st = this.requireStream(bucket, key);
+    const b = this.requireBucket(bucket);
+    const defaults = streamDefaultsOf(b.config as unknown as BucketConfig);
+    const config = { ...st.config };
+    for (const k of Object.keys(config) as (keyof StreamConfig)[]) {
+      const v = patch[k];
+      if (v === undefined) continue;
+      (config as unknown as Record<string, unknown>)[k] = v === '' ? defaults[k] : v;
+    }
+    st.config = config;
+    st.meta = { ...st.meta, config: { ...config } };
+    await this.d.metadata.putStream(st.meta);
+    return st.info();
+  }
+
+  async deleteStream(bucket: string, key: string): Promise<void> {
+    const st = this.streams.get(addr(bucket, key));
+    if (!st) {
+      if (this.deleted.has(addr(bucket, key))) return; // idempotent on a deleted stream
+      if (!this.buckets.has(bucket)) throw notFound(`bucket ${bucket} not found`);
+      throw notFound(`stream ${bucket}/${key} not found`);
+    }
+    this.streams.delete(addr(bucket, key));
+    this.byBucket.get(bucket)?.delete(key);
+    this.deleted.add(addr(bucket, key));
+    st.deleted = true;
+    st.wake();
+    await this.d.metadata.deleteStream(bucket, key);
+    // Reclaimed in the background: gone for every caller already.
+    const segs = st.meta.segments;
+    void (async () => {
+      for (const s of segs) {
+        this.reader.forget(s.object_key);
+        await this.d.objects.delete(s.object_key).catch(() => undefined);
+      }
+    })();
+  }
+
+  listStreams(bucket: string, startAfter: string, limit: number): ListPage<StreamInfo> {
+    this.requireBucket(bucket);
+    const keys = [...(this.byBucket.get(bucket)?.keys() ?? [])].sort();
+    const from = startAfter === '' ? 0 : upperBound(keys, startAfter);
+    const n = Math.min(Math.max(limit, 1), LIST_PAGE_MAX);
+    const page = keys.slice(from, from + n);
+    const more = from + n < keys.length;
+    const m = this.byBucket.get(bucket)!;
+    return { items: page.map((k) => m.get(k)!.info()), next: more ? page[page.length - 1] : '' };
+  }
+
+  // ---------------------------------------------------------------- append
+
+  async append(bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
+    let st = this.streams.get(addr(bucket, key));
+    if (!st) {
+      const b = this.requireBucket(bucket);
+      if (!(b.config as unknown as BucketConfig).create_stream_on_append) throw notFound(`stream ${bucket}/${key} not found`);
+      st = this.streams.get(addr(bucket, key));
+      if (!st) {
+        const created = this.newStream(b, key, {});
+        st = this.streams.get(addr(bucket, key))!;
+        void created.catch(() => undefined);
+      }
+    }
+    if (st.creating) await st.creating; // every caller waits on the same promise: call order is kept
+    if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
+    if (this.d.log.failed()) throw new ServiceError('unavailable', 'the write-ahead log is failing; not accepting appends');
+    checkFence(st.meta.fencing_token, st.config.producer_policy, input.fencing_token);
+    if (input.match_seq_num !== undefined && input.match_seq_num !== st.nextSeq) {
+      await st.drained; // report the committed tail, never a speculative one
+      checkMatch(input.match_seq_num, st.nextSeq, st.tailPosition());
+    }
+    const stamps = stampTimestamps(input.records, st.config, this.d.clock.nowMs(), st.lastSeqTs);
+    const recs: CodecRecord[] = input.records.map((r, i) => ({ timestamp_ms: stamps[i], headers: r.headers, body: r.body }));
+    let content = 0;
+    for (const r of recs) content += contentBytes(r);
+    const firstSeq = st.nextSeq;
+    const frame = encodeBatch(st.streamId, firstSeq, recs);
+    if (st.inflightBytes + frame.length > STREAM_INFLIGHT_BYTES_MAX || this.inflightBytes + frame.length > STAR_INFLIGHT_BYTES_MAX) {
+      throw new ServiceError('resource_exhausted', 'too many bytes in flight; retry shortly');
+    }
+    const end = this.d.log.tryAppend(frame);
+    if (end < 0) throw new ServiceError('resource_exhausted', 'log ring full; retry shortly');
+    this.d.log.publish();
+    st.nextSeq += recs.length;
+    st.lastSeqTs = stamps[stamps.length - 1];
+    st.inflightBytes += frame.length;
+    this.inflightBytes += frame.length;
+    const batch: MemBatch = {
+      firstSeq, count: recs.length, frame, walFileNo: this.walFileNo, minTs: stamps[0], maxTs: stamps[stamps.length - 1], contentBytes: content,
+    };
+    this.touchFile(this.walFileNo, st);
+    const ack = new Promise<AppendAck>((resolve, reject) => {
+      this.pending.push({ end, st, batch, frameBytes: frame.length, resolve, reject });
+    });
+    st.drained = ack.then(() => undefined, () => undefined);
+    this.walFileBytes += frame.length;
+    if (this.walFileBytes >= WAL_FILE_BYTES_MAX) this.rotate();
+    return ack;
+  }
+
+  private touchFile(fileNo: number, st: StreamState): void {
+    let s = this.fileStreams.get(fileNo);
+    if (!s) this.fileStreams.set(fileNo, (s = new Set()));
+    s.add(st);
+  }
+
+  /** Seals the current WAL file: a ROTATE frame goes through the ring like any batch. */
+  private rotate(): void {
+    const frame = encodeRotate();
+    const end = this.d.log.tryAppend(frame);
+    if (end < 0) return; // try again on the next append or sweep
+    this.d.log.publish();
+    this.pending.push({ end, frameBytes: 0, sealedFileNo: this.walFileNo });
+    this.walFileNo += 1;
+    this.walFileBytes = 0;
+    this.walFileOpenedMs = this.d.clock.nowMs();
+  }
+
+  /** Waits on the flusher's durable offset and commits, in ring order, everything below it. */
+  private async durableLoop(): Promise<void> {
+    while (!this.closed) {
+      const seen = this.d.log.durableSignal();
+      this.commitDurable();
+      if (this.d.log.failed()) { this.failPending(); return; }
+      await this.d.log.waitDurable(seen);
+    }
+  }
+
+  private commitDurable(): void {
+    const durable = this.d.log.durableOffset();
+    const q = this.pending;
+    let i = this.pendingHead;
+    while (i < q.length && q[i].end <= durable) {
+      const p = q[i++];
+      if (p.sealedFileNo !== undefined) { this.enqueueSettle(p.sealedFileNo); continue; }
+      const st = p.st!;
+      const b = p.batch!;
+      st.inflightBytes -= p.frameBytes;
+      this.inflightBytes -= p.frameBytes;
+      if (st.deleted) {
+        p.reject!(new ServiceError('stream_deleted', 'the stream was deleted while the append was in flight'));
+        continue;
+      }
+      st.commitBatch(b);
+      p.resolve!({
+        start: { seq_num: b.firstSeq, timestamp_ms: b.minTs },
+        end: { seq_num: b.firstSeq + b.count, timestamp_ms: b.maxTs },
+        tail: st.tailPosition(),
+      });
+    }
+    if (i === q.length) { this.pending = []; this.pendingHead = 0; }
+    else if (i > 1024 && i * 2 > q.length) { this.pending = q.slice(i); this.pendingHead = 0; }
+    else this.pendingHead = i;
+  }
+
+  private failPending(): void {
+    const err = new ServiceError('unavailable', 'the write-ahead log failed; the append was not acknowledged');
+    for (let i = this.pendingHead; i < this.pending.length; i++) this.pending[i].reject?.(err);
+    this.pending = [];
+    this.pendingHead = 0;
+  }
+
+  // ---------------------------------------------------------------- settle
+
+  private enqueueSettle(fileNo: number): void {
+    this.settleQueue = this.settleQueue.then(() => this.settleFile(fileNo)).catch((err) => {
+      this.d.log_error?.(`settling WAL file ${fileNo} failed; it stays in the WAL`, err);
+    });
+  }
+
+  /** Moves one sealed WAL file's batches into segments, records them, then drops the file. */
+  private async settleFile(fileNo: number): Promise<void> {
+    const touched = [...(this.fileStreams.get(fileNo) ?? [])].filter((st) => !st.deleted);
+    const work: StreamFrames[] = [];
+    const ends: { st: StreamState; endSeq: number; endTs: number }[] = [];
+    for (const st of touched) {
+      const frames = st.mem.filter((b) => b.walFileNo === fileNo);
+      if (!frames.length) continue;
+      const last = frames[frames.length - 1];
+      work.push({ streamId: st.streamId, bucket: st.meta.bucket, key: st.meta.key, frames: frames.map((b) => b.frame) });
+      ends.push({ st, endSeq: last.firstSeq + last.count, endTs: last.maxTs });
+    }
+    if (work.length) {
+      const segs = await this.d.settler.settle(fileNo, work);
+      const rows: StreamMeta[] = [];
+      ends.forEach((e, i) => {
+        if (e.st.deleted) return;
+        e.st.settle([segs[i]], e.endSeq, e.endTs);
+        rows.push(e.st.meta);
+      });
+      if (rows.length) await this.d.metadata.putStreams(rows);
+    }
+    this.fileStreams.delete(fileNo);
+    this.d.wal.removeFile(fileNo);
+  }
+
+  // ---------------------------------------------------------------- read
+
+  private async resolveStart(st: StreamState, start: ReadStart): Promise<number> {
+    switch (start.kind) {
+      case 'seq_num': return start.value;
+      case 'tail_offset': return Math.max(0, st.tail - start.value);
+      case 'timestamp_ms': return this.reader.seqAtOrAfter(st, start.value);
+    }
+  }
+
+  private async streamForRead(bucket: string, key: string): Promise<StreamState> {
+    const st = this.streams.get(addr(bucket, key));
+    if (st) return st;
+    const b = this.requireBucket(bucket);
+    if (!(b.config as unknown as BucketConfig).create_stream_on_read) throw notFound(`stream ${bucket}/${key} not found`);
+    return this.streams.get(addr(bucket, key)) ?? this.newStream(b, key, {});
+  }
+
+  async read(bucket: string, key: string, opts: ReadOptions): Promise<ReadResult> {
+    const st = await this.streamForRead(bucket, key);
+    let seq = await this.resolveStart(st, opts.start);
+    if (seq < st.trimSeq) {
+      if (!opts.clamp) throw new ServiceError('trimmed', `records below ${st.trimSeq} were trimmed`);
+      seq = st.trimSeq;
+    }
+    if (seq > st.tail) {
+      if (!opts.clamp) throw new ServiceError('range_not_satisfiable', `start ${seq} is past the tail ${st.tail}`, { tail: st.tailPosition() });
+      seq = st.tail;
+    }
+    const tail = st.tailPosition();
+    if (seq >= st.tail) return { records: [], tail };
+    const limit = Math.min(opts.limit > 0 ? opts.limit : this.readRecordsMax, this.readRecordsMax);
+    const maxBytes = Math.min(opts.maxBytes > 0 ? opts.maxBytes : this.readBytesMax, this.readBytesMax);
+    const records = await this.reader.page(st, seq, { limit, maxBytes, untilMs: opts.untilMs });
+    return { records, tail };
+  }
+
+  checkTail(bucket: string, key: string): Position {
+    return this.requireStream(bucket, key).tailPosition();
+  }
+
+  // ---------------------------------------------------------------- trim, fence, retention
+
+  async trim(bucket: string, key: string, to: { seq_num?: number; timestamp_ms?: number }): Promise<void> {
+    const st = this.requireStream(bucket, key);
+    await st.drained;
+    const target = to.seq_num !== undefined ? Math.min(to.seq_num, st.tail) : await this.reader.seqAtOrAfter(st, to.timestamp_ms!);
+    await this.advanceTrim(st, target);
+  }
+
+  private async advanceTrim(st: StreamState, target: number): Promise<void> {
+    if (target <= st.trimSeq || st.deleted) return; // the watermark only advances
+    st.meta = { ...st.meta, trim_seq: target };
+    const dead = st.meta.segments.filter((s) => s.end_seq <= target);
+    st.meta.segments = st.meta.segments.filter((s) => s.end_seq > target);
+    st.wake();
+    await this.d.metadata.putStream(st.meta);
+    for (const s of dead) {
+      this.reader.forget(s.object_key);
+      void this.d.objects.delete(s.object_key).catch(() => undefined);
+    }
+  }
+
+  async fence(bucket: string, key: string, token: string): Promise<Position> {
+    const st = this.requireStream(bucket, key);
+    st.meta = { ...st.meta, fencing_token: token };
+    await this.d.metadata.putStream(st.meta);
+    await st.drained;
+    return st.tailPosition();
+  }
+
+  /** Background: retention by age and bytes, and sealing a quiet WAL file. */
+  private sweep(): void {
+    const now = this.d.clock.nowMs();
+    if (this.walFileBytes > 0 && now - this.walFileOpenedMs >= WAL_SETTLE_AFTER_MS) this.rotate();
+    for (const st of this.streams.values()) {
+      const { retention_max_age_ms: age, retention_max_bytes: bytes } = st.config;
+      if (!age && !bytes) continue;
+      void (async () => {
+        let target = st.trimSeq;
+        if (age) target = Math.max(target, await this.reader.seqAtOrAfter(st, now - age));
+        if (bytes) target = Math.max(target, this.reader.watermarkForBytes(st, bytes));
+        await this.advanceTrim(st, Math.min(target, st.tail));
+      })().catch((err) => this.d.log_error?.('retention sweep failed', err));
+    }
+  }
+
+  // ---------------------------------------------------------------- subscribe
+
+  async subscribe(bucket: string, key: string, start: ReadStart): Promise<Subscription> {
+    const st = this.requireStream(bucket, key);
+    if (this.subscriptions >= SUBSCRIPTIONS_PER_STAR_MAX) throw new ServiceError('resource_exhausted', 'subscriptions per star at cap');
+    let seq = await this.resolveStart(st, start);
+    if (seq < st.trimSeq) throw new ServiceError('trimmed', `records below ${st.trimSeq} were trimmed`);
+    if (seq > st.tail) seq = st.tail; // a cursor past the tail waits at the tail
+    this.subscriptions += 1;
+    return new LiveSubscription(st, seq, this.reader, () => { this.subscriptions -= 1; });
+  }
+}
+
+/** Index of the first element greater than `x` in a sorted array. */
+function upperBound(sorted: string[], x: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export { invalid };

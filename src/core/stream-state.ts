@@ -1,0 +1,120 @@
+// Per-stream state on the sequencer: config, the sequenced and committed tails, the fence, the trim
+// watermark, the settled chain and the committed-but-unsettled batches. An idle stream holds only
+// these fields: its unsettled batches leave memory when its WAL file settles.
+
+import type { SegmentMeta, StreamMeta } from '../storage/metadata/metadata-store.ts';
+import type { Position, StreamConfig, StreamInfo } from './types.ts';
+
+/** A committed batch still served from memory (its WAL file has not settled yet). */
+export interface MemBatch {
+  firstSeq: number;
+  count: number;
+  frame: Buffer;
+  walFileNo: number;
+  minTs: number;
+  maxTs: number;
+  contentBytes: number;
+}
+
+/** Woken when the committed tail moves, the stream is trimmed under a cursor, or deleted. */
+export type TailWaiter = () => void;
+
+export class StreamState {
+  meta: StreamMeta;
+  config: StreamConfig;
+  /** Next seq_num the sequencer will assign (>= committed tail while appends are in flight). */
+  nextSeq: number;
+  /** Timestamp of the last sequenced record: the floor for the next one. */
+  lastSeqTs: number;
+  /** Committed tail. */
+  tail: number;
+  tailTs: number;
+  readonly mem: MemBatch[] = [];
+  inflightBytes = 0;
+  /** Resolves when every append sequenced so far has committed or failed. */
+  drained: Promise<void> = Promise.resolve();
+  deleted = false;
+  /** Set while the stream's creation is being made durable: appends wait for it, in call order. */
+  creating: Promise<void> | undefined;
+  readonly waiters = new Set<TailWaiter>();
+
+  constructor(meta: StreamMeta, config: StreamConfig) {
+    this.meta = meta;
+    this.config = config;
+    this.tail = meta.settled_end_seq;
+    this.tailTs = meta.settled_end_ts;
+    this.nextSeq = this.tail;
+    this.lastSeqTs = this.tailTs;
+  }
+
+  get streamId(): string { return this.meta.stream_id; }
+  get trimSeq(): number { return this.meta.trim_seq; }
+  get settledEnd(): number { return this.meta.settled_end_seq; }
+
+  info(): StreamInfo {
+    return {
+      stream_id: this.meta.stream_id,
+      bucket: this.meta.bucket,
+      key: this.meta.key,
+      ...this.config,
+      created_at_unix_ms: this.meta.created_at_unix_ms,
+    };
+  }
+
+  tailPosition(): Position {
+    // A fully trimmed stream knows no record's time (spec: Position).
+    return { seq_num: this.tail, timestamp_ms: this.trimSeq >= this.tail ? 0 : this.tailTs };
+  }
+
+  /** A committed batch enters memory; the tail moves and waiters wake. */
+  commitBatch(b: MemBatch): void {
+    this.mem.push(b);
+    this.tail = b.firstSeq + b.count;
+    this.tailTs = b.maxTs;
+    this.wake();
+  }
+
+  wake(): void {
+    if (this.waiters.size === 0) return;
+    const ws = [...this.waiters];
+    this.waiters.clear();
+    for (const w of ws) w();
+  }
+
+  /** Index of the in-memory batch holding `seq`, or -1. */
+  memIndexOf(seq: number): number {
+    const m = this.mem;
+    let lo = 0;
+    let hi = m.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const b = m[mid];
+      if (seq < b.firstSeq) hi = mid - 1;
+      else if (seq >= b.firstSeq + b.count) lo = mid + 1;
+      else return mid;
+    }
+    return -1;
+  }
+
+  /** Index of the settled segment holding `seq`, or -1. */
+  segmentIndexOf(seq: number): number {
+    const s = this.meta.segments;
+    let lo = 0;
+    let hi = s.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (seq < s[mid].first_seq) hi = mid - 1;
+      else if (seq >= s[mid].end_seq) lo = mid + 1;
+      else return mid;
+    }
+    return -1;
+  }
+
+  /** Settled batches leave memory once their segments are recorded in metadata. */
+  settle(segments: SegmentMeta[], endSeq: number, endTs: number): void {
+    this.meta.segments.push(...segments);
+    this.meta.settled_end_seq = endSeq;
+    this.meta.settled_end_ts = endTs;
+    while (this.mem.length && this.mem[0].firstSeq + this.mem[0].count <= endSeq) this.mem.shift();
+  }
+}

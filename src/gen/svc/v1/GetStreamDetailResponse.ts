@@ -1,0 +1,42 @@
+// Original file: proto/svc/v1/admin.proto
+
+import type { StreamInfo as _svc_v1_StreamInfo, StreamInfo__Output as _svc_v1_StreamInfo__Output } from '../../svc/v1/StreamInfo.ts';
+import type { Position as _svc_v1_Position, Position__Output as _svc_v1_Position__Output } from '../../svc/v1/Position.ts';
+
+export interface GetStreamDetailResponse {
+  /**
+   * The descriptor.
+   */
+  'info'?: (_svc_v1_StreamInfo | null);
+  /**
+   * Installed fencing token; '' when unfenced.
+   */
+  'fencing_token'?: (string);
+  /**
+   * Committed tail.
+   */
+  'tail'?: (_svc_v1_Position | null);
+  /**
+   * The leading star; '' when vacant.
+   */
+  'leader_star_id'?: (string);
+}
+
+export interface GetStreamDetailResponse__Output {
+  /**
+   * The descriptor.
+   */
+  'info': (_svc_v1_StreamInfo__Output | null);
+  /**
+   * Installed fencing token; '' when unfenced.
+   */
+  'fencing_token': (string);
+  /**
+   * Committed tail.
+   */
+  'tail': (_svc_v1_Position__Output | null);
+  /**
+   * The leading star; '' when vacant.
+   */
+  'leader_star_id': (string);
+}

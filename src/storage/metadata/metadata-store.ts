@@ -1,0 +1,65 @@
+// The metadata port: buckets, streams (config, fencing token, trim watermark, settled chain), deleted
+// addresses and credentials. `local` keeps it in the data dir; a `postgres` backend implements the
+// same interface for a cluster. Values are plain JSON-able objects so any backend can store them.
+
+export interface SegmentMeta {
+  object_key: string;
+  first_seq: number;
+  end_seq: number;
+  min_ts: number;
+  max_ts: number;
+  /** Content bytes (bodies plus headers) of the records inside, for retention by bytes. */
+  content_bytes: number;
+  size_bytes: number;
+  footer_offset: number;
+  footer_bytes: number;
+}
+
+export interface StreamMeta {
+  stream_id: string;
+  bucket: string;
+  key: string;
+  config: Record<string, unknown>;
+  created_at_unix_ms: number;
+  creation_token: string;
+  fencing_token: string;
+  trim_seq: number;
+  /** End of the settled prefix: every record below it lives in `segments` (or was trimmed). */
+  settled_end_seq: number;
+  /** Timestamp of the record just below settled_end_seq (0 when none). */
+  settled_end_ts: number;
+  segments: SegmentMeta[];
+}
+
+export interface BucketMeta {
+  name: string;
+  config: Record<string, unknown>;
+  created_at_unix_ms: number;
+  creation_token: string;
+}
+
+export interface CredentialMeta {
+  key_id: string;
+  [field: string]: unknown;
+}
+
+export interface MetaState {
+  buckets: BucketMeta[];
+  streams: StreamMeta[];
+  /** Addresses (bucket, key) whose stream was deleted and not re-created. */
+  deleted: { bucket: string; key: string }[];
+  credentials: CredentialMeta[];
+}
+
+export interface MetadataStore {
+  load(): Promise<MetaState>;
+  putBucket(b: BucketMeta): Promise<void>;
+  deleteBucket(name: string): Promise<void>;
+  putStream(s: StreamMeta): Promise<void>;
+  /** Several stream rows in one durable step (a WAL file settling touches many streams). */
+  putStreams(s: StreamMeta[]): Promise<void>;
+  deleteStream(bucket: string, key: string): Promise<void>;
+  putCredential(c: CredentialMeta): Promise<void>;
+  listCredentials(): Promise<CredentialMeta[]>;
+  close(): Promise<void>;
+}

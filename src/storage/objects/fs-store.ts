@@ -1,0 +1,70 @@
+// The `fs` object store: one file per object under a directory. put writes a temp file, fsyncs it and
+// renames it into place, so a reader never sees a half-written object.
+
+import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import type { ByteRange, ObjectStore } from './object-store.ts';
+
+export class FsObjectStore implements ObjectStore {
+  constructor(private readonly root: string) {}
+
+  private pathOf(key: string): string {
+    if (key.includes('..')) throw new Error(`bad object key ${key}`);
+    return join(this.root, ...key.split('/'));
+  }
+
+  async put(key: string, body: Uint8Array): Promise<void> {
+    const path = this.pathOf(key);
+    await mkdir(dirname(path), { recursive: true });
+    const tmp = `${path}.tmp-${process.pid}`;
+    const fh = await open(tmp, 'w');
+    try {
+      await fh.writeFile(body);
+      await fh.datasync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, path);
+    const dir = await open(dirname(path), 'r');
+    try { await dir.sync(); } finally { await dir.close(); }
+  }
+
+  async get(key: string, range?: ByteRange): Promise<Buffer> {
+    const fh = await open(this.pathOf(key), 'r');
+    try {
+      if (!range) return await fh.readFile();
+      const out = Buffer.allocUnsafe(range.length);
+      let got = 0;
+      while (got < range.length) {
+        const { bytesRead } = await fh.read(out, got, range.length - got, range.offset + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      return got === range.length ? out : out.subarray(0, got);
+    } finally {
+      await fh.close();
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const out: string[] = [];
+    const walk = async (dir: string): Promise<void> => {
+      let entries;
+      try { entries = await readdir(dir, { withFileTypes: true }); } catch { return; }
+      for (const e of entries) {
+        const p = join(dir, e.name);
+        if (e.isDirectory()) await walk(p);
+        else if (!e.name.includes('.tmp-')) {
+          const key = relative(this.root, p).split(sep).join('/');
+          if (key.startsWith(prefix)) out.push(key);
+        }
+      }
+    };
+    await walk(this.root);
+    return out.sort();
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.pathOf(key), { force: true });
+  }
+}

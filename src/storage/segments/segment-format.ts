@@ -1,0 +1,85 @@
+// A settled segment: one stream's batch frames back to back, then a footer index, then a trailer.
+//   footer entry (40 bytes): u64 firstSeq · u32 recordCount · u32 frameBytes · u64 offset · u64 minTs · u64 maxTs
+//   trailer (16 bytes): u32 entryCount · u32 footerCrc32c · u32 reserved · u32 magic
+// The footer lets a reader (this star, another star, or a ReadPlan consumer) find a seq_num or a time
+// with one ranged GET.
+
+import { crc32c } from '../format/crc32c.ts';
+import { frameInfo, frameTimestamps, readU64, sealFrame, writeU64 } from '../format/record-codec.ts';
+
+export const SEGMENT_MAGIC = 0x47535653; // 'SVSG'
+export const FOOTER_ENTRY_BYTES = 40;
+export const TRAILER_BYTES = 16;
+
+export interface FooterEntry {
+  firstSeq: number;
+  recordCount: number;
+  frameBytes: number;
+  offset: number;
+  minTs: number;
+  maxTs: number;
+}
+
+export interface BuiltSegment {
+  bytes: Buffer;
+  entries: FooterEntry[];
+  footerOffset: number;
+  footerBytes: number;
+}
+
+/** Seals each frame's checksum and appends the footer. */
+export function buildSegment(frames: readonly Uint8Array[]): BuiltSegment {
+  const entries: FooterEntry[] = [];
+  let offset = 0;
+  for (const f of frames) {
+    const info = frameInfo(f);
+    const ts = frameTimestamps(f);
+    entries.push({
+      firstSeq: info.firstSeq, recordCount: info.recordCount, frameBytes: info.frameBytes, offset,
+      minTs: ts.length ? ts[0] : 0, maxTs: ts.length ? ts[ts.length - 1] : 0,
+    });
+    offset += info.frameBytes;
+  }
+  const footerBytes = entries.length * FOOTER_ENTRY_BYTES + TRAILER_BYTES;
+  const out = Buffer.allocUnsafe(offset + footerBytes);
+  let p = 0;
+  for (const f of frames) {
+    out.set(f, p);
+    sealFrame(out, p, f.length);
+    p += f.length;
+  }
+  const footerOffset = p;
+  for (const e of entries) {
+    writeU64(out, p, e.firstSeq);
+    out.writeUInt32LE(e.recordCount, p + 8);
+    out.writeUInt32LE(e.frameBytes, p + 12);
+    writeU64(out, p + 16, e.offset);
+    writeU64(out, p + 24, e.minTs);
+    writeU64(out, p + 32, e.maxTs);
+    p += FOOTER_ENTRY_BYTES;
+  }
+  out.writeUInt32LE(entries.length, p);
+  out.writeUInt32LE(crc32c(out, footerOffset, p), p + 4);
+  out.writeUInt32LE(0, p + 8);
+  out.writeUInt32LE(SEGMENT_MAGIC, p + 12);
+  return { bytes: out, entries, footerOffset, footerBytes };
+}
+
+/** Parses a footer fetched as [footerOffset, footerOffset + footerBytes). */
+export function parseFooter(buf: Uint8Array): FooterEntry[] {
+  const view = Buffer.from(buf.buffer, buf.byteOffset, buf.length);
+  const t = buf.length - TRAILER_BYTES;
+  if (t < 0 || view.readUInt32LE(t + 12) !== SEGMENT_MAGIC) throw new Error('segment footer: bad magic');
+  const n = view.readUInt32LE(t);
+  if (n * FOOTER_ENTRY_BYTES !== t) throw new Error('segment footer: bad length');
+  if (view.readUInt32LE(t + 4) !== crc32c(buf, 0, t)) throw new Error('segment footer: bad checksum');
+  const out: FooterEntry[] = [];
+  for (let i = 0; i < n; i++) {
+    const p = i * FOOTER_ENTRY_BYTES;
+    out.push({
+      firstSeq: readU64(buf, p), recordCount: view.readUInt32LE(p + 8), frameBytes: view.readUInt32LE(p + 12),
+      offset: readU64(buf, p + 16), minTs: readU64(buf, p + 24), maxTs: readU64(buf, p + 32),
+    });
+  }
+  return out;
+}

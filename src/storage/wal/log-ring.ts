@@ -1,0 +1,86 @@
+// The log ring: a SharedArrayBuffer holding sequenced batch frames between the sequencer (main thread,
+// the only writer) and the flusher worker (the only reader). Offsets are logical and only grow; a frame
+// never wraps: when it does not fit before the end, a zero length word (or fewer than 4 bytes of room)
+// tells the reader to continue at the ring's start.
+
+export const CTRL_HEAD_SIGNAL = 0; // bumped by the writer after each publish; the flusher waits on it
+export const CTRL_DURABLE_SIGNAL = 1; // bumped by the flusher after each group commit; main waits on it
+export const CTRL_STOP = 2; // 1 asks the flusher to finish and exit
+export const CTRL_FAILED = 3; // 1 when the flusher hit an I/O error: no more acks
+export const POS_HEAD = 0; // logical offset one past the last published byte
+export const POS_DURABLE = 1; // logical offset up to which frames are fsynced
+
+export interface RingBuffers {
+  data: SharedArrayBuffer;
+  ctrl: SharedArrayBuffer; // Int32Array(4)
+  pos: SharedArrayBuffer; // BigInt64Array(2)
+}
+
+export function createRingBuffers(bytes: number): RingBuffers {
+  return {
+    data: new SharedArrayBuffer(bytes),
+    ctrl: new SharedArrayBuffer(16),
+    pos: new SharedArrayBuffer(16),
+  };
+}
+
+/** Writer side, on the main thread. */
+export class LogRingWriter {
+  private readonly data: Uint8Array;
+  private readonly ctrl: Int32Array;
+  private readonly pos: BigInt64Array;
+  private readonly size: number;
+  private head = 0;
+
+  constructor(bufs: RingBuffers) {
+    this.data = new Uint8Array(bufs.data);
+    this.ctrl = new Int32Array(bufs.ctrl);
+    this.pos = new BigInt64Array(bufs.pos);
+    this.size = this.data.length;
+  }
+
+  get capacityBytes(): number { return this.size; }
+  get headOffset(): number { return this.head; }
+  durableOffset(): number { return Number(Atomics.load(this.pos, POS_DURABLE)); }
+  failed(): boolean { return Atomics.load(this.ctrl, CTRL_FAILED) !== 0; }
+
+  /** Bytes the writer may still use without overwriting frames the flusher has not written. */
+  private freeBytes(): number { return this.size - (this.head - this.durableOffset()); }
+
+  /** Copies a frame into the ring; returns its end offset, or -1 when the ring has no room yet. */
+  tryAppend(frame: Uint8Array): number {
+    let at = this.head % this.size;
+    let pad = 0;
+    if (at + frame.length > this.size) pad = this.size - at;
+    if (frame.length + pad > this.freeBytes()) return -1;
+    if (pad > 0) {
+      if (pad >= 4) this.data.fill(0, at, at + 4);
+      this.head += pad;
+      at = 0;
+    }
+    this.data.set(frame, at);
+    this.head += frame.length;
+    return this.head;
+  }
+
+  /** Makes everything appended so far visible to the flusher and wakes it. */
+  publish(): void {
+    Atomics.store(this.pos, POS_HEAD, BigInt(this.head));
+    Atomics.add(this.ctrl, CTRL_HEAD_SIGNAL, 1);
+    Atomics.notify(this.ctrl, CTRL_HEAD_SIGNAL);
+  }
+
+  durableSignal(): number { return Atomics.load(this.ctrl, CTRL_DURABLE_SIGNAL); }
+
+  /** Resolves when the flusher has committed again since `seen` was read. */
+  waitDurable(seen: number): Promise<unknown> {
+    const r = Atomics.waitAsync(this.ctrl, CTRL_DURABLE_SIGNAL, seen);
+    return r.async ? r.value : Promise.resolve(r.value);
+  }
+
+  stop(): void {
+    Atomics.store(this.ctrl, CTRL_STOP, 1);
+    Atomics.add(this.ctrl, CTRL_HEAD_SIGNAL, 1);
+    Atomics.notify(this.ctrl, CTRL_HEAD_SIGNAL);
+  }
+}

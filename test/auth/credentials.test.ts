@@ -1,0 +1,86 @@
+// The api-key registry and the root seed's convergence.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ServiceError } from '../../src/core/errors.ts';
+import { CredentialRegistry, MemoryCredentialStore, hashSecret } from '../../src/auth/credentials.ts';
+
+const code = (c: string) => (err: unknown): boolean => err instanceof ServiceError && err.code === c;
+
+test('create: ck_ + 16 hex, secret shown once, only its SHA-256 stored', async () => {
+  const store = new MemoryCredentialStore();
+  const reg = new CredentialRegistry(store, { now: () => 42 });
+  const c = await reg.create('svc:read:b:*');
+  assert.match(c.key_id, /^ck_[0-9a-f]{16}$/);
+  assert.ok(c.secret.length >= 40);
+  assert.equal(c.state, 'active');
+  assert.equal(c.created_at_unix_ms, 42);
+  const row = await store.get(c.key_id);
+  assert.equal(row?.secret_hash, hashSecret(c.secret));
+  assert.ok(!JSON.stringify(row).includes(c.secret));
+  await assert.rejects(reg.create('svc:bogus'), code('invalid_argument'));
+});
+
+test('key id collisions are retried', async () => {
+  const seq = [new Uint8Array(8), new Uint8Array(8), Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8])];
+  let i = 0;
+  const reg = new CredentialRegistry(new MemoryCredentialStore(), {
+    randomBytes: (n) => (n === 8 ? seq[Math.min(i++, 2)] : new Uint8Array(n).fill(7)),
+  });
+  assert.equal((await reg.create('svc:admin')).key_id, 'ck_0000000000000000');
+  assert.equal((await reg.create('svc:admin')).key_id, 'ck_0102030405060708');
+});
+
+test('list: no secrets or hashes, paged in key id order', async () => {
+  const reg = new CredentialRegistry(new MemoryCredentialStore());
+  const made = await Promise.all(Array.from({ length: 5 }, () => reg.create('svc:admin')));
+  const ids = made.map((c) => c.key_id).sort();
+  const p1 = await reg.list('', 2);
+  assert.deepEqual(p1.items.map((i) => i.key_id), ids.slice(0, 2));
+  assert.equal(p1.next, ids[1]);
+  const p3 = await reg.list(ids[3], 2);
+  assert.deepEqual(p3.items.map((i) => i.key_id), ids.slice(4));
+  assert.equal(p3.next, '');
+  for (const item of p1.items) {
+    assert.ok(!('secret_hash' in item));
+    assert.ok(!('secret' in item));
+  }
+});
+
+test('verifySecret: unknown and wrong are the same 401, revoked is 403 only with the right secret', async () => {
+  const reg = new CredentialRegistry(new MemoryCredentialStore(), { now: () => 7 });
+  const c = await reg.create('svc:read:b:* svc:admin');
+  const ok = await reg.verifySecret(c.key_id, c.secret);
+  assert.equal(ok.scope.admin, true);
+  assert.equal(ok.scope.grants.length, 1);
+  const wrong = await reg.verifySecret(c.key_id, 'nope').catch((e: unknown) => e);
+  const unknown = await reg.verifySecret('ck_ffffffffffffffff', c.secret).catch((e: unknown) => e);
+  assert.ok(wrong instanceof ServiceError && unknown instanceof ServiceError);
+  assert.equal(wrong.code, 'unauthenticated');
+  assert.equal(unknown.code, 'unauthenticated');
+  assert.equal(wrong.message, unknown.message);
+  const revoked = await reg.revoke(c.key_id);
+  assert.equal(revoked.state, 'revoked');
+  assert.equal(revoked.revoked_at_unix_ms, 7);
+  assert.equal((await reg.revoke(c.key_id)).state, 'revoked'); // idempotent
+  await assert.rejects(reg.verifySecret(c.key_id, c.secret), code('permission_denied'));
+  await assert.rejects(reg.verifySecret(c.key_id, 'nope'), code('unauthenticated'));
+  await assert.rejects(reg.revoke('ck_missing'), code('not_found'));
+});
+
+test('root seed converges: created when absent, hash and scope overwritten when drifted', async () => {
+  const store = new MemoryCredentialStore();
+  const reg = new CredentialRegistry(store, { now: () => 1 });
+  const seed = { key_id: 'root', secret_hash: hashSecret('s1'), scope: 'svc:admin' };
+  assert.equal(await reg.convergeRootSeed(seed), 'created');
+  assert.equal(await reg.convergeRootSeed(seed), 'unchanged');
+  assert.equal((await reg.verifySecret('root', 's1')).scope.admin, true);
+  assert.equal(await reg.convergeRootSeed({ ...seed, secret_hash: hashSecret('s2').toUpperCase() }), 'updated');
+  await assert.rejects(reg.verifySecret('root', 's1'), code('unauthenticated'));
+  assert.equal((await reg.verifySecret('root', 's2')).row.created_at_unix_ms, 1);
+  assert.equal(await reg.convergeRootSeed({ ...seed, secret_hash: hashSecret('s2'), scope: 'svc:admin svc:node' }), 'updated');
+  assert.equal((await reg.verifySecret('root', 's2')).scope.node, true);
+  // A revoke survives restarts.
+  await reg.revoke('root');
+  await reg.convergeRootSeed({ ...seed, secret_hash: hashSecret('s2'), scope: 'svc:admin' });
+  assert.equal((await store.get('root'))?.state, 'revoked');
+});

@@ -1,0 +1,235 @@
+// Conformance: the append envelope, its acknowledgement, match_seq_num, validation and autocreate.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { ENGINES, startServer, removeDir, type RunningServer } from '../helpers/server.ts';
+import {
+  Client, uniq, streamPath, assertError, assertJsonContentType, assertPosition, bodies, b64,
+} from './client.ts';
+
+const MiB = 1024 * 1024;
+
+for (const engine of ENGINES) {
+  describe(`append (${engine})`, () => {
+    let srv: RunningServer;
+    let c: Client;
+    before(async () => { srv = await startServer({ engine }); c = new Client(srv.baseUrl); });
+    after(async () => { if (srv) { await srv.stop(); removeDir(srv.dataDir); } });
+
+    /** Asserts the stream still holds exactly n records. */
+    async function assertTail(bucket: string, key: string, n: number, what: string): Promise<void> {
+      const t = await c.tail(bucket, key);
+      assert.equal(t.seq_num, n, `${what}: tail should stay ${n}`);
+    }
+
+    test('append answers 200 {start, end, tail} Positions', async () => {
+      const { bucket, key } = await c.freshStream();
+      const res = await c.append(bucket, key, bodies(3));
+      assert.equal(res.status, 200, res.text);
+      assertJsonContentType(res.headers);
+      assertPosition(res.body.start, 'start');
+      assertPosition(res.body.end, 'end');
+      assertPosition(res.body.tail, 'tail');
+      assert.equal(res.body.start.seq_num, 0);
+      assert.equal(res.body.end.seq_num, 3);
+      assert.ok(res.body.tail.seq_num >= res.body.end.seq_num, 'tail is at least end');
+      assert.ok(res.body.start.timestamp_ms > 0, 'the first record has a time');
+    });
+
+    test('sequence numbers continue across batches with no gaps', async () => {
+      const { bucket, key } = await c.freshStream();
+      const a = await c.appendOk(bucket, key, bodies(2, 'a'));
+      const b = await c.appendOk(bucket, key, bodies(1, 'b'));
+      const d = await c.appendOk(bucket, key, bodies(4, 'd'));
+      assert.deepEqual([a.start.seq_num, a.end.seq_num], [0, 2]);
+      assert.deepEqual([b.start.seq_num, b.end.seq_num], [2, 3]);
+      assert.deepEqual([d.start.seq_num, d.end.seq_num], [3, 7]);
+      assert.equal(d.tail.seq_num, 7);
+      const page = await c.readOk(bucket, key, { seq_num: 0 });
+      assert.deepEqual(page.records.map((r) => r.seq_num), [0, 1, 2, 3, 4, 5, 6]);
+      assert.deepEqual(page.records.map((r) => r.body), ['a0', 'a1', 'b0', 'd0', 'd1', 'd2', 'd3']);
+    });
+
+    test('concurrent appends get disjoint ranges covering 0..n without gaps', async () => {
+      const { bucket, key } = await c.freshStream();
+      const acks = await Promise.all(Array.from({ length: 20 }, (_, i) => c.appendOk(bucket, key, bodies(3, `p${i}-`))));
+      const ranges = acks.map((a) => [a.start.seq_num, a.end.seq_num]).sort((x, y) => x[0] - y[0]);
+      let next = 0;
+      for (const [s, e] of ranges) {
+        assert.equal(s, next, 'ranges tile with no gap or overlap');
+        assert.equal(e - s, 3);
+        next = e;
+      }
+      assert.equal((await c.tail(bucket, key)).seq_num, 60);
+    });
+
+    test('the ack tail tracks the committed tail and GET tail agrees', async () => {
+      const { bucket, key } = await c.freshStream();
+      const ack = await c.appendOk(bucket, key, bodies(5));
+      const t = await c.tail(bucket, key);
+      assert.equal(t.seq_num, 5);
+      assert.equal(ack.tail.seq_num, 5);
+      assert.deepEqual(ack.tail, t);
+      const page = await c.readOk(bucket, key, { seq_num: 0 });
+      assert.equal(t.timestamp_ms, page.records[4].timestamp_ms, "the tail's time is the last record's");
+    });
+
+    test('body, body_b64, headers and empty bodies round-trip', async () => {
+      const { bucket, key } = await c.freshStream();
+      await c.appendOk(bucket, key, [
+        { body: 'plain text ✓' },
+        { body_b64: b64('from base64') },
+        { body: '' },
+        { body: 'h', headers: [{ name: 'content-type', value: 'text/plain' }, { name_b64: b64('n2'), value_b64: b64('v2') }] },
+        { body: 'dup', headers: [{ name: 'x', value: '1' }, { name: 'x', value: '2' }] },
+      ]);
+      const page = await c.readOk(bucket, key, { seq_num: 0 });
+      const r = page.records;
+      assert.equal(r.length, 5);
+      assert.equal(r[0].body, 'plain text ✓');
+      assert.equal(r[1].body, 'from base64');
+      assert.equal(r[2].body, '');
+      assert.equal(r[3].body, 'h');
+      assert.deepEqual(r[3].headers, [{ name: 'content-type', value: 'text/plain' }, { name: 'n2', value: 'v2' }]);
+      assert.deepEqual(r[4].headers, [{ name: 'x', value: '1' }, { name: 'x', value: '2' }], 'header order and duplicates kept');
+      for (const rec of [r[0], r[1], r[2]]) assert.ok(!('headers' in rec), 'headers omitted when empty');
+    });
+
+    test('a header without a value carries the empty value', async () => {
+      const { bucket, key } = await c.freshStream();
+      await c.appendOk(bucket, key, [{ body: 'x', headers: [{ name: 'flag' }] }]);
+      const page = await c.readOk(bucket, key, { seq_num: 0 });
+      assert.equal(page.records[0].headers.length, 1);
+      assert.equal(page.records[0].headers[0].name, 'flag');
+      assert.equal(page.records[0].headers[0].value ?? '', '');
+      assert.ok(!page.records[0].headers[0].value_b64, 'empty value is valid UTF-8, no _b64 sibling');
+    });
+
+    test('match_seq_num equal to the next seq_num appends', async () => {
+      const { bucket, key } = await c.freshStream();
+      const a = await c.appendOk(bucket, key, bodies(2), { match_seq_num: 0 });
+      assert.equal(a.start.seq_num, 0);
+      const b = await c.appendOk(bucket, key, bodies(1), { match_seq_num: 2 });
+      assert.equal(b.start.seq_num, 2);
+      assert.equal(b.end.seq_num, 3);
+    });
+
+    test('match_seq_num miss is 412 with the tail and nothing appended', async () => {
+      const { bucket, key } = await c.freshStream();
+      const ack = await c.appendOk(bucket, key, bodies(3));
+      for (const wrong of [0, 2, 4, 100]) {
+        const res = await c.append(bucket, key, bodies(2, 'no'), { match_seq_num: wrong });
+        assertError(res, 412, `match_seq_num ${wrong}`);
+        assert.deepEqual(res.body.tail, ack.tail, 'the 412 carries the committed tail');
+        assert.equal(res.body.tail.seq_num, 3, 'tail.seq_num is exactly the next value to try');
+        assert.ok(!('fencing_token' in res.body), 'a sequence miss carries no fencing_token');
+      }
+      await assertTail(bucket, key, 3, 'after misses');
+      const retry = await c.appendOk(bucket, key, bodies(1), { match_seq_num: 3 });
+      assert.equal(retry.start.seq_num, 3);
+      const page = await c.readOk(bucket, key, { seq_num: 0 });
+      assert.ok(!page.records.some((r) => String(r.body).startsWith('no')), 'no record of a failed batch landed');
+    });
+
+    test('append to a missing stream is 404 unless the bucket creates on append', async () => {
+      const bucket = await c.createBucket();
+      assertError(await c.append(bucket, 'missing', bodies(1)), 404);
+      assertError(await c.get(streamPath(bucket, 'missing')), 404, 'no stream was created');
+      assertError(await c.append(uniq('nobucket'), 'missing', bodies(1)), 404, 'missing bucket');
+    });
+
+    test('create_stream_on_append creates the stream from the bucket defaults', async () => {
+      const bucket = await c.createBucket({
+        create_stream_on_append: true, default_retention_max_age_ms: 604_800_000, default_timestamping_mode: 'arrival',
+      });
+      const ack = await c.appendOk(bucket, 'auto', bodies(2));
+      assert.equal(ack.start.seq_num, 0);
+      assert.equal(ack.end.seq_num, 2);
+      const got = await c.get(streamPath(bucket, 'auto'));
+      assert.equal(got.status, 200, got.text);
+      assert.equal(got.body.retention_max_age_ms, 604_800_000);
+      assert.equal(got.body.timestamping_mode, 'arrival');
+      const next = await c.appendOk(bucket, 'auto', bodies(1));
+      assert.equal(next.start.seq_num, 2, 'the second append lands on the same stream');
+      const page = await c.readOk(bucket, 'auto', { seq_num: 0 });
+      assert.equal(page.records.length, 3);
+    });
+
+    test('create_stream_on_append with match_seq_num 0 creates; a failed validation creates nothing', async () => {
+      const bucket = await c.createBucket({ create_stream_on_append: true });
+      assertError(await c.append(bucket, 'invalid', []), 400);
+      assertError(await c.get(streamPath(bucket, 'invalid')), 404, 'a 400 append must not create the stream');
+      const ack = await c.appendOk(bucket, 'matched', bodies(1), { match_seq_num: 0 });
+      assert.equal(ack.start.seq_num, 0);
+    });
+
+    test('records must be a non-empty array', async () => {
+      const { bucket, key } = await c.freshStream();
+      assertError(await c.append(bucket, key, []), 400, 'empty records');
+      assertError(await c.post(`${streamPath(bucket, key)}/records`, {}), 400, 'missing records');
+      assertError(await c.post(`${streamPath(bucket, key)}/records`, { records: 'x' }), 400, 'records not an array');
+      assertError(await c.post(`${streamPath(bucket, key)}/records`, { records: [1] }), 400, 'record not an object');
+      assertError(await c.post(`${streamPath(bucket, key)}/records`, { records: [null] }), 400, 'null record');
+      await assertTail(bucket, key, 0, 'after invalid envelopes');
+    });
+
+    test('each record needs exactly one of body and body_b64', async () => {
+      const { bucket, key } = await c.freshStream();
+      assertError(await c.append(bucket, key, [{}]), 400, 'neither');
+      assertError(await c.append(bucket, key, [{ body: 'a', body_b64: b64('a') }]), 400, 'both');
+      assertError(await c.append(bucket, key, [{ body: 'ok' }, {}]), 400, 'one bad record in a batch');
+      assertError(await c.post(`${streamPath(bucket, key)}/records`, { records: [{ body: 5 }] }), 400, 'body not a string');
+      await assertTail(bucket, key, 0, 'a batch with one bad record appends nothing');
+    });
+
+    test('bad base64 is 400', async () => {
+      const { bucket, key } = await c.freshStream();
+      assertError(await c.append(bucket, key, [{ body_b64: '***not base64***' }]), 400, 'body_b64');
+      assertError(await c.append(bucket, key, [{ body: 'x', headers: [{ name_b64: '%%%', value: 'v' }] }]), 400, 'name_b64');
+      assertError(await c.append(bucket, key, [{ body: 'x', headers: [{ name: 'n', value_b64: '!!' }] }]), 400, 'value_b64');
+      await assertTail(bucket, key, 0, 'after bad base64');
+    });
+
+    test('headers: a missing name is 400; both forms of a field are 400; headers must be an array', async () => {
+      const { bucket, key } = await c.freshStream();
+      assertError(await c.append(bucket, key, [{ body: 'x', headers: [{ value: 'v' }] }]), 400, 'missing name');
+      assertError(await c.append(bucket, key, [{ body: 'x', headers: [{ name: 'n', name_b64: b64('n') }] }]), 400, 'name and name_b64');
+      assertError(await c.append(bucket, key, [{ body: 'x', headers: [{ name: 'n', value: 'v', value_b64: b64('v') }] }]), 400, 'value and value_b64');
+      assertError(await c.post(`${streamPath(bucket, key)}/records`, { records: [{ body: 'x', headers: 'h' }] }), 400, 'headers not an array');
+      assertError(await c.post(`${streamPath(bucket, key)}/records`, { records: [{ body: 'x', headers: [{ name: 1 }] }] }), 400, 'name not a string');
+      await assertTail(bucket, key, 0, 'after bad headers');
+    });
+
+    test('bad match_seq_num, fencing_token or timestamp types are 400', async () => {
+      const { bucket, key } = await c.freshStream();
+      const p = `${streamPath(bucket, key)}/records`;
+      assertError(await c.post(p, { records: bodies(1), match_seq_num: 'zero' }), 400, 'match_seq_num string');
+      assertError(await c.post(p, { records: bodies(1), match_seq_num: -1 }), 400, 'match_seq_num negative');
+      assertError(await c.post(p, { records: bodies(1), fencing_token: 7 }), 400, 'fencing_token number');
+      assertError(await c.post(p, { records: [{ body: 'x', timestamp_ms: 'now' }] }), 400, 'timestamp string');
+      assertError(await c.post(p, { records: [{ body: 'x', timestamp_ms: 1.5 }] }), 400, 'timestamp fraction');
+      await assertTail(bucket, key, 0, 'after bad types');
+    });
+
+    test('65536 records in one batch are accepted; 65537 are 400', async () => {
+      const { bucket, key } = await c.freshStream();
+      const many = Array.from({ length: 65_537 }, () => ({ body: '' }));
+      assertError(await c.append(bucket, key, many), 400, '65537 records');
+      await assertTail(bucket, key, 0, 'after the oversized batch');
+      const ack = await c.appendOk(bucket, key, many.slice(0, 65_536));
+      assert.equal(ack.end.seq_num, 65_536);
+    });
+
+    test('a record with more than 1 MiB of content is 400; one just under is accepted', async () => {
+      const { bucket, key } = await c.freshStream();
+      const big = 'x'.repeat(MiB + 1);
+      assertError(await c.append(bucket, key, [{ body: big }]), 400, 'body over 1 MiB');
+      assertError(await c.append(bucket, key, [{ body: 'small' }, { body_b64: b64(Buffer.alloc(MiB + 1, 7)) }]), 400, 'b64 body over 1 MiB');
+      await assertTail(bucket, key, 0, 'after oversized records');
+      const ok = 'y'.repeat(MiB - 4096);
+      const ack = await c.appendOk(bucket, key, [{ body: ok }]);
+      assert.equal(ack.end.seq_num, 1);
+      const page = await c.readOk(bucket, key, { seq_num: 0 });
+      assert.equal(page.records[0].body.length, ok.length);
+    });
+  });
+}

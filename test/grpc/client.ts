@@ -1,0 +1,69 @@
+// Test client plumbing: a real @grpc/grpc-js client over loopback, typed by the generated types,
+// a promise wrapper for unary calls, and a decoder for the typed error details.
+import * as grpc from '@grpc/grpc-js';
+import { loadSvcProto } from '../../src/api/grpc/proto.ts';
+import { decodeRpcStatus, STATUS_DETAILS_KEY } from '../../src/api/grpc/rpc-status.ts';
+import type { DataServiceClient } from '../../src/gen/svc/v1/DataService.ts';
+import type { AdminServiceClient } from '../../src/gen/svc/v1/AdminService.ts';
+import type { FenceDetail__Output } from '../../src/gen/svc/v1/FenceDetail.ts';
+import type { SequenceDetail__Output } from '../../src/gen/svc/v1/SequenceDetail.ts';
+
+export interface Clients {
+  data: DataServiceClient;
+  admin: AdminServiceClient;
+  close(): void;
+}
+
+export function connect(port: number): Clients {
+  const { proto } = loadSvcProto();
+  const creds = grpc.credentials.createInsecure();
+  const data = new proto.svc.v1.DataService(`127.0.0.1:${port}`, creds);
+  const admin = new proto.svc.v1.AdminService(`127.0.0.1:${port}`, creds);
+  return { data, admin, close: () => { data.close(); admin.close(); } };
+}
+
+type UnaryMethod<Req, Res> = (req: Req, cb: (err: grpc.ServiceError | null, res?: Res) => void) => unknown;
+
+/** Calls a unary method bound to its client and resolves with the answer (rejects with the ServiceError). */
+export function call<Req, Res>(method: UnaryMethod<Req, Res>, req: Req): Promise<Res> {
+  return new Promise<Res>((resolve, reject) => {
+    method(req, (err, res) => {
+      if (err) reject(err);
+      else resolve(res as Res);
+    });
+  });
+}
+
+/** Runs a call expected to fail; returns the status error. */
+export async function failure<Req, Res>(method: UnaryMethod<Req, Res>, req: Req): Promise<grpc.ServiceError> {
+  try {
+    await call(method, req);
+  } catch (err) {
+    return err as grpc.ServiceError;
+  }
+  throw new Error('the call succeeded but was expected to fail');
+}
+
+export interface TypedDetails {
+  code: number;
+  message: string;
+  sequence?: SequenceDetail__Output;
+  fence?: FenceDetail__Output;
+  typeUrls: string[];
+}
+
+/** Unpacks google.rpc.Status from the trailers; undefined when the status carries none. */
+export function detailsOf(err: { metadata?: grpc.Metadata }): TypedDetails | undefined {
+  const raw = err.metadata?.get(STATUS_DETAILS_KEY)[0];
+  if (raw === undefined) return undefined;
+  const status = decodeRpcStatus(typeof raw === 'string' ? Buffer.from(raw, 'base64') : raw);
+  const { sequenceDetail, fenceDetail } = loadSvcProto();
+  const out: TypedDetails = { code: status.code, message: status.message, typeUrls: status.details.map((d) => d.type_url) };
+  for (const d of status.details) {
+    if (d.type_url.endsWith('/svc.v1.SequenceDetail')) out.sequence = sequenceDetail.deserialize(Buffer.from(d.value));
+    if (d.type_url.endsWith('/svc.v1.FenceDetail')) out.fence = fenceDetail.deserialize(Buffer.from(d.value));
+  }
+  return out;
+}
+
+export const bytes = (s: string): Buffer => Buffer.from(s, 'utf8');

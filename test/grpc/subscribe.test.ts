@@ -1,0 +1,123 @@
+// Subscribe over a real grpc-js client: live ordered delivery, resume from next_seq_num, cancel and
+// server shutdown release the core subscription, and core errors end the stream with their status.
+import { strict as assert } from 'node:assert';
+import { after, before, describe, it } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import type { SubscribeResponse__Output } from '../../src/gen/svc/v1/SubscribeResponse.ts';
+import { bytes, call } from './client.ts';
+import { FakeService } from './fake-service.ts';
+import { BACKENDS, startHarness, startHarnessOn, type Harness } from './harness.ts';
+
+const BUCKET = 'live';
+
+function append(h: Harness, key: string, n: number, from = 0): Promise<unknown> {
+  const records = Array.from({ length: n }, (_, i) => ({ body: bytes(`r${from + i}`) }));
+  return call(h.data.Append.bind(h.data), { bucket: BUCKET, key: bytes(key), records });
+}
+
+/** Collects batches until `count` records have arrived. */
+function collect(stream: grpc.ClientReadableStream<SubscribeResponse__Output>, count: number): Promise<SubscribeResponse__Output[]> {
+  return new Promise((resolve, reject) => {
+    const batches: SubscribeResponse__Output[] = [];
+    let seen = 0;
+    const onData = (b: SubscribeResponse__Output): void => {
+      batches.push(b);
+      seen += b.records.length;
+      if (seen >= count) {
+        stream.off('data', onData);
+        resolve(batches);
+      }
+    };
+    stream.on('data', onData);
+    stream.once('error', reject);
+  });
+}
+
+const waitFor = async (cond: () => boolean, ms = 2000): Promise<void> => {
+  const until = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+for (const backend of BACKENDS) describe(`grpc subscribe (${backend.name})`, () => {
+  let h: Harness;
+  /** The core's subscriptions are all released (checked where the core can tell: the fake). */
+  const released = (): Promise<void> => (h.service instanceof FakeService ? waitFor(() => (h.service as FakeService).openSubscriptions === 0) : Promise.resolve());
+  before(async () => {
+    h = await startHarnessOn(backend);
+    await call(h.data.CreateBucket.bind(h.data), { bucket: BUCKET, config: { create_stream_on_append: true } });
+  });
+  after(async () => { await h.stop(); });
+
+  it('delivers history then live records in order, with the resume cursor', async () => {
+    await append(h, 'a', 4);
+    const stream = h.data.Subscribe({ bucket: BUCKET, key: bytes('a'), seq_num: 1 });
+    const first = collect(stream, 3);
+    const got = await first;
+    const more = collect(stream, 5);
+    await append(h, 'a', 5, 4);
+    const later = await more;
+    const all = [...got, ...later].flatMap((b) => b.records.map((r) => r.seq_num));
+    assert.deepEqual(all, [1, 2, 3, 4, 5, 6, 7, 8]);
+    for (const b of [...got, ...later]) {
+      assert.ok(b.records.length > 0, 'batches are never empty');
+      assert.equal(b.next_seq_num, b.records[b.records.length - 1].seq_num + 1);
+      assert.equal(b.tail?.seq_num, b.next_seq_num);
+    }
+    stream.cancel();
+    await released();
+  });
+
+  it('resumes exactly after a reconnect from next_seq_num', async () => {
+    const s1 = h.data.Subscribe({ bucket: BUCKET, key: bytes('a'), seq_num: 0 });
+    const batches = await collect(s1, 2);
+    s1.cancel();
+    const cursor = batches[batches.length - 1].next_seq_num;
+    const s2 = h.data.Subscribe({ bucket: BUCKET, key: bytes('a'), seq_num: cursor });
+    const rest = await collect(s2, 9 - cursor);
+    const seqs = [...batches, ...rest].flatMap((b) => b.records.map((r) => r.seq_num));
+    assert.deepEqual(seqs, [0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    s2.cancel();
+    await released();
+  });
+
+  it('ends with the core error status when the stream is deleted under it', async () => {
+    await append(h, 'doomed', 1);
+    const stream = h.data.Subscribe({ bucket: BUCKET, key: bytes('doomed'), seq_num: 0 });
+    await collect(stream, 1);
+    const ended = new Promise<grpc.ServiceError>((resolve) => stream.once('error', resolve));
+    await call(h.data.DeleteStream.bind(h.data), { bucket: BUCKET, key: bytes('doomed') });
+    const err = await ended;
+    // The core's choice: the fake says stream_deleted (FAILED_PRECONDITION), the Star not_found.
+    assert.ok([grpc.status.FAILED_PRECONDITION, grpc.status.NOT_FOUND].includes(err.code), `status ${err.code}`);
+    await released();
+  });
+
+  it('refuses a missing start and a missing stream', async () => {
+    const noStart = h.data.Subscribe({ bucket: BUCKET, key: bytes('a') });
+    const e1 = await new Promise<grpc.ServiceError>((resolve) => noStart.once('error', resolve));
+    assert.equal(e1.code, grpc.status.INVALID_ARGUMENT);
+    const missing = h.data.Subscribe({ bucket: BUCKET, key: bytes('nope'), seq_num: 0 });
+    const e2 = await new Promise<grpc.ServiceError>((resolve) => missing.once('error', resolve));
+    assert.equal(e2.code, grpc.status.NOT_FOUND);
+  });
+
+  it('simply ends open subscriptions when the server closes', async () => {
+    const local = backend.name === 'fake core' ? await startHarness(new FakeService()) : await startHarnessOn(backend);
+    await call(local.data.CreateBucket.bind(local.data), { bucket: BUCKET, config: { create_stream_on_append: true } });
+    await call(local.data.Append.bind(local.data), { bucket: BUCKET, key: bytes('k'), records: [{ body: bytes('x') }] });
+    const stream = local.data.Subscribe({ bucket: BUCKET, key: bytes('k'), seq_num: 0 });
+    await collect(stream, 1);
+    const ended = new Promise<string>((resolve) => {
+      stream.once('end', () => resolve('end'));
+      stream.once('error', (e: grpc.ServiceError) => resolve(`error ${e.code}`));
+    });
+    const started = Date.now();
+    await local.server.close();
+    assert.equal(await ended, 'end');
+    assert.ok(Date.now() - started < 2000, 'close does not wait out the grace period for subscriptions');
+    await local.stop();
+  });
+});
