@@ -5,6 +5,7 @@ import { createServer as createHttp, type IncomingMessage, type ServerResponse, 
 import { createServer as createHttps } from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { ServiceError } from '../src/core/errors.ts';
 import type { Dispatcher } from '../src/api/dispatch.ts';
 import type { HttpExchange, SseSink } from '../src/api/exchange.ts';
@@ -14,8 +15,10 @@ class NodeExchange implements HttpExchange {
   readonly path: string;
   readonly query: string;
   aborted = false;
+  readonly clientCertVerified: boolean;
 
   constructor(private readonly req: IncomingMessage, private readonly res: ServerResponse) {
+    this.clientCertVerified = (req.socket as TLSSocket).authorized === true;
     this.method = (req.method ?? 'GET').toUpperCase();
     const url = req.url ?? '/';
     const q = url.indexOf('?');

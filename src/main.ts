@@ -20,6 +20,26 @@ import { createRingBuffers, LogRingWriter } from './storage/wal/log-ring.ts';
 import { recoverWal, removeWalFile } from './storage/wal/wal-files.ts';
 import { createPool, PoolSettler } from './workers/pool.ts';
 import type { ParseResult } from './workers/parse-task.ts';
+import { AUTH_SETTINGS, parseAuthConfig, startAuth, type AuthModule, type CredentialRow, type CredentialStore } from './auth/index.ts';
+import type { FlagSpec } from './config/config.ts';
+import type { MetadataStore } from './storage/metadata/metadata-store.ts';
+import { startGrpcServer } from './api/grpc/server.ts';
+import type { GrpcAuthHooks } from './api/grpc/hooks.ts';
+import { authorize, type Operation } from './auth/index.ts';
+
+/** Auth settings as CLI flags (environment-only secrets appear in --help but not in argv). */
+export const AUTH_FLAGS: FlagSpec[] = AUTH_SETTINGS.map((a) => ({
+  name: a.flag ?? '', env: a.env, help: a.help, boolean: a.boolean, envOnly: a.flag === undefined,
+}));
+
+/** The credential registry's rows live in the metadata store. */
+export function credentialStoreOf(metadata: MetadataStore): CredentialStore {
+  return {
+    async get(keyId) { return (await metadata.listCredentials()).find((c) => c.key_id === keyId) as unknown as CredentialRow | undefined; },
+    async put(row) { await metadata.putCredential({ ...row }); },
+    async list() { return (await metadata.listCredentials()) as unknown as CredentialRow[]; },
+  };
+}
 
 /** Worker threads need the TypeScript loader too when we run from source. */
 function workerExecArgv(): string[] {
@@ -39,6 +59,12 @@ export async function startStar(cfg: Config): Promise<{ port: number; engine: st
 
   const metadata = new LocalMetadataStore(join(dataDir, 'meta'), META_JOURNAL_ENTRIES_MAX);
   const state = await metadata.load();
+  const get = (f: string): string | undefined => cfg.raw.get(f) || undefined;
+  const tls = get('tls-cert') && get('tls-key') ? { cert: get('tls-cert')!, key: get('tls-key')!, ca: get('tls-client-ca') } : undefined;
+  const authConfig = parseAuthConfig(get, process.env, tls !== undefined, { clustered: false });
+  const auth: AuthModule | undefined = authConfig.mode === 'off'
+    ? undefined
+    : await startAuth(authConfig, { store: credentialStoreOf(metadata), starId: randomUUID(), log: (m: string) => console.error(`svcd auth: ${m}`) });
   const recovered: Parameters<Star['open']>[1] extends Iterable<infer T> ? T[] : never = [];
   const { lastFileNo, cutBytes } = recoverWal(walDir, (f) => {
     let content = 0;
@@ -84,27 +110,39 @@ export async function startStar(cfg: Config): Promise<{ port: number; engine: st
     if (!r.ok) throw new ServiceError(r.code, r.message);
     return r.input;
   };
-  const dispatcher = new Dispatcher({ svc: star, parseOffThread, logError });
+  const exchange = auth?.verifier?.signer ? (body: unknown) => auth.exchanger.exchange(body) : undefined;
+  const dispatcher = new Dispatcher({
+    svc: star, parseOffThread, logError,
+    auth: auth ? { authenticator: auth.authenticator, exchange } : undefined,
+  });
 
   let engine: string = cfg.httpEngine;
   let server: { port: number; close(): void } | undefined;
   if (cfg.listen) {
-    if (cfg.httpEngine === 'uws') {
+    // uWS cannot report whether a client certificate verified, so mtls is served by node:https.
+    if (cfg.httpEngine === 'uws' && authConfig.mode !== 'mtls') {
       const loaded = loadNativeUws();
-      if ('uws' in loaded) server = await startUwsServer(loaded.uws, cfg.listen.host, cfg.listen.port, dispatcher);
+      if ('uws' in loaded) server = await startUwsServer(loaded.uws, cfg.listen.host, cfg.listen.port, dispatcher, tls);
       else {
         console.error(`svcd: ${loaded.error}; serving with node:http (native-free/)`);
         engine = 'node';
       }
     }
-    server ??= await startNodeServer(cfg.listen.host, cfg.listen.port, dispatcher);
+    if (!server && authConfig.mode === 'mtls') engine = 'node';
+    server ??= await startNodeServer(cfg.listen.host, cfg.listen.port, dispatcher, tls && { ...tls, requestCert: authConfig.mode === 'mtls' });
   }
+  const grpcServer = cfg.grpcListen
+    ? await startGrpcServer({ service: star, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, auth: grpcAuthHooks(auth) })
+    : undefined;
+  if (grpcServer) console.log(`svcd grpc listening on ${cfg.grpcListen!.host}:${grpcServer.port}`);
 
   return {
     port: server?.port ?? 0,
     engine,
     async stop() {
       server?.close();
+      await grpcServer?.close();
+      auth?.close();
       await star.close();
       log.stop();
       await new Promise<void>((r) => { flusher.once('exit', () => r()); });
@@ -114,10 +152,36 @@ export async function startStar(cfg: Config): Promise<{ port: number; engine: st
   };
 }
 
+/** Connects src/auth to the gRPC planes: the same authenticator and the same authorization function. */
+function grpcAuthHooks(auth: AuthModule | undefined): GrpcAuthHooks | undefined {
+  if (!auth) return undefined;
+  return {
+    async authorize(req) {
+      const v = req.metadata.get('authorization');
+      const principal = await auth.authenticator.authenticate(v.map(String), {});
+      const op = (req.plane === 'admin' ? 'Admin' : req.verb) as Operation;
+      authorize(principal, op, { bucket: req.bucket, key: req.key });
+    },
+    exchangeToken: auth.verifier?.signer ? (req) => auth.exchanger.exchange(req) : undefined,
+    createCredential: async (req) => {
+      const c = await auth.registry.create(req.scope);
+      return { credential: { key_id: c.key_id, scope: c.scope, state: c.state, created_at_unix_ms: c.created_at_unix_ms }, secret: c.secret };
+    },
+    listCredentials: async (startAfter, limit) => {
+      const page = await auth.registry.list(startAfter, limit);
+      return { items: page.items.map((c) => ({ key_id: c.key_id, scope: c.scope, state: c.state, created_at_unix_ms: c.created_at_unix_ms })), next: page.next };
+    },
+    revokeCredential: async (keyId) => {
+      const c = await auth.registry.revoke(keyId);
+      return { key_id: c.key_id, scope: c.scope, state: c.state, created_at_unix_ms: c.created_at_unix_ms };
+    },
+  };
+}
+
 async function main(): Promise<void> {
   let cfg: Config;
   try {
-    cfg = loadConfig(process.argv.slice(2), process.env);
+    cfg = loadConfig(process.argv.slice(2), process.env, AUTH_FLAGS);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`svcd: ${err.message}`);
@@ -126,10 +190,20 @@ async function main(): Promise<void> {
     throw err;
   }
   if (cfg.help) {
-    console.log(helpText());
+    console.log(helpText(AUTH_FLAGS));
     return;
   }
-  const running = await startStar(cfg);
+  let running: Awaited<ReturnType<typeof startStar>>;
+  try {
+    running = await startStar(cfg);
+  } catch (err) {
+    // Startup refusals (auth: …) are one line; anything else is a crash with its stack.
+    if (err instanceof Error && /^auth: /.test(err.message)) {
+      console.error(`svcd: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
   const host = cfg.listen?.host ?? '127.0.0.1';
   console.log(`svcd listening on http://${host}:${running.port} (engine ${running.engine}) data-dir ${resolve(cfg.dataDir)}`);
   let stopping = false;

@@ -6,15 +6,24 @@ import { SSE_CONNECTIONS_PER_HOST_MAX, SSE_RETRY_AFTER_S, WORKER_PARSE_BYTES_MIN
 import { ServiceError, asServiceError } from '../core/errors.ts';
 import type { StreamService } from '../core/service-api.ts';
 import type { AppendInput } from '../core/types.ts';
+import { TRUSTED_PRINCIPAL, authorize, type Authenticator, type Operation, type Principal } from '../auth/index.ts';
 import type { HttpExchange } from './exchange.ts';
 import { matchRoute, type RouteResult } from './routes.ts';
 import { SSE_HEADERS, pumpSse } from './sse.ts';
 
 export type OffThreadParser = (body: Buffer) => Promise<AppendInput>;
 
+export interface DispatchAuth {
+  authenticator: Authenticator;
+  /** Present when this star can sign tokens (a symmetric JWT source). */
+  exchange?: (body: unknown) => Promise<{ token: string; expires_at_unix_ms: number }>;
+}
+
 export interface DispatchDeps {
   svc: StreamService;
   parseOffThread?: OffThreadParser;
+  /** Absent: auth off, every caller is trusted. */
+  auth?: DispatchAuth;
   logError(msg: string, err?: unknown): void;
 }
 
@@ -30,9 +39,19 @@ export class Dispatcher {
   async handle(ex: HttpExchange): Promise<void> {
     try {
       const m = matchRoute(ex.method, ex.path);
+      let principal: Principal = TRUSTED_PRINCIPAL;
+      if (m.route.level !== 'open' && this.deps.auth) {
+        // Authenticate and authorize before the address resolves: a denied caller cannot tell a
+        // missing stream from a forbidden one.
+        principal = await this.deps.auth.authenticator.authenticate(ex.header('authorization'), { clientCertVerified: ex.clientCertVerified });
+        authorize(principal, m.route.verb as Operation, { bucket: m.params.bucket || undefined, key: m.route.level === 'stream' ? m.params.key : undefined });
+      }
       const body = m.route.bodyBytesMax > 0 ? await ex.readBody(m.route.bodyBytesMax) : Buffer.alloc(0);
       if (ex.aborted) return;
-      const ctx = { params: m.params, query: new URLSearchParams(ex.query), header: (n: string) => ex.header(n), body };
+      const ctx = {
+        params: m.params, query: new URLSearchParams(ex.query), header: (n: string) => ex.header(n), body, principal,
+        exchange: this.deps.auth?.exchange,
+      };
       let pre: AppendInput | undefined;
       if (m.route.parseOffThread && this.deps.parseOffThread && body.length >= WORKER_PARSE_BYTES_MIN) {
         pre = await this.deps.parseOffThread(body);
@@ -50,7 +69,7 @@ export class Dispatcher {
       else {
         this.sseOpen += 1;
         const sink = ex.startStream(SSE_HEADERS);
-        pumpSse(sink, res.subscription, res.base64, { onEnd: () => { this.sseOpen -= 1; } });
+        pumpSse(sink, res.subscription, res.base64, { expiresAtMs: principal.expMs, onEnd: () => { this.sseOpen -= 1; } });
       }
     } catch (err) {
       this.fail(ex, err);

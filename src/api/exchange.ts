@@ -22,6 +22,8 @@ export interface HttpExchange {
   respond(status: number, headers: [string, string][], body: string | Buffer): void;
   /** Sends 200 with the given headers and keeps the response open. */
   startStream(headers: [string, string][]): SseSink;
+  /** mtls: the transport verified the client's certificate against --tls-client-ca. */
+  readonly clientCertVerified: boolean;
   /** True once the client went away. */
   readonly aborted: boolean;
 }

@@ -2,10 +2,11 @@
 // that guards it (so authorization cannot be forgotten) and its body cap; the uWS adapter and the
 // node:http adapter (native-free/) both serve exactly this table.
 
-import { CONTROL_BODY_BYTES_MAX, APPEND_BODY_BYTES_MAX, LIST_PAGE_DEFAULT, LIST_PAGE_MAX, BUCKET_NAME_BYTES_MAX, STREAM_KEY_BYTES_MAX } from '../config/limits.ts';
+import { FENCING_TOKEN_BYTES_MAX, CONTROL_BODY_BYTES_MAX, APPEND_BODY_BYTES_MAX, LIST_PAGE_DEFAULT, LIST_PAGE_MAX, BUCKET_NAME_BYTES_MAX, STREAM_KEY_BYTES_MAX } from '../config/limits.ts';
 import { ServiceError, invalid, notFound } from '../core/errors.ts';
 import type { StreamService, Subscription } from '../core/service-api.ts';
 import type { AppendInput, ReadStart } from '../core/types.ts';
+import { checkFencingPin, type Principal } from '../auth/index.ts';
 import {
   decodeAppend, decodeBucketConfig, decodeStreamConfig, decodeStreamPatch, encodeRecord, parseJsonObject,
 } from './wire.ts';
@@ -20,6 +21,10 @@ export interface RequestCtx {
   query: URLSearchParams;
   header(name: string): string | undefined;
   body: Buffer;
+  /** Who is calling (TRUSTED_PRINCIPAL when auth is off). */
+  principal: Principal;
+  /** The api-key exchange, when this star can sign tokens. */
+  exchange?: (body: unknown) => Promise<{ token: string; expires_at_unix_ms: number }>;
 }
 
 export type RouteResult =
@@ -115,7 +120,10 @@ export const ROUTES: readonly Route[] = [
   },
   {
     method: 'POST', path: ['v1', 'token', 'exchange'], verb: 'ExchangeToken', action: 'none', level: 'open', bodyBytesMax: CONTROL_BODY_BYTES_MAX,
-    handle: () => { throw new ServiceError('unimplemented', 'token exchange needs jwt auth with a symmetric signing key'); },
+    handle: async (_svc, c) => {
+      if (!c.exchange) throw new ServiceError('unimplemented', 'token exchange needs jwt auth with a symmetric signing key');
+      return json(200, await c.exchange(parseJsonObject(c.body, false)));
+    },
   },
   // ---- buckets
   {
@@ -182,7 +190,11 @@ export const ROUTES: readonly Route[] = [
   {
     method: 'POST', path: ['v1', 'streams', B, K, 'records'], verb: 'Append', action: 'append', level: 'stream',
     bodyBytesMax: APPEND_BODY_BYTES_MAX, parseOffThread: true,
-    handle: async (svc, c, pre) => json(200, await svc.append(c.params.bucket, c.params.key, pre ?? decodeAppend(c.body))),
+    handle: async (svc, c, pre) => {
+      const input = pre ?? decodeAppend(c.body);
+      checkFencingPin(c.principal, 'Append', input.fencing_token);
+      return json(200, await svc.append(c.params.bucket, c.params.key, input));
+    },
   },
   {
     method: 'GET', path: ['v1', 'streams', B, K, 'records'], verb: 'Read', action: 'read', level: 'stream', bodyBytesMax: 0,
@@ -240,7 +252,8 @@ export const ROUTES: readonly Route[] = [
       for (const k of Object.keys(o)) if (k !== 'fencing_token') throw invalid(`unknown field ${k}`);
       const t = o.fencing_token ?? '';
       if (typeof t !== 'string') throw invalid('fencing_token must be a string');
-      if (Buffer.byteLength(t) > 256) throw invalid('fencing_token is longer than 256 bytes');
+      if (Buffer.byteLength(t) > FENCING_TOKEN_BYTES_MAX) throw invalid(`fencing_token is longer than ${FENCING_TOKEN_BYTES_MAX} bytes`);
+      checkFencingPin(c.principal, 'Fence', t);
       return json(200, { tail: await svc.fence(c.params.bucket, c.params.key, t) });
     },
   },

@@ -31,6 +31,8 @@ class UwsExchange implements HttpExchange {
   readonly path: string;
   readonly query: string;
   aborted = false;
+  /** uWS does not expose client-certificate verification; mtls is served by native-free/. */
+  readonly clientCertVerified = false;
   private readonly headers = new Map<string, string>();
   private onAbort: (() => void)[] = [];
   private bodyChunks: Buffer[] = [];

@@ -443,7 +443,8 @@ export class Star implements StreamService {
   private async resolveStart(st: StreamState, start: ReadStart): Promise<number> {
     switch (start.kind) {
       case 'seq_num': return start.value;
-      case 'tail_offset': return Math.max(0, st.tail - start.value);
+      // An offset reaching past the retained history starts at the earliest retained record.
+      case 'tail_offset': return Math.max(st.trimSeq, st.tail - start.value);
       case 'timestamp_ms': return this.reader.seqAtOrAfter(st, start.value);
     }
   }

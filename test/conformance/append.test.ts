@@ -1,9 +1,9 @@
 // Conformance: the append envelope, its acknowledgement, match_seq_num, validation and autocreate.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { ENGINES, startServer, removeDir, type RunningServer } from '../helpers/server.ts';
+import { ENGINES, startServer, type RunningServer } from '../helpers/server.ts';
 import {
-  Client, uniq, streamPath, assertError, assertJsonContentType, assertPosition, bodies, b64,
+  Client, uniq, streamPath, assertError, assertJsonContentType, assertPosition, bodies, b64, stopServer,
 } from './client.ts';
 
 const MiB = 1024 * 1024;
@@ -13,7 +13,7 @@ for (const engine of ENGINES) {
     let srv: RunningServer;
     let c: Client;
     before(async () => { srv = await startServer({ engine }); c = new Client(srv.baseUrl); });
-    after(async () => { if (srv) { await srv.stop(); removeDir(srv.dataDir); } });
+    after(() => stopServer(srv));
 
     /** Asserts the stream still holds exactly n records. */
     async function assertTail(bucket: string, key: string, n: number, what: string): Promise<void> {

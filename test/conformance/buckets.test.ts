@@ -1,8 +1,8 @@
 // Conformance: bucket create / get / replace / delete / list.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { ENGINES, startServer, removeDir, type RunningServer } from '../helpers/server.ts';
-import { Client, uniq, bucketPath, streamPath, assertError, assertJsonContentType, qs } from './client.ts';
+import { ENGINES, startServer, type RunningServer } from '../helpers/server.ts';
+import { Client, uniq, bucketPath, streamPath, assertError, assertJsonContentType, qs, stopServer } from './client.ts';
 
 const BUCKET_FIELDS: Record<string, 'string' | 'boolean' | 'number'> = {
   name: 'string',
@@ -52,7 +52,7 @@ for (const engine of ENGINES) {
     let srv: RunningServer;
     let c: Client;
     before(async () => { srv = await startServer({ engine }); c = new Client(srv.baseUrl); });
-    after(async () => { if (srv) { await srv.stop(); removeDir(srv.dataDir); } });
+    after(() => stopServer(srv));
 
     test('create with an empty body answers 201 with every field, zero values included', async () => {
       const name = uniq('b');

@@ -2,6 +2,7 @@
 // raw requests (verbatim paths, streamed bodies) over node:http, unique names and common assertions.
 import http from 'node:http';
 import assert from 'node:assert/strict';
+import { removeDir, type RunningServer } from '../helpers/server.ts';
 
 /** Every request made through these helpers gives up after this long (a bounded wait, never an assertion). */
 export const REQUEST_TIMEOUT_MS = 30_000;
@@ -199,4 +200,20 @@ export async function pool<T>(items: T[], width: number, fn: (item: T) => Promis
     }
   });
   await Promise.all(workers);
+}
+
+/** Stops a test server and removes its data dir; if it died during the suite, prints its output and fails. */
+export async function stopServer(srv: RunningServer | undefined): Promise<void> {
+  if (!srv) return;
+  const died = srv.proc.exitCode !== null || srv.proc.signalCode !== null;
+  await srv.stop();
+  removeDir(srv.dataDir);
+  const out = srv.output();
+  if (!died && /\bbug\b|unmapped|uncaught|unhandled/i.test(out)) {
+    process.stderr.write(`\n--- the server logged errors during the suite; its output:\n${out}\n---\n`);
+  }
+  if (died) {
+    process.stderr.write(`\n--- server died during the suite (exit ${srv.proc.exitCode}, signal ${srv.proc.signalCode}); its output:\n${srv.output()}\n---\n`);
+    assert.fail(`the server process died during the suite (exit ${srv.proc.exitCode}, signal ${srv.proc.signalCode})`);
+  }
 }

@@ -1,9 +1,9 @@
 // Conformance: the read query (starts, knobs, clamp, encoding), tail, and create_stream_on_read.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { ENGINES, startServer, removeDir, type RunningServer } from '../helpers/server.ts';
+import { ENGINES, startServer, type RunningServer } from '../helpers/server.ts';
 import {
-  Client, streamPath, assertError, assertJsonContentType, assertPosition, bodies, b64,
+  Client, streamPath, assertError, assertJsonContentType, assertPosition, bodies, b64, stopServer,
 } from './client.ts';
 
 for (const engine of ENGINES) {
@@ -11,7 +11,7 @@ for (const engine of ENGINES) {
     let srv: RunningServer;
     let c: Client;
     before(async () => { srv = await startServer({ engine }); c = new Client(srv.baseUrl); });
-    after(async () => { if (srv) { await srv.stop(); removeDir(srv.dataDir); } });
+    after(() => stopServer(srv));
 
     async function streamWith(n: number): Promise<{ bucket: string; key: string; path: string }> {
       const s = await c.freshStream();

@@ -4,10 +4,10 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { once } from 'node:events';
-import { ENGINES, startServer, removeDir, type RunningServer } from '../helpers/server.ts';
+import { ENGINES, startServer, type RunningServer } from '../helpers/server.ts';
 import {
   Client, uniq, bucketPath, streamPath, assertError, assertJsonContentType, bodies, rawRequest, healthz,
-  REQUEST_TIMEOUT_MS, type RawRes,
+  REQUEST_TIMEOUT_MS, type RawRes, stopServer,
 } from './client.ts';
 
 const MiB = 1024 * 1024;
@@ -85,7 +85,7 @@ for (const engine of ENGINES) {
       await c.createStream(bucket, key);
       await c.appendOk(bucket, key, bodies(2));
     });
-    after(async () => { if (srv) { await srv.stop(); removeDir(srv.dataDir); } });
+    after(() => stopServer(srv));
 
     test('GET /healthz is 200', async () => {
       assert.equal(await healthz(srv.baseUrl), 200);

@@ -2,8 +2,8 @@
 // nothing asserts on timing.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { ENGINES, startServer, removeDir, type RunningServer } from '../helpers/server.ts';
-import { Client, streamPath, assertError, bodies, qs, type Query } from './client.ts';
+import { ENGINES, startServer, type RunningServer } from '../helpers/server.ts';
+import { Client, streamPath, assertError, bodies, qs, type Query, stopServer } from './client.ts';
 
 const FRAME_WAIT_MS = 10_000;
 
@@ -116,7 +116,7 @@ for (const engine of ENGINES) {
     before(async () => { srv = await startServer({ engine }); c = new Client(srv.baseUrl); });
     after(async () => {
       for (const r of open) r.close();
-      if (srv) { await srv.stop(); removeDir(srv.dataDir); }
+      await stopServer(srv);
     });
 
     function subscribeUrl(bucket: string, key: string, query: Query): string {

@@ -1,9 +1,9 @@
 // Conformance: stream create / get / reconfigure / delete / list, creation tokens and bucket defaults.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { ENGINES, startServer, removeDir, type RunningServer } from '../helpers/server.ts';
+import { ENGINES, startServer, type RunningServer } from '../helpers/server.ts';
 import {
-  Client, uniq, bucketPath, streamPath, assertError, assertJsonContentType, qs, bodies, pool,
+  Client, uniq, bucketPath, streamPath, assertError, assertJsonContentType, qs, bodies, pool, stopServer,
 } from './client.ts';
 
 const STREAM_FIELDS: Record<string, 'string' | 'boolean' | 'number'> = {
@@ -99,7 +99,7 @@ for (const engine of ENGINES) {
     let srv: RunningServer;
     let c: Client;
     before(async () => { srv = await startServer({ engine }); c = new Client(srv.baseUrl); });
-    after(async () => { if (srv) { await srv.stop(); removeDir(srv.dataDir); } });
+    after(() => stopServer(srv));
 
     test('create with an empty body answers 201 Stream with every field, zero values included', async () => {
       const bucket = await c.createBucket();

@@ -1,8 +1,8 @@
 // Conformance: timestamping modes, the arrival cap, monotonic timestamps, time-based reads and the tail's time.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { ENGINES, startServer, removeDir, type RunningServer } from '../helpers/server.ts';
-import { Client, streamPath, assertError } from './client.ts';
+import { ENGINES, startServer, type RunningServer } from '../helpers/server.ts';
+import { Client, streamPath, assertError, stopServer } from './client.ts';
 
 const HOUR = 3_600_000;
 /** The server runs on this machine and shares its clock; allow this much slack for clock reads. */
@@ -13,7 +13,7 @@ for (const engine of ENGINES) {
     let srv: RunningServer;
     let c: Client;
     before(async () => { srv = await startServer({ engine }); c = new Client(srv.baseUrl); });
-    after(async () => { if (srv) { await srv.stop(); removeDir(srv.dataDir); } });
+    after(() => stopServer(srv));
 
     async function stamps(bucket: string, key: string): Promise<number[]> {
       const page = await c.readOk(bucket, key, { seq_num: 0 });
