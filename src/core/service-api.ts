@@ -39,6 +39,32 @@ export interface SubscriptionBatch {
   tail: Position;
 }
 
+/** One settled segment a ReadPlan vends (the object store location is resolved by the transport). */
+export interface PlanSegment {
+  object_key: string;
+  /** Bytes of frames before the footer. */
+  payload_bytes: number;
+  footer_offset: number;
+  footer_bytes: number;
+  first_seq: number;
+  end_seq: number;
+  min_ts: number;
+  max_ts: number;
+}
+
+export interface PlanResult {
+  segments: PlanSegment[];
+  /** First seq_num not vended; undefined only for a timestamp start above the settled ceiling. */
+  vended_until: number | undefined;
+  more: boolean;
+}
+
+/** What live producer sessions need to hear about a stream. */
+export type StreamEvent =
+  | { kind: 'fenced'; fencing_token: string }
+  | { kind: 'reconfigured'; handoff: boolean; config: StreamConfig }
+  | { kind: 'deleted' };
+
 export interface StreamService {
   // buckets
   createBucket(name: string, body: BucketCreate): Promise<BucketInfo>;
@@ -59,4 +85,8 @@ export interface StreamService {
   trim(bucket: string, key: string, to: { seq_num?: number; timestamp_ms?: number }): Promise<void>;
   fence(bucket: string, key: string, token: string): Promise<Position>;
   subscribe(bucket: string, key: string, start: ReadStart): Promise<Subscription>;
+  /** The settled segments covering [start, …), at most `maxEntries`, tiling exactly. */
+  readPlan(bucket: string, key: string, start: { kind: 'seq_num' | 'timestamp_ms'; value: number }, maxEntries: number): Promise<PlanResult>;
+  /** Listens for fence, reconfigure and delete events on a stream; returns the unsubscribe function. */
+  watch(bucket: string, key: string, listener: (ev: StreamEvent) => void): () => void;
 }

@@ -13,7 +13,9 @@ import { ServiceError, invalid, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
 import type { Clock, Ids, LogPort, SegmentSettler, StreamFrames, Timers, WalJanitor } from './ports.ts';
 import { checkFence, checkMatch, stampTimestamps } from './sequencer.ts';
-import type { BucketCreate, ListPage, StreamConfigInput, StreamCreate, StreamService, Subscription } from './service-api.ts';
+import type {
+  BucketCreate, ListPage, PlanResult, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
+} from './service-api.ts';
 import { StreamState, type MemBatch } from './stream-state.ts';
 import { LiveSubscription } from './subscription.ts';
 import {
@@ -251,9 +253,13 @@ export class Star implements StreamService {
       if (v === undefined) continue;
       (config as unknown as Record<string, unknown>)[k] = v === '' ? defaults[k] : v;
     }
+    const handoff = HANDOFF_FIELDS.some((k) => config[k] !== st.config[k]);
+    const changed = STREAM_CONFIG_FIELDS.some((k) => config[k] !== st.config[k]);
     st.config = config;
     st.meta = { ...st.meta, config: { ...config } };
     await this.d.metadata.putStream(st.meta);
+    // A change that alters nothing causes no handoff; retention-only changes take effect in place.
+    if (changed) st.emit({ kind: 'reconfigured', handoff, config: { ...config } });
     return st.info();
   }
 
@@ -269,6 +275,7 @@ export class Star implements StreamService {
     this.deleted.add(addr(bucket, key));
     st.deleted = true;
     st.wake();
+    st.emit({ kind: 'deleted' });
     await this.d.metadata.deleteStream(bucket, key);
     // Reclaimed in the background: gone for every caller already.
     const segs = st.meta.segments;
@@ -506,6 +513,7 @@ export class Star implements StreamService {
     const st = this.requireStream(bucket, key);
     st.meta = { ...st.meta, fencing_token: token };
     await this.d.metadata.putStream(st.meta);
+    st.emit({ kind: 'fenced', fencing_token: token });
     await st.drained;
     return st.tailPosition();
   }
@@ -526,6 +534,38 @@ export class Star implements StreamService {
     }
   }
 
+  // ---------------------------------------------------------------- read plans and watchers
+
+  async readPlan(bucket: string, key: string, start: { kind: 'seq_num' | 'timestamp_ms'; value: number }, maxEntries: number): Promise<PlanResult> {
+    const st = this.requireStream(bucket, key);
+    const segs = st.meta.segments;
+    let i: number;
+    if (start.kind === 'seq_num') {
+      if (start.value < st.trimSeq) throw new ServiceError('trimmed', `records below ${st.trimSeq} were trimmed`);
+      i = segs.findIndex((s) => s.end_seq > start.value);
+      if (i < 0) return { segments: [], vended_until: Math.max(start.value, 0), more: false };
+    } else {
+      i = segs.findIndex((s) => s.max_ts >= start.value && s.end_seq > st.trimSeq);
+      if (i < 0) return { segments: [], vended_until: undefined, more: false }; // above the settled ceiling
+    }
+    const picked = segs.slice(i, i + maxEntries);
+    const more = i + maxEntries < segs.length;
+    return {
+      segments: picked.map((s) => ({
+        object_key: s.object_key, payload_bytes: s.footer_offset, footer_offset: s.footer_offset, footer_bytes: s.footer_bytes,
+        first_seq: s.first_seq, end_seq: s.end_seq, min_ts: s.min_ts, max_ts: s.max_ts,
+      })),
+      vended_until: picked[picked.length - 1].end_seq,
+      more,
+    };
+  }
+
+  watch(bucket: string, key: string, listener: (ev: StreamEvent) => void): () => void {
+    const st = this.requireStream(bucket, key);
+    st.watchers.add(listener);
+    return () => { st.watchers.delete(listener); };
+  }
+
   // ---------------------------------------------------------------- subscribe
 
   async subscribe(bucket: string, key: string, start: ReadStart): Promise<Subscription> {
@@ -538,6 +578,13 @@ export class Star implements StreamService {
     return new LiveSubscription(st, seq, this.reader, () => { this.subscriptions -= 1; });
   }
 }
+
+/** Config changes that make live producer sessions reconnect (spec: States, PATCH). */
+const HANDOFF_FIELDS: readonly (keyof StreamConfig)[] = [
+  'class', 'producer_policy', 'timestamping_mode', 'timestamping_uncapped', 'throughput_max_bytes_per_second',
+  'batch_max_bytes', 'batch_max_records', 'batch_max_delay_ms',
+];
+const STREAM_CONFIG_FIELDS: readonly (keyof StreamConfig)[] = [...HANDOFF_FIELDS, 'retention_max_age_ms', 'retention_max_bytes'];
 
 /** Index of the first element greater than `x` in a sorted array. */
 function upperBound(sorted: string[], x: string): number {

@@ -3,6 +3,7 @@
 // these fields: its unsettled batches leave memory when its WAL file settles.
 
 import type { SegmentMeta, StreamMeta } from '../storage/metadata/metadata-store.ts';
+import type { StreamEvent } from './service-api.ts';
 import type { Position, StreamConfig, StreamInfo } from './types.ts';
 
 /** A committed batch still served from memory (its WAL file has not settled yet). */
@@ -37,6 +38,8 @@ export class StreamState {
   /** Set while the stream's creation is being made durable: appends wait for it, in call order. */
   creating: Promise<void> | undefined;
   readonly waiters = new Set<TailWaiter>();
+  /** Producer sessions and other watchers of fence / reconfigure / delete events. */
+  readonly watchers = new Set<(ev: StreamEvent) => void>();
 
   constructor(meta: StreamMeta, config: StreamConfig) {
     this.meta = meta;
@@ -72,6 +75,10 @@ export class StreamState {
     this.tail = b.firstSeq + b.count;
     this.tailTs = b.maxTs;
     this.wake();
+  }
+
+  emit(ev: StreamEvent): void {
+    for (const w of [...this.watchers]) w(ev);
   }
 
   wake(): void {
