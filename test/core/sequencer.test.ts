@@ -1,0 +1,69 @@
+// The sequencing rules as a table: fencing, match_seq_num and timestamps for every mode.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkFence, checkMatch, stampTimestamps } from '../../src/core/sequencer.ts';
+import { ServiceError } from '../../src/core/errors.ts';
+import type { RecordInput, StreamConfig } from '../../src/core/types.ts';
+
+const cfg = (over: Partial<StreamConfig>): StreamConfig => ({
+  class: 'standard', producer_policy: 'any', retention_max_age_ms: 0, retention_max_bytes: 0, batch_max_bytes: 0,
+  batch_max_records: 0, batch_max_delay_ms: 0, throughput_max_bytes_per_second: 0, timestamping_mode: 'client-prefer',
+  timestamping_uncapped: false, ...over,
+});
+const rec = (ts?: number): RecordInput => ({ headers: [], body: new Uint8Array(), ...(ts === undefined ? {} : { timestamp_ms: ts }) });
+
+function code(fn: () => unknown): string | undefined {
+  try { fn(); return undefined; } catch (e) { return (e as ServiceError).code; }
+}
+
+test('fencing: every combination of installed token, policy and presented token', () => {
+  const rows: [string, StreamConfig['producer_policy'], string | undefined, string | undefined][] = [
+    ['', 'any', undefined, undefined],
+    ['', 'any', '', undefined],
+    ['', 'any', 't1', 'fence_mismatch'],
+    ['t1', 'any', undefined, 'fence_mismatch'],
+    ['t1', 'any', 't1', undefined],
+    ['t1', 'any', 't2', 'fence_mismatch'],
+    ['t1', 'any', '', 'fence_mismatch'],
+    ['', 'fenced', undefined, 'fence_mismatch'],
+    ['', 'fenced', '', 'fence_mismatch'],
+    ['t1', 'fenced', 't1', undefined],
+    ['t1', 'fenced', undefined, 'fence_mismatch'],
+  ];
+  for (const [installed, policy, presented, want] of rows) {
+    assert.equal(code(() => checkFence(installed, policy, presented)), want, JSON.stringify({ installed, policy, presented }));
+  }
+  try { checkFence('secret-t', 'any', 'x'); } catch (e) {
+    assert.deepEqual((e as ServiceError).toBody(), { error: 'fencing token mismatch', fencing_token: 'secret-t' });
+  }
+});
+
+test('match_seq_num: a miss carries the tail, a hit and an absent match pass', () => {
+  const tail = { seq_num: 5, timestamp_ms: 9 };
+  assert.equal(code(() => checkMatch(undefined, 5, tail)), undefined);
+  assert.equal(code(() => checkMatch(5, 5, tail)), undefined);
+  assert.equal(code(() => checkMatch(4, 5, tail)), 'seq_mismatch');
+  try { checkMatch(6, 5, tail); } catch (e) { assert.deepEqual((e as ServiceError).toBody().tail, tail); }
+});
+
+test('timestamps: client-prefer takes the client time, else arrival, capped at arrival', () => {
+  assert.deepEqual(stampTimestamps([rec(100), rec(), rec(2000)], cfg({}), 1000, 0), [100, 1000, 1000]);
+});
+
+test('timestamps: uncapped keeps a future client time', () => {
+  assert.deepEqual(stampTimestamps([rec(5000)], cfg({ timestamping_uncapped: true }), 1000, 0), [5000]);
+});
+
+test('timestamps: arrival ignores the client time', () => {
+  assert.deepEqual(stampTimestamps([rec(5), rec(5000), rec()], cfg({ timestamping_mode: 'arrival' }), 1000, 0), [1000, 1000, 1000]);
+});
+
+test('timestamps: client-require refuses a record without one', () => {
+  assert.equal(code(() => stampTimestamps([rec(1), rec()], cfg({ timestamping_mode: 'client-require' }), 1000, 0)), 'invalid_argument');
+  assert.deepEqual(stampTimestamps([rec(1), rec(2)], cfg({ timestamping_mode: 'client-require' }), 1000, 0), [1, 2]);
+});
+
+test('timestamps never go backwards: earlier ones are raised to the previous record', () => {
+  assert.deepEqual(stampTimestamps([rec(50), rec(40), rec(60), rec(10)], cfg({}), 1000, 45), [50, 50, 60, 60]);
+  assert.deepEqual(stampTimestamps([rec()], cfg({ timestamping_mode: 'arrival' }), 1000, 2000), [2000]);
+});
