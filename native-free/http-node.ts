@@ -80,6 +80,7 @@ class NodeExchange implements HttpExchange {
       onWritable: (cb) => { res.once('drain', cb); res.once('close', cb); },
       onClose: (cb) => { closeCbs.push(cb); },
       end: () => { if (!closed) res.end(); },
+      destroy: () => { if (!closed) res.destroy(); },
     };
   }
 }

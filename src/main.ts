@@ -112,7 +112,7 @@ export async function startStar(cfg: Config): Promise<{ port: number; engine: st
   };
   const exchange = auth?.verifier?.signer ? (body: unknown) => auth.exchanger.exchange(body) : undefined;
   const dispatcher = new Dispatcher({
-    svc: star, parseOffThread, logError,
+    svc: star, parseOffThread, logError, sse: cfg.sse,
     auth: auth ? { authenticator: auth.authenticator, exchange } : undefined,
   });
 

@@ -22,6 +22,7 @@ export interface DispatchAuth {
 export interface DispatchDeps {
   svc: StreamService;
   parseOffThread?: OffThreadParser;
+  sse?: { heartbeatMs: number; stallMs: number; connectionsMax: number };
   /** Absent: auth off, every caller is trusted. */
   auth?: DispatchAuth;
   logError(msg: string, err?: unknown): void;
@@ -56,7 +57,7 @@ export class Dispatcher {
       if (m.route.parseOffThread && this.deps.parseOffThread && body.length >= WORKER_PARSE_BYTES_MIN) {
         pre = await this.deps.parseOffThread(body);
       }
-      if (m.route.verb === 'Subscribe' && this.sseOpen >= SSE_CONNECTIONS_PER_HOST_MAX) {
+      if (m.route.verb === 'Subscribe' && this.sseOpen >= (this.deps.sse?.connectionsMax ?? SSE_CONNECTIONS_PER_HOST_MAX)) {
         throw new ServiceError('sse_at_cap', 'too many event streams on this host');
       }
       const res: RouteResult = await m.route.handle(this.deps.svc, ctx, pre);
@@ -66,10 +67,14 @@ export class Dispatcher {
       }
       if (res.kind === 'json') ex.respond(res.status, JSON_HEADERS, JSON.stringify(res.body));
       else if (res.kind === 'empty') ex.respond(res.status, [], '');
+      else if (res.kind === 'bytes') ex.respond(res.status, res.headers, res.body);
       else {
         this.sseOpen += 1;
         const sink = ex.startStream(SSE_HEADERS);
-        pumpSse(sink, res.subscription, res.base64, { expiresAtMs: principal.expMs, onEnd: () => { this.sseOpen -= 1; } });
+        pumpSse(sink, res.subscription, res.base64, {
+          heartbeatMs: this.deps.sse?.heartbeatMs, stallMs: this.deps.sse?.stallMs,
+          expiresAtMs: principal.expMs, onEnd: () => { this.sseOpen -= 1; },
+        });
       }
     } catch (err) {
       this.fail(ex, err);

@@ -7,6 +7,8 @@ export interface SseSink {
   onWritable(cb: () => void): void;
   onClose(cb: () => void): void;
   end(): void;
+  /** Drops the connection at once (a stalled consumer: its buffered bytes are abandoned). */
+  destroy(): void;
   readonly closed: boolean;
 }
 

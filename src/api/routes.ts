@@ -7,6 +7,7 @@ import { ServiceError, invalid, notFound } from '../core/errors.ts';
 import type { StreamService, Subscription } from '../core/service-api.ts';
 import type { AppendInput, ReadStart } from '../core/types.ts';
 import { checkFencingPin, type Principal } from '../auth/index.ts';
+import { serveSignedObject } from './presign.ts';
 import {
   decodeAppend, decodeBucketConfig, decodeStreamConfig, decodeStreamPatch, encodeRecord, parseJsonObject,
 } from './wire.ts';
@@ -30,7 +31,8 @@ export interface RequestCtx {
 export type RouteResult =
   | { kind: 'json'; status: number; body: unknown }
   | { kind: 'empty'; status: number }
-  | { kind: 'sse'; subscription: Subscription; base64: boolean };
+  | { kind: 'sse'; subscription: Subscription; base64: boolean }
+  | { kind: 'bytes'; status: number; headers: [string, string][]; body: Buffer };
 
 export interface Route {
   method: string;
@@ -256,6 +258,11 @@ export const ROUTES: readonly Route[] = [
       checkFencingPin(c.principal, 'Fence', t);
       return json(200, { tail: await svc.fence(c.params.bucket, c.params.key, t) });
     },
+  },
+  // ---- presigned objects (ReadPlan vending on the fs backend): the URL's signature is its auth
+  {
+    method: 'GET', path: ['v1', 'objects', K], verb: 'GetObject', action: 'none', level: 'open', bodyBytesMax: 0,
+    handle: async (_svc, c) => ({ kind: 'bytes', ...(await serveSignedObject(c.params.key, c.query, c.header('range'))) }),
   },
 ];
 

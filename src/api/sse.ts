@@ -39,22 +39,25 @@ export interface SsePumpOptions {
 export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts: SsePumpOptions = {}): void {
   let ended = false;
   let stalledSince = 0;
-  const finish = (tail?: string): void => {
+  const finish = (tail?: string, hard = false): void => {
     if (ended) return;
     ended = true;
     clearInterval(hb);
     if (expiry) clearTimeout(expiry);
     sub.close();
     if (!sink.closed) {
-      if (tail) sink.write(tail);
-      sink.end();
+      if (hard) sink.destroy();
+      else {
+        if (tail) sink.write(tail);
+        sink.end();
+      }
     }
     opts.onEnd?.();
   };
   const hbMs = opts.heartbeatMs ?? SSE_HEARTBEAT_MS;
   const stallMs = opts.stallMs ?? SSE_STALL_MS;
   const hb = setInterval(() => {
-    if (stalledSince && Date.now() - stalledSince >= stallMs) { finish(); return; }
+    if (stalledSince && Date.now() - stalledSince >= stallMs) { finish(undefined, true); return; }
     if (!stalledSince) sink.write(': hb\n\n');
   }, Math.min(hbMs, stallMs));
   const expiry = opts.expiresAtMs !== undefined

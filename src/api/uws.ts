@@ -144,6 +144,12 @@ class UwsExchange implements HttpExchange {
         res.cork(() => res.end());
         for (const f of closeCbs) f();
       },
+      destroy() {
+        if (closed) return;
+        closed = true;
+        res.close();
+        for (const f of closeCbs) f();
+      },
     };
   }
 }

@@ -1,7 +1,9 @@
 // Flags and SVCD_* environment variables, parsed in one place into one typed config. A flag beats
 // its variable; an unknown flag or a bad value refuses to boot with a one-line reason.
 
-import { READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT } from './limits.ts';
+import {
+  READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
+} from './limits.ts';
 
 export interface FlagSpec {
   name: string;
@@ -25,6 +27,9 @@ export const FLAGS: FlagSpec[] = [
   { name: 'max-read-bytes', env: 'SVCD_MAX_READ_BYTES', help: 'bytes per read response (max_bytes is clamped to it)', default: String(READ_BYTES_MAX) },
   { name: 'readplan-ttl', env: 'SVCD_READPLAN_TTL', help: 'read plan validity in milliseconds', default: String(READPLAN_TTL_MS_DEFAULT) },
   { name: 'readplan-vending', env: 'SVCD_READPLAN_VENDING', help: 'presigned or raw', default: 'presigned' },
+  { name: 'sse-heartbeat-ms', env: 'SVCD_SSE_HEARTBEAT_MS', help: 'SSE heartbeat period', default: String(SSE_HEARTBEAT_MS) },
+  { name: 'sse-stall-ms', env: 'SVCD_SSE_STALL_MS', help: 'an SSE consumer that has not drained for this long is disconnected', default: String(SSE_STALL_MS) },
+  { name: 'sse-connections-max', env: 'SVCD_SSE_CONNECTIONS_MAX', help: 'SSE connections per HTTP host; past it 503 with Retry-After: 1', default: String(SSE_CONNECTIONS_PER_HOST_MAX) },
   { name: 'object-store', env: 'SVCD_OBJECT_STORE', help: 'fs (a directory under --data-dir)', default: 'fs' },
   { name: 'metadata', env: 'SVCD_METADATA', help: 'local (journal + snapshot under --data-dir)', default: 'local' },
   { name: 'help', env: '', help: 'print this help and exit', boolean: true },
@@ -42,6 +47,7 @@ export interface Config {
   maxReadBytes: number;
   readplanTtlMs: number;
   readplanVending: 'presigned' | 'raw';
+  sse: { heartbeatMs: number; stallMs: number; connectionsMax: number };
   help: boolean;
   /** Every flag's raw value (for modules, such as auth, that parse their own flags). */
   raw: Map<string, string>;
@@ -121,6 +127,11 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     maxReadBytes: positiveInt(get('max-read-bytes'), 'max-read-bytes'),
     readplanTtlMs: positiveInt(get('readplan-ttl'), 'readplan-ttl'),
     readplanVending: vending,
+    sse: {
+      heartbeatMs: positiveInt(get('sse-heartbeat-ms'), 'sse-heartbeat-ms'),
+      stallMs: positiveInt(get('sse-stall-ms'), 'sse-stall-ms'),
+      connectionsMax: positiveInt(get('sse-connections-max'), 'sse-connections-max'),
+    },
     help: raw.get('help') === 'true',
     raw,
   };

@@ -326,7 +326,11 @@ export class Star implements StreamService {
     for (const r of recs) content += contentBytes(r);
     const firstSeq = st.nextSeq;
     const frame = encodeBatch(st.streamId, firstSeq, recs);
-    if (st.inflightBytes + frame.length > STREAM_INFLIGHT_BYTES_MAX || this.inflightBytes + frame.length > STAR_INFLIGHT_BYTES_MAX) {
+    // Past the in-flight caps the producer is pushed back; a lone batch is always admitted, so a batch
+    // bigger than a cap is not refused forever.
+    const overStream = st.inflightBytes > 0 && st.inflightBytes + frame.length > STREAM_INFLIGHT_BYTES_MAX;
+    const overStar = this.inflightBytes > 0 && this.inflightBytes + frame.length > STAR_INFLIGHT_BYTES_MAX;
+    if (overStream || overStar) {
       throw new ServiceError('resource_exhausted', 'too many bytes in flight; retry shortly');
     }
     const end = this.d.log.tryAppend(frame);

@@ -16,6 +16,15 @@ export interface GrpcAuthRequest {
   bucket?: string;
   /** Stream key named by the request; undefined for bucket-level verbs. */
   key?: string;
+  /** Append, AppendSession, Fence: the fencing token presented (undefined: none), for the
+   *  credential's svc_aux.fencing_token pin. */
+  fencing_token?: string;
+}
+
+/** What the auth hook learned about the caller. */
+export interface GrpcCaller {
+  /** The credential's exp (ms since the epoch): the call's deadline; sessions and subscriptions end there. */
+  expMs?: number;
 }
 
 export interface TokenExchangeRequest {
@@ -43,8 +52,9 @@ export interface CredentialRow {
 
 /** src/auth plugs in here. Every method throws ServiceError (unauthenticated, permission_denied, …). */
 export interface GrpcAuthHooks {
-  /** Checks the caller before every verb but ExchangeToken. Absent: every caller passes (`--auth off`). */
-  authorize?(req: GrpcAuthRequest): void | Promise<void>;
+  /** Checks the caller before every verb but ExchangeToken (grants, and the fencing pin for the
+   *  verbs that present a token). Absent: every caller passes (`--auth off`). */
+  authorize?(req: GrpcAuthRequest): void | GrpcCaller | Promise<void | GrpcCaller>;
   /** Absent: ExchangeToken answers UNIMPLEMENTED (as under a verify-only JWT source). */
   exchangeToken?(req: TokenExchangeRequest): Promise<IssuedToken>;
   /** Absent (with the two below): the credential verbs answer UNIMPLEMENTED. */
@@ -53,32 +63,18 @@ export interface GrpcAuthHooks {
   revokeCredential?(keyId: string): Promise<CredentialRow>;
 }
 
-/** One vended object of a read plan, as storage describes it. */
-export interface ReadPlanEntryInfo {
-  location: { presigned_url: string } | { storage_bucket: string; object_key: string };
-  footer_offset: number;
-  footer_length: number;
-  payload_bytes: number;
-  first_seq_num: number;
-  end_seq_num: number;
-  min_timestamp_ms: number;
-  max_timestamp_ms: number;
-}
-
-export interface ReadPlanQuery {
-  start: { kind: 'seq_num'; value: number } | { kind: 'timestamp_ms'; value: number };
-  end_seq_num?: number;
-  /** Already clamped to 1..READPLAN_ENTRIES_MAX. */
-  max_entries: number;
-  /** undefined: the star's configured mode. */
-  mode?: 'presigned' | 'raw';
-}
-
-export interface ReadPlanResult {
-  entries: ReadPlanEntryInfo[];
-  vended_until?: number;
-  more: boolean;
-  expires_at_unix_ms: number;
+/** How ReadPlan locates the objects it vends (`--readplan-vending`, `--readplan-ttl`). */
+export interface ReadPlanVending {
+  /** The star's mode, used when a request leaves `mode` unspecified. A request may ask for raw only
+   *  on a star configured raw (raw is for trust-domain consumers). */
+  mode: 'presigned' | 'raw';
+  /** Plan validity; presigned URLs expire with the plan. */
+  ttlMs: number;
+  /** Raw mode: the storage bucket named in entries (the fs root directory, or the S3 bucket). */
+  storageBucket: string;
+  /** Presigned mode: signs a GET of one object until `expiresAtMs`. Absent (no data bridge to serve
+   *  the URLs): presigned plans answer FAILED_PRECONDITION. */
+  presign?(o: { objectKey: string; sizeBytes: number; expiresAtMs: number }): string;
 }
 
 /** The star this adapter fronts. A single star is a one-star cluster. */
@@ -89,9 +85,6 @@ export interface GrpcStarHooks {
   address?: string;
   /** Settles the WAL now (SettleStar). Absent: SettleStar succeeds; settling runs on its own schedule. */
   settle?(): Promise<void>;
-  /** Vends settled segments (ReadPlan). Absent: an empty plan with vended_until = the start, so the
-   *  consumer reads the whole range through Read/Subscribe. */
-  readPlan?(bucket: string, key: string, query: ReadPlanQuery): Promise<ReadPlanResult>;
   /** Wall clock for plan expiry and stats stamps; default Date.now. */
   nowMs?(): number;
 }

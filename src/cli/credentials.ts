@@ -1,0 +1,169 @@
+// `svcd credentials create|list|revoke`: the api-key registry from the command line, on a star's
+// local data dir. It opens the same metadata store the star opens and goes through the same
+// CredentialRegistry, so rows it writes are exactly the rows the star's exchange checks.
+//
+// Run it while the star is stopped. The local metadata store has no lock and the star keeps its
+// credential rows in memory from its start: a running star sees a create or a revoke made here only
+// at its next start, and a journal compaction by the running star can drop the CLI's entry.
+
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { META_JOURNAL_ENTRIES_MAX } from '../config/limits.ts';
+import { ServiceError } from '../core/errors.ts';
+import { CredentialRegistry, type CredentialRow, type CredentialStore } from '../auth/credentials.ts';
+import { LocalMetadataStore } from '../storage/metadata/local-store.ts';
+import type { MetadataStore } from '../storage/metadata/metadata-store.ts';
+
+/** The credential registry's rows live in the metadata store (main.ts uses the same adapter). */
+export function credentialStoreOf(metadata: MetadataStore): CredentialStore {
+  return {
+    async get(keyId) { return (await metadata.listCredentials()).find((c) => c.key_id === keyId) as unknown as CredentialRow | undefined; },
+    async put(row) { await metadata.putCredential({ ...row }); },
+    async list() { return (await metadata.listCredentials()) as unknown as CredentialRow[]; },
+  };
+}
+
+export const CREDENTIALS_USAGE = [
+  'usage: svcd credentials <command> --data-dir DIR [options]',
+  '',
+  '  create --scope SCOPE     create an active credential; prints {key_id, secret, ...} once (JSON)',
+  '  list                     one JSON row per credential, never the secret or its hash',
+  '  revoke --key-id KEY_ID   mark a credential revoked (idempotent)',
+  '',
+  '  --data-dir DIR           the star\'s data dir (or SVCD_DATA_DIR)',
+  '',
+  'Run with the star stopped: a running star picks up changes made here only at its next start.',
+].join('\n');
+
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+const STDIO: CliIo = {
+  out: (line) => { process.stdout.write(`${line}\n`); },
+  err: (line) => { process.stderr.write(`${line}\n`); },
+};
+
+const COMMANDS = ['create', 'list', 'revoke'] as const;
+type Command = (typeof COMMANDS)[number];
+const VALUE_FLAGS = new Set(['data-dir', 'scope', 'key-id']);
+
+class UsageError extends Error {}
+
+interface Parsed {
+  command: Command | 'help';
+  flags: Map<string, string>;
+}
+
+function parseArgs(argv: readonly string[]): Parsed {
+  const flags = new Map<string, string>();
+  let command: Command | 'help' | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--help' || arg === '-h' || arg === 'help') { command = 'help'; continue; }
+    if (arg.startsWith('--')) {
+      const eq = arg.indexOf('=');
+      const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
+      if (!VALUE_FLAGS.has(name)) throw new UsageError(`unknown flag --${name}`);
+      let value: string;
+      if (eq >= 0) value = arg.slice(eq + 1);
+      else {
+        if (i + 1 >= argv.length) throw new UsageError(`--${name} needs a value`);
+        value = argv[++i];
+      }
+      if (flags.has(name)) throw new UsageError(`--${name} given twice`);
+      flags.set(name, value);
+      continue;
+    }
+    if (command !== undefined) throw new UsageError(`unexpected argument '${arg}'`);
+    if (!(COMMANDS as readonly string[]).includes(arg)) throw new UsageError(`unknown command '${arg}'`);
+    command = arg as Command;
+  }
+  if (command === undefined) throw new UsageError('missing command: create, list or revoke');
+  return { command, flags };
+}
+
+/** The registry over a data dir's metadata store, and how to close it (flushes pending writes). */
+export async function openCredentialRegistry(dataDir: string): Promise<{ registry: CredentialRegistry; close(): Promise<void> }> {
+  const metadata = new LocalMetadataStore(join(resolve(dataDir), 'meta'), META_JOURNAL_ENTRIES_MAX);
+  await metadata.load();
+  return { registry: new CredentialRegistry(credentialStoreOf(metadata)), close: () => metadata.close() };
+}
+
+function need(flags: Map<string, string>, name: string, command: string): string {
+  const v = flags.get(name);
+  if (v === undefined || v === '') throw new UsageError(`${command} needs --${name}`);
+  return v;
+}
+
+/** Runs `svcd credentials …` (argv after the word `credentials`) and answers the exit code. */
+export async function runCredentialsCli(argv: string[], io: CliIo = STDIO, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let parsed: Parsed;
+  try {
+    parsed = parseArgs(argv);
+  } catch (err) {
+    io.err(`svcd credentials: ${(err as Error).message}`);
+    io.err(CREDENTIALS_USAGE);
+    return 2;
+  }
+  const { command, flags } = parsed;
+  if (command === 'help') {
+    io.out(CREDENTIALS_USAGE);
+    return 0;
+  }
+  let opened: Awaited<ReturnType<typeof openCredentialRegistry>> | undefined;
+  try {
+    for (const name of flags.keys()) {
+      const allowed = name === 'data-dir' || (name === 'scope' && command === 'create') || (name === 'key-id' && command === 'revoke');
+      if (!allowed) throw new UsageError(`--${name} does not apply to ${command}`);
+    }
+    const dataDir = flags.get('data-dir') ?? (env.SVCD_DATA_DIR || undefined);
+    if (dataDir === undefined || dataDir === '') throw new UsageError('needs --data-dir (or SVCD_DATA_DIR)');
+    // Reading or revoking in a directory that holds no star is a typo, not an empty registry.
+    if (command !== 'create' && !existsSync(join(resolve(dataDir), 'meta'))) {
+      io.err(`svcd credentials: ${resolve(dataDir)} holds no star metadata (no meta/ directory)`);
+      return 1;
+    }
+    const scope = command === 'create' ? need(flags, 'scope', 'create') : '';
+    const keyId = command === 'revoke' ? need(flags, 'key-id', 'revoke') : '';
+    opened = await openCredentialRegistry(dataDir);
+    const { registry } = opened;
+    switch (command) {
+      case 'create': {
+        const created = await registry.create(scope);
+        io.out(JSON.stringify(created));
+        io.err('svcd credentials: the secret is shown this once; a running star sees the credential after its next start');
+        return 0;
+      }
+      case 'list': {
+        let startAfter = '';
+        do {
+          const page = await registry.list(startAfter);
+          for (const row of page.items) io.out(JSON.stringify(row));
+          startAfter = page.next;
+        } while (startAfter !== '');
+        return 0;
+      }
+      case 'revoke': {
+        io.out(JSON.stringify(await registry.revoke(keyId)));
+        io.err('svcd credentials: revoked; a running star enforces it after its next start');
+        return 0;
+      }
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`svcd credentials: ${err.message}`);
+      io.err(CREDENTIALS_USAGE);
+      return 2;
+    }
+    if (err instanceof ServiceError) {
+      io.err(`svcd credentials: ${err.message}`);
+      return 1;
+    }
+    io.err(`svcd credentials: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  } finally {
+    await opened?.close();
+  }
+}

@@ -1,0 +1,98 @@
+// SSE bounds on a real server with short settings: heartbeats, the per-host connection cap (503 with
+// Retry-After: 1), and the stalled-consumer cut-off. Every wait is bounded.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { ENGINES, startServer, type RunningServer } from '../helpers/server.ts';
+
+/** Longest any single wait in this file may take. */
+const WAIT_MS = 15_000;
+
+async function post(base: string, path: string, body: unknown): Promise<Response> {
+  return fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+/** A raw subscriber: we decide when (and whether) to read. */
+function rawSubscribe(port: number, path: string): Socket {
+  const s = connect(port, '127.0.0.1');
+  s.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n`);
+  return s;
+}
+
+function readUntil(s: Socket, pred: (text: string) => boolean): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => { cleanup(); reject(new Error(`timed out; got ${text.slice(0, 300)}`)); }, WAIT_MS);
+    const onData = (c: Buffer): void => { text += c.toString('latin1'); if (pred(text)) { cleanup(); resolve(text); } };
+    const onEnd = (): void => { cleanup(); pred(text) ? resolve(text) : reject(new Error(`ended; got ${text.slice(0, 300)}`)); };
+    const cleanup = (): void => { clearTimeout(timer); s.off('data', onData); s.off('end', onEnd); };
+    s.on('data', onData);
+    s.on('end', onEnd);
+  });
+}
+
+for (const engine of ENGINES) {
+  describe(`SSE limits (${engine})`, () => {
+    let srv: RunningServer;
+    before(async () => {
+      srv = await startServer({ engine, args: ['--sse-heartbeat-ms', '200', '--sse-stall-ms', '1000', '--sse-connections-max', '3'] });
+      assert.equal((await post(srv.baseUrl, '/v1/buckets/lim', {})).status, 201);
+    });
+    after(() => srv.stop());
+
+    test('an idle subscription receives `: hb` heartbeats', async () => {
+      assert.equal((await post(srv.baseUrl, '/v1/streams/lim/hb', {})).status, 201);
+      const s = rawSubscribe(srv.port, '/v1/streams/lim/hb/records/subscribe?seq_num=0');
+      try {
+        const text = await readUntil(s, (t) => t.includes('\n: hb\n'));
+        assert.match(text, /^HTTP\/1\.1 200/);
+        assert.match(text, /content-type: text\/event-stream/i);
+      } finally { s.destroy(); }
+    });
+
+    test('past the connection cap a subscribe is 503 with Retry-After: 1', async () => {
+      assert.equal((await post(srv.baseUrl, '/v1/streams/lim/cap', {})).status, 201);
+      const open = [0, 1, 2].map(() => rawSubscribe(srv.port, '/v1/streams/lim/cap/records/subscribe?seq_num=0'));
+      try {
+        await Promise.all(open.map((s) => readUntil(s, (t) => t.includes('\r\n\r\n'))));
+        const res = await fetch(`${srv.baseUrl}/v1/streams/lim/cap/records/subscribe?seq_num=0`);
+        assert.equal(res.status, 503);
+        assert.equal(res.headers.get('retry-after'), '1');
+        assert.equal(typeof (await res.json()).error, 'string');
+      } finally { for (const s of open) s.destroy(); }
+      // Closed subscriptions free their slots.
+      const deadline = Date.now() + WAIT_MS;
+      let status = 0;
+      while (Date.now() < deadline) {
+        const ac = new AbortController();
+        const res = await fetch(`${srv.baseUrl}/v1/streams/lim/cap/records/subscribe?seq_num=0`, { signal: ac.signal });
+        status = res.status;
+        ac.abort();
+        if (status === 200) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(status, 200);
+    });
+
+    test('a consumer that stops reading is cut off after the stall limit', async () => {
+      assert.equal((await post(srv.baseUrl, '/v1/streams/lim/stall', {})).status, 201);
+      const s = rawSubscribe(srv.port, '/v1/streams/lim/stall/records/subscribe?seq_num=0');
+      await readUntil(s, (t) => t.includes('\r\n\r\n'));
+      s.pause(); // stop reading: the kernel buffers fill, the server sees backpressure
+      const body = 'x'.repeat(256 * 1024);
+      for (let i = 0; i < 40; i++) {
+        const r = await post(srv.baseUrl, '/v1/streams/lim/stall/records', { records: Array.from({ length: 4 }, () => ({ body })) });
+        assert.equal(r.status, 200);
+      }
+      // Wait past the stall limit, then read on: the server must have ended the stream.
+      await new Promise((r) => setTimeout(r, 2500));
+      const ended = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), WAIT_MS);
+        s.on('close', () => { clearTimeout(timer); resolve(true); });
+        s.on('error', () => undefined);
+        s.resume();
+      });
+      assert.equal(ended, true);
+    });
+  });
+}
