@@ -227,6 +227,13 @@ for (const engine of ENGINES) {
       assertError(await c.get(`${streamPath(bucket, 'nope')}/records/subscribe?seq_num=0`), 404);
     });
 
+    test('subscribe to a deleted stream is 404', async () => {
+      const { bucket, key } = await c.freshStream();
+      await c.appendOk(bucket, key, bodies(1));
+      assert.equal((await c.del(streamPath(bucket, key))).status, 204);
+      assertError(await c.get(`${streamPath(bucket, key)}/records/subscribe?seq_num=0`), 404);
+    });
+
     test('a subscription pending at the tail delivers records as they are appended', async () => {
       const { bucket, key } = await c.freshStream();
       // Start the subscription before anything exists; the server may hold headers until the first frame.

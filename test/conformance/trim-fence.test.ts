@@ -180,6 +180,21 @@ for (const engine of ENGINES) {
       assert.equal(ok.start.seq_num, 0);
     });
 
+    test('reconfiguring producer_policy to fenced takes effect for the next append', async () => {
+      const { bucket, key, path } = await streamWith(1);
+      const res = await c.patch(path, { producer_policy: 'fenced' });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.producer_policy, 'fenced');
+      assertError(await c.append(bucket, key, bodies(1)), 412, 'fenced policy, no token');
+      assert.equal((await c.post(`${path}/fence`, { fencing_token: 'pp' })).status, 200);
+      await c.appendOk(bucket, key, bodies(1), { fencing_token: 'pp' });
+      assert.equal((await c.patch(path, { producer_policy: 'any' })).status, 200);
+      assertError(await c.append(bucket, key, bodies(1)), 412, 'the installed token still guards the stream');
+      assert.equal((await c.post(`${path}/fence`, { fencing_token: '' })).status, 200);
+      const ok = await c.appendOk(bucket, key, bodies(1));
+      assert.equal(ok.start.seq_num, 2);
+    });
+
     test('fence of a missing stream is 404; a non-string token is 400', async () => {
       const bucket = await c.createBucket();
       assertError(await c.post(`${streamPath(bucket, 'nope')}/fence`, { fencing_token: 'x' }), 404);

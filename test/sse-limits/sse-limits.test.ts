@@ -24,7 +24,11 @@ function readUntil(s: Socket, pred: (text: string) => boolean): Promise<string> 
     let text = '';
     const timer = setTimeout(() => { cleanup(); reject(new Error(`timed out; got ${text.slice(0, 300)}`)); }, WAIT_MS);
     const onData = (c: Buffer): void => { text += c.toString('latin1'); if (pred(text)) { cleanup(); resolve(text); } };
-    const onEnd = (): void => { cleanup(); pred(text) ? resolve(text) : reject(new Error(`ended; got ${text.slice(0, 300)}`)); };
+    const onEnd = (): void => {
+      cleanup();
+      if (pred(text)) resolve(text);
+      else reject(new Error(`ended; got ${text.slice(0, 300)}`));
+    };
     const cleanup = (): void => { clearTimeout(timer); s.off('data', onData); s.off('end', onEnd); };
     s.on('data', onData);
     s.on('end', onEnd);

@@ -4,8 +4,8 @@
 
 import * as grpc from '@grpc/grpc-js';
 import type { StreamService } from '../../core/service-api.ts';
-import type { GrpcAuthHooks, GrpcAuthRequest, ReadPlanQuery, ReadPlanResult } from './hooks.ts';
-import { toGrpcFailure } from './status-mapping.ts';
+import type { GrpcAuthHooks, GrpcAuthRequest, GrpcCaller, ReadPlanVending } from './hooks.ts';
+import { grpcFailure, toGrpcFailure } from './status-mapping.ts';
 
 export interface StarIdentity {
   id: string;
@@ -14,7 +14,6 @@ export interface StarIdentity {
   startedAtMs: number;
   nowMs(): number;
   settle?(): Promise<void>;
-  readPlan?(bucket: string, key: string, query: ReadPlanQuery): Promise<ReadPlanResult>;
 }
 
 /** Long-lived calls (subscriptions, producer sessions) register here so close() can end them. */
@@ -46,27 +45,70 @@ export interface GrpcContext {
   auth?: GrpcAuthHooks;
   star: StarIdentity;
   live: LiveCalls;
+  vending: ReadPlanVending;
 }
 
-/** Runs the auth hook when present (auth off otherwise). */
-export async function authorize(ctx: GrpcContext, req: GrpcAuthRequest): Promise<void> {
-  if (ctx.auth?.authorize) await ctx.auth.authorize(req);
+/** The credential's exp passed: the call's deadline. Clients refresh the token and retry (resume). */
+export const CREDENTIAL_EXPIRED = 'credential expired (exp): refresh the token and retry; sessions and subscriptions resume from their cursor';
+
+/** Runs the auth hook when present (auth off otherwise); answers what it learned about the caller. */
+export async function authorize(ctx: GrpcContext, req: GrpcAuthRequest): Promise<GrpcCaller> {
+  if (!ctx.auth?.authorize) return {};
+  return (await ctx.auth.authorize(req)) ?? {};
 }
 
-/** A unary handler from an async function of the request and its metadata. */
+/** Per-call state a unary handler may set: the caller's exp becomes the call's deadline. */
+export interface UnaryCallState {
+  metadata: grpc.Metadata;
+  /** Arms the deadline at `expMs` (the credential's exp). Idempotent; undefined does nothing. */
+  deadlineAt(expMs: number | undefined): void;
+}
+
+/** A unary handler from an async function of the request and its call state. A call still running
+ *  at its credential's exp answers DEADLINE_EXCEEDED. */
 export function unary<Req, Res>(
-  fn: (request: Req, metadata: grpc.Metadata) => Promise<Res> | Res,
+  fn: (request: Req, metadata: grpc.Metadata, call: UnaryCallState) => Promise<Res> | Res,
 ): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
+    let answered = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const answer = (err: grpc.ServerErrorResponse | null, res?: Res): void => {
+      if (answered) return;
+      answered = true;
+      if (timer) clearTimeout(timer);
+      if (err) callback(err);
+      else callback(null, res);
+    };
+    const state: UnaryCallState = {
+      metadata: call.metadata,
+      deadlineAt(expMs) {
+        if (expMs === undefined || timer || answered) return;
+        const ms = expMs - Date.now();
+        const expired = (): void => answer(grpcFailure(grpc.status.DEADLINE_EXCEEDED, CREDENTIAL_EXPIRED));
+        if (ms <= 0) expired();
+        else timer = setTimeout(expired, Math.min(ms, MAX_TIMER_MS));
+      },
+    };
     let result: Promise<Res>;
     try {
-      result = Promise.resolve(fn(call.request, call.metadata));
+      result = Promise.resolve(fn(call.request, call.metadata, state));
     } catch (err) {
       result = Promise.reject(err);
     }
     result.then(
-      (res) => callback(null, res),
-      (err: unknown) => callback(toGrpcFailure(err)),
+      (res) => answer(null, res),
+      (err: unknown) => answer(toGrpcFailure(err)),
     );
   };
+}
+
+/** setTimeout's ceiling (a longer delay fires at once). A credential living longer than ~24 days
+ *  ends its call at this bound instead; no call runs that long. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Runs `onExpired` at `expMs` (the credential's exp); returns the cancel function. */
+export function atExpiry(expMs: number | undefined, onExpired: () => void): () => void {
+  if (expMs === undefined) return () => {};
+  const t = setTimeout(onExpired, Math.min(Math.max(0, expMs - Date.now()), MAX_TIMER_MS));
+  return () => clearTimeout(t);
 }
