@@ -24,6 +24,8 @@ import { AUTH_SETTINGS, parseAuthConfig, startAuth, type AuthModule, type Creden
 import type { FlagSpec } from './config/config.ts';
 import type { MetadataStore } from './storage/metadata/metadata-store.ts';
 import { startGrpcServer } from './api/grpc/server.ts';
+import { Metrics } from './ops/metrics.ts';
+import { startOpsServer } from './ops/ops-server.ts';
 import type { GrpcAuthHooks } from './api/grpc/hooks.ts';
 import { authorize, type Operation } from './auth/index.ts';
 
@@ -50,7 +52,7 @@ function logError(msg: string, err?: unknown): void {
   console.error(`svcd: ${msg}${err ? `: ${err instanceof Error ? err.stack ?? err.message : String(err)}` : ''}`);
 }
 
-export async function startStar(cfg: Config): Promise<{ port: number; engine: string; stop(): Promise<void> }> {
+export async function startStar(cfg: Config): Promise<{ port: number; engine: string; grpcPort?: number; opsPort?: number; stop(): Promise<void> }> {
   const dataDir = resolve(cfg.dataDir);
   const walDir = join(dataDir, 'wal');
   const objectsDir = join(dataDir, 'objects');
@@ -110,9 +112,11 @@ export async function startStar(cfg: Config): Promise<{ port: number; engine: st
     if (!r.ok) throw new ServiceError(r.code, r.message);
     return r.input;
   };
+  const metrics = new Metrics();
   const exchange = auth?.verifier?.signer ? (body: unknown) => auth.exchanger.exchange(body) : undefined;
   const dispatcher = new Dispatcher({
     svc: star, parseOffThread, logError, sse: cfg.sse,
+    observe: (verb, status, secs) => metrics.observe(verb, status, secs),
     auth: auth ? { authenticator: auth.authenticator, exchange } : undefined,
   });
 
@@ -134,13 +138,18 @@ export async function startStar(cfg: Config): Promise<{ port: number; engine: st
   const grpcServer = cfg.grpcListen
     ? await startGrpcServer({ service: star, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, auth: grpcAuthHooks(auth) })
     : undefined;
-  if (grpcServer) console.log(`svcd grpc listening on ${cfg.grpcListen!.host}:${grpcServer.port}`);
+  const ops = cfg.metricsListen
+    ? await startOpsServer(cfg.metricsListen.host, cfg.metricsListen.port, { metrics, ready: () => !log.failed() })
+    : undefined;
 
   return {
     port: server?.port ?? 0,
     engine,
+    grpcPort: grpcServer?.port,
+    opsPort: ops?.port,
     async stop() {
       server?.close();
+      ops?.close();
       await grpcServer?.close();
       auth?.close();
       await star.close();
@@ -205,7 +214,10 @@ async function main(): Promise<void> {
     throw err;
   }
   const host = cfg.listen?.host ?? '127.0.0.1';
+  // The data bridge's line comes first: tools and tests wait for it.
   console.log(`svcd listening on http://${host}:${running.port} (engine ${running.engine}) data-dir ${resolve(cfg.dataDir)}`);
+  if (running.grpcPort !== undefined) console.log(`svcd grpc listening on ${cfg.grpcListen!.host}:${running.grpcPort}`);
+  if (running.opsPort !== undefined) console.log(`svcd ops on http://${cfg.metricsListen!.host}:${running.opsPort} (/metrics /healthz /readyz /debug/pprof/)`);
   let stopping = false;
   const shutdown = (): void => {
     if (stopping) return;

@@ -23,6 +23,8 @@ export interface DispatchDeps {
   svc: StreamService;
   parseOffThread?: OffThreadParser;
   sse?: { heartbeatMs: number; stallMs: number; connectionsMax: number };
+  /** Called once per answered request (metrics). */
+  observe?: (verb: string, status: number, seconds: number) => void;
   /** Absent: auth off, every caller is trusted. */
   auth?: DispatchAuth;
   logError(msg: string, err?: unknown): void;
@@ -38,8 +40,12 @@ export class Dispatcher {
   get openStreams(): number { return this.sseOpen; }
 
   async handle(ex: HttpExchange): Promise<void> {
+    const t0 = performance.now();
+    let verb = 'Unmatched';
+    const done = (status: number): void => { this.deps.observe?.(verb, status, (performance.now() - t0) / 1000); };
     try {
       const m = matchRoute(ex.method, ex.path);
+      verb = m.route.verb;
       let principal: Principal = TRUSTED_PRINCIPAL;
       if (m.route.level !== 'open' && this.deps.auth) {
         // Authenticate and authorize before the address resolves: a denied caller cannot tell a
@@ -65,10 +71,12 @@ export class Dispatcher {
         if (res.kind === 'sse') res.subscription.close();
         return;
       }
+      if (res.kind !== 'sse') done(res.status);
       if (res.kind === 'json') ex.respond(res.status, JSON_HEADERS, JSON.stringify(res.body));
       else if (res.kind === 'empty') ex.respond(res.status, [], '');
       else if (res.kind === 'bytes') ex.respond(res.status, res.headers, res.body);
       else {
+        done(200);
         this.sseOpen += 1;
         const sink = ex.startStream(SSE_HEADERS);
         pumpSse(sink, res.subscription, res.base64, {
@@ -77,17 +85,19 @@ export class Dispatcher {
         });
       }
     } catch (err) {
-      this.fail(ex, err);
+      done(this.fail(ex, err));
     }
   }
 
-  private fail(ex: HttpExchange, err: unknown): void {
+  /** Answers the error envelope; returns the status. */
+  private fail(ex: HttpExchange, err: unknown): number {
     const e = asServiceError(err);
     if (e.code === 'internal') this.deps.logError(`bug: unmapped error on ${ex.method} ${ex.path}`, err);
-    if (ex.aborted) return;
+    if (ex.aborted) return e.httpStatus;
     const headers: [string, string][] = [...JSON_HEADERS];
     if (e.code === 'method_not_allowed') headers.push(['Allow', (e.detail.allow ?? []).join(', ')]);
     if (e.httpStatus === 503 || e.httpStatus === 429) headers.push(['Retry-After', String(SSE_RETRY_AFTER_S)]);
     ex.respond(e.httpStatus, headers, JSON.stringify(e.toBody()));
+    return e.httpStatus;
   }
 }

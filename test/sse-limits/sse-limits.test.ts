@@ -62,7 +62,7 @@ for (const engine of ENGINES) {
         const res = await fetch(`${srv.baseUrl}/v1/streams/lim/cap/records/subscribe?seq_num=0`);
         assert.equal(res.status, 503);
         assert.equal(res.headers.get('retry-after'), '1');
-        assert.equal(typeof (await res.json()).error, 'string');
+        assert.equal(typeof ((await res.json()) as { error: unknown }).error, 'string');
       } finally { for (const s of open) s.destroy(); }
       // Closed subscriptions free their slots.
       const deadline = Date.now() + WAIT_MS;
