@@ -27,7 +27,8 @@ import { startGrpcServer } from './api/grpc/server.ts';
 import { Metrics } from './ops/metrics.ts';
 import { startOpsServer } from './ops/ops-server.ts';
 import type { GrpcAuthHooks } from './api/grpc/hooks.ts';
-import { authorize, type Operation } from './auth/index.ts';
+import { authorize, checkFencingPin, type Operation } from './auth/index.ts';
+import { bridgeBaseUrl, installObjectVending, loadPresignSecret, Presigner } from './api/presign.ts';
 
 /** Auth settings as CLI flags (environment-only secrets appear in --help but not in argv). */
 export const AUTH_FLAGS: FlagSpec[] = AUTH_SETTINGS.map((a) => ({
@@ -68,7 +69,7 @@ export async function startStar(cfg: Config): Promise<{ port: number; engine: st
     ? undefined
     : await startAuth(authConfig, { store: credentialStoreOf(metadata), starId: randomUUID(), log: (m: string) => console.error(`svcd auth: ${m}`) });
   const recovered: Parameters<Star['open']>[1] extends Iterable<infer T> ? T[] : never = [];
-  const { lastFileNo, cutBytes } = recoverWal(walDir, (f) => {
+  const { files: walFiles, lastFileNo, cutBytes } = recoverWal(walDir, (f) => {
     let content = 0;
     forEachRecord(f.frame, 0, 0, (r) => { content += contentBytes(r); return true; });
     recovered.push({
@@ -105,7 +106,7 @@ export async function startStar(cfg: Config): Promise<{ port: number; engine: st
     readBytesMax: cfg.maxReadBytes,
     log_error: logError,
   });
-  star.open(state, recovered);
+  star.open(state, recovered, walFiles);
 
   const parseOffThread = async (body: Buffer): Promise<AppendInput> => {
     const r = (await pool.run(body, { name: 'parseAppend' })) as ParseResult;
@@ -135,8 +136,11 @@ export async function startStar(cfg: Config): Promise<{ port: number; engine: st
     if (!server && authConfig.mode === 'mtls') engine = 'node';
     server ??= await startNodeServer(cfg.listen.host, cfg.listen.port, dispatcher, tls && { ...tls, requestCert: authConfig.mode === 'mtls' });
   }
+  const presigner = server && cfg.listen ? new Presigner(loadPresignSecret(dataDir), bridgeBaseUrl(cfg.listen.host, server.port, tls !== undefined)) : undefined;
+  installObjectVending(presigner && { presigner, objects, nowMs: () => Date.now() });
+  const vending = { mode: cfg.readplanVending, ttlMs: cfg.readplanTtlMs, storageBucket: objectsDir, ...(presigner ? { presign: presigner.url.bind(presigner) } : {}) };
   const grpcServer = cfg.grpcListen
-    ? await startGrpcServer({ service: star, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, auth: grpcAuthHooks(auth) })
+    ? await startGrpcServer({ service: star, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, auth: grpcAuthHooks(auth), vending })
     : undefined;
   const ops = cfg.metricsListen
     ? await startOpsServer(cfg.metricsListen.host, cfg.metricsListen.port, { metrics, ready: () => !log.failed() })
@@ -170,6 +174,8 @@ function grpcAuthHooks(auth: AuthModule | undefined): GrpcAuthHooks | undefined 
       const principal = await auth.authenticator.authenticate(v.map(String), {});
       const op = (req.plane === 'admin' ? 'Admin' : req.verb) as Operation;
       authorize(principal, op, { bucket: req.bucket, key: req.key });
+      checkFencingPin(principal, op, req.fencing_token);
+      return { expMs: principal.expMs };
     },
     exchangeToken: auth.verifier?.signer ? (req) => auth.exchanger.exchange(req) : undefined,
     createCredential: async (req) => {

@@ -86,7 +86,11 @@ export class Star implements StreamService {
   // ---------------------------------------------------------------- lifecycle
 
   /** Loads metadata, then replays the recovered WAL frames onto it. */
-  open(state: MetaState, recovered: Iterable<{ fileNo: number; streamId: string; firstSeq: number; count: number; frame: Buffer; timestamps: number[]; contentBytes: number }>): void {
+  open(
+    state: MetaState,
+    recovered: Iterable<{ fileNo: number; streamId: string; firstSeq: number; count: number; frame: Buffer; timestamps: number[]; contentBytes: number }>,
+    walFiles: readonly number[] = [],
+  ): void {
     for (const b of state.buckets) this.buckets.set(b.name, b);
     for (const s of state.streams) this.addStream(new StreamState(s, this.configOf(s)));
     for (const d of state.deleted) this.deleted.add(addr(d.bucket, d.key));
@@ -108,8 +112,10 @@ export class Star implements StreamService {
       st.lastSeqTs = st.tailTs;
       this.touchFile(f.fileNo, st);
     }
-    // Every recovered file is sealed: the flusher starts a fresh one. Settle them in order.
-    for (const fileNo of [...this.fileStreams.keys()].sort((a, b) => a - b)) this.enqueueSettle(fileNo);
+    // Every recovered file is sealed (the flusher starts a fresh one). Settle them in order; files
+    // whose frames are all settled already, or belong to deleted streams, or are empty, are removed.
+    const sealed = new Set([...walFiles, ...this.fileStreams.keys()]);
+    for (const fileNo of [...sealed].sort((a, b) => a - b)) this.enqueueSettle(fileNo);
     this.walFileOpenedMs = this.d.clock.nowMs();
     this.timers.push(this.d.timers.setInterval(() => this.sweep(), RETENTION_SWEEP_MS));
     void this.durableLoop();

@@ -28,7 +28,7 @@ export interface RecoveredFrame {
 
 /** Reads every intact frame of every WAL file in order. A file whose tail is torn (a partial or
  *  corrupt frame) is truncated at the last whole frame, so the torn bytes are never served. */
-export function recoverWal(dir: string, onFrame: (f: RecoveredFrame) => void): { lastFileNo: number; cutBytes: number } {
+export function recoverWal(dir: string, onFrame: (f: RecoveredFrame) => void): { files: number[]; lastFileNo: number; cutBytes: number } {
   const files = listWalFiles(dir);
   let cutBytes = 0;
   for (const fileNo of files) {
@@ -50,7 +50,7 @@ export function recoverWal(dir: string, onFrame: (f: RecoveredFrame) => void): {
       closeSync(fd);
     }
   }
-  return { lastFileNo: files.length ? files[files.length - 1] : 0, cutBytes };
+  return { files, lastFileNo: files.length ? files[files.length - 1] : 0, cutBytes };
 }
 
 export function removeWalFile(dir: string, fileNo: number): void {
