@@ -15,6 +15,7 @@
 
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, openSync, readFileSync, writeSync, closeSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ServiceError } from '../core/errors.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
@@ -173,4 +174,10 @@ export async function serveSignedObject(objectKey: string, query: URLSearchParam
   if (!range) return { status: 200, headers, body };
   headers.push(['Content-Range', `bytes ${from}-${from + body.length - 1}/${o.sizeBytes}`]);
   return { status: 206, headers, body };
+}
+
+/** The data bridge's base URL as consumers reach it: a wildcard listen address names this host. */
+export function bridgeBaseUrl(host: string, port: number, tls: boolean): string {
+  const h = host === '0.0.0.0' || host === '::' || host === '' ? hostname() : host;
+  return `${tls ? 'https' : 'http'}://${h.includes(':') ? `[${h}]` : h}:${port}`;
 }

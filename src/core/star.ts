@@ -444,12 +444,23 @@ export class Star implements StreamService {
     if (work.length) {
       const segs = await this.d.settler.settle(fileNo, work);
       const rows: StreamMeta[] = [];
+      const orphans: string[] = [];
       ends.forEach((e, i) => {
-        if (e.st.deleted) return;
+        if (e.st.deleted) { orphans.push(segs[i].object_key); return; }
         e.st.settle([segs[i]], e.endSeq, e.endTs);
+        // A trim that ran while this file settled may already cover the new segment.
+        const dead = e.st.meta.segments.filter((x) => x.end_seq <= e.st.trimSeq);
+        if (dead.length) {
+          e.st.meta.segments = e.st.meta.segments.filter((x) => x.end_seq > e.st.trimSeq);
+          orphans.push(...dead.map((x) => x.object_key));
+        }
         rows.push(e.st.meta);
       });
       if (rows.length) await this.d.metadata.putStreams(rows);
+      for (const key of orphans) {
+        this.reader.forget(key);
+        void this.d.objects.delete(key).catch(() => undefined);
+      }
     }
     this.fileStreams.delete(fileNo);
     this.d.wal.removeFile(fileNo);

@@ -1,20 +1,15 @@
-// AdminService as a one-star cluster, and the auth hook's plumbing (authorize, exchange, credentials).
+// AdminService as a one-star cluster over the real Star (auth off). The credential verbs with a real
+// registry, and the admin marker, are covered in auth.test.ts under --auth jwt.
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import type { CredentialRow, GrpcAuthHooks, GrpcAuthRequest } from '../../src/api/grpc/hooks.ts';
-import { ServiceError } from '../../src/core/errors.ts';
-import type { CreateCredentialResponse__Output } from '../../src/gen/svc/v1/CreateCredentialResponse.ts';
-import type { ListCredentialsResponse__Output } from '../../src/gen/svc/v1/ListCredentialsResponse.ts';
-import type { RevokeCredentialResponse__Output } from '../../src/gen/svc/v1/RevokeCredentialResponse.ts';
 import { bytes, call, failure } from './client.ts';
-import { FakeService } from './fake-service.ts';
-import { BACKENDS, startHarness, startHarnessOn, type Harness } from './harness.ts';
+import { startHarness, type Harness } from './harness.ts';
 
-for (const backend of BACKENDS) describe(`grpc admin plane, one-star cluster, no auth hook (${backend.name})`, () => {
+describe('grpc admin plane, one-star cluster, auth off', () => {
   let h: Harness;
   before(async () => {
-    h = await startHarnessOn(backend, { star: { id: 'star-a' } });
+    h = await startHarness({ star: { id: 'star-a' } });
     await call(h.data.CreateBucket.bind(h.data), { bucket: 'b1', config: { create_stream_on_append: true } });
     await call(h.data.CreateBucket.bind(h.data), { bucket: 'b2' });
     for (const k of ['x', 'y', 'z']) {
@@ -76,72 +71,5 @@ for (const backend of BACKENDS) describe(`grpc admin plane, one-star cluster, no
     assert.equal((await failure(h.admin.CreateCredential.bind(h.admin), { scope: 'svc:admin' })).code, grpc.status.UNIMPLEMENTED);
     assert.equal((await failure(h.admin.ListCredentials.bind(h.admin), {})).code, grpc.status.UNIMPLEMENTED);
     assert.equal((await failure(h.admin.RevokeCredential.bind(h.admin), { key_id: 'ck_1' })).code, grpc.status.UNIMPLEMENTED);
-  });
-});
-
-describe('grpc auth hook', () => {
-  let h: Harness;
-  const seen: GrpcAuthRequest[] = [];
-  const rows = new Map<string, CredentialRow>();
-  const auth: GrpcAuthHooks = {
-    authorize(req) {
-      seen.push(req);
-      if (req.metadata.get('authorization')[0] !== 'Bearer good') throw new ServiceError('unauthenticated', 'no credential');
-    },
-    async exchangeToken(req) {
-      if (req.secret !== 'sesame') throw new ServiceError('unauthenticated', 'bad key id or secret');
-      return { token: `jwt-for-${req.bucket ?? req.scope}`, expires_at_unix_ms: 1234 };
-    },
-    async createCredential(req) {
-      const row: CredentialRow = { key_id: req.key_id || 'ck_0000000000000001', scope: req.scope, state: 'active', created_at_unix_ms: 1 };
-      rows.set(row.key_id, row);
-      return { credential: row, secret: 'shown-once' };
-    },
-    async listCredentials() { return { items: [...rows.values()], next: '' }; },
-    async revokeCredential(keyId) {
-      const row = rows.get(keyId);
-      if (!row) throw new ServiceError('not_found', 'no such credential');
-      row.state = 'revoked';
-      return row;
-    },
-  };
-  const good = (): grpc.Metadata => { const m = new grpc.Metadata(); m.set('authorization', 'Bearer good'); return m; };
-
-  before(async () => { h = await startHarness(new FakeService(), { auth }); });
-  after(async () => { await h.stop(); });
-
-  it('checks every verb before it resolves the address', async () => {
-    const err = await failure(h.data.GetStream.bind(h.data), { bucket: 'missing', key: bytes('k') });
-    assert.equal(err.code, grpc.status.UNAUTHENTICATED, 'denied before NOT_FOUND could leak existence');
-    assert.deepEqual({ verb: seen.at(-1)?.verb, plane: seen.at(-1)?.plane, bucket: seen.at(-1)?.bucket, key: seen.at(-1)?.key },
-      { verb: 'GetStream', plane: 'data', bucket: 'missing', key: 'k' });
-    await new Promise<void>((resolve, reject) => {
-      h.data.CreateBucket({ bucket: 'ok' }, good(), (e) => (e ? reject(e) : resolve()));
-    });
-    assert.equal((await failure(h.admin.Health.bind(h.admin), {})).code, grpc.status.UNAUTHENTICATED);
-    assert.equal(seen.at(-1)?.plane, 'admin');
-  });
-
-  it('exchanges tokens without a bearer, through the hook', async () => {
-    const t = await call(h.data.ExchangeToken.bind(h.data), { key_id: 'ck_1', secret: 'sesame', bucket: 'orders', ttl_seconds: 60 });
-    assert.deepEqual(t, { token: 'jwt-for-orders', expires_at_unix_ms: 1234 });
-    const bad = await failure(h.data.ExchangeToken.bind(h.data), { key_id: 'ck_1', secret: 'nope', scope: 'svc:read:*:*' });
-    assert.equal(bad.code, grpc.status.UNAUTHENTICATED);
-    const neither = await failure(h.data.ExchangeToken.bind(h.data), { key_id: 'ck_1', secret: 'sesame' });
-    assert.equal(neither.code, grpc.status.INVALID_ARGUMENT);
-  });
-
-  it('runs the credential registry through the hook', async () => {
-    type Cb<Res> = (e: grpc.ServiceError | null, r?: Res) => void;
-    const admin = <Res>(start: (md: grpc.Metadata, cb: Cb<Res>) => unknown): Promise<Res> =>
-      new Promise((resolve, reject) => { start(good(), (e, r) => (e ? reject(e) : resolve(r as Res))); });
-    const created = await admin<CreateCredentialResponse__Output>((md, cb) => h.admin.CreateCredential({ scope: 'svc:read:b:*' }, md, cb));
-    assert.equal(created.secret, 'shown-once');
-    assert.equal(created.credential?.state, 'CREDENTIAL_STATE_ACTIVE');
-    const keyId = created.credential?.key_id ?? '';
-    const revoked = await admin<RevokeCredentialResponse__Output>((md, cb) => h.admin.RevokeCredential({ key_id: keyId }, md, cb));
-    assert.equal(revoked.credential?.state, 'CREDENTIAL_STATE_REVOKED');
-    const list = await admin<ListCredentialsResponse__Output>((md, cb) => h.admin.ListCredentials({}, md, cb));
-    assert.equal(list.credentials.length, 1);
   });
 });

@@ -34,6 +34,36 @@ export function call<Req, Res>(method: UnaryMethod<Req, Res>, req: Req): Promise
   });
 }
 
+type UnaryMethodMd<Req, Res> = (req: Req, md: grpc.Metadata, cb: (err: grpc.ServiceError | null, res?: Res) => void) => unknown;
+
+/** As `call`, with request metadata (e.g. the bearer). Every generated unary method also takes
+ *  (request, metadata, callback); typed by its (request, callback) overload. */
+export function callMd<Req, Res>(method: UnaryMethod<Req, Res>, req: Req, md: grpc.Metadata): Promise<Res> {
+  return new Promise<Res>((resolve, reject) => {
+    (method as unknown as UnaryMethodMd<Req, Res>)(req, md, (err, res) => {
+      if (err) reject(err);
+      else resolve(res as Res);
+    });
+  });
+}
+
+/** As `failure`, with request metadata. */
+export async function failureMd<Req, Res>(method: UnaryMethod<Req, Res>, req: Req, md: grpc.Metadata): Promise<grpc.ServiceError> {
+  try {
+    await callMd(method, req, md);
+  } catch (err) {
+    return err as grpc.ServiceError;
+  }
+  throw new Error('the call succeeded but was expected to fail');
+}
+
+/** Metadata carrying `authorization: Bearer <token>`. */
+export function bearer(token: string): grpc.Metadata {
+  const md = new grpc.Metadata();
+  md.set('authorization', `Bearer ${token}`);
+  return md;
+}
+
 /** Runs a call expected to fail; returns the status error. */
 export async function failure<Req, Res>(method: UnaryMethod<Req, Res>, req: Req): Promise<grpc.ServiceError> {
   try {

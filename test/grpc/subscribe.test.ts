@@ -5,8 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import type { SubscribeResponse__Output } from '../../src/gen/svc/v1/SubscribeResponse.ts';
 import { bytes, call } from './client.ts';
-import { FakeService } from './fake-service.ts';
-import { BACKENDS, startHarness, startHarnessOn, type Harness } from './harness.ts';
+import { startHarness, type Harness } from './harness.ts';
 
 const BUCKET = 'live';
 
@@ -41,12 +40,12 @@ const waitFor = async (cond: () => boolean, ms = 2000): Promise<void> => {
   }
 };
 
-for (const backend of BACKENDS) describe(`grpc subscribe (${backend.name})`, () => {
+describe('grpc subscribe', () => {
   let h: Harness;
-  /** The core's subscriptions are all released (checked where the core can tell: the fake). */
-  const released = (): Promise<void> => (h.service instanceof FakeService ? waitFor(() => (h.service as FakeService).openSubscriptions === 0) : Promise.resolve());
+  /** The core's subscriptions are all released: the star counts them against its cap. */
+  const released = (): Promise<void> => waitFor(() => (h.star as unknown as { subscriptions: number }).subscriptions === 0);
   before(async () => {
-    h = await startHarnessOn(backend);
+    h = await startHarness();
     await call(h.data.CreateBucket.bind(h.data), { bucket: BUCKET, config: { create_stream_on_append: true } });
   });
   after(async () => { await h.stop(); });
@@ -90,7 +89,6 @@ for (const backend of BACKENDS) describe(`grpc subscribe (${backend.name})`, () 
     const ended = new Promise<grpc.ServiceError>((resolve) => stream.once('error', resolve));
     await call(h.data.DeleteStream.bind(h.data), { bucket: BUCKET, key: bytes('doomed') });
     const err = await ended;
-    // The core's choice: the fake says stream_deleted (FAILED_PRECONDITION), the Star not_found.
     assert.ok([grpc.status.FAILED_PRECONDITION, grpc.status.NOT_FOUND].includes(err.code), `status ${err.code}`);
     await released();
   });
@@ -105,7 +103,7 @@ for (const backend of BACKENDS) describe(`grpc subscribe (${backend.name})`, () 
   });
 
   it('simply ends open subscriptions when the server closes', async () => {
-    const local = backend.name === 'fake core' ? await startHarness(new FakeService()) : await startHarnessOn(backend);
+    const local = await startHarness();
     await call(local.data.CreateBucket.bind(local.data), { bucket: BUCKET, config: { create_stream_on_append: true } });
     await call(local.data.Append.bind(local.data), { bucket: BUCKET, key: bytes('k'), records: [{ body: bytes('x') }] });
     const stream = local.data.Subscribe({ bucket: BUCKET, key: bytes('k'), seq_num: 0 });

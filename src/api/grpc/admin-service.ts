@@ -3,13 +3,12 @@
 // built from what the StreamService offers, every scan bounded (a count stopping at its cap says so);
 // credential verbs go to the auth hook and answer UNIMPLEMENTED while it is absent.
 
-import type * as grpc from '@grpc/grpc-js';
 import { ADMIN_READER_BYTES_MAX, ADMIN_READER_RECORDS_MAX, LIST_PAGE_MAX } from '../../config/limits.ts';
 import { ServiceError } from '../../core/errors.ts';
 import type { AdminServiceHandlers } from '../../gen/svc/v1/AdminService.ts';
 import type { Credential } from '../../gen/svc/v1/Credential.ts';
 import type { StreamSummary } from '../../gen/svc/v1/StreamSummary.ts';
-import { authorize, unary, type GrpcContext } from './context.ts';
+import { authorize, unary, type GrpcContext, type UnaryCallState } from './context.ts';
 import {
   bucketFromWire, bucketInfoToWire, clampToCap, keyFromWire, keyToWire, pageLimit, positionToWire,
   recordToWire, streamConfigToWire, streamCursorFromWire, streamCursorToWire, streamInfoToWire, u64FromWire,
@@ -47,8 +46,12 @@ function onlyStar(ctx: GrpcContext, starId: string): void {
 
 export function adminServiceHandlers(ctx: GrpcContext): AdminServiceHandlers {
   const svc = ctx.service;
-  const admin = (verb: string, md: grpc.Metadata, bucket?: string, key?: string): Promise<void> =>
-    authorize(ctx, { verb, plane: 'admin', metadata: md, ...(bucket !== undefined ? { bucket } : {}), ...(key !== undefined ? { key } : {}) });
+  const admin = async (verb: string, c: UnaryCallState, bucket?: string, key?: string): Promise<void> => {
+    const caller = await authorize(ctx, {
+      verb, plane: 'admin', metadata: c.metadata, ...(bucket !== undefined ? { bucket } : {}), ...(key !== undefined ? { key } : {}),
+    });
+    c.deadlineAt(caller.expMs);
+  };
 
   /** Streams in a bucket, counted with at most `cap` listed. */
   const countStreams = (bucket: string, cap: number): { count: number; capped: boolean } => {
@@ -64,50 +67,50 @@ export function adminServiceHandlers(ctx: GrpcContext): AdminServiceHandlers {
   };
 
   return {
-    Drain: unary(async (req, md) => {
-      await admin('Drain', md);
+    Drain: unary(async (req, _md, c) => {
+      await admin('Drain', c);
       onlyStar(ctx, req.star_id);
       throw new ServiceError('failed_precondition', 'cannot drain the only star: no other star can take its leases');
     }),
 
-    Decommission: unary(async (req, md) => {
-      await admin('Decommission', md);
+    Decommission: unary(async (req, _md, c) => {
+      await admin('Decommission', c);
       onlyStar(ctx, req.star_id);
       throw new ServiceError('failed_precondition', 'cannot decommission the only star of the cluster');
     }),
 
-    CreateCredential: unary(async (req, md) => {
-      await admin('CreateCredential', md);
+    CreateCredential: unary(async (req, _md, c) => {
+      await admin('CreateCredential', c);
       const created = await credentialHook(ctx, 'createCredential')({ key_id: req.key_id, scope: req.scope });
       return { credential: credentialToWire(created.credential), secret: created.secret };
     }),
 
-    ListCredentials: unary(async (req, md) => {
-      await admin('ListCredentials', md);
+    ListCredentials: unary(async (req, _md, c) => {
+      await admin('ListCredentials', c);
       const page = await credentialHook(ctx, 'listCredentials')(req.start_after, pageLimit(req.limit));
       return { credentials: page.items.map(credentialToWire), next: page.next };
     }),
 
-    RevokeCredential: unary(async (req, md) => {
-      await admin('RevokeCredential', md);
+    RevokeCredential: unary(async (req, _md, c) => {
+      await admin('RevokeCredential', c);
       if (req.key_id === '') throw new ServiceError('invalid_argument', 'key_id is required');
       return { credential: credentialToWire(await credentialHook(ctx, 'revokeCredential')(req.key_id)) };
     }),
 
-    Health: unary(async (_req, md) => {
-      await admin('Health', md);
+    Health: unary(async (_req, _md, c) => {
+      await admin('Health', c);
       return { serving: true, star_id: ctx.star.id, uptime_ms: Math.max(0, ctx.star.nowMs() - ctx.star.startedAtMs) };
     }),
 
-    ListStars: unary(async (_req, md) => {
-      await admin('ListStars', md);
+    ListStars: unary(async (_req, _md, c) => {
+      await admin('ListStars', c);
       return {
         stars: [{ star_id: ctx.star.id, address: ctx.star.address, state: 'STAR_STATE_ACTIVE', started_at_unix_ms: ctx.star.startedAtMs }],
       };
     }),
 
-    GetClusterOverview: unary(async (_req, md) => {
-      await admin('GetClusterOverview', md);
+    GetClusterOverview: unary(async (_req, _md, c) => {
+      await admin('GetClusterOverview', c);
       let buckets = 0;
       let streams = 0;
       let streamsCapped = false;
@@ -136,9 +139,9 @@ export function adminServiceHandlers(ctx: GrpcContext): AdminServiceHandlers {
       };
     }),
 
-    ListStreamSummaries: unary(async (req, md) => {
+    ListStreamSummaries: unary(async (req, _md, c) => {
       const bucket = bucketFromWire(req.bucket);
-      await admin('ListStreamSummaries', md, bucket);
+      await admin('ListStreamSummaries', c, bucket);
       const page = svc.listStreams(bucket, streamCursorFromWire(req.start_after), pageLimit(req.limit));
       const streams: StreamSummary[] = [];
       for (const s of page.items) {
@@ -162,8 +165,8 @@ export function adminServiceHandlers(ctx: GrpcContext): AdminServiceHandlers {
       return { streams, next: streamCursorToWire(page.next) };
     }),
 
-    ListBucketSummaries: unary(async (req, md) => {
-      await admin('ListBucketSummaries', md);
+    ListBucketSummaries: unary(async (req, _md, c) => {
+      await admin('ListBucketSummaries', c);
       const page = svc.listBuckets(req.start_after, Math.min(pageLimit(req.limit), BUCKET_SUMMARIES_PAGE_MAX));
       return {
         buckets: page.items.map((b) => {
@@ -174,10 +177,10 @@ export function adminServiceHandlers(ctx: GrpcContext): AdminServiceHandlers {
       };
     }),
 
-    GetStreamDetail: unary(async (req, md) => {
+    GetStreamDetail: unary(async (req, _md, c) => {
       const bucket = bucketFromWire(req.bucket);
       const key = keyFromWire(req.key);
-      await admin('GetStreamDetail', md, bucket, key);
+      await admin('GetStreamDetail', c, bucket, key);
       const s = svc.getStream(bucket, key);
       return {
         info: streamInfoToWire(s),
@@ -187,28 +190,28 @@ export function adminServiceHandlers(ctx: GrpcContext): AdminServiceHandlers {
       };
     }),
 
-    GetStreamLiveStats: unary(async (req, md) => {
+    GetStreamLiveStats: unary(async (req, _md, c) => {
       const bucket = bucketFromWire(req.bucket);
       const key = keyFromWire(req.key);
-      await admin('GetStreamLiveStats', md, bucket, key);
+      await admin('GetStreamLiveStats', c, bucket, key);
       return { tail: positionToWire(svc.checkTail(bucket, key)), leader_star_id: ctx.star.id, sampled_at_unix_ms: ctx.star.nowMs() };
     }),
 
     // No auditor runs behind this adapter: there are no queues to show.
-    ListAuditQueues: unary(async (_req, md) => {
-      await admin('ListAuditQueues', md);
+    ListAuditQueues: unary(async (_req, _md, c) => {
+      await admin('ListAuditQueues', c);
       return { queues: [] };
     }),
 
-    PeekAuditQueue: unary(async (req, md) => {
-      await admin('PeekAuditQueue', md);
+    PeekAuditQueue: unary(async (req, _md, c) => {
+      await admin('PeekAuditQueue', c);
       throw new ServiceError('not_found', `no audit queue named ${JSON.stringify(req.name)}`);
     }),
 
-    ReadStreamRecords: unary(async (req, md) => {
+    ReadStreamRecords: unary(async (req, _md, c) => {
       const bucket = bucketFromWire(req.bucket);
       const key = keyFromWire(req.key);
-      await admin('ReadStreamRecords', md, bucket, key);
+      await admin('ReadStreamRecords', c, bucket, key);
       const result = await svc.read(bucket, key, {
         start: { kind: 'seq_num', value: u64FromWire(req.seq_num, 'seq_num') },
         limit: clampToCap(req.limit, ADMIN_READER_RECORDS_MAX),

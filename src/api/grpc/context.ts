@@ -72,7 +72,7 @@ export function unary<Req, Res>(
   return (call, callback) => {
     let answered = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const answer = (err: grpc.ServerErrorResponse | null, res?: Res): void => {
+    const answer = (err: Parameters<grpc.sendUnaryData<Res>>[0], res?: Res): void => {
       if (answered) return;
       answered = true;
       if (timer) clearTimeout(timer);

@@ -1,11 +1,10 @@
 // DataService's unary verbs: each decodes its request, asks the auth hook, calls the StreamService
 // and encodes the answer. AppendSession, Subscribe and ReadPlan live in their own files.
 
-import type * as grpc from '@grpc/grpc-js';
 import { ServiceError } from '../../core/errors.ts';
 import type { DataServiceHandlers } from '../../gen/svc/v1/DataService.ts';
 import { handleAppendSession } from './append-session.ts';
-import { authorize, unary, type GrpcContext } from './context.ts';
+import { authorize, unary, type GrpcContext, type UnaryCallState } from './context.ts';
 import {
   bucketCreateFromWire, bucketConfigFromWire, bucketFromWire, bucketInfoToWire, fencingTokenFromWire, keyFromWire,
   newBucketFromWire, pageLimit, positionToWire, readLimit, readMaxBytes, readStartFromWire, recordToWire,
@@ -20,45 +19,53 @@ interface Addressed {
   key: Buffer;
 }
 
-/** Decodes (bucket, key) and runs the auth hook for a stream-level verb. */
-async function streamAddress(ctx: GrpcContext, verb: string, req: Addressed, md: grpc.Metadata): Promise<{ bucket: string; key: string }> {
+/** Decodes (bucket, key), runs the auth hook for a stream-level verb and arms the call's deadline
+ *  at the credential's exp. `fencingToken`: the token a pinned verb presents. */
+async function streamAddress(
+  ctx: GrpcContext, verb: string, req: Addressed, call: UnaryCallState, fencingToken?: string,
+): Promise<{ bucket: string; key: string }> {
   const bucket = bucketFromWire(req.bucket);
   const key = keyFromWire(req.key);
-  await authorize(ctx, { verb, plane: 'data', metadata: md, bucket, key });
+  const caller = await authorize(ctx, {
+    verb, plane: 'data', metadata: call.metadata, bucket, key, ...(fencingToken !== undefined ? { fencing_token: fencingToken } : {}),
+  });
+  call.deadlineAt(caller.expMs);
   return { bucket, key };
 }
 
 /** Decodes the bucket and runs the auth hook for a bucket-level verb. */
-async function bucketAddress(ctx: GrpcContext, verb: string, name: string, md: grpc.Metadata): Promise<string> {
+async function bucketAddress(ctx: GrpcContext, verb: string, name: string, call: UnaryCallState): Promise<string> {
   const bucket = bucketFromWire(name);
-  await authorize(ctx, { verb, plane: 'data', metadata: md, bucket });
+  call.deadlineAt((await authorize(ctx, { verb, plane: 'data', metadata: call.metadata, bucket })).expMs);
   return bucket;
 }
 
 export function dataServiceHandlers(ctx: GrpcContext): DataServiceHandlers {
   const svc = ctx.service;
   return {
-    Append: unary(async (req, md) => {
-      const { bucket, key } = await streamAddress(ctx, 'Append', req, md);
+    Append: unary(async (req, _md, c) => {
+      const token = req.fencing_token !== undefined ? fencingTokenFromWire(req.fencing_token) : undefined;
+      const { bucket, key } = await streamAddress(ctx, 'Append', req, c, token);
       const { records } = recordsFromWire(req.records);
       const ack = await svc.append(bucket, key, {
         records,
         ...(req.match_seq_num !== undefined ? { match_seq_num: u64FromWire(req.match_seq_num, 'match_seq_num') } : {}),
-        ...(req.fencing_token !== undefined ? { fencing_token: fencingTokenFromWire(req.fencing_token) } : {}),
+        ...(token !== undefined ? { fencing_token: token } : {}),
       });
       return { start: positionToWire(ack.start), end: positionToWire(ack.end), tail: positionToWire(ack.tail) };
     }),
 
     AppendSession: (call) => handleAppendSession(ctx, call),
 
-    Fence: unary(async (req, md) => {
-      const { bucket, key } = await streamAddress(ctx, 'Fence', req, md);
-      const tail = await svc.fence(bucket, key, fencingTokenFromWire(req.fencing_token));
+    Fence: unary(async (req, _md, c) => {
+      const token = fencingTokenFromWire(req.fencing_token);
+      const { bucket, key } = await streamAddress(ctx, 'Fence', req, c, token);
+      const tail = await svc.fence(bucket, key, token);
       return { tail: positionToWire(tail) };
     }),
 
-    Read: unary(async (req, md) => {
-      const { bucket, key } = await streamAddress(ctx, 'Read', req, md);
+    Read: unary(async (req, _md, c) => {
+      const { bucket, key } = await streamAddress(ctx, 'Read', req, c);
       const result = await svc.read(bucket, key, {
         start: readStartFromWire(req),
         limit: readLimit(req.limit),
@@ -71,78 +78,78 @@ export function dataServiceHandlers(ctx: GrpcContext): DataServiceHandlers {
 
     Subscribe: (call) => handleSubscribe(ctx, call),
 
-    CheckTail: unary(async (req, md) => {
-      const { bucket, key } = await streamAddress(ctx, 'CheckTail', req, md);
+    CheckTail: unary(async (req, _md, c) => {
+      const { bucket, key } = await streamAddress(ctx, 'CheckTail', req, c);
       return { tail: positionToWire(svc.checkTail(bucket, key)) };
     }),
 
-    GetStream: unary(async (req, md) => {
-      const { bucket, key } = await streamAddress(ctx, 'GetStream', req, md);
+    GetStream: unary(async (req, _md, c) => {
+      const { bucket, key } = await streamAddress(ctx, 'GetStream', req, c);
       const s = svc.getStream(bucket, key);
       return { info: streamInfoToWire(s), fencing_token: s.fencing_token };
     }),
 
-    GetBucket: unary(async (req, md) => {
-      const bucket = await bucketAddress(ctx, 'GetBucket', req.bucket, md);
+    GetBucket: unary(async (req, _md, c) => {
+      const bucket = await bucketAddress(ctx, 'GetBucket', req.bucket, c);
       return { info: bucketInfoToWire(svc.getBucket(bucket)) };
     }),
 
-    ReadPlan: unary(async (req, md) => {
-      const { bucket, key } = await streamAddress(ctx, 'ReadPlan', req, md);
+    ReadPlan: unary(async (req, _md, c) => {
+      const { bucket, key } = await streamAddress(ctx, 'ReadPlan', req, c);
       return handleReadPlan(ctx, bucket, key, req);
     }),
 
-    ListStreams: unary(async (req, md) => {
-      const bucket = await bucketAddress(ctx, 'ListStreams', req.bucket, md);
+    ListStreams: unary(async (req, _md, c) => {
+      const bucket = await bucketAddress(ctx, 'ListStreams', req.bucket, c);
       const page = svc.listStreams(bucket, streamCursorFromWire(req.start_after), pageLimit(req.limit));
       return { streams: page.items.map(streamInfoToWire), next: streamCursorToWire(page.next) };
     }),
 
-    ListBuckets: unary(async (req, md) => {
-      await authorize(ctx, { verb: 'ListBuckets', plane: 'data', metadata: md });
+    ListBuckets: unary(async (req, _md, c) => {
+      c.deadlineAt((await authorize(ctx, { verb: 'ListBuckets', plane: 'data', metadata: c.metadata })).expMs);
       const page = svc.listBuckets(req.start_after, pageLimit(req.limit));
       return { buckets: page.items.map(bucketInfoToWire), next: page.next };
     }),
 
-    CreateStream: unary(async (req, md) => {
-      const { bucket, key } = await streamAddress(ctx, 'CreateStream', req, md);
+    CreateStream: unary(async (req, _md, c) => {
+      const { bucket, key } = await streamAddress(ctx, 'CreateStream', req, c);
       const s = await svc.createStream(bucket, key, streamCreateFromWire(req.config, req.creation_token));
       return { info: streamInfoToWire(s) };
     }),
 
-    CreateBucket: unary(async (req, md) => {
-      const bucket = await bucketAddress(ctx, 'CreateBucket', req.bucket, md);
+    CreateBucket: unary(async (req, _md, c) => {
+      const bucket = await bucketAddress(ctx, 'CreateBucket', req.bucket, c);
       newBucketFromWire(bucket);
       const b = await svc.createBucket(bucket, bucketCreateFromWire(req.config, req.creation_token));
       return { info: bucketInfoToWire(b) };
     }),
 
-    UpdateBucket: unary(async (req, md) => {
-      const bucket = await bucketAddress(ctx, 'UpdateBucket', req.bucket, md);
+    UpdateBucket: unary(async (req, _md, c) => {
+      const bucket = await bucketAddress(ctx, 'UpdateBucket', req.bucket, c);
       const b = await svc.updateBucket(bucket, bucketConfigFromWire(req.config));
       return { info: bucketInfoToWire(b) };
     }),
 
-    DeleteStream: unary(async (req, md) => {
-      const { bucket, key } = await streamAddress(ctx, 'DeleteStream', req, md);
+    DeleteStream: unary(async (req, _md, c) => {
+      const { bucket, key } = await streamAddress(ctx, 'DeleteStream', req, c);
       await svc.deleteStream(bucket, key);
       return {};
     }),
 
-    DeleteBucket: unary(async (req, md) => {
-      const bucket = await bucketAddress(ctx, 'DeleteBucket', req.bucket, md);
+    DeleteBucket: unary(async (req, _md, c) => {
+      const bucket = await bucketAddress(ctx, 'DeleteBucket', req.bucket, c);
       await svc.deleteBucket(bucket);
       return {};
     }),
 
-    ReconfigureStream: unary(async (req, md) => {
-      const { bucket, key } = await streamAddress(ctx, 'ReconfigureStream', req, md);
+    ReconfigureStream: unary(async (req, _md, c) => {
+      const { bucket, key } = await streamAddress(ctx, 'ReconfigureStream', req, c);
       const s = await svc.reconfigureStream(bucket, key, streamConfigFromWire(req.config));
       return { info: streamInfoToWire(s) };
     }),
 
-    Trim: unary(async (req, md) => {
-      const { bucket, key } = await streamAddress(ctx, 'Trim', req, md);
+    Trim: unary(async (req, _md, c) => {
+      const { bucket, key } = await streamAddress(ctx, 'Trim', req, c);
       if (req.point === 'seq_num' && req.seq_num !== undefined) {
         await svc.trim(bucket, key, { seq_num: u64FromWire(req.seq_num, 'seq_num') });
       } else if (req.point === 'timestamp_ms' && req.timestamp_ms !== undefined) {
@@ -162,14 +169,15 @@ export function dataServiceHandlers(ctx: GrpcContext): DataServiceHandlers {
       const issued = await exchange({
         key_id: req.key_id,
         secret: req.secret,
-        ttl_seconds: req.ttl_seconds,
+        // 0 is proto3's unset: the default TTL.
+        ...(req.ttl_seconds > 0 ? { ttl_seconds: req.ttl_seconds } : {}),
         ...(req.narrowing === 'bucket' ? { bucket: req.bucket ?? '' } : { scope: req.scope ?? '' }),
       });
       return { token: issued.token, expires_at_unix_ms: issued.expires_at_unix_ms };
     }),
 
-    SettleStar: unary(async (req, md) => {
-      await authorize(ctx, { verb: 'SettleStar', plane: 'node', metadata: md });
+    SettleStar: unary(async (req, _md, c) => {
+      c.deadlineAt((await authorize(ctx, { verb: 'SettleStar', plane: 'node', metadata: c.metadata })).expMs);
       if (req.star_id !== '' && req.star_id !== ctx.star.id) {
         throw new ServiceError('not_found', `no star ${req.star_id} in this cluster`);
       }

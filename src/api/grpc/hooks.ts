@@ -33,8 +33,8 @@ export interface TokenExchangeRequest {
   /** Exactly one of bucket / scope is set. */
   bucket?: string;
   scope?: string;
-  /** 0 means the default (15 minutes). */
-  ttl_seconds: number;
+  /** Absent: the default (15 minutes). */
+  ttl_seconds?: number;
 }
 
 export interface IssuedToken {

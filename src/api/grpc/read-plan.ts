@@ -1,66 +1,79 @@
-// ReadPlan: vends settled objects so consumers can fetch history straight from object storage.
-// The segments are storage's to describe; the star plugs them in through the `readPlan` hook.
-// Without the hook this star vends nothing, which is a valid plan: no entries, vended_until at the
-// start (a seq_num start), so the consumer reads the whole range through Read/Subscribe.
+// ReadPlan: vends the settled segments that hold a range, so a consumer fetches history straight
+// from object storage. The core (StreamService.readPlan) picks the segments, tiling, at most
+// max_entries; this file locates them per the vending mode and stamps the plan's expiry:
+//   presigned: a URL signed by the star (on the fs backend the data bridge serves it:
+//              GET /v1/objects/{key}?size&expires&sig, honouring one Range), valid until the plan expires;
+//   raw:       storage_bucket (the fs root directory, or the S3 bucket) and object_key.
+// A segment object is its frames (payload_bytes), then the footer [footer_offset, +footer_length).
 
-import { READPLAN_ENTRIES_MAX, READPLAN_TTL_MS_DEFAULT } from '../../config/limits.ts';
-import { invalid } from '../../core/errors.ts';
+import { READPLAN_ENTRIES_MAX } from '../../config/limits.ts';
+import { invalid, ServiceError } from '../../core/errors.ts';
+import type { PlanSegment } from '../../core/service-api.ts';
+import type { ReadPlanEntry } from '../../gen/svc/v1/ReadPlanEntry.ts';
 import type { ReadPlanRequest__Output } from '../../gen/svc/v1/ReadPlanRequest.ts';
 import type { ReadPlanResponse } from '../../gen/svc/v1/ReadPlanResponse.ts';
-import type { ReadPlanEntry } from '../../gen/svc/v1/ReadPlanEntry.ts';
 import type { GrpcContext } from './context.ts';
-import { clampToCap } from './convert.ts';
-import type { ReadPlanEntryInfo, ReadPlanQuery } from './hooks.ts';
+import { clampToCap, u64FromWire } from './convert.ts';
+import type { ReadPlanVending } from './hooks.ts';
 
-function queryFromWire(req: ReadPlanRequest__Output): ReadPlanQuery {
-  let start: ReadPlanQuery['start'];
-  if (req.start === 'seq_num' && req.seq_num !== undefined) start = { kind: 'seq_num', value: req.seq_num };
-  else if (req.start === 'timestamp_ms' && req.timestamp_ms !== undefined) start = { kind: 'timestamp_ms', value: req.timestamp_ms };
-  else throw invalid('exactly one start (seq_num or timestamp_ms) is required');
-  const query: ReadPlanQuery = { start, max_entries: clampToCap(req.max_entries, READPLAN_ENTRIES_MAX) };
-  if (req.end_seq_num !== undefined) query.end_seq_num = req.end_seq_num;
-  if (req.mode === 'VENDING_MODE_PRESIGNED') query.mode = 'presigned';
-  else if (req.mode === 'VENDING_MODE_RAW') query.mode = 'raw';
-  return query;
+type Mode = 'presigned' | 'raw';
+
+function modeOf(req: ReadPlanRequest__Output, vending: ReadPlanVending): Mode {
+  if (req.mode === 'VENDING_MODE_PRESIGNED') return 'presigned';
+  if (req.mode === 'VENDING_MODE_RAW') {
+    if (vending.mode !== 'raw') throw new ServiceError('permission_denied', 'raw vending is for trust-domain consumers: this star vends presigned URLs only');
+    return 'raw';
+  }
+  if (req.mode === 'VENDING_MODE_UNSPECIFIED' || req.mode === undefined || req.mode === 0) return vending.mode;
+  throw invalid(`unknown mode: ${String(req.mode)}`);
 }
 
-function entryToWire(e: ReadPlanEntryInfo): ReadPlanEntry {
-  const base: ReadPlanEntry = {
-    footer_offset: e.footer_offset,
-    footer_length: e.footer_length,
-    payload_bytes: e.payload_bytes,
-    first_seq_num: e.first_seq_num,
-    end_seq_num: e.end_seq_num,
-    min_timestamp_ms: e.min_timestamp_ms,
-    max_timestamp_ms: e.max_timestamp_ms,
+function entryToWire(s: PlanSegment, mode: Mode, vending: ReadPlanVending, expiresAtMs: number): ReadPlanEntry {
+  const entry: ReadPlanEntry = {
+    footer_offset: s.footer_offset,
+    footer_length: s.footer_bytes,
+    payload_bytes: s.payload_bytes,
+    first_seq_num: s.first_seq,
+    end_seq_num: s.end_seq,
+    min_timestamp_ms: s.min_ts,
+    max_timestamp_ms: s.max_ts,
   };
-  if ('presigned_url' in e.location) base.presigned_url = e.location.presigned_url;
-  else base.raw = { storage_bucket: e.location.storage_bucket, object_key: e.location.object_key };
-  return base;
+  if (mode === 'raw') entry.raw = { storage_bucket: vending.storageBucket, object_key: s.object_key };
+  else entry.presigned_url = vending.presign!({ objectKey: s.object_key, sizeBytes: s.footer_offset + s.footer_bytes, expiresAtMs });
+  return entry;
 }
 
 export async function handleReadPlan(
   ctx: GrpcContext, bucket: string, key: string, req: ReadPlanRequest__Output,
 ): Promise<ReadPlanResponse> {
-  const query = queryFromWire(req);
-  if (ctx.star.readPlan) {
-    const plan = await ctx.star.readPlan(bucket, key, query);
-    const res: ReadPlanResponse = {
-      entries: plan.entries.map(entryToWire),
-      more: plan.more,
-      expires_at_unix_ms: plan.expires_at_unix_ms,
-    };
-    if (plan.vended_until !== undefined) res.vended_until = plan.vended_until;
-    return res;
+  let start: { kind: 'seq_num' | 'timestamp_ms'; value: number };
+  if (req.start === 'seq_num' && req.seq_num !== undefined) start = { kind: 'seq_num', value: u64FromWire(req.seq_num, 'seq_num') };
+  else if (req.start === 'timestamp_ms' && req.timestamp_ms !== undefined) start = { kind: 'timestamp_ms', value: u64FromWire(req.timestamp_ms, 'timestamp_ms') };
+  else throw invalid('exactly one start (seq_num or timestamp_ms) is required');
+  const endSeq = req.end_seq_num !== undefined ? u64FromWire(req.end_seq_num, 'end_seq_num') : undefined;
+  const vending = ctx.vending;
+  const mode = modeOf(req, vending);
+  if (mode === 'presigned' && !vending.presign) {
+    throw new ServiceError('failed_precondition', 'presigned vending needs the data bridge (--listen) to serve the URLs; ask for raw or read through Read');
   }
-  // No vending: still a real answer about a real stream (NOT_FOUND and friends come from the core).
-  ctx.service.checkTail(bucket, key);
+  const plan = await ctx.service.readPlan(bucket, key, start, clampToCap(req.max_entries, READPLAN_ENTRIES_MAX));
+  let segments = plan.segments;
+  let vendedUntil = plan.vended_until;
+  let more = plan.more;
+  if (endSeq !== undefined) {
+    // The range ends at end_seq_num: vend only the objects starting below it.
+    const kept = segments.filter((s) => s.first_seq < endSeq);
+    if (kept.length < segments.length || (kept.length > 0 && kept[kept.length - 1].end_seq >= endSeq)) more = false;
+    segments = kept;
+    if (kept.length > 0) vendedUntil = kept[kept.length - 1].end_seq;
+    else if (plan.segments.length > 0) vendedUntil = start.kind === 'seq_num' ? start.value : plan.segments[0].first_seq;
+  }
+  const expiresAtMs = ctx.star.nowMs() + vending.ttlMs;
   const res: ReadPlanResponse = {
-    entries: [],
-    more: false,
-    expires_at_unix_ms: ctx.star.nowMs() + READPLAN_TTL_MS_DEFAULT,
+    entries: segments.map((s) => entryToWire(s, mode, vending, expiresAtMs)),
+    more,
+    expires_at_unix_ms: expiresAtMs,
   };
-  // A timestamp start lies above the (empty) settled ceiling: vended_until stays absent.
-  if (query.start.kind === 'seq_num') res.vended_until = query.start.value;
+  if (vendedUntil !== undefined) res.vended_until = vendedUntil;
   return res;
 }

@@ -6,11 +6,12 @@
 //   await grpcServer.close();
 
 import * as grpc from '@grpc/grpc-js';
+import { READPLAN_TTL_MS_DEFAULT } from '../../config/limits.ts';
 import type { StreamService } from '../../core/service-api.ts';
 import { adminServiceHandlers } from './admin-service.ts';
 import { LiveCalls, type GrpcContext } from './context.ts';
 import { dataServiceHandlers } from './data-service.ts';
-import type { GrpcAuthHooks, GrpcStarHooks } from './hooks.ts';
+import type { GrpcAuthHooks, GrpcStarHooks, ReadPlanVending } from './hooks.ts';
 import { loadSvcProto } from './proto.ts';
 
 /** Largest message either side may send: a full append batch (100 MiB content) plus framing. */
@@ -26,8 +27,11 @@ export interface GrpcServerOptions {
   credentials?: grpc.ServerCredentials;
   /** src/auth's hooks. Absent: auth off, and ExchangeToken and credential verbs answer UNIMPLEMENTED. */
   auth?: GrpcAuthHooks;
-  /** The star's identity and its optional settle / read-plan hooks. */
+  /** The star's identity and its optional settle hook. */
   star?: GrpcStarHooks;
+  /** ReadPlan's vending (`--readplan-vending`, `--readplan-ttl`). Default: raw with an empty
+   *  storage bucket and the default TTL (presigned plans then answer FAILED_PRECONDITION). */
+  vending?: ReadPlanVending;
 }
 
 export interface RunningGrpcServer {
@@ -52,9 +56,9 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
       startedAtMs: nowMs(),
       nowMs,
       ...(opts.star?.settle ? { settle: opts.star.settle.bind(opts.star) } : {}),
-      ...(opts.star?.readPlan ? { readPlan: opts.star.readPlan.bind(opts.star) } : {}),
     },
     live: new LiveCalls(),
+    vending: opts.vending ?? { mode: 'raw', ttlMs: READPLAN_TTL_MS_DEFAULT, storageBucket: '' },
     ...(opts.auth ? { auth: opts.auth } : {}),
   };
 

@@ -1,6 +1,6 @@
 // Subscribe: pulls one batch at a time from the core's subscription and writes it, waiting for the
 // write to be flushed into HTTP/2 flow control before pulling the next (one batch in flight, as the
-// SSE path). Ends on client cancel (or deadline, which is the token's exp), on the core's error
+// SSE path). Ends on client cancel, at the credential's exp (DEADLINE_EXCEEDED), on the core's error
 // (deleted or trimmed under the cursor), on a consumer stalled past SUBSCRIBE_STALL_MS, and on
 // server shutdown, where the stream simply ends and the client resumes from its cursor.
 
@@ -9,7 +9,7 @@ import { SSE_STALL_MS } from '../../config/limits.ts';
 import type { Subscription } from '../../core/service-api.ts';
 import type { SubscribeRequest__Output } from '../../gen/svc/v1/SubscribeRequest.ts';
 import type { SubscribeResponse } from '../../gen/svc/v1/SubscribeResponse.ts';
-import { authorize, type GrpcContext } from './context.ts';
+import { atExpiry, authorize, CREDENTIAL_EXPIRED, type GrpcContext } from './context.ts';
 import { bucketFromWire, keyFromWire, positionToWire, readStartFromWire, recordToWire } from './convert.ts';
 import { grpcFailure, toGrpcFailure, type GrpcFailure } from './status-mapping.ts';
 
@@ -40,7 +40,12 @@ export function handleSubscribe(ctx: GrpcContext, call: SubscribeCall): void {
     const req = call.request;
     const bucket = bucketFromWire(req.bucket);
     const key = keyFromWire(req.key);
-    await authorize(ctx, { verb: 'Subscribe', plane: 'data', metadata: call.metadata, bucket, key });
+    const caller = await authorize(ctx, { verb: 'Subscribe', plane: 'data', metadata: call.metadata, bucket, key });
+    if (done) return;
+    // No subscription outlives its credential: at exp it ends; resume with a fresh token.
+    const cancelExpiry = atExpiry(caller.expMs, () => finish(grpcFailure(grpc.status.DEADLINE_EXCEEDED, CREDENTIAL_EXPIRED)));
+    const unregisterLive = unregister;
+    unregister = () => { cancelExpiry(); unregisterLive(); };
     const start = readStartFromWire(req);
     const opened = await ctx.service.subscribe(bucket, key, start);
     if (done) {
