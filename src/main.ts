@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { ConfigError, helpText, loadConfig, type Config } from './config/config.ts';
 import { LOG_RING_BYTES, META_JOURNAL_ENTRIES_MAX } from './config/limits.ts';
 import { Star } from './core/star.ts';
-import { ServiceError } from './core/errors.ts';
+import { ERROR_TABLE, ServiceError } from './core/errors.ts';
 import type { AppendInput } from './core/types.ts';
 import { Dispatcher } from './api/dispatch.ts';
 import { loadNativeUws, startUwsServer } from './api/uws.ts';
@@ -110,8 +110,15 @@ export async function startStar(cfg: Config): Promise<{ port: number; engine: st
 
   const parseOffThread = async (body: Buffer): Promise<AppendInput> => {
     const r = (await pool.run(body, { name: 'parseAppend' })) as ParseResult;
-    if (!r.ok) throw new ServiceError(r.code, r.message);
-    return r.input;
+    if (!r.ok) throw new ServiceError(ERROR_TABLE[r.code] ? r.code : 'invalid_argument', r.message);
+    const p = r.parsed;
+    const input: AppendInput = {
+      records: [],
+      encoded: { frame: Buffer.from(p.frame.buffer, p.frame.byteOffset, p.frame.length), recordOffsets: p.recordOffsets, clientTs: p.clientTs, contentBytes: p.contentBytes },
+    };
+    if (p.match_seq_num !== undefined) input.match_seq_num = p.match_seq_num;
+    if (p.fencing_token !== undefined) input.fencing_token = p.fencing_token;
+    return input;
   };
   const metrics = new Metrics();
   const exchange = auth?.verifier?.signer ? (body: unknown) => auth.exchanger.exchange(body) : undefined;

@@ -99,6 +99,6 @@ export const notFound = (message: string): ServiceError => new ServiceError('not
 
 /** Any thrown value as a ServiceError; unknown ones become `internal` (the caller logs them as bugs). */
 export function asServiceError(err: unknown): ServiceError {
-  if (err instanceof ServiceError) return err;
+  if (err instanceof ServiceError && ERROR_TABLE[err.code] !== undefined) return err;
   return new ServiceError('internal', 'internal error');
 }

@@ -2,7 +2,7 @@
 // fencing, match_seq_num, and timestamps per the stream's timestamping mode.
 
 import { ServiceError } from './errors.ts';
-import type { Position, RecordInput, StreamConfig } from './types.ts';
+import type { Position, StreamConfig } from './types.ts';
 
 /** Throws the spec's 412 (fence detail) when the presented token does not admit this append. */
 export function checkFence(installed: string, policy: StreamConfig['producer_policy'], presented: string | undefined): void {
@@ -25,11 +25,11 @@ export function checkMatch(match: number | undefined, next: number, tail: Positi
  * client time later than arrival is capped at arrival. Times never go backwards within a stream: an
  * earlier one is raised to `floorMs` (the previous record's).
  */
-export function stampTimestamps(records: readonly RecordInput[], cfg: StreamConfig, arrivalMs: number, floorMs: number): number[] {
-  const out = new Array<number>(records.length);
+export function stampTimestamps(count: number, clientTsAt: (i: number) => number | undefined, cfg: StreamConfig, arrivalMs: number, floorMs: number): number[] {
+  const out = new Array<number>(count);
   let floor = floorMs;
-  for (let i = 0; i < records.length; i++) {
-    const client = records[i].timestamp_ms;
+  for (let i = 0; i < count; i++) {
+    const client = clientTsAt(i);
     let t: number;
     if (cfg.timestamping_mode === 'arrival' || client === undefined) {
       if (cfg.timestamping_mode === 'client-require' && client === undefined) {

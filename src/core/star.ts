@@ -6,7 +6,7 @@ import {
   LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
   STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX,
 } from '../config/limits.ts';
-import { contentBytes, encodeBatch, encodeRotate, type CodecRecord } from '../storage/format/record-codec.ts';
+import { contentBytes, encodeBatch, encodeRotate, patchBatch, type CodecRecord } from '../storage/format/record-codec.ts';
 import type { BucketMeta, MetadataStore, MetaState, StreamMeta } from '../storage/metadata/metadata-store.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import { ServiceError, invalid, notFound } from './errors.ts';
@@ -326,12 +326,27 @@ export class Star implements StreamService {
       await st.drained; // report the committed tail, never a speculative one
       checkMatch(input.match_seq_num, st.nextSeq, st.tailPosition());
     }
-    const stamps = stampTimestamps(input.records, st.config, this.d.clock.nowMs(), st.lastSeqTs);
-    const recs: CodecRecord[] = input.records.map((r, i) => ({ timestamp_ms: stamps[i], headers: r.headers, body: r.body }));
-    let content = 0;
-    for (const r of recs) content += contentBytes(r);
     const firstSeq = st.nextSeq;
-    const frame = encodeBatch(st.streamId, firstSeq, recs);
+    const arrival = this.d.clock.nowMs();
+    let frame: Buffer;
+    let stamps: number[];
+    let content = 0;
+    let count: number;
+    if (input.encoded) {
+      const e = input.encoded;
+      count = e.recordOffsets.length;
+      stamps = stampTimestamps(count, (i) => (Number.isNaN(e.clientTs[i]) ? undefined : e.clientTs[i]), st.config, arrival, st.lastSeqTs);
+      frame = e.frame;
+      patchBatch(frame, st.streamId, firstSeq, e.recordOffsets, stamps);
+      content = e.contentBytes;
+    } else {
+      const recs = input.records;
+      count = recs.length;
+      stamps = stampTimestamps(count, (i) => recs[i].timestamp_ms, st.config, arrival, st.lastSeqTs);
+      const coded: CodecRecord[] = recs.map((r, i) => ({ timestamp_ms: stamps[i], headers: r.headers, body: r.body }));
+      for (const r of coded) content += contentBytes(r);
+      frame = encodeBatch(st.streamId, firstSeq, coded);
+    }
     // Past the in-flight caps the producer is pushed back; a lone batch is always admitted, so a batch
     // bigger than a cap is not refused forever.
     const overStream = st.inflightBytes > 0 && st.inflightBytes + frame.length > STREAM_INFLIGHT_BYTES_MAX;
@@ -342,12 +357,12 @@ export class Star implements StreamService {
     const end = this.d.log.tryAppend(frame);
     if (end < 0) throw new ServiceError('resource_exhausted', 'log ring full; retry shortly');
     this.d.log.publish();
-    st.nextSeq += recs.length;
+    st.nextSeq += count;
     st.lastSeqTs = stamps[stamps.length - 1];
     st.inflightBytes += frame.length;
     this.inflightBytes += frame.length;
     const batch: MemBatch = {
-      firstSeq, count: recs.length, frame, walFileNo: this.walFileNo, minTs: stamps[0], maxTs: stamps[stamps.length - 1], contentBytes: content,
+      firstSeq, count, frame, walFileNo: this.walFileNo, minTs: stamps[0], maxTs: stamps[stamps.length - 1], contentBytes: content,
     };
     this.touchFile(this.walFileNo, st);
     const ack = new Promise<AppendAck>((resolve, reject) => {

@@ -140,8 +140,19 @@ export interface ReadResult {
   tail: Position;
 }
 
+/** A batch a worker already validated and encoded (timestamps, stream and seq_num patched later). */
+export interface EncodedBatch {
+  frame: Buffer;
+  recordOffsets: Uint32Array;
+  /** The client's timestamp_ms per record; NaN where the record had none. */
+  clientTs: Float64Array;
+  contentBytes: number;
+}
+
 export interface AppendInput {
+  /** Decoded records; empty when `encoded` carries the batch instead. */
   records: RecordInput[];
+  encoded?: EncodedBatch;
   match_seq_num?: number;
   fencing_token?: string;
 }

@@ -1,7 +1,7 @@
 // The sequencing rules as a table: fencing, match_seq_num and timestamps for every mode.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkFence, checkMatch, stampTimestamps } from '../../src/core/sequencer.ts';
+import { checkFence, checkMatch, stampTimestamps as stampBy } from '../../src/core/sequencer.ts';
 import { ServiceError } from '../../src/core/errors.ts';
 import type { RecordInput, StreamConfig } from '../../src/core/types.ts';
 
@@ -11,6 +11,9 @@ const cfg = (over: Partial<StreamConfig>): StreamConfig => ({
   timestamping_uncapped: false, ...over,
 });
 const rec = (ts?: number): RecordInput => ({ headers: [], body: new Uint8Array(), ...(ts === undefined ? {} : { timestamp_ms: ts }) });
+
+const stampTimestamps = (recs: RecordInput[], c: StreamConfig, arrival: number, floor: number): number[] =>
+  stampBy(recs.length, (i) => recs[i].timestamp_ms, c, arrival, floor);
 
 function code(fn: () => unknown): string | undefined {
   try { fn(); return undefined; } catch (e) { return (e as ServiceError).code; }

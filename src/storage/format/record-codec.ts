@@ -71,8 +71,9 @@ export function bytesToUuid(buf: Uint8Array, off: number): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-/** Encodes a batch with the given timestamps. `recordOffsets` (optional) receives each record's offset. */
-export function encodeBatch(streamId: string, firstSeq: number, records: readonly CodecRecord[]): Buffer {
+/** Encodes a batch with the given timestamps. `recordOffsets` (optional) receives each record's offset,
+ *  so a batch encoded before sequencing (on a worker) can have its timestamps patched in place. */
+export function encodeBatch(streamId: string, firstSeq: number, records: readonly CodecRecord[], recordOffsets?: Uint32Array): Buffer {
   let size = FRAME_HEADER_BYTES;
   for (const r of records) size += encodedRecordBytes(r);
   const buf = Buffer.allocUnsafe(size);
@@ -83,8 +84,10 @@ export function encodeBatch(streamId: string, firstSeq: number, records: readonl
   uuidToBytes(streamId, buf, 16);
   writeU64(buf, 32, firstSeq);
   let off = FRAME_HEADER_BYTES;
-  for (const r of records) {
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i];
     const start = off;
+    if (recordOffsets) recordOffsets[i] = start;
     off += 4;
     writeU64(buf, off, r.timestamp_ms);
     off += 8;
@@ -104,6 +107,13 @@ export function encodeBatch(streamId: string, firstSeq: number, records: readonl
     buf.writeUInt32LE(off - start - 4, start);
   }
   return buf;
+}
+
+/** Stamps a pre-encoded batch with its stream, first seq_num and per-record timestamps. */
+export function patchBatch(frame: Buffer, streamId: string, firstSeq: number, recordOffsets: Uint32Array, stamps: readonly number[]): void {
+  uuidToBytes(streamId, frame, 16);
+  writeU64(frame, 32, firstSeq);
+  for (let i = 0; i < stamps.length; i++) writeU64(frame, recordOffsets[i] + 4, stamps[i]);
 }
 
 /** A control frame that tells the flusher to seal the current WAL file and open the next. */
