@@ -2,6 +2,7 @@
 // a promise wrapper for unary calls, and a decoder for the typed error details.
 import * as grpc from '@grpc/grpc-js';
 import { loadSvcProto } from '../../src/api/grpc/proto.ts';
+import { GRPC_MESSAGE_BYTES_MAX } from '../../src/api/grpc/server.ts';
 import { decodeRpcStatus, STATUS_DETAILS_KEY } from '../../src/api/grpc/rpc-status.ts';
 import type { DataServiceClient } from '../../src/gen/svc/v1/DataService.ts';
 import type { AdminServiceClient } from '../../src/gen/svc/v1/AdminService.ts';
@@ -17,8 +18,10 @@ export interface Clients {
 export function connect(port: number): Clients {
   const { proto } = loadSvcProto();
   const creds = grpc.credentials.createInsecure();
-  const data = new proto.svc.v1.DataService(`127.0.0.1:${port}`, creds);
-  const admin = new proto.svc.v1.AdminService(`127.0.0.1:${port}`, creds);
+  // A Read page may carry 8 MiB: above grpc-js's 4 MiB default receive limit.
+  const options = { 'grpc.max_receive_message_length': GRPC_MESSAGE_BYTES_MAX, 'grpc.max_send_message_length': GRPC_MESSAGE_BYTES_MAX };
+  const data = new proto.svc.v1.DataService(`127.0.0.1:${port}`, creds, options);
+  const admin = new proto.svc.v1.AdminService(`127.0.0.1:${port}`, creds, options);
   return { data, admin, close: () => { data.close(); admin.close(); } };
 }
 

@@ -4,6 +4,7 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import type { SubscribeResponse__Output } from '../../src/gen/svc/v1/SubscribeResponse.ts';
+import { SUBSCRIPTIONS_PER_STAR_MAX } from '../../src/config/limits.ts';
 import { bytes, call } from './client.ts';
 import { startHarness, type Harness } from './harness.ts';
 
@@ -42,8 +43,9 @@ const waitFor = async (cond: () => boolean, ms = 2000): Promise<void> => {
 
 describe('grpc subscribe', () => {
   let h: Harness;
-  /** The core's subscriptions are all released: the star counts them against its cap. */
-  const released = (): Promise<void> => waitFor(() => (h.star as unknown as { subscriptions: number }).subscriptions === 0);
+  /** The core's subscriptions are all released: the star counts them against its cap (a private
+   *  counter; skipped should the core stop keeping one). */
+  const released = (): Promise<void> => waitFor(() => ((h.star as unknown as { subscriptions?: number }).subscriptions ?? 0) === 0);
   before(async () => {
     h = await startHarness();
     await call(h.data.CreateBucket.bind(h.data), { bucket: BUCKET, config: { create_stream_on_append: true } });
@@ -116,6 +118,28 @@ describe('grpc subscribe', () => {
     await local.server.close();
     assert.equal(await ended, 'end');
     assert.ok(Date.now() - started < 2000, 'close does not wait out the grace period for subscriptions');
+    await local.stop();
+  });
+
+  it(`answers RESOURCE_EXHAUSTED past ${SUBSCRIPTIONS_PER_STAR_MAX} subscriptions per star`, async () => {
+    const local = await startHarness();
+    await call(local.data.CreateBucket.bind(local.data), { bucket: BUCKET, config: { create_stream_on_append: true } });
+    await call(local.data.Append.bind(local.data), { bucket: BUCKET, key: bytes('k'), records: [{ body: bytes('x') }] });
+    const subs: grpc.ClientReadableStream<SubscribeResponse__Output>[] = [];
+    let live = 0;
+    const allLive = new Promise<void>((resolve) => {
+      for (let i = 0; i < SUBSCRIPTIONS_PER_STAR_MAX; i++) {
+        const s = local.data.Subscribe({ bucket: BUCKET, key: bytes('k'), seq_num: 0 });
+        s.on('error', () => {});
+        s.once('data', () => { if (++live === SUBSCRIPTIONS_PER_STAR_MAX) resolve(); });
+        subs.push(s);
+      }
+    });
+    await allLive; // every one delivered its first batch: all are open in the core
+    const over = local.data.Subscribe({ bucket: BUCKET, key: bytes('k'), seq_num: 0 });
+    const err = await new Promise<grpc.ServiceError>((resolve) => over.once('error', resolve));
+    assert.equal(err.code, grpc.status.RESOURCE_EXHAUSTED);
+    for (const s of subs) s.cancel();
     await local.stop();
   });
 });

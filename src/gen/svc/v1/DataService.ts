@@ -60,20 +60,78 @@ export interface DataServiceClient extends grpc.Client {
   append(argument: _svc_v1_AppendRequest, callback: grpc.requestCallback<_svc_v1_AppendResponse__Output>): grpc.ClientUnaryCall;
   
   /**
-   * A producer session: the first request opens it (address and fencing token), each later
-   * request is one batch. Batches are pipelined: the client may send before earlier acks arrive.
-   * The server answers one ack per batch, in order. The first failed batch ends the session with
-   * its status; batches sent after it may or may not have been appended (use match_seq_num to
-   * make retries exact). The server stops reading while too many bytes are unacknowledged.
+   * A producer session on one stream. The first request opens it (address and fencing token); each
+   * later request is one client batch, answered by one ack, in order.
+   * 
+   * Open: the caller needs the append grant, and a credential pinning svc_aux.fencing_token must
+   * present exactly that token (else PERMISSION_DENIED). On a `fenced` stream, or one with a token
+   * installed, a missing or different token fails the open with FAILED_PRECONDITION + FenceDetail.
+   * A missing stream is NOT_FOUND unless its bucket creates streams on append (the first batch
+   * creates it; later batches follow once it exists).
+   * 
+   * Pipelining: send batches without waiting for acks. While unacknowledged batches weigh more than
+   * 32 MiB or number 1024, the server stops reading (HTTP/2 flow control pushes back); a producer
+   * that stops reading acks is stalled the same way.
+   * 
+   * Stream config, as a producer library would apply it:
+   * batch_max_records / batch_max_bytes (0 = unbounded): a client batch over either is
+   * INVALID_ARGUMENT; they also cap coalesced durable batches.
+   * batch_max_delay_ms (0 = none): client batches arriving within the delay are coalesced into one
+   * durable batch (linger), flushed when the next would pass a cap, when the delay since the
+   * group's first batch runs out, when a batch carries match_seq_num (it starts its own group),
+   * or at half-close. Each client batch is still acked with its own exact positions.
+   * throughput_max_bytes_per_second (0 = unbounded): the session reads at most this much record
+   * content per second (token bucket, one second of burst); past it the server simply reads
+   * slower, so the producer sees back-pressure, not errors.
+   * 
+   * Ending: the first failed batch ends the session with its status, after the acks of the batches
+   * before it; batches sent after it may or may not have been appended (use match_seq_num to make
+   * retries exact). The server also ends the session, after acking every batch it handed to the
+   * sequencer (batches still lingering are dropped, never appended), when:
+   * a Fence installs a token this session's token does not admit: FAILED_PRECONDITION + FenceDetail;
+   * a reconfigure hands the stream off (class, producer policy, timestamping, batching or
+   * throughput changed): UNAVAILABLE, once; reopen to continue under the new config;
+   * the stream is deleted: NOT_FOUND;
+   * the token's exp passes: DEADLINE_EXCEEDED; reopen with a fresh token;
+   * the star shuts down: UNAVAILABLE; reopen.
    */
   AppendSession(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_svc_v1_AppendSessionRequest, _svc_v1_AppendSessionResponse__Output>;
   AppendSession(options?: grpc.CallOptions): grpc.ClientDuplexStream<_svc_v1_AppendSessionRequest, _svc_v1_AppendSessionResponse__Output>;
   /**
-   * A producer session: the first request opens it (address and fencing token), each later
-   * request is one batch. Batches are pipelined: the client may send before earlier acks arrive.
-   * The server answers one ack per batch, in order. The first failed batch ends the session with
-   * its status; batches sent after it may or may not have been appended (use match_seq_num to
-   * make retries exact). The server stops reading while too many bytes are unacknowledged.
+   * A producer session on one stream. The first request opens it (address and fencing token); each
+   * later request is one client batch, answered by one ack, in order.
+   * 
+   * Open: the caller needs the append grant, and a credential pinning svc_aux.fencing_token must
+   * present exactly that token (else PERMISSION_DENIED). On a `fenced` stream, or one with a token
+   * installed, a missing or different token fails the open with FAILED_PRECONDITION + FenceDetail.
+   * A missing stream is NOT_FOUND unless its bucket creates streams on append (the first batch
+   * creates it; later batches follow once it exists).
+   * 
+   * Pipelining: send batches without waiting for acks. While unacknowledged batches weigh more than
+   * 32 MiB or number 1024, the server stops reading (HTTP/2 flow control pushes back); a producer
+   * that stops reading acks is stalled the same way.
+   * 
+   * Stream config, as a producer library would apply it:
+   * batch_max_records / batch_max_bytes (0 = unbounded): a client batch over either is
+   * INVALID_ARGUMENT; they also cap coalesced durable batches.
+   * batch_max_delay_ms (0 = none): client batches arriving within the delay are coalesced into one
+   * durable batch (linger), flushed when the next would pass a cap, when the delay since the
+   * group's first batch runs out, when a batch carries match_seq_num (it starts its own group),
+   * or at half-close. Each client batch is still acked with its own exact positions.
+   * throughput_max_bytes_per_second (0 = unbounded): the session reads at most this much record
+   * content per second (token bucket, one second of burst); past it the server simply reads
+   * slower, so the producer sees back-pressure, not errors.
+   * 
+   * Ending: the first failed batch ends the session with its status, after the acks of the batches
+   * before it; batches sent after it may or may not have been appended (use match_seq_num to make
+   * retries exact). The server also ends the session, after acking every batch it handed to the
+   * sequencer (batches still lingering are dropped, never appended), when:
+   * a Fence installs a token this session's token does not admit: FAILED_PRECONDITION + FenceDetail;
+   * a reconfigure hands the stream off (class, producer policy, timestamping, batching or
+   * throughput changed): UNAVAILABLE, once; reopen to continue under the new config;
+   * the stream is deleted: NOT_FOUND;
+   * the token's exp passes: DEADLINE_EXCEEDED; reopen with a fresh token;
+   * the star shuts down: UNAVAILABLE; reopen.
    */
   appendSession(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_svc_v1_AppendSessionRequest, _svc_v1_AppendSessionResponse__Output>;
   appendSession(options?: grpc.CallOptions): grpc.ClientDuplexStream<_svc_v1_AppendSessionRequest, _svc_v1_AppendSessionResponse__Output>;
@@ -261,6 +319,12 @@ export interface DataServiceClient extends grpc.Client {
   /**
    * Vends the settled objects that hold a range, so a consumer can fetch history directly from
    * object storage. Entries tile; re-plan from vended_until when `more` is set or the plan expires.
+   * At most 256 entries per plan. Each object is its record frames (payload_bytes), then a footer
+   * index at [footer_offset, footer_offset + footer_length): fetch the footer, then the frames.
+   * Presigned URLs (the default) are signed by the star and, on the fs backend, served by its data
+   * bridge: GET {url} with an optional `Range: bytes=a-b` (206 + Content-Range); a bad signature or
+   * an expired URL is 403. Raw entries name the storage bucket (on fs: the objects directory) and
+   * object key; they are vended only by a star configured `--readplan-vending raw`.
    */
   ReadPlan(argument: _svc_v1_ReadPlanRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_svc_v1_ReadPlanResponse__Output>): grpc.ClientUnaryCall;
   ReadPlan(argument: _svc_v1_ReadPlanRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_svc_v1_ReadPlanResponse__Output>): grpc.ClientUnaryCall;
@@ -269,6 +333,12 @@ export interface DataServiceClient extends grpc.Client {
   /**
    * Vends the settled objects that hold a range, so a consumer can fetch history directly from
    * object storage. Entries tile; re-plan from vended_until when `more` is set or the plan expires.
+   * At most 256 entries per plan. Each object is its record frames (payload_bytes), then a footer
+   * index at [footer_offset, footer_offset + footer_length): fetch the footer, then the frames.
+   * Presigned URLs (the default) are signed by the star and, on the fs backend, served by its data
+   * bridge: GET {url} with an optional `Range: bytes=a-b` (206 + Content-Range); a bad signature or
+   * an expired URL is 403. Raw entries name the storage bucket (on fs: the objects directory) and
+   * object key; they are vended only by a star configured `--readplan-vending raw`.
    */
   readPlan(argument: _svc_v1_ReadPlanRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_svc_v1_ReadPlanResponse__Output>): grpc.ClientUnaryCall;
   readPlan(argument: _svc_v1_ReadPlanRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_svc_v1_ReadPlanResponse__Output>): grpc.ClientUnaryCall;
@@ -359,11 +429,40 @@ export interface DataServiceHandlers extends grpc.UntypedServiceImplementation {
   Append: grpc.handleUnaryCall<_svc_v1_AppendRequest__Output, _svc_v1_AppendResponse>;
   
   /**
-   * A producer session: the first request opens it (address and fencing token), each later
-   * request is one batch. Batches are pipelined: the client may send before earlier acks arrive.
-   * The server answers one ack per batch, in order. The first failed batch ends the session with
-   * its status; batches sent after it may or may not have been appended (use match_seq_num to
-   * make retries exact). The server stops reading while too many bytes are unacknowledged.
+   * A producer session on one stream. The first request opens it (address and fencing token); each
+   * later request is one client batch, answered by one ack, in order.
+   * 
+   * Open: the caller needs the append grant, and a credential pinning svc_aux.fencing_token must
+   * present exactly that token (else PERMISSION_DENIED). On a `fenced` stream, or one with a token
+   * installed, a missing or different token fails the open with FAILED_PRECONDITION + FenceDetail.
+   * A missing stream is NOT_FOUND unless its bucket creates streams on append (the first batch
+   * creates it; later batches follow once it exists).
+   * 
+   * Pipelining: send batches without waiting for acks. While unacknowledged batches weigh more than
+   * 32 MiB or number 1024, the server stops reading (HTTP/2 flow control pushes back); a producer
+   * that stops reading acks is stalled the same way.
+   * 
+   * Stream config, as a producer library would apply it:
+   * batch_max_records / batch_max_bytes (0 = unbounded): a client batch over either is
+   * INVALID_ARGUMENT; they also cap coalesced durable batches.
+   * batch_max_delay_ms (0 = none): client batches arriving within the delay are coalesced into one
+   * durable batch (linger), flushed when the next would pass a cap, when the delay since the
+   * group's first batch runs out, when a batch carries match_seq_num (it starts its own group),
+   * or at half-close. Each client batch is still acked with its own exact positions.
+   * throughput_max_bytes_per_second (0 = unbounded): the session reads at most this much record
+   * content per second (token bucket, one second of burst); past it the server simply reads
+   * slower, so the producer sees back-pressure, not errors.
+   * 
+   * Ending: the first failed batch ends the session with its status, after the acks of the batches
+   * before it; batches sent after it may or may not have been appended (use match_seq_num to make
+   * retries exact). The server also ends the session, after acking every batch it handed to the
+   * sequencer (batches still lingering are dropped, never appended), when:
+   * a Fence installs a token this session's token does not admit: FAILED_PRECONDITION + FenceDetail;
+   * a reconfigure hands the stream off (class, producer policy, timestamping, batching or
+   * throughput changed): UNAVAILABLE, once; reopen to continue under the new config;
+   * the stream is deleted: NOT_FOUND;
+   * the token's exp passes: DEADLINE_EXCEEDED; reopen with a fresh token;
+   * the star shuts down: UNAVAILABLE; reopen.
    */
   AppendSession: grpc.handleBidiStreamingCall<_svc_v1_AppendSessionRequest__Output, _svc_v1_AppendSessionResponse>;
   
@@ -430,6 +529,12 @@ export interface DataServiceHandlers extends grpc.UntypedServiceImplementation {
   /**
    * Vends the settled objects that hold a range, so a consumer can fetch history directly from
    * object storage. Entries tile; re-plan from vended_until when `more` is set or the plan expires.
+   * At most 256 entries per plan. Each object is its record frames (payload_bytes), then a footer
+   * index at [footer_offset, footer_offset + footer_length): fetch the footer, then the frames.
+   * Presigned URLs (the default) are signed by the star and, on the fs backend, served by its data
+   * bridge: GET {url} with an optional `Range: bytes=a-b` (206 + Content-Range); a bad signature or
+   * an expired URL is 403. Raw entries name the storage bucket (on fs: the objects directory) and
+   * object key; they are vended only by a star configured `--readplan-vending raw`.
    */
   ReadPlan: grpc.handleUnaryCall<_svc_v1_ReadPlanRequest__Output, _svc_v1_ReadPlanResponse>;
   

@@ -29,7 +29,8 @@ export interface ReadPlanRequest {
    */
   'max_entries'?: (number);
   /**
-   * Requested vending mode.
+   * Requested vending mode. RAW on a star vending presigned URLs is PERMISSION_DENIED; PRESIGNED on
+   * a star without a data bridge to serve the URLs is FAILED_PRECONDITION.
    */
   'mode'?: (_svc_v1_VendingMode);
   /**
@@ -65,7 +66,8 @@ export interface ReadPlanRequest__Output {
    */
   'max_entries': (number);
   /**
-   * Requested vending mode.
+   * Requested vending mode. RAW on a star vending presigned URLs is PERMISSION_DENIED; PRESIGNED on
+   * a star without a data bridge to serve the URLs is FAILED_PRECONDITION.
    */
   'mode': (_svc_v1_VendingMode__Output);
   /**

@@ -1,0 +1,61 @@
+// What a bench run does and for how long: BENCH_QUICK=1 is a ~1-minute smoke run, BENCH_ONLY picks
+// cases (comma-separated: floors, append, read, sse, peers), BENCH_CELLS picks append/echo cells
+// ("100/1/64,4096/100/16": record bytes/records per request/producers), BENCH_PROFILE=<dir> runs
+// the svcd children under --cpu-prof and writes their profiles there.
+
+export const CASES = ['floors', 'append', 'read', 'sse', 'peers'] as const;
+export type CaseName = (typeof CASES)[number];
+
+export interface BenchConfig {
+  quick: boolean;
+  only: ReadonlySet<CaseName>;
+  /** Per append/echo cell. */
+  warmupMs: number;
+  measureMs: number;
+  echoWarmupMs: number;
+  echoMeasureMs: number;
+  /** A fresh svcd (fresh data dir) per append cell, so one cell's settling does not bleed into the next. */
+  freshServerPerCell: boolean;
+  fsyncMs: number;
+  fsyncOpsMax: number;
+  readMeasureMs: number;
+  /** Records the read case writes first: the 4 KiB stream alone crosses the 64 MiB WAL file size. */
+  readFill100B: number;
+  readFill4KiB: number;
+  sseSubscribers: number;
+  sseBatchesPerS: number;
+  sseDurationMs: number;
+  sseRecordsPerBatch: number;
+  profileDir: string | undefined;
+  /** Append/echo cells to run (cellKey form); empty: all. */
+  cells: ReadonlySet<string>;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
+  const quick = env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
+  const onlyRaw = (env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const o of onlyRaw) {
+    if (!(CASES as readonly string[]).includes(o)) throw new Error(`BENCH_ONLY: unknown case ${o} (cases: ${CASES.join(', ')})`);
+  }
+  const only = new Set<CaseName>((onlyRaw.length ? onlyRaw : CASES) as CaseName[]);
+  return {
+    quick,
+    only,
+    warmupMs: quick ? 300 : 1000,
+    measureMs: quick ? 1000 : 4000,
+    echoWarmupMs: quick ? 200 : 500,
+    echoMeasureMs: quick ? 700 : 2500,
+    freshServerPerCell: !quick,
+    fsyncMs: quick ? 700 : 3000,
+    fsyncOpsMax: quick ? 2000 : 10_000,
+    readMeasureMs: quick ? 1000 : 3000,
+    readFill100B: quick ? 100_000 : 300_000,
+    readFill4KiB: quick ? 18_000 : 25_000,
+    sseSubscribers: 1000,
+    sseBatchesPerS: 20,
+    sseDurationMs: quick ? 3000 : 10_000,
+    sseRecordsPerBatch: 10,
+    profileDir: env.BENCH_PROFILE || undefined,
+    cells: new Set((env.BENCH_CELLS ?? '').split(',').map((x) => x.trim()).filter(Boolean)),
+  };
+}

@@ -1,0 +1,89 @@
+// The report as markdown tables.
+import { BASELINE_FDATASYNC_4K, BASELINE_SSE_UWS_1000, PEER_ROWS, PEERS_SOURCE } from '../cases/peers.ts';
+import { appendCells } from '../cases/cells.ts';
+import { bytesLabel, fix, int, ms, table } from './format.ts';
+import { maxMs, pctMs } from './hist.ts';
+import type { Measured } from './loadgen.ts';
+import { cellKey, type Report } from './report.ts';
+import { evaluateTargets } from './targets.ts';
+
+const perS = (n: number, m: Measured): number => (n / m.elapsedMs) * 1000;
+const MB = 1e6;
+
+export function floorsTable(r: Report): string {
+  const rows: (string | number)[][] = [];
+  if (r.fsync) {
+    const h = r.fsync.hist;
+    rows.push(['4 KiB append + fdatasync (this run, OS temp dir fs)', int(r.fsync.opsPerS), ms(pctMs(h, 50)), ms(pctMs(h, 90)), ms(pctMs(h, 99)), ms(pctMs(h, 99.9)), ms(maxMs(h)), int(r.fsync.ops)]);
+  }
+  rows.push([`4 KiB append + fdatasync (from ${PEERS_SOURCE})`, int(BASELINE_FDATASYNC_4K.opsPerS), ms(BASELINE_FDATASYNC_4K.p50Ms), '–', ms(BASELINE_FDATASYNC_4K.p99Ms), '–', '–', '5 runs']);
+  return table(['disk floor', 'ops/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'ops'], rows);
+}
+
+export function appendTable(r: Report): string {
+  const rows: (string | number)[][] = [];
+  for (const cell of appendCells()) {
+    const k = cellKey(cell);
+    const m = r.append.get(k);
+    const e = r.echo.get(k);
+    if (!m && !e) continue;
+    const rec = m ? perS(m.records, m) : NaN;
+    rows.push([
+      bytesLabel(cell.recordBytes), cell.batch, cell.producers,
+      m ? int(rec) : '–', m ? fix((rec * cell.recordBytes) / MB, 1) : '–', m ? int(perS(m.requests, m)) : '–',
+      m ? ms(pctMs(m.hist, 50)) : '–', m ? ms(pctMs(m.hist, 99)) : '–', m ? ms(pctMs(m.hist, 99.9)) : '–', m ? ms(maxMs(m.hist)) : '–',
+      m ? int(m.serverCpuPct) : '–', m ? int(m.cpuPct) : '–', m ? int(m.errors) : '–',
+      e ? int(perS(e.requests, e)) : '–', e ? ms(pctMs(e.hist, 50)) : '–', e ? ms(pctMs(e.hist, 99)) : '–',
+      m && e ? `${fix(perS(m.requests, m) / perS(e.requests, e) * 100, 0)} %` : '–',
+    ]);
+  }
+  return table([
+    'record', 'records/req', 'producers', 'records/s', 'MB/s', 'req/s', 'ack p50 ms', 'ack p99 ms', 'ack p99.9 ms', 'ack max ms',
+    'svcd CPU %', 'loadgen CPU %', 'errors', 'uWS echo req/s', 'echo p50 ms', 'echo p99 ms', 'svcd req/s ÷ echo',
+  ], rows);
+}
+
+export function readTable(r: Report): string {
+  return table(
+    ['data', 'record', 'range', 'readers', 'records/s', 'payload MB/s', 'wire MB/s', 'page p50 ms', 'page p99 ms', 'svcd CPU %', 'loadgen CPU %', 'errors'],
+    r.read.map((x) => [
+      x.label, bytesLabel(x.recordBytes), `${int(x.range[0])}–${int(x.range[1])}`, x.readers,
+      int(perS(x.m.records, x.m)), fix((perS(x.m.records, x.m) * x.recordBytes) / MB, 1), fix(perS(x.m.wireBytesIn, x.m) / MB, 1),
+      ms(pctMs(x.m.hist, 50)), ms(pctMs(x.m.hist, 99)), int(x.m.serverCpuPct), int(x.m.cpuPct), int(x.m.errors),
+    ]),
+  );
+}
+
+export function sseTable(r: Report): string {
+  const s = r.sse;
+  if (!s) return '';
+  const a = s.fromAck;
+  const rows = [[
+    `${int(s.connected)}/${int(s.subscribers)}`, `${s.batches} × ${s.recordsPerBatch} × ${s.recordBytes} B at ${s.batchesPerS}/s`,
+    `${int(s.delivered)}/${int(s.expected)}`, int(s.complete), int(s.duplicates), int(s.outOfOrder), int(s.disconnects),
+    ms(pctMs(a, 50)), ms(pctMs(a, 90)), ms(pctMs(a, 99)), ms(pctMs(a, 99.9)), ms(maxMs(a)),
+    ms(pctMs(s.fromSend, 50)), ms(pctMs(s.fromSend, 99)), `${ms(pctMs(s.ackHist, 50))} / ${ms(pctMs(s.ackHist, 99))}`,
+    int(s.beforeAck), int(s.serverCpuPct), int(s.clientCpuPct),
+  ]];
+  return table([
+    'subscribed', 'batches', 'delivered', 'complete subs', 'duplicates', 'reordered', 'disconnects',
+    'from ack p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'from send p50 ms', 'from send p99 ms', 'producer ack p50/p99 ms',
+    'arrived before ack', 'svcd CPU %', 'swarm CPU %',
+  ], rows) + '\n\nDelay from ack = receipt − the moment the producer read the append\'s answer, 0 when the frame arrived first '
+    + '("arrived before ack"). Delay from send = receipt − the send time carried in the batch. "reordered": batches sequenced in '
+    + 'another order than sent, because slow acks left several appends in flight.'
+    + `\n\nReference (${PEERS_SOURCE}): bare uWS broadcast to 1000 clients, delay p50 ${ms(BASELINE_SSE_UWS_1000.p50Ms)} ms, p99 ${ms(BASELINE_SSE_UWS_1000.p99Ms)} ms (${BASELINE_SSE_UWS_1000.note}).`;
+}
+
+export function peersTable(): string {
+  return `Quoted from ${PEERS_SOURCE} (same machine, medians; not rerun by this bench):\n\n` + table(
+    ['system', 'config', 'clients', 'ops/s', 'p50 ms', 'p99 ms', 'durable ack'],
+    PEER_ROWS.map((p) => [p.system, p.config, p.clients, int(p.opsPerS), ms(p.p50Ms), ms(p.p99Ms), p.durable]),
+  );
+}
+
+export function targetsTable(r: Report): string {
+  return table(['target', 'measured', 'result'], evaluateTargets(r).map((t) => [
+    t.target, t.measured, t.met === undefined ? 'not measured' : t.met ? 'met' : '**missed**',
+  ]));
+}

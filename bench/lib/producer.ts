@@ -1,0 +1,80 @@
+// A paced producer: appends batch i at t0 + i/rate on keep-alive raw connections, noting when each
+// ack arrives (process.hrtime ns after a shared base, the clock the SSE swarm also reads). A batch
+// whose predecessors are all unacked goes out on a new connection rather than waiting, so a slow
+// ack never shifts the pace.
+import { newHistogram, recordNs, type Histogram } from './hist.ts';
+import { buildRequest, Http1Conn } from './http1.ts';
+
+/** Connections opened up front. */
+const CONNS_INITIAL = 4;
+/** Past this many unacked batches a tick is skipped (counted as a failed append). */
+const CONNS_MAX = 64;
+
+export interface ProducerSpec {
+  host: string;
+  port: number;
+  /** /v1/streams/{b}/{k}/records */
+  path: string;
+  batches: number;
+  batchesPerS: number;
+  /** hrtime of the run's base. */
+  base: bigint;
+  /** The JSON body of batch i, sent sentRelNs after base. */
+  body(i: number, sentRelNs: number): string;
+}
+
+export interface ProducerResult {
+  /** ackNs[i]: ns after base when batch i's ack arrived; -1 if it failed. */
+  ackNs: number[];
+  /** Append round trips (µs). */
+  ackHist: Histogram;
+  errors: number;
+  firstError?: string;
+  connsUsed: number;
+}
+
+export async function runPacedProducer(spec: ProducerSpec): Promise<ProducerResult> {
+  const conns: (Http1Conn | undefined)[] = await Promise.all(Array.from({ length: CONNS_INITIAL }, () => Http1Conn.open(spec.host, spec.port)));
+  const busy = conns.map(() => false);
+  const ackNs = new Array<number>(spec.batches).fill(-1);
+  const ackHist = newHistogram();
+  let errors = 0;
+  let firstError: string | undefined;
+  await new Promise<void>((resolve) => {
+    if (spec.batches === 0) { resolve(); return; }
+    const t0 = performance.now();
+    const intervalMs = 1000 / spec.batchesPerS;
+    let settled = 0;
+    let idx = 0;
+    const settle = (): void => { if (++settled === spec.batches) resolve(); };
+    const fail = (msg: string): void => { errors++; firstError ??= msg; settle(); };
+    const sendOn = (c: number, i: number): void => {
+      busy[c] = true;
+      const sent = process.hrtime.bigint();
+      conns[c]!.send(buildRequest('POST', spec.path, spec.body(i, Number(sent - spec.base))), (err, res) => {
+        const now = process.hrtime.bigint();
+        busy[c] = false;
+        if (err || !res || res.status !== 200) { fail(err?.message ?? `HTTP ${res?.status} ${res?.body.toString().slice(0, 200)}`); return; }
+        ackNs[i] = Number(now - spec.base);
+        recordNs(ackHist, Number(now - sent));
+        settle();
+      });
+    };
+    const tick = (): void => {
+      const i = idx;
+      const c = busy.indexOf(false);
+      if (c >= 0) sendOn(c, i);
+      else if (conns.length < CONNS_MAX) {
+        const n = conns.length;
+        busy.push(true);
+        conns.push(undefined);
+        Http1Conn.open(spec.host, spec.port).then((conn) => { conns[n] = conn; sendOn(n, i); }, (err: Error) => fail(err.message));
+      } else fail(`${CONNS_MAX} appends unacked`);
+      idx++;
+      if (idx < spec.batches) setTimeout(tick, Math.max(0, t0 + idx * intervalMs - performance.now()));
+    };
+    tick();
+  });
+  for (const c of conns) c?.close();
+  return { ackNs, ackHist, errors, firstError, connsUsed: conns.length };
+}

@@ -1,0 +1,55 @@
+// What the cases measured, gathered for the final tables and the targets.
+import type { FsyncFloor } from '../floors/fsync.ts';
+import type { Histogram } from './hist.ts';
+import type { Measured } from './loadgen.ts';
+
+export interface AppendCell {
+  recordBytes: number;
+  batch: number;
+  producers: number;
+}
+
+export const cellKey = (c: AppendCell): string => `${c.recordBytes}/${c.batch}/${c.producers}`;
+
+export interface ReadRow {
+  label: string;
+  recordBytes: number;
+  readers: number;
+  range: [number, number];
+  m: Measured;
+}
+
+export interface SseOutcome {
+  subscribers: number;
+  connected: number;
+  batches: number;
+  batchesPerS: number;
+  recordsPerBatch: number;
+  recordBytes: number;
+  delivered: number;
+  expected: number;
+  complete: number;
+  outOfOrder: number;
+  duplicates: number;
+  disconnects: number;
+  beforeAck: number;
+  fromAck: Histogram;
+  fromSend: Histogram;
+  ackHist: Histogram;
+  serverCpuPct: number;
+  clientCpuPct: number;
+}
+
+export interface Report {
+  fsync?: FsyncFloor;
+  echo: Map<string, Measured>;
+  append: Map<string, Measured>;
+  read: ReadRow[];
+  sse?: SseOutcome;
+  /** Problems worth printing under the tables (errors, fallbacks). */
+  notes: string[];
+}
+
+export function newReport(): Report {
+  return { echo: new Map(), append: new Map(), read: [], notes: [] };
+}

@@ -1,0 +1,85 @@
+// The server under test: a real svcd child (test/helpers/server.ts, uWS engine) plus the
+// control-plane calls the cases need, made over the bench's own raw HTTP/1.1 client.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { removeDir, startServer, type RunningServer } from '../../test/helpers/server.ts';
+import { buildRequest, Http1Conn } from './http1.ts';
+import { startProfiledServer } from './profiled.ts';
+
+/** How long a graceful stop may take before the child is SIGKILLed. */
+const STOP_TIMEOUT_MS = 10_000;
+
+export interface Svcd {
+  host: string;
+  port: number;
+  pid: number | undefined;
+  dataDir: string;
+  server: RunningServer;
+  /** POST /v1/buckets/{b} and /v1/streams/{b}/{k}; 201 or 409 (exists) are both fine. */
+  createStream(bucket: string, key: string): Promise<void>;
+  tail(bucket: string, key: string): Promise<number>;
+  /** Numbers of the WAL files still on disk (a settled file is removed). */
+  walFiles(): number[];
+  stop(): Promise<void>;
+}
+
+export async function startSvcd(opts: { profileDir?: string } = {}): Promise<Svcd> {
+  const server = opts.profileDir ? await startProfiledServer(opts.profileDir) : await startServer({ engine: 'uws' });
+  if (!/engine uws/.test(server.output())) {
+    console.error(`bench: warning, svcd is not serving with uWS: ${server.output().trim()}`);
+  }
+  const host = '127.0.0.1';
+  const control = await Http1Conn.open(host, server.port);
+  const call = async (method: string, path: string, body?: string): Promise<{ status: number; body: string }> => {
+    const res = await control.request(buildRequest(method, path, body));
+    return { status: res.status, body: res.body.toString() };
+  };
+  const expectOk = (what: string, r: { status: number; body: string }, ok: number[]): void => {
+    if (!ok.includes(r.status)) throw new Error(`${what}: HTTP ${r.status} ${r.body}`);
+  };
+  const buckets = new Set<string>();
+  return {
+    host,
+    port: server.port,
+    pid: server.proc.pid,
+    dataDir: server.dataDir,
+    server,
+    async createStream(bucket, key) {
+      if (!buckets.has(bucket)) {
+        expectOk(`create bucket ${bucket}`, await call('POST', `/v1/buckets/${bucket}`, '{}'), [201, 409]);
+        buckets.add(bucket);
+      }
+      expectOk(`create stream ${bucket}/${key}`, await call('POST', `/v1/streams/${bucket}/${key}`, '{}'), [201, 409]);
+    },
+    async tail(bucket, key) {
+      const r = await call('GET', `/v1/streams/${bucket}/${key}/records/tail`);
+      expectOk('check tail', r, [200]);
+      const j = JSON.parse(r.body) as { tail?: { seq_num: number }; seq_num?: number };
+      return j.tail?.seq_num ?? j.seq_num ?? 0;
+    },
+    walFiles() {
+      try {
+        return readdirSync(join(server.dataDir, 'wal')).map((f) => parseInt(f, 10)).filter(Number.isFinite).sort((a, b) => a - b);
+      } catch {
+        return [];
+      }
+    },
+    async stop() {
+      control.close();
+      const t = setTimeout(() => { void server.kill(); }, STOP_TIMEOUT_MS);
+      await server.stop();
+      clearTimeout(t);
+      removeDir(server.dataDir);
+    },
+  };
+}
+
+/** Runs fn against a fresh svcd and always stops it. */
+export async function withSvcd<T>(opts: { profileDir?: string }, fn: (s: Svcd) => Promise<T>): Promise<T> {
+  const s = await startSvcd(opts);
+  try {
+    return await fn(s);
+  } finally {
+    await s.stop();
+  }
+}

@@ -1,0 +1,74 @@
+// `npm run bench`: floors, append matrix, reads from settled history, SSE fan-out and the peers'
+// reference figures, printed as markdown tables with the targets next to what was measured.
+// BENCH_QUICK=1 for a ~1-minute smoke run; BENCH_ONLY=floors,append,read,sse,peers to pick cases;
+// BENCH_PROFILE=<dir> to write --cpu-prof profiles of every svcd child.
+import { cpus, loadavg } from 'node:os';
+import { runAppend } from './cases/append.ts';
+import { runFloors } from './cases/floors.ts';
+import { runRead } from './cases/read.ts';
+import { runSse } from './cases/sse.ts';
+import { loadConfig, type CaseName } from './lib/config.ts';
+import { appendTable, floorsTable, peersTable, readTable, sseTable, targetsTable } from './lib/print.ts';
+import { newReport } from './lib/report.ts';
+
+/** Whole-run guard: a wedged child must not keep the bench alive forever. */
+const RUN_MS_MAX = 15 * 60_000;
+/** Above this 1-min load average (start or end of the run) the report warns that others shared the machine. */
+const BUSY_LOADAVG = 3;
+/** A load generator above this much of one core may be what limits a cell. */
+const CLIENT_BOUND_CPU_PCT = 90;
+
+async function main(): Promise<void> {
+  const cfg = loadConfig();
+  const report = newReport();
+  const t0 = performance.now();
+  const log = (s: string): void => { process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${s}\n`); };
+  const guard = setTimeout(() => { console.error('bench: over the time limit, exiting'); process.exit(3); }, RUN_MS_MAX);
+  guard.unref();
+
+  const has = (c: CaseName): boolean => cfg.only.has(c);
+  const loadStart = loadavg()[0];
+  const out: string[] = [];
+  out.push(`# svcd bench (${cfg.quick ? 'quick' : 'full'}; ${new Date().toISOString()})`, '');
+  out.push(`Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}; svcd on uWS, every process unpinned. `
+    + `Closed loop: each producer keep-alive connection waits for its ack before the next append; all producers of a cell share one stream. `
+    + `Append cells: ${cfg.warmupMs} ms warm-up + ${cfg.measureMs} ms measured${cfg.freshServerPerCell ? ', fresh svcd per cell' : ', one svcd for all cells'}; `
+    + `echo cells ${cfg.echoWarmupMs} + ${cfg.echoMeasureMs} ms. MB = 10^6 bytes of record content.`, '');
+
+  const step = async (name: CaseName, fn: () => Promise<void>): Promise<void> => {
+    if (!has(name)) return;
+    try {
+      await fn();
+    } catch (err) {
+      report.notes.push(`${name} failed: ${(err as Error).stack ?? String(err)}`);
+      log(`${name} FAILED: ${(err as Error).message}`);
+    }
+  };
+  await step('floors', () => runFloors(cfg, report, log));
+  await step('append', () => runAppend(cfg, report, log));
+  await step('read', () => runRead(cfg, report, log));
+  await step('sse', () => runSse(cfg, report, log));
+
+  if (has('floors')) out.push('## Floors', '', floorsTable(report), '');
+  if (has('append') || has('floors')) {
+    out.push('## Append throughput and ack latency (uWS echo floor alongside)', '', appendTable(report), '');
+  }
+  if (has('read') && report.read.length) out.push('## Reads, pages of 1000 records', '', readTable(report), '');
+  if (has('sse') && report.sse) out.push('## SSE fan-out', '', sseTable(report), '');
+  if (has('peers')) out.push('## Peers', '', peersTable(), '');
+  out.push('## Targets (reported, never asserted)', '', targetsTable(report), '');
+  for (const [what, map] of [['svcd', report.append], ['uWS echo', report.echo]] as const) {
+    for (const [cell, m] of map) {
+      if (m.cpuPct >= CLIENT_BOUND_CPU_PCT) report.notes.push(`${what} ${cell} (record bytes/batch/producers): the load generator used ${m.cpuPct.toFixed(0)} % of a core, so this cell may be client-bound.`);
+    }
+  }
+  const loadEnd = loadavg()[0];
+  if (Math.max(loadStart, loadEnd) > BUSY_LOADAVG) {
+    report.notes.push(`the machine was busy: 1-min load average ${loadStart.toFixed(2)} at start, ${loadEnd.toFixed(2)} at end (2 cores; the bench itself adds about 2). Compare with care.`);
+  }
+  if (report.notes.length) out.push('## Notes', '', ...report.notes.map((n) => `- ${n}`), '');
+  out.push(`Total ${((performance.now() - t0) / 1000).toFixed(0)} s.`);
+  console.log(out.join('\n'));
+}
+
+main().then(() => process.exit(0), (err) => { console.error(err); process.exit(1); });
