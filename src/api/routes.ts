@@ -274,6 +274,7 @@ export interface RouteMatch {
 }
 
 function decodeSegment(raw: string, what: string): string {
+  if (!raw.includes('%')) return raw;
   try {
     return decodeURIComponent(raw);
   } catch {
@@ -283,12 +284,26 @@ function decodeSegment(raw: string, what: string): string {
 
 /** Matches a raw (still percent-encoded) path. Throws 404 for an unknown path or a bad segment,
  *  405 (with the allowed methods) for a known path and the wrong method. */
+/** Routes grouped by segment count and first two literal segments, so a match tries few routes. */
+const ROUTE_INDEX = new Map<string, Route[]>();
+for (const r of ROUTES) {
+  const k = `${r.path.length}/${r.path[0]}/${r.path.length > 1 && !r.path[1].startsWith(':') ? r.path[1] : '*'}`;
+  ROUTE_INDEX.set(k, [...(ROUTE_INDEX.get(k) ?? []), r]);
+}
+
+function candidates(segs: string[]): Route[] {
+  const head = `${segs.length}/${segs[0]}/`;
+  return [...(ROUTE_INDEX.get(head + (segs[1] ?? '*')) ?? []), ...(segs.length > 1 ? ROUTE_INDEX.get(`${head}*`) ?? [] : [])];
+}
+
+/** Matches a raw (still percent-encoded) path. Throws 404 for an unknown path or a bad segment,
+ *  405 (with the allowed methods) for a known path and the wrong method. */
 export function matchRoute(method: string, rawPath: string): RouteMatch {
-  const segs = rawPath.split('/').slice(1);
+  const segs = rawPath.split('/');
+  segs.shift();
   for (const s of segs) if (s === '' || s === '.' || s === '..') throw notFound('no such path');
   const allow: string[] = [];
-  for (const r of ROUTES) {
-    if (r.path.length !== segs.length) continue;
+  for (const r of candidates(segs)) {
     let ok = true;
     for (let i = 0; i < segs.length && ok; i++) {
       const p = r.path[i];

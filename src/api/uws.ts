@@ -26,6 +26,10 @@ export interface UwsServer {
   close(): void;
 }
 
+/** The request headers any route reads; uWS requests are only readable inside the handler's tick,
+ *  so these are copied up front (all of them would cost a Map entry per header per request). */
+const HEADERS_READ = ['authorization', 'last-event-id', 'range', 'content-length', 'transfer-encoding', 'content-type', 'origin', 'host'];
+
 class UwsExchange implements HttpExchange {
   readonly method: string;
   readonly path: string;
@@ -46,7 +50,10 @@ class UwsExchange implements HttpExchange {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
-    req.forEach((k, v) => { this.headers.set(k, v); });
+    for (const name of HEADERS_READ) {
+      const v = req.getHeader(name);
+      if (v !== '') this.headers.set(name, v);
+    }
     res.onAborted(() => {
       this.aborted = true;
       for (const f of this.onAbort) f();

@@ -36,7 +36,13 @@ export function createPeerCredentials(
     case 'jwt': {
       if (signer === undefined) {
         const token = config.peerServiceToken;
-        if (token === undefined) throw new Error('auth: jwt with JWKS/OIDC needs a provisioned peer service token');
+        if (token === undefined) {
+          // parseAuthConfig already refused this for a clustered star; a standalone star (clustered:
+          // false) has no peers to dial, so it boots, and only a peer call would fail.
+          return {
+            async authorization() { throw new Error('auth: jwt with JWKS/OIDC needs a provisioned peer service token'); },
+          };
+        }
         return { authorization: async () => `Bearer ${token}` };
       }
       let cached: { value: string; expiresAtMs: number } | undefined;

@@ -151,6 +151,7 @@ export async function runCredentialsCli(argv: string[], io: CliIo = STDIO, env: 
         return 0;
       }
     }
+    return 2; // unreachable: parseArgs admits only the commands above
   } catch (err) {
     if (err instanceof UsageError) {
       io.err(`svcd credentials: ${err.message}`);

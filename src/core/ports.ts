@@ -8,6 +8,8 @@ export interface Clock { nowMs(): number }
 export interface Timers {
   setTimeout(fn: () => void, ms: number): { cancel(): void };
   setInterval(fn: () => void, ms: number): { cancel(): void };
+  /** Runs `fn` after the current I/O callbacks (setImmediate): lets acks go out before fan-out. */
+  defer(fn: () => void): void;
 }
 
 export interface Ids { uuid(): string }

@@ -108,7 +108,7 @@ export class Star implements StreamService {
         minTs: f.timestamps[0] ?? 0, maxTs: f.timestamps[f.timestamps.length - 1] ?? 0, contentBytes: f.contentBytes,
       };
       st.commitBatch(batch);
-      st.nextSeq = st.tail;
+      st.nextSeq = st.tail;  // recovery: no waiters yet
       st.lastSeqTs = st.tailTs;
       this.touchFile(f.fileNo, st);
     }
@@ -406,24 +406,34 @@ export class Star implements StreamService {
     const durable = this.d.log.durableOffset();
     const q = this.pending;
     let i = this.pendingHead;
+    if (i >= q.length || q[i].end > durable) return;
+    const acked: PendingEntry[] = [];
+    const moved = new Set<StreamState>();
     while (i < q.length && q[i].end <= durable) {
       const p = q[i++];
       if (p.sealedFileNo !== undefined) { this.enqueueSettle(p.sealedFileNo); continue; }
       const st = p.st!;
-      const b = p.batch!;
       st.inflightBytes -= p.frameBytes;
       this.inflightBytes -= p.frameBytes;
       if (st.deleted) {
         p.reject!(new ServiceError('stream_deleted', 'the stream was deleted while the append was in flight'));
         continue;
       }
-      st.commitBatch(b);
+      st.commitBatch(p.batch!);
+      moved.add(st);
+      acked.push(p);
+    }
+    // Acks report the committed tail after the whole group commit, so a tail may be past `end`.
+    for (const p of acked) {
+      const b = p.batch!;
       p.resolve!({
         start: { seq_num: b.firstSeq, timestamp_ms: b.minTs },
         end: { seq_num: b.firstSeq + b.count, timestamp_ms: b.maxTs },
-        tail: st.tailPosition(),
+        tail: p.st!.tailPosition(),
       });
     }
+    // Producers hear first; subscribers are woken once the acks are on their way.
+    this.d.timers.defer(() => { for (const st of moved) st.wake(); });
     if (i === q.length) { this.pending = []; this.pendingHead = 0; }
     else if (i > 1024 && i * 2 > q.length) { this.pending = q.slice(i); this.pendingHead = 0; }
     else this.pendingHead = i;

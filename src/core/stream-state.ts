@@ -69,12 +69,11 @@ export class StreamState {
     return { seq_num: this.tail, timestamp_ms: this.trimSeq >= this.tail ? 0 : this.tailTs };
   }
 
-  /** A committed batch enters memory; the tail moves and waiters wake. */
+  /** A committed batch enters memory and the tail moves. The caller wakes waiters (after acks). */
   commitBatch(b: MemBatch): void {
     this.mem.push(b);
     this.tail = b.firstSeq + b.count;
     this.tailTs = b.maxTs;
-    this.wake();
   }
 
   emit(ev: StreamEvent): void {

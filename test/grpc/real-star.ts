@@ -47,6 +47,7 @@ export async function startRealStar(): Promise<RealStar> {
     timers: {
       setTimeout: (fn, ms) => { const t = setTimeout(fn, ms); return { cancel: () => clearTimeout(t) }; },
       setInterval: (fn, ms) => { const t = setInterval(fn, ms); t.unref(); return { cancel: () => clearInterval(t) }; },
+      defer: (fn) => { setImmediate(fn); },
     },
     ids: { uuid: () => randomUUID() },
     log,

@@ -1,6 +1,7 @@
 // WAL files on disk: naming, listing, and recovery (scan whole checksummed frames, cut a torn tail).
 
-import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FRAME_RECORDS, frameInfo, frameIsIntact, type FrameInfo } from '../format/record-codec.ts';
 
@@ -53,6 +54,7 @@ export function recoverWal(dir: string, onFrame: (f: RecoveredFrame) => void): {
   return { files, lastFileNo: files.length ? files[files.length - 1] : 0, cutBytes };
 }
 
-export function removeWalFile(dir: string, fileNo: number): void {
-  try { unlinkSync(walFilePath(dir, fileNo)); } catch { /* already gone */ }
+/** Off the event loop: a 64 MiB unlink can take milliseconds. */
+export async function removeWalFile(dir: string, fileNo: number): Promise<void> {
+  await unlink(walFilePath(dir, fileNo)).catch(() => undefined); // already gone is fine
 }
