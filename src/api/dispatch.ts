@@ -31,6 +31,8 @@ export interface DispatchDeps {
 }
 
 const JSON_HEADERS: [string, string][] = [['Content-Type', 'application/json']];
+/** Shared by every request without a query string; handlers only read it. */
+const EMPTY_QUERY = new URLSearchParams();
 
 export class Dispatcher {
   private sseOpen = 0;
@@ -56,7 +58,7 @@ export class Dispatcher {
       const body = m.route.bodyBytesMax > 0 ? await ex.readBody(m.route.bodyBytesMax) : Buffer.alloc(0);
       if (ex.aborted) return;
       const ctx = {
-        params: m.params, query: new URLSearchParams(ex.query), header: (n: string) => ex.header(n), body, principal,
+        params: m.params, query: ex.query === '' ? EMPTY_QUERY : new URLSearchParams(ex.query), header: (n: string) => ex.header(n), body, principal,
         exchange: this.deps.auth?.exchange,
       };
       let pre: AppendInput | undefined;

@@ -30,6 +30,9 @@ export interface UwsServer {
  *  so these are copied up front (all of them would cost a Map entry per header per request). */
 const HEADERS_READ = ['authorization', 'last-event-id', 'range', 'content-length', 'transfer-encoding', 'content-type', 'origin', 'host'];
 
+/** Status lines built once. */
+const STATUS_LINE: Record<number, string> = Object.fromEntries(Object.entries(STATUS_TEXT).map(([k, v]) => [k, `${k} ${v}`]));
+
 class UwsExchange implements HttpExchange {
   readonly method: string;
   readonly path: string;
@@ -37,7 +40,7 @@ class UwsExchange implements HttpExchange {
   aborted = false;
   /** uWS does not expose client-certificate verification; mtls is served by native-free/. */
   readonly clientCertVerified = false;
-  private readonly headers = new Map<string, string>();
+  private readonly headers: Record<string, string> = {};
   private onAbort: (() => void)[] = [];
   private bodyChunks: Buffer[] = [];
   private bodyBytes = 0;
@@ -52,7 +55,7 @@ class UwsExchange implements HttpExchange {
     this.query = req.getQuery() ?? '';
     for (const name of HEADERS_READ) {
       const v = req.getHeader(name);
-      if (v !== '') this.headers.set(name, v);
+      if (v !== '') this.headers[name] = v;
     }
     res.onAborted(() => {
       this.aborted = true;
@@ -61,7 +64,7 @@ class UwsExchange implements HttpExchange {
       this.bodyWaiter?.(new Error('aborted'));
     });
     // Start reading at once: uWS delivers the body only to a handler attached in this tick.
-    if (this.headers.has('content-length') || this.headers.has('transfer-encoding')) {
+    if (this.headers['content-length'] !== undefined || this.headers['transfer-encoding'] !== undefined) {
       res.onData((ab, isLast) => this.onChunk(ab, isLast));
     } else {
       this.bodyDone = true;
@@ -82,7 +85,7 @@ class UwsExchange implements HttpExchange {
     if (this.bodyWaiter && (isLast || this.bodyTooLarge)) this.bodyWaiter();
   }
 
-  header(name: string): string | undefined { return this.headers.get(name); }
+  header(name: string): string | undefined { return this.headers[name]; }
 
   readBody(maxBytes: number): Promise<Buffer> {
     this.bodyLimit = maxBytes;
@@ -106,7 +109,7 @@ class UwsExchange implements HttpExchange {
     // An unread oversized body: answer and close rather than drain it.
     const close = this.bodyTooLarge || !this.bodyDone;
     this.res.cork(() => {
-      this.res.writeStatus(`${status} ${STATUS_TEXT[status] ?? ''}`);
+      this.res.writeStatus(STATUS_LINE[status] ?? `${status}`);
       for (const [k, v] of headers) this.res.writeHeader(k, v);
       if (status === 204) this.res.endWithoutBody(0, close);
       else this.res.end(body, close);
@@ -125,7 +128,7 @@ class UwsExchange implements HttpExchange {
       writable?.();
     });
     res.cork(() => {
-      res.writeStatus('200 OK');
+      res.writeStatus(STATUS_LINE[200]);
       for (const [k, v] of headers) res.writeHeader(k, v);
       res.write(': open\n\n');
     });
