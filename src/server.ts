@@ -1,0 +1,213 @@
+// The composition root: recover metadata and the WAL, start the flusher and the worker pool, build
+// the star, and serve the route table over uWS (or node:http when uWS cannot load), the gRPC planes
+// and the ops listener. src/main.ts is the CLI around it; tests build stars through it too.
+
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Config } from './config/config.ts';
+import { LOG_RING_BYTES, META_JOURNAL_ENTRIES_MAX } from './config/limits.ts';
+import { Star } from './core/star.ts';
+import { ERROR_TABLE, ServiceError } from './core/errors.ts';
+import type { AppendInput } from './core/types.ts';
+import { Dispatcher } from './api/dispatch.ts';
+import { loadNativeUws, startUwsServer } from './api/uws.ts';
+import { startNodeServer } from '../native-free/http-node.ts';
+import { frameTimestamps, forEachRecord, contentBytes } from './storage/format/record-codec.ts';
+import { LocalMetadataStore } from './storage/metadata/local-store.ts';
+import { FsObjectStore } from './storage/objects/fs-store.ts';
+import { createRingBuffers, LogRingWriter } from './storage/wal/log-ring.ts';
+import { recoverWal, removeWalFile } from './storage/wal/wal-files.ts';
+import { createPool, PoolSettler } from './workers/pool.ts';
+import type { ParseResult } from './workers/parse-task.ts';
+import { AUTH_SETTINGS, parseAuthConfig, startAuth, type AuthModule, type CredentialRow, type CredentialStore } from './auth/index.ts';
+import type { FlagSpec } from './config/config.ts';
+import type { MetadataStore } from './storage/metadata/metadata-store.ts';
+import { startGrpcServer } from './api/grpc/server.ts';
+import { Metrics } from './ops/metrics.ts';
+import { startOpsServer } from './ops/ops-server.ts';
+import type { GrpcAuthHooks } from './api/grpc/hooks.ts';
+import { authorize, checkFencingPin, type Operation } from './auth/index.ts';
+import { bridgeBaseUrl, installObjectVending, loadPresignSecret, Presigner } from './api/presign.ts';
+
+/** Auth settings as CLI flags (environment-only secrets appear in --help but not in argv). */
+export const AUTH_FLAGS: FlagSpec[] = AUTH_SETTINGS.map((a) => ({
+  name: a.flag ?? '', env: a.env, help: a.help, boolean: a.boolean, envOnly: a.flag === undefined,
+}));
+
+/** The credential registry's rows live in the metadata store. */
+export function credentialStoreOf(metadata: MetadataStore): CredentialStore {
+  return {
+    async get(keyId) { return (await metadata.listCredentials()).find((c) => c.key_id === keyId) as unknown as CredentialRow | undefined; },
+    async put(row) { await metadata.putCredential({ ...row }); },
+    async list() { return (await metadata.listCredentials()) as unknown as CredentialRow[]; },
+  };
+}
+
+/** Worker threads need the TypeScript loader too when we run from source. */
+function workerExecArgv(): string[] {
+  return ['--import', 'tsx'];
+}
+
+export function logError(msg: string, err?: unknown): void {
+  console.error(`svcd: ${msg}${err ? `: ${err instanceof Error ? err.stack ?? err.message : String(err)}` : ''}`);
+}
+
+export interface RunningStar {
+  star: Star;
+  port: number;
+  engine: string;
+  grpcPort?: number;
+  opsPort?: number;
+  stop(): Promise<void>;
+}
+
+export async function startStar(cfg: Config): Promise<RunningStar> {
+  const dataDir = resolve(cfg.dataDir);
+  const walDir = join(dataDir, 'wal');
+  const objectsDir = join(dataDir, 'objects');
+  mkdirSync(walDir, { recursive: true });
+  mkdirSync(objectsDir, { recursive: true });
+
+  const metadata = new LocalMetadataStore(join(dataDir, 'meta'), META_JOURNAL_ENTRIES_MAX);
+  const state = await metadata.load();
+  const get = (f: string): string | undefined => cfg.raw.get(f) || undefined;
+  const tls = get('tls-cert') && get('tls-key') ? { cert: get('tls-cert')!, key: get('tls-key')!, ca: get('tls-client-ca') } : undefined;
+  const authConfig = parseAuthConfig(get, process.env, tls !== undefined, { clustered: false });
+  const auth: AuthModule | undefined = authConfig.mode === 'off'
+    ? undefined
+    : await startAuth(authConfig, { store: credentialStoreOf(metadata), starId: randomUUID(), log: (m: string) => console.error(`svcd auth: ${m}`) });
+  const recovered: Parameters<Star['open']>[1] extends Iterable<infer T> ? T[] : never = [];
+  const { files: walFiles, lastFileNo, cutBytes } = recoverWal(walDir, (f) => {
+    let content = 0;
+    forEachRecord(f.frame, 0, 0, (r) => { content += contentBytes(r); return true; });
+    recovered.push({
+      fileNo: f.fileNo, streamId: f.info.streamId, firstSeq: f.info.firstSeq, count: f.info.recordCount,
+      frame: f.frame, timestamps: frameTimestamps(f.frame), contentBytes: content,
+    });
+  });
+  if (cutBytes > 0) console.error(`svcd: recovery cut a torn WAL tail of ${cutBytes} bytes`);
+
+  const ring = createRingBuffers(LOG_RING_BYTES);
+  const walFileNo = lastFileNo + 1;
+  const flusher = new Worker(new URL('./storage/wal/flusher-boot.mjs', import.meta.url), {
+    workerData: { ring, walDir, fileNo: walFileNo },
+    execArgv: workerExecArgv(),
+  });
+  flusher.on('error', (err) => logError('flusher crashed', err));
+  const pool = createPool(workerExecArgv());
+  const objects = new FsObjectStore(objectsDir);
+  const log = new LogRingWriter(ring);
+  const star = new Star({
+    clock: { nowMs: () => Date.now() },
+    timers: {
+      setTimeout: (fn, ms) => { const t = setTimeout(fn, ms); return { cancel: () => clearTimeout(t) }; },
+      setInterval: (fn, ms) => { const t = setInterval(fn, ms); t.unref(); return { cancel: () => clearInterval(t) }; },
+      defer: (fn) => { setImmediate(fn); },
+    },
+    ids: { uuid: () => randomUUID() },
+    log,
+    metadata,
+    objects,
+    settler: new PoolSettler(pool, { backend: 'fs', dir: objectsDir }),
+    wal: { removeFile: (n) => { void removeWalFile(walDir, n); } },
+    walFileNo,
+    readRecordsMax: cfg.maxReadRecords,
+    readBytesMax: cfg.maxReadBytes,
+    log_error: logError,
+  });
+  star.open(state, recovered, walFiles);
+
+  const parseOffThread = async (body: Buffer): Promise<AppendInput> => {
+    const r = (await pool.run(body, { name: 'parseAppend' })) as ParseResult;
+    if (!r.ok) throw new ServiceError(ERROR_TABLE[r.code] ? r.code : 'invalid_argument', r.message);
+    const p = r.parsed;
+    const input: AppendInput = {
+      records: [],
+      encoded: { frame: Buffer.from(p.frame.buffer, p.frame.byteOffset, p.frame.length), recordOffsets: p.recordOffsets, clientTs: p.clientTs, contentBytes: p.contentBytes },
+    };
+    if (p.match_seq_num !== undefined) input.match_seq_num = p.match_seq_num;
+    if (p.fencing_token !== undefined) input.fencing_token = p.fencing_token;
+    return input;
+  };
+  const metrics = new Metrics();
+  const exchange = auth?.verifier?.signer ? (body: unknown) => auth.exchanger.exchange(body) : undefined;
+  const dispatcher = new Dispatcher({
+    svc: star, parseOffThread, logError, sse: cfg.sse,
+    observe: (verb, status, secs) => metrics.observe(verb, status, secs),
+    auth: auth ? { authenticator: auth.authenticator, exchange } : undefined,
+  });
+
+  let engine: string = cfg.httpEngine;
+  let server: { port: number; close(): void } | undefined;
+  if (cfg.listen) {
+    // uWS cannot report whether a client certificate verified, so mtls is served by node:https.
+    if (cfg.httpEngine === 'uws' && authConfig.mode !== 'mtls') {
+      const loaded = loadNativeUws();
+      if ('uws' in loaded) server = await startUwsServer(loaded.uws, cfg.listen.host, cfg.listen.port, dispatcher, tls);
+      else {
+        console.error(`svcd: ${loaded.error}; serving with node:http (native-free/)`);
+        engine = 'node';
+      }
+    }
+    if (!server && authConfig.mode === 'mtls') engine = 'node';
+    server ??= await startNodeServer(cfg.listen.host, cfg.listen.port, dispatcher, tls && { ...tls, requestCert: authConfig.mode === 'mtls' });
+  }
+  const presigner = server && cfg.listen ? new Presigner(loadPresignSecret(dataDir), bridgeBaseUrl(cfg.listen.host, server.port, tls !== undefined)) : undefined;
+  installObjectVending(presigner && { presigner, objects, nowMs: () => Date.now() });
+  const vending = { mode: cfg.readplanVending, ttlMs: cfg.readplanTtlMs, storageBucket: objectsDir, ...(presigner ? { presign: presigner.url.bind(presigner) } : {}) };
+  const grpcServer = cfg.grpcListen
+    ? await startGrpcServer({ service: star, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, auth: grpcAuthHooks(auth), vending })
+    : undefined;
+  const ops = cfg.metricsListen
+    ? await startOpsServer(cfg.metricsListen.host, cfg.metricsListen.port, { metrics, ready: () => !log.failed() })
+    : undefined;
+
+  return {
+    star,
+    port: server?.port ?? 0,
+    engine,
+    grpcPort: grpcServer?.port,
+    opsPort: ops?.port,
+    async stop() {
+      server?.close();
+      ops?.close();
+      await grpcServer?.close();
+      auth?.close();
+      await star.close();
+      log.stop();
+      await new Promise<void>((r) => { flusher.once('exit', () => r()); });
+      await pool.destroy();
+      await metadata.close();
+    },
+  };
+}
+
+/** Connects src/auth to the gRPC planes: the same authenticator and the same authorization function. */
+function grpcAuthHooks(auth: AuthModule | undefined): GrpcAuthHooks | undefined {
+  if (!auth) return undefined;
+  return {
+    async authorize(req) {
+      const v = req.metadata.get('authorization');
+      const principal = await auth.authenticator.authenticate(v.map(String), {});
+      const op = (req.plane === 'admin' ? 'Admin' : req.verb) as Operation;
+      authorize(principal, op, { bucket: req.bucket, key: req.key });
+      checkFencingPin(principal, op, req.fencing_token);
+      return { expMs: principal.expMs };
+    },
+    exchangeToken: auth.verifier?.signer ? (req) => auth.exchanger.exchange(req) : undefined,
+    createCredential: async (req) => {
+      const c = await auth.registry.create(req.scope);
+      return { credential: { key_id: c.key_id, scope: c.scope, state: c.state, created_at_unix_ms: c.created_at_unix_ms }, secret: c.secret };
+    },
+    listCredentials: async (startAfter, limit) => {
+      const page = await auth.registry.list(startAfter, limit);
+      return { items: page.items.map((c) => ({ key_id: c.key_id, scope: c.scope, state: c.state, created_at_unix_ms: c.created_at_unix_ms })), next: page.next };
+    },
+    revokeCredential: async (keyId) => {
+      const c = await auth.registry.revoke(keyId);
+      return { key_id: c.key_id, scope: c.scope, state: c.state, created_at_unix_ms: c.created_at_unix_ms };
+    },
+  };
+}
