@@ -45,9 +45,10 @@ export function credentialStoreOf(metadata: MetadataStore): CredentialStore {
   };
 }
 
-/** Worker threads need the TypeScript loader too when we run from source. */
+/** Worker threads start from small .mjs entries that register the TypeScript loader themselves, so
+ *  they inherit no --import flags (which would resolve against the caller's directory). */
 function workerExecArgv(): string[] {
-  return ['--import', 'tsx'];
+  return [];
 }
 
 export function logError(msg: string, err?: unknown): void {

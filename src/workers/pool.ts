@@ -19,7 +19,7 @@ const POOL_THREADS_MAX = 2;
 
 export function createPool(execArgv: string[]): Piscina {
   return new Piscina({
-    execArgv,
+    execArgv, // empty: boot.mjs registers the TypeScript loader itself
     filename: new URL('./boot.mjs', import.meta.url).href,
     minThreads: 1,
     maxThreads: POOL_THREADS_MAX,
