@@ -3,7 +3,7 @@
 // driven with single-record appends over N keep-alive connections. Phases alternate (off, jwt, off,
 // jwt) so drift on a shared machine lands on both; the whole run stays around 30-40 s.
 //
-//   npx tsx bench/auth-cost.ts [--engine uws|node] [--connections 16] [--seconds 6] [--body-bytes 64]
+//   npx tsx bench/auth-cost.ts [--engine uws|node] [--connections 16] [--seconds 5] [--body-bytes 64]
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,7 +18,7 @@ const ROOT = { key_id: 'bench-root', secret: 'bench-root-secret' };
 const BUCKET = 'bench';
 const START_TIMEOUT_MS = 20_000;
 const WARMUP_MS = 1_000;
-const ROUNDS = 2;
+const ROUNDS = 3;
 /** The hard bound on the whole run, whatever the flags say. */
 const RUN_BOUND_MS = 60_000;
 
@@ -32,7 +32,7 @@ function flag(name: string, fallback: string): string {
 
 const engine = flag('engine', 'uws');
 const connections = Number(flag('connections', '16'));
-const seconds = Number(flag('seconds', '6'));
+const seconds = Number(flag('seconds', '5'));
 const bodyBytes = Number(flag('body-bytes', '64'));
 if (!['uws', 'node'].includes(engine) || !(connections > 0) || !(seconds > 0) || !(bodyBytes >= 0)) {
   console.error('usage: npx tsx bench/auth-cost.ts [--engine uws|node] [--connections N] [--seconds S] [--body-bytes B]');
@@ -74,7 +74,8 @@ async function stopStar(s: Star): Promise<void> {
   rmSync(s.dataDir, { recursive: true, force: true });
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+/** Keep-alive connections, a fresh set per phase: sockets left idle while the other star runs are never reused. */
+let agent = new http.Agent({ keepAlive: true, maxSockets: connections });
 
 function post(port: number, path: string, body: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
@@ -109,6 +110,8 @@ function newHistogram(): hdr.Histogram {
 async function drive(port: number, headers: Record<string, string>, ms: number, hist: hdr.Histogram | undefined): Promise<PhaseResult> {
   const path = `/v1/streams/${BUCKET}/load/records`;
   const body = JSON.stringify({ records: [{ body: 'x'.repeat(bodyBytes) }] });
+  agent.destroy();
+  agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const t0 = performance.now();
   const deadline = t0 + ms;
   let requests = 0;
@@ -146,7 +149,7 @@ async function main(): Promise<void> {
     const adminTok = JSON.parse(await must('exchange admin', post(jwt.port, '/v1/token/exchange', JSON.stringify({ ...ROOT, scope: 'svc:admin' }), {}), 200)).token as string;
     const appendTok = JSON.parse(await must('exchange append', post(jwt.port, '/v1/token/exchange',
       JSON.stringify({ ...ROOT, scope: `svc:append:${BUCKET}:*`, ttl_seconds: 3600 }), {}), 200)).token as string;
-    const modes = [
+    const modes: { star: Star; setup: Record<string, string>; load: Record<string, string> }[] = [
       { star: off, setup: {}, load: {} },
       { star: jwt, setup: { authorization: `Bearer ${adminTok}` }, load: { authorization: `Bearer ${appendTok}` } },
     ];
@@ -165,7 +168,11 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const m of modes) {
         const t = totals.get(m.star.name)!;
+        const before = t.hist.maxValue;
         const r = await drive(m.star.port, m.load, seconds * 1000, t.hist);
+        const phaseRps = r.requests / (r.ms / 1000);
+        console.log(`  round ${round + 1} ${m.star.name.padEnd(4)} ${phaseRps.toFixed(0).padStart(7)} req/s over ${(r.ms / 1000).toFixed(1)} s` +
+          (t.hist.maxValue > before ? `, max so far ${(t.hist.maxValue / 1000).toFixed(1)} ms` : ''));
         t.requests += r.requests;
         t.errors += r.errors;
         t.ms += r.ms;
@@ -174,12 +181,12 @@ async function main(): Promise<void> {
 
     const rows = [...totals.entries()].map(([name, t]) => ({
       name, rps: t.requests / (t.ms / 1000), p50: t.hist.getValueAtPercentile(50) / 1000, p99: t.hist.getValueAtPercentile(99) / 1000,
-      errors: t.errors, requests: t.requests,
+      max: t.hist.maxValue / 1000, errors: t.errors, requests: t.requests,
     }));
     const pad = (s: string, n: number): string => s.padStart(n);
-    console.log(['mode', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'errors'].map((h, i) => (i === 0 ? h.padEnd(6) : pad(h, 10))).join(''));
+    console.log(['mode', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'requests', 'errors'].map((h, i) => (i === 0 ? h.padEnd(6) : pad(h, 10))).join(''));
     for (const r of rows) {
-      console.log(r.name.padEnd(6) + pad(r.rps.toFixed(0), 10) + pad(r.p50.toFixed(3), 10) + pad(r.p99.toFixed(3), 10) +
+      console.log(r.name.padEnd(6) + pad(r.rps.toFixed(0), 10) + pad(r.p50.toFixed(3), 10) + pad(r.p99.toFixed(3), 10) + pad(r.max.toFixed(1), 10) +
         pad(String(r.requests), 10) + pad(String(r.errors), 10));
     }
     const [o, j] = rows;

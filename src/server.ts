@@ -111,7 +111,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     log,
     metadata,
     objects,
-    settler: new PoolSettler(pool, { backend: 'fs', dir: objectsDir }),
+    settler: new PoolSettler(pool, { backend: 'fs', dir: objectsDir }, walDir),
     wal: { removeFile: (n) => { void removeWalFile(walDir, n); } },
     walFileNo,
     readRecordsMax: cfg.maxReadRecords,

@@ -26,16 +26,16 @@ export interface LogPort {
   failed(): boolean;
 }
 
-export interface StreamFrames {
+/** A stream whose frames in a sealed WAL file should settle, from `fromSeq` on. */
+export interface SettleRequest {
   streamId: string;
-  bucket: string;
-  key: string;
-  frames: Uint8Array[];
+  fromSeq: number;
 }
 
-/** Builds settled segments from WAL frames and uploads them (piscina workers in production). */
+/** Builds settled segments from a sealed WAL file and uploads them (a piscina worker reads the file
+ *  itself, so no record bytes cross threads). Returns one segment per stream that had frames. */
 export interface SegmentSettler {
-  settle(fileNo: number, batches: StreamFrames[]): Promise<SegmentMeta[]>;
+  settle(fileNo: number, streams: SettleRequest[]): Promise<{ streamId: string; segment: SegmentMeta }[]>;
 }
 
 /** Removes a sealed, fully settled WAL file. */

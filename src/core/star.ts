@@ -11,7 +11,7 @@ import type { BucketMeta, MetadataStore, MetaState, StreamMeta } from '../storag
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import { ServiceError, invalid, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
-import type { Clock, Ids, LogPort, SegmentSettler, StreamFrames, Timers, WalJanitor } from './ports.ts';
+import type { Clock, Ids, LogPort, SegmentSettler, Timers, WalJanitor } from './ports.ts';
 import { checkFence, checkMatch, stampTimestamps } from './sequencer.ts';
 import type {
   BucketCreate, ListPage, PlanResult, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
@@ -456,31 +456,24 @@ export class Star implements StreamService {
 
   /** Moves one sealed WAL file's batches into segments, records them, then drops the file. */
   private async settleFile(fileNo: number): Promise<void> {
-    const touched = [...(this.fileStreams.get(fileNo) ?? [])].filter((st) => !st.deleted);
-    const work: StreamFrames[] = [];
-    const ends: { st: StreamState; endSeq: number; endTs: number }[] = [];
-    for (const st of touched) {
-      const frames = st.mem.filter((b) => b.walFileNo === fileNo);
-      if (!frames.length) continue;
-      const last = frames[frames.length - 1];
-      work.push({ streamId: st.streamId, bucket: st.meta.bucket, key: st.meta.key, frames: frames.map((b) => b.frame) });
-      ends.push({ st, endSeq: last.firstSeq + last.count, endTs: last.maxTs });
-    }
-    if (work.length) {
-      const segs = await this.d.settler.settle(fileNo, work);
+    const touched = [...(this.fileStreams.get(fileNo) ?? [])].filter((st) => !st.deleted && st.mem.some((b) => b.walFileNo === fileNo));
+    if (touched.length) {
+      const settled = await this.d.settler.settle(fileNo, touched.map((st) => ({ streamId: st.streamId, fromSeq: st.settledEnd })));
+      const byId = new Map(touched.map((st) => [st.streamId, st]));
       const rows: StreamMeta[] = [];
       const orphans: string[] = [];
-      ends.forEach((e, i) => {
-        if (e.st.deleted) { orphans.push(segs[i].object_key); return; }
-        e.st.settle([segs[i]], e.endSeq, e.endTs);
+      for (const { streamId, segment } of settled) {
+        const st = byId.get(streamId);
+        if (!st || st.deleted) { orphans.push(segment.object_key); continue; }
+        st.settle([segment], segment.end_seq, segment.max_ts);
         // A trim that ran while this file settled may already cover the new segment.
-        const dead = e.st.meta.segments.filter((x) => x.end_seq <= e.st.trimSeq);
+        const dead = st.meta.segments.filter((x) => x.end_seq <= st.trimSeq);
         if (dead.length) {
-          e.st.meta.segments = e.st.meta.segments.filter((x) => x.end_seq > e.st.trimSeq);
+          st.meta.segments = st.meta.segments.filter((x) => x.end_seq > st.trimSeq);
           orphans.push(...dead.map((x) => x.object_key));
         }
-        rows.push(e.st.meta);
-      });
+        rows.push(st.meta);
+      }
       if (rows.length) await this.d.metadata.putStreams(rows);
       for (const key of orphans) {
         this.reader.forget(key);

@@ -1,39 +1,70 @@
-// Piscina task: build one stream's settled segment from its WAL frames (sealing each frame's crc32c
-// off the event loop) and upload it through the object store.
+// Piscina task: settle one sealed WAL file. The worker reads the file itself (no record bytes cross
+// threads), groups the intact frames of the requested streams, builds one segment per stream (frames
+// with their crc32c, then the footer index) and uploads it through the object store.
 
-import { frameInfo, frameTimestamps, contentBytes, forEachRecord } from '../storage/format/record-codec.ts';
+import { readFile } from 'node:fs/promises';
+import { FRAME_RECORDS, contentBytes, forEachRecord, frameInfo, frameIsIntact, frameTimestamps } from '../storage/format/record-codec.ts';
 import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
-import type { ObjectStoreConfig, ObjectStore } from '../storage/objects/object-store.ts';
+import type { ObjectStore, ObjectStoreConfig } from '../storage/objects/object-store.ts';
 import { FsObjectStore } from '../storage/objects/fs-store.ts';
 import { buildSegment } from '../storage/segments/segment-format.ts';
 
 export interface SettleTask {
   store: ObjectStoreConfig;
-  objectKey: string;
-  frames: Uint8Array[];
+  walPath: string;
+  streams: { streamId: string; fromSeq: number }[];
 }
+
+export interface SettledSegment { streamId: string; segment: SegmentMeta }
 
 let store: ObjectStore | undefined;
 
-export default async function settle(task: SettleTask): Promise<SegmentMeta> {
+/** One object per stream range, named by its first seq_num: re-settling after a crash overwrites it. */
+export function segmentKey(streamId: string, firstSeq: number): string {
+  return `streams/${streamId}/${String(firstSeq).padStart(20, '0')}.seg`;
+}
+
+export default async function settle(task: SettleTask): Promise<SettledSegment[]> {
   store ??= new FsObjectStore(task.store.dir);
-  const seg = buildSegment(task.frames);
-  let content = 0;
-  for (const f of task.frames) forEachRecord(f, 0, 0, (r) => { content += contentBytes(r); return true; });
-  await store.put(task.objectKey, seg.bytes);
-  const first = frameInfo(task.frames[0]);
-  const lastFrame = task.frames[task.frames.length - 1];
-  const last = frameInfo(lastFrame);
-  const lastTs = frameTimestamps(lastFrame);
-  return {
-    object_key: task.objectKey,
-    first_seq: first.firstSeq,
-    end_seq: last.firstSeq + last.recordCount,
-    min_ts: seg.entries[0].minTs,
-    max_ts: lastTs[lastTs.length - 1] ?? 0,
-    content_bytes: content,
-    size_bytes: seg.bytes.length,
-    footer_offset: seg.footerOffset,
-    footer_bytes: seg.footerBytes,
-  };
+  const want = new Map(task.streams.map((s) => [s.streamId, s.fromSeq]));
+  const byStream = new Map<string, Uint8Array[]>();
+  const buf = await readFile(task.walPath);
+  let off = 0;
+  while (off < buf.length && frameIsIntact(buf, off, buf.length - off)) {
+    const info = frameInfo(buf, off);
+    const from = want.get(info.streamId);
+    if (info.kind === FRAME_RECORDS && from !== undefined && info.firstSeq >= from) {
+      let list = byStream.get(info.streamId);
+      if (!list) byStream.set(info.streamId, (list = []));
+      list.push(buf.subarray(off, off + info.frameBytes));
+    }
+    off += info.frameBytes;
+  }
+  const out: SettledSegment[] = [];
+  for (const [streamId, frames] of byStream) {
+    const seg = buildSegment(frames);
+    let content = 0;
+    for (const f of frames) forEachRecord(f, 0, 0, (r) => { content += contentBytes(r); return true; });
+    const first = frameInfo(frames[0]);
+    const lastFrame = frames[frames.length - 1];
+    const last = frameInfo(lastFrame);
+    const lastTs = frameTimestamps(lastFrame);
+    const objectKey = segmentKey(streamId, first.firstSeq);
+    await store.put(objectKey, seg.bytes);
+    out.push({
+      streamId,
+      segment: {
+        object_key: objectKey,
+        first_seq: first.firstSeq,
+        end_seq: last.firstSeq + last.recordCount,
+        min_ts: seg.entries[0].minTs,
+        max_ts: lastTs[lastTs.length - 1] ?? 0,
+        content_bytes: content,
+        size_bytes: seg.bytes.length,
+        footer_offset: seg.footerOffset,
+        footer_bytes: seg.footerBytes,
+      },
+    });
+  }
+  return out;
 }
