@@ -4,8 +4,10 @@
 import { resolve } from 'node:path';
 import { ConfigError, helpText, loadConfig, type Config } from './config/config.ts';
 import { AUTH_FLAGS, logError, startStar } from './server.ts';
+import { runCredentialsCli } from './cli/credentials.ts';
 
 async function main(): Promise<void> {
+  if (process.argv[2] === 'credentials') process.exit(await runCredentialsCli(process.argv.slice(3)));
   let cfg: Config;
   try {
     cfg = loadConfig(process.argv.slice(2), process.env, AUTH_FLAGS);
@@ -33,7 +35,7 @@ async function main(): Promise<void> {
   }
   const host = cfg.listen?.host ?? '127.0.0.1';
   // The data bridge's line comes first: tools and tests wait for it.
-  console.log(`svcd listening on http://${host}:${running.port} (engine ${running.engine}) data-dir ${resolve(cfg.dataDir)}`);
+  console.log(`svcd listening on ${running.tls ? 'https' : 'http'}://${host}:${running.port} (engine ${running.engine}) data-dir ${resolve(cfg.dataDir)}`);
   if (running.grpcPort !== undefined) console.log(`svcd grpc listening on ${cfg.grpcListen!.host}:${running.grpcPort}`);
   if (running.opsPort !== undefined) console.log(`svcd ops on http://${cfg.metricsListen!.host}:${running.opsPort} (/metrics /healthz /readyz /debug/pprof/)`);
   let stopping = false;

@@ -21,9 +21,10 @@ import { createRingBuffers, LogRingWriter } from './storage/wal/log-ring.ts';
 import { recoverWal, removeWalFile } from './storage/wal/wal-files.ts';
 import { createPool, PoolSettler } from './workers/pool.ts';
 import type { ParseResult } from './workers/parse-task.ts';
-import { AUTH_SETTINGS, parseAuthConfig, startAuth, type AuthModule, type CredentialRow, type CredentialStore } from './auth/index.ts';
+import { AUTH_SETTINGS, parseAuthConfig, startAuth, type AuthModule } from './auth/index.ts';
+import { credentialStoreOf } from './credential-store.ts';
+import { lockDataDir } from './storage/data-dir-lock.ts';
 import type { FlagSpec } from './config/config.ts';
-import type { MetadataStore } from './storage/metadata/metadata-store.ts';
 import { startGrpcServer } from './api/grpc/server.ts';
 import { Metrics } from './ops/metrics.ts';
 import { startOpsServer } from './ops/ops-server.ts';
@@ -36,14 +37,6 @@ export const AUTH_FLAGS: FlagSpec[] = AUTH_SETTINGS.map((a) => ({
   name: a.flag ?? '', env: a.env, help: a.help, boolean: a.boolean, envOnly: a.flag === undefined,
 }));
 
-/** The credential registry's rows live in the metadata store. */
-export function credentialStoreOf(metadata: MetadataStore): CredentialStore {
-  return {
-    async get(keyId) { return (await metadata.listCredentials()).find((c) => c.key_id === keyId) as unknown as CredentialRow | undefined; },
-    async put(row) { await metadata.putCredential({ ...row }); },
-    async list() { return (await metadata.listCredentials()) as unknown as CredentialRow[]; },
-  };
-}
 
 /** Worker threads start from small .mjs entries that register the TypeScript loader themselves, so
  *  they inherit no --import flags (which would resolve against the caller's directory). */
@@ -59,6 +52,8 @@ export interface RunningStar {
   star: Star;
   port: number;
   engine: string;
+  /** The data bridge serves TLS. */
+  tls: boolean;
   grpcPort?: number;
   opsPort?: number;
   stop(): Promise<void>;
@@ -70,6 +65,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   const objectsDir = join(dataDir, 'objects');
   mkdirSync(walDir, { recursive: true });
   mkdirSync(objectsDir, { recursive: true });
+  const lock = lockDataDir(dataDir);
 
   const metadata = new LocalMetadataStore(join(dataDir, 'meta'), META_JOURNAL_ENTRIES_MAX);
   const state = await metadata.load();
@@ -169,6 +165,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     star,
     port: server?.port ?? 0,
     engine,
+    tls: tls !== undefined,
     grpcPort: grpcServer?.port,
     opsPort: ops?.port,
     async stop() {
@@ -181,6 +178,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
       await new Promise<void>((r) => { flusher.once('exit', () => r()); });
       await pool.destroy();
       await metadata.close();
+      lock.release();
     },
   };
 }

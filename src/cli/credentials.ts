@@ -2,26 +2,18 @@
 // local data dir. It opens the same metadata store the star opens and goes through the same
 // CredentialRegistry, so rows it writes are exactly the rows the star's exchange checks.
 //
-// Run it while the star is stopped. The local metadata store has no lock and the star keeps its
-// credential rows in memory from its start: a running star sees a create or a revoke made here only
-// at its next start, and a journal compaction by the running star can drop the CLI's entry.
+// It runs only while the star is stopped: it takes the data dir's lock, so it refuses while a star
+// holds it (on a running star, use the gRPC admin plane, whose revocation is immediate).
 
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { META_JOURNAL_ENTRIES_MAX } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
-import { CredentialRegistry, type CredentialRow, type CredentialStore } from '../auth/credentials.ts';
+import { CredentialRegistry } from '../auth/credentials.ts';
 import { LocalMetadataStore } from '../storage/metadata/local-store.ts';
-import type { MetadataStore } from '../storage/metadata/metadata-store.ts';
+import { credentialStoreOf } from '../credential-store.ts';
+import { lockDataDir } from '../storage/data-dir-lock.ts';
 
-/** The credential registry's rows live in the metadata store (main.ts uses the same adapter). */
-export function credentialStoreOf(metadata: MetadataStore): CredentialStore {
-  return {
-    async get(keyId) { return (await metadata.listCredentials()).find((c) => c.key_id === keyId) as unknown as CredentialRow | undefined; },
-    async put(row) { await metadata.putCredential({ ...row }); },
-    async list() { return (await metadata.listCredentials()) as unknown as CredentialRow[]; },
-  };
-}
 
 export const CREDENTIALS_USAGE = [
   'usage: svcd credentials <command> --data-dir DIR [options]',
@@ -86,9 +78,19 @@ function parseArgs(argv: readonly string[]): Parsed {
 
 /** The registry over a data dir's metadata store, and how to close it (flushes pending writes). */
 export async function openCredentialRegistry(dataDir: string): Promise<{ registry: CredentialRegistry; close(): Promise<void> }> {
+  mkdirSync(resolve(dataDir), { recursive: true });
+  const lock = lockDataDir(resolve(dataDir)); // throws while a star runs on this data dir
   const metadata = new LocalMetadataStore(join(resolve(dataDir), 'meta'), META_JOURNAL_ENTRIES_MAX);
-  await metadata.load();
-  return { registry: new CredentialRegistry(credentialStoreOf(metadata)), close: () => metadata.close() };
+  try {
+    await metadata.load();
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  return {
+    registry: new CredentialRegistry(credentialStoreOf(metadata)),
+    close: async () => { await metadata.close(); lock.release(); },
+  };
 }
 
 function need(flags: Map<string, string>, name: string, command: string): string {
@@ -133,7 +135,7 @@ export async function runCredentialsCli(argv: string[], io: CliIo = STDIO, env: 
       case 'create': {
         const created = await registry.create(scope);
         io.out(JSON.stringify(created));
-        io.err('svcd credentials: the secret is shown this once; a running star sees the credential after its next start');
+        io.err('svcd credentials: the secret is shown this once');
         return 0;
       }
       case 'list': {
@@ -147,7 +149,7 @@ export async function runCredentialsCli(argv: string[], io: CliIo = STDIO, env: 
       }
       case 'revoke': {
         io.out(JSON.stringify(await registry.revoke(keyId)));
-        io.err('svcd credentials: revoked; a running star enforces it after its next start');
+        io.err('svcd credentials: revoked');
         return 0;
       }
     }

@@ -88,6 +88,8 @@ describe('svcd credentials', () => {
     star = await startStar({ engine: 'uws', dataDir, args: starArgs, env: starEnv });
     assertStatus(await request(star.baseUrl, 'POST', '/v1/token/exchange', { body: { key_id: cred.key_id, secret: cred.secret, bucket: 'logs' } }), 403, 'revoked after restart');
     assertStatus(await request(star.baseUrl, 'POST', '/v1/token/exchange', { body: { key_id: admin.key_id, secret: admin.secret, scope: 'svc:admin' } }), 200, 'the other credential still works');
+    await star.stop(); // the CLI needs the data dir to itself
+    star = undefined;
     const after = jsonLines((await cli(['list', '--data-dir', dataDir])).stdout);
     assert.equal(after.find((r) => r.key_id === cred.key_id)?.state, 'revoked');
   });
@@ -121,6 +123,25 @@ describe('svcd credentials', () => {
       assert.equal(jsonLines(viaEnv.stdout).length, 2, 'SVCD_DATA_DIR stands in for --data-dir');
     } finally {
       removeDir(empty);
+    }
+  });
+
+  test('a data dir has one owner: the CLI and a second star refuse while a star runs, and work after it stops', async () => {
+    const dir = tempDir('svcd-cli-lock-');
+    try {
+      const running = await startStar({ engine: 'node', dataDir: dir, args: starArgs, env: starEnv });
+      try {
+        const refused = await cli(['list', '--data-dir', dir]);
+        assert.equal(refused.code, 1, refused.stderr);
+        assert.match(refused.stderr, /in use by process \d+/);
+        await assert.rejects(startStar({ engine: 'node', dataDir: dir, args: starArgs, env: starEnv }), /in use by process/);
+      } finally {
+        await running.stop();
+      }
+      const ok = await cli(['create', '--data-dir', dir, '--scope', 'svc:admin']);
+      assert.equal(ok.code, 0, ok.stderr);
+    } finally {
+      removeDir(dir);
     }
   });
 });

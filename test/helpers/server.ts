@@ -57,7 +57,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), START_TIMEOUT_MS);
     const onData = (chunk: Buffer): void => {
       out += chunk.toString();
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      const m = /listening on https?:\/\/127\.0\.0\.1:(\d+)/.exec(out);
       if (m) { clearTimeout(timer); resolve(Number(m[1])); }
     };
     proc.stdout!.on('data', onData);
