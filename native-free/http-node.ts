@@ -28,8 +28,10 @@ class NodeExchange implements HttpExchange {
   }
 
   header(name: string): string | undefined {
-    const v = this.req.headers[name];
-    return Array.isArray(v) ? v.join(', ') : v;
+    // Node keeps only the first of some repeated headers (Authorization among them); every copy
+    // counts here, so a repeated Authorization is refused rather than read as its first copy.
+    const v = this.req.headersDistinct[name];
+    return v === undefined ? undefined : v.join(', ');
   }
 
   readBody(maxBytes: number): Promise<Buffer> {

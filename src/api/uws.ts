@@ -57,6 +57,14 @@ class UwsExchange implements HttpExchange {
       const v = req.getHeader(name);
       if (v !== '') this.headers[name] = v;
     }
+    // getHeader returns the first of repeated headers; a repeated Authorization must not pass as its
+    // first copy (a proxy may have read the other), so all copies are joined and authentication
+    // refuses the result.
+    if (this.headers.authorization !== undefined) {
+      const all: string[] = [];
+      req.forEach((k, v) => { if (k === 'authorization') all.push(v); });
+      if (all.length > 1) this.headers.authorization = all.join(', ');
+    }
     res.onAborted(() => {
       this.aborted = true;
       for (const f of this.onAbort) f();
