@@ -8,7 +8,7 @@ import type { StreamService } from '../core/service-api.ts';
 import type { AppendInput } from '../core/types.ts';
 import { TRUSTED_PRINCIPAL, authorize, type Authenticator, type Operation, type Principal } from '../auth/index.ts';
 import type { HttpExchange } from './exchange.ts';
-import { matchRoute, type RouteResult } from './routes.ts';
+import { matchRoute, type RequestCtx, type RouteResult } from './routes.ts';
 import { SSE_HEADERS, pumpSse } from './sse.ts';
 
 export type OffThreadParser = (body: Buffer) => Promise<AppendInput>;
@@ -31,8 +31,26 @@ export interface DispatchDeps {
 }
 
 const JSON_HEADERS: [string, string][] = [['Content-Type', 'application/json']];
-/** Shared by every request without a query string; handlers only read it. */
+/** Shared by every request without a query string or body; handlers only read them. */
 const EMPTY_QUERY = new URLSearchParams();
+const EMPTY_BODY = Buffer.alloc(0);
+
+/** A route's view of one request (a class, so no closures are made per request). */
+class Context implements RequestCtx {
+  readonly query: URLSearchParams;
+
+  constructor(
+    private readonly ex: HttpExchange,
+    readonly params: { bucket: string; key: string },
+    readonly body: Buffer,
+    readonly principal: Principal,
+    readonly exchange: RequestCtx['exchange'],
+  ) {
+    this.query = ex.query === '' ? EMPTY_QUERY : new URLSearchParams(ex.query);
+  }
+
+  header(name: string): string | undefined { return this.ex.header(name); }
+}
 
 export class Dispatcher {
   private sseOpen = 0;
@@ -41,10 +59,13 @@ export class Dispatcher {
 
   get openStreams(): number { return this.sseOpen; }
 
+  private observe(verb: string, status: number, t0: number): void {
+    this.deps.observe?.(verb, status, (performance.now() - t0) / 1000);
+  }
+
   async handle(ex: HttpExchange): Promise<void> {
     const t0 = performance.now();
     let verb = 'Unmatched';
-    const done = (status: number): void => { this.deps.observe?.(verb, status, (performance.now() - t0) / 1000); };
     try {
       const m = matchRoute(ex.method, ex.path);
       verb = m.route.verb;
@@ -55,12 +76,10 @@ export class Dispatcher {
         principal = await this.deps.auth.authenticator.authenticate(ex.header('authorization'), { clientCertVerified: ex.clientCertVerified });
         authorize(principal, m.route.verb as Operation, { bucket: m.params.bucket || undefined, key: m.route.level === 'stream' ? m.params.key : undefined });
       }
-      const body = m.route.bodyBytesMax > 0 ? await ex.readBody(m.route.bodyBytesMax) : Buffer.alloc(0);
+      let body = m.route.bodyBytesMax > 0 ? ex.readBody(m.route.bodyBytesMax) : EMPTY_BODY;
+      if (body instanceof Promise) body = await body;
       if (ex.aborted) return;
-      const ctx = {
-        params: m.params, query: ex.query === '' ? EMPTY_QUERY : new URLSearchParams(ex.query), header: (n: string) => ex.header(n), body, principal,
-        exchange: this.deps.auth?.exchange,
-      };
+      const ctx = new Context(ex, m.params, body, principal, this.deps.auth?.exchange);
       let pre: AppendInput | undefined;
       if (m.route.parseOffThread && this.deps.parseOffThread && body.length >= WORKER_PARSE_BYTES_MIN) {
         pre = await this.deps.parseOffThread(body);
@@ -73,22 +92,23 @@ export class Dispatcher {
         if (res.kind === 'sse') res.subscription.close();
         return;
       }
-      if (res.kind !== 'sse') done(res.status);
       if (res.kind === 'json') ex.respond(res.status, JSON_HEADERS, JSON.stringify(res.body));
       else if (res.kind === 'empty') ex.respond(res.status, [], '');
       else if (res.kind === 'bytes') ex.respond(res.status, res.headers, res.body);
-      else {
-        done(200);
-        this.sseOpen += 1;
-        const sink = ex.startStream(SSE_HEADERS);
-        pumpSse(sink, res.subscription, res.base64, {
-          heartbeatMs: this.deps.sse?.heartbeatMs, stallMs: this.deps.sse?.stallMs,
-          expiresAtMs: principal.expMs, onEnd: () => { this.sseOpen -= 1; },
-        });
-      }
+      else this.openStream(ex, res, principal);
+      this.observe(verb, res.kind === 'sse' ? 200 : res.status, t0);
     } catch (err) {
-      done(this.fail(ex, err));
+      this.observe(verb, this.fail(ex, err), t0);
     }
+  }
+
+  private openStream(ex: HttpExchange, res: Extract<RouteResult, { kind: 'sse' }>, principal: Principal): void {
+    this.sseOpen += 1;
+    const sink = ex.startStream(SSE_HEADERS);
+    pumpSse(sink, res.subscription, res.base64, {
+      heartbeatMs: this.deps.sse?.heartbeatMs, stallMs: this.deps.sse?.stallMs,
+      expiresAtMs: principal.expMs, onEnd: () => { this.sseOpen -= 1; },
+    });
   }
 
   /** Answers the error envelope; returns the status. */

@@ -19,8 +19,9 @@ export interface HttpExchange {
   /** Raw query string without '?'. */
   readonly query: string;
   header(name: string): string | undefined;
-  /** Reads the body, refusing (400) as soon as it passes `maxBytes`. */
-  readBody(maxBytes: number): Promise<Buffer>;
+  /** Reads the body, refusing (400) as soon as it passes `maxBytes`. A body already in hand comes
+   *  back synchronously (no promise hop on the hot path). */
+  readBody(maxBytes: number): Buffer | Promise<Buffer>;
   respond(status: number, headers: [string, string][], body: string | Buffer): void;
   /** Sends 200 with the given headers and keeps the response open. */
   startStream(headers: [string, string][]): SseSink;

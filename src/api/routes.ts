@@ -291,9 +291,11 @@ for (const r of ROUTES) {
   ROUTE_INDEX.set(k, [...(ROUTE_INDEX.get(k) ?? []), r]);
 }
 
+const NO_ROUTES: Route[] = [];
+
+/** Every route's second segment is a literal (or absent), so one index lookup finds the candidates. */
 function candidates(segs: string[]): Route[] {
-  const head = `${segs.length}/${segs[0]}/`;
-  return [...(ROUTE_INDEX.get(head + (segs[1] ?? '*')) ?? []), ...(segs.length > 1 ? ROUTE_INDEX.get(`${head}*`) ?? [] : [])];
+  return ROUTE_INDEX.get(`${segs.length}/${segs[0]}/${segs.length > 1 ? segs[1] : '*'}`) ?? NO_ROUTES;
 }
 
 /** Matches a raw (still percent-encoded) path. Throws 404 for an unknown path or a bad segment,

@@ -26,9 +26,10 @@ export interface UwsServer {
   close(): void;
 }
 
-/** The request headers any route reads; uWS requests are only readable inside the handler's tick,
- *  so these are copied up front (all of them would cost a Map entry per header per request). */
-const HEADERS_READ = ['authorization', 'last-event-id', 'range', 'content-length', 'transfer-encoding', 'content-type', 'origin', 'host'];
+/** The request headers routes read, by method. uWS requests are only readable inside the handler's
+ *  tick, so these are copied up front; each getHeader is a native call, so only what a method needs. */
+const HEADERS_FOR_GET = ['authorization', 'last-event-id', 'range'];
+const HEADERS_FOR_BODY = ['authorization', 'content-length', 'transfer-encoding'];
 
 /** Status lines built once. */
 const STATUS_LINE: Record<number, string> = Object.fromEntries(Object.entries(STATUS_TEXT).map(([k, v]) => [k, `${k} ${v}`]));
@@ -53,7 +54,7 @@ class UwsExchange implements HttpExchange {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
-    for (const name of HEADERS_READ) {
+    for (const name of this.method === 'GET' || this.method === 'HEAD' ? HEADERS_FOR_GET : HEADERS_FOR_BODY) {
       const v = req.getHeader(name);
       if (v !== '') this.headers[name] = v;
     }
@@ -95,14 +96,14 @@ class UwsExchange implements HttpExchange {
 
   header(name: string): string | undefined { return this.headers[name]; }
 
-  readBody(maxBytes: number): Promise<Buffer> {
+  readBody(maxBytes: number): Buffer | Promise<Buffer> {
     this.bodyLimit = maxBytes;
     if (this.bodyBytes > maxBytes) { this.bodyTooLarge = true; this.bodyChunks = []; }
     const finish = (): Buffer => {
       if (this.bodyTooLarge) throw new ServiceError('payload_too_large', `request body is over the ${maxBytes}-byte limit`);
       return this.bodyChunks.length === 1 ? this.bodyChunks[0] : Buffer.concat(this.bodyChunks);
     };
-    if (this.bodyDone || this.bodyTooLarge) return Promise.resolve().then(finish);
+    if (this.bodyDone || this.bodyTooLarge) return finish(); // the common case: the body came with the headers
     return new Promise((resolve, reject) => {
       this.bodyWaiter = (err) => {
         this.bodyWaiter = undefined;

@@ -27,8 +27,9 @@ export interface BuiltSegment {
   footerBytes: number;
 }
 
-/** Seals each frame's checksum and appends the footer. */
-export function buildSegment(frames: readonly Uint8Array[]): BuiltSegment {
+/** Appends the footer to the frames, sealing each frame's checksum unless the frames come already
+ *  sealed and verified (from the WAL), which saves a pass over every byte. */
+export function buildSegment(frames: readonly Uint8Array[], alreadySealed = false): BuiltSegment {
   const entries: FooterEntry[] = [];
   let offset = 0;
   for (const f of frames) {
@@ -45,7 +46,7 @@ export function buildSegment(frames: readonly Uint8Array[]): BuiltSegment {
   let p = 0;
   for (const f of frames) {
     out.set(f, p);
-    sealFrame(out, p, f.length);
+    if (!alreadySealed) sealFrame(out, p, f.length);
     p += f.length;
   }
   const footerOffset = p;
