@@ -323,7 +323,7 @@ export class Star implements StreamService {
     if (this.d.log.failed()) throw new ServiceError('unavailable', 'the write-ahead log is failing; not accepting appends');
     checkFence(st.meta.fencing_token, st.config.producer_policy, input.fencing_token);
     if (input.match_seq_num !== undefined && input.match_seq_num !== st.nextSeq) {
-      await st.drained; // report the committed tail, never a speculative one
+      await st.drained(); // report the committed tail, never a speculative one
       checkMatch(input.match_seq_num, st.nextSeq, st.tailPosition());
     }
     const firstSeq = st.nextSeq;
@@ -368,7 +368,7 @@ export class Star implements StreamService {
     const ack = new Promise<AppendAck>((resolve, reject) => {
       this.pending.push({ end, st, batch, frameBytes: frame.length, resolve, reject });
     });
-    st.drained = ack.then(() => undefined, () => undefined);
+    st.appendStarted();
     this.walFileBytes += frame.length;
     if (this.walFileBytes >= WAL_FILE_BYTES_MAX) this.rotate();
     return ack;
@@ -415,6 +415,7 @@ export class Star implements StreamService {
       const st = p.st!;
       st.inflightBytes -= p.frameBytes;
       this.inflightBytes -= p.frameBytes;
+      st.appendSettled();
       if (st.deleted) {
         p.reject!(new ServiceError('stream_deleted', 'the stream was deleted while the append was in flight'));
         continue;
@@ -441,7 +442,10 @@ export class Star implements StreamService {
 
   private failPending(): void {
     const err = new ServiceError('unavailable', 'the write-ahead log failed; the append was not acknowledged');
-    for (let i = this.pendingHead; i < this.pending.length; i++) this.pending[i].reject?.(err);
+    for (let i = this.pendingHead; i < this.pending.length; i++) {
+      this.pending[i].st?.appendSettled();
+      this.pending[i].reject?.(err);
+    }
     this.pending = [];
     this.pendingHead = 0;
   }
@@ -530,7 +534,7 @@ export class Star implements StreamService {
 
   async trim(bucket: string, key: string, to: { seq_num?: number; timestamp_ms?: number }): Promise<void> {
     const st = this.requireStream(bucket, key);
-    await st.drained;
+    await st.drained();
     const target = to.seq_num !== undefined ? Math.min(to.seq_num, st.tail) : await this.reader.seqAtOrAfter(st, to.timestamp_ms!);
     await this.advanceTrim(st, target);
   }
@@ -553,7 +557,7 @@ export class Star implements StreamService {
     st.meta = { ...st.meta, fencing_token: token };
     await this.d.metadata.putStream(st.meta);
     st.emit({ kind: 'fenced', fencing_token: token });
-    await st.drained;
+    await st.drained();
     return st.tailPosition();
   }
 

@@ -32,8 +32,9 @@ export class StreamState {
   tailTs: number;
   readonly mem: MemBatch[] = [];
   inflightBytes = 0;
-  /** Resolves when every append sequenced so far has committed or failed. */
-  drained: Promise<void> = Promise.resolve();
+  /** Appends sequenced but not yet committed or failed. */
+  private appendsInFlight = 0;
+  private drainWaiters: (() => void)[] = [];
   deleted = false;
   /** Set while the stream's creation is being made durable: appends wait for it, in call order. */
   creating: Promise<void> | undefined;
@@ -74,6 +75,24 @@ export class StreamState {
     this.mem.push(b);
     this.tail = b.firstSeq + b.count;
     this.tailTs = b.maxTs;
+  }
+
+  appendStarted(): void { this.appendsInFlight += 1; }
+
+  /** An append committed or failed; wakes drain() callers once none is in flight. */
+  appendSettled(): void {
+    this.appendsInFlight -= 1;
+    if (this.appendsInFlight === 0 && this.drainWaiters.length) {
+      const ws = this.drainWaiters;
+      this.drainWaiters = [];
+      for (const w of ws) w();
+    }
+  }
+
+  /** Resolves when every append sequenced so far has committed or failed. */
+  drained(): Promise<void> {
+    if (this.appendsInFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => { this.drainWaiters.push(resolve); });
   }
 
   emit(ev: StreamEvent): void {
