@@ -337,7 +337,7 @@ export class Star implements StreamService {
       count = e.recordOffsets.length;
       stamps = stampTimestamps(count, (i) => (Number.isNaN(e.clientTs[i]) ? undefined : e.clientTs[i]), st.config, arrival, st.lastSeqTs);
       frame = e.frame;
-      patchBatch(frame, st.streamId, firstSeq, e.recordOffsets, stamps);
+      patchBatch(frame, st.idBytes, firstSeq, e.recordOffsets, stamps);
       content = e.contentBytes;
     } else {
       const recs = input.records;
@@ -345,7 +345,7 @@ export class Star implements StreamService {
       stamps = stampTimestamps(count, (i) => recs[i].timestamp_ms, st.config, arrival, st.lastSeqTs);
       const coded: CodecRecord[] = recs.map((r, i) => ({ timestamp_ms: stamps[i], headers: r.headers, body: r.body }));
       for (const r of coded) content += contentBytes(r);
-      frame = encodeBatch(st.streamId, firstSeq, coded);
+      frame = encodeBatch(st.idBytes, firstSeq, coded);
     }
     // Past the in-flight caps the producer is pushed back; a lone batch is always admitted, so a batch
     // bigger than a cap is not refused forever.
@@ -375,6 +375,8 @@ export class Star implements StreamService {
   }
 
   private touchFile(fileNo: number, st: StreamState): void {
+    if (st.lastWalFileNo === fileNo) return;
+    st.lastWalFileNo = fileNo;
     let s = this.fileStreams.get(fileNo);
     if (!s) this.fileStreams.set(fileNo, (s = new Set()));
     s.add(st);

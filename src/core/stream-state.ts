@@ -3,6 +3,7 @@
 // these fields: its unsettled batches leave memory when its WAL file settles.
 
 import type { SegmentMeta, StreamMeta } from '../storage/metadata/metadata-store.ts';
+import { uuidBytes } from '../storage/format/record-codec.ts';
 import type { StreamEvent } from './service-api.ts';
 import type { Position, StreamConfig, StreamInfo } from './types.ts';
 
@@ -45,6 +46,7 @@ export class StreamState {
   constructor(meta: StreamMeta, config: StreamConfig) {
     this.meta = meta;
     this.config = config;
+    this.idBytes = uuidBytes(meta.stream_id);
     this.tail = meta.settled_end_seq;
     this.tailTs = meta.settled_end_ts;
     this.nextSeq = this.tail;
@@ -52,6 +54,10 @@ export class StreamState {
   }
 
   get streamId(): string { return this.meta.stream_id; }
+  /** The stream id as frames carry it, computed once. */
+  readonly idBytes: Uint8Array;
+  /** Last WAL file this stream was recorded in (saves a Set insert per append). */
+  lastWalFileNo = -1;
   get trimSeq(): number { return this.meta.trim_seq; }
   get settledEnd(): number { return this.meta.settled_end_seq; }
 

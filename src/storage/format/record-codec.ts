@@ -62,8 +62,14 @@ export function encodedRecordBytes(r: CodecRecord): number {
   return n;
 }
 
-export function uuidToBytes(id: string, out: Buffer, off: number): void {
-  out.write(id.replace(/-/g, ''), off, 16, 'hex');
+/** A stream id as the 16 bytes frames carry (callers on the hot path keep this instead of the string). */
+export function uuidBytes(id: string): Buffer {
+  return Buffer.from(id.replace(/-/g, ''), 'hex');
+}
+
+export function uuidToBytes(id: string | Uint8Array, out: Buffer, off: number): void {
+  if (typeof id === 'string') out.write(id.replace(/-/g, ''), off, 16, 'hex');
+  else out.set(id, off);
 }
 
 export function bytesToUuid(buf: Uint8Array, off: number): string {
@@ -73,7 +79,7 @@ export function bytesToUuid(buf: Uint8Array, off: number): string {
 
 /** Encodes a batch with the given timestamps. `recordOffsets` (optional) receives each record's offset,
  *  so a batch encoded before sequencing (on a worker) can have its timestamps patched in place. */
-export function encodeBatch(streamId: string, firstSeq: number, records: readonly CodecRecord[], recordOffsets?: Uint32Array): Buffer {
+export function encodeBatch(streamId: string | Uint8Array, firstSeq: number, records: readonly CodecRecord[], recordOffsets?: Uint32Array): Buffer {
   let size = FRAME_HEADER_BYTES;
   for (const r of records) size += encodedRecordBytes(r);
   const buf = Buffer.allocUnsafe(size);
@@ -110,7 +116,7 @@ export function encodeBatch(streamId: string, firstSeq: number, records: readonl
 }
 
 /** Stamps a pre-encoded batch with its stream, first seq_num and per-record timestamps. */
-export function patchBatch(frame: Buffer, streamId: string, firstSeq: number, recordOffsets: Uint32Array, stamps: readonly number[]): void {
+export function patchBatch(frame: Buffer, streamId: string | Uint8Array, firstSeq: number, recordOffsets: Uint32Array, stamps: readonly number[]): void {
   uuidToBytes(streamId, frame, 16);
   writeU64(frame, 32, firstSeq);
   for (let i = 0; i < stamps.length; i++) writeU64(frame, recordOffsets[i] + 4, stamps[i]);
