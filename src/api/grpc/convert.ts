@@ -12,6 +12,7 @@ import type {
   BucketConfig, BucketInfo, Header, Position, ProducerPolicy, ReadStart, RecordInput, SequencedRecord,
   StorageClass, StreamConfig, StreamInfo, TimestampingMode,
 } from '../../core/types.ts';
+import { streamDefaultsOf } from '../../core/types.ts';
 import type { AppendRecord__Output } from '../../gen/svc/v1/AppendRecord.ts';
 import type { BucketConfig as PbBucketConfig, BucketConfig__Output } from '../../gen/svc/v1/BucketConfig.ts';
 import type { BucketInfo as PbBucketInfo } from '../../gen/svc/v1/BucketInfo.ts';
@@ -241,18 +242,7 @@ export function bucketConfigToWire(b: BucketConfig): PbBucketConfig {
     location: b.location,
     create_stream_on_append: b.create_stream_on_append,
     create_stream_on_read: b.create_stream_on_read,
-    default_stream_config: streamConfigToWire({
-      class: b.default_class,
-      producer_policy: b.default_producer_policy,
-      retention_max_age_ms: b.default_retention_max_age_ms,
-      retention_max_bytes: b.default_retention_max_bytes,
-      batch_max_bytes: b.default_batch_max_bytes,
-      batch_max_records: b.default_batch_max_records,
-      batch_max_delay_ms: b.default_batch_max_delay_ms,
-      throughput_max_bytes_per_second: b.default_throughput_max_bytes_per_second,
-      timestamping_mode: b.default_timestamping_mode,
-      timestamping_uncapped: b.default_timestamping_uncapped,
-    }),
+    default_stream_config: streamConfigToWire(streamDefaultsOf(b)),
   };
 }
 
