@@ -2,7 +2,8 @@
 // that guards it (so authorization cannot be forgotten) and its body cap; the uWS adapter and the
 // node:http adapter (native-free/) both serve exactly this table.
 
-import { FENCING_TOKEN_BYTES_MAX, CONTROL_BODY_BYTES_MAX, APPEND_BODY_BYTES_MAX, LIST_PAGE_DEFAULT, LIST_PAGE_MAX, BUCKET_NAME_BYTES_MAX, STREAM_KEY_BYTES_MAX } from '../config/limits.ts';
+import { FENCING_TOKEN_BYTES_MAX, CONTROL_BODY_BYTES_MAX, APPEND_BODY_BYTES_MAX, LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from '../config/limits.ts';
+import { checkBucketName, checkKey, checkNewBucketName, decodeStreamCursor, encodeStreamCursor } from './rules.ts';
 import { ServiceError, invalid, notFound } from '../core/errors.ts';
 import type { StreamService, Subscription } from '../core/service-api.ts';
 import type { AppendInput, ReadStart } from '../core/types.ts';
@@ -100,13 +101,6 @@ function listLimit(q: URLSearchParams): number {
   return Math.min(l, LIST_PAGE_MAX);
 }
 
-/** Stream listing cursors are opaque base64url strings of the last key. */
-const encodeCursor = (key: string): string => (key === '' ? '' : Buffer.from(key, 'utf8').toString('base64url'));
-function decodeCursor(c: string | null): string {
-  if (c === null || c === '') return '';
-  if (!/^[A-Za-z0-9_-]+$/.test(c)) throw invalid('start_after is not a valid cursor');
-  return Buffer.from(c, 'base64url').toString('utf8');
-}
 
 function bucketOut<T extends object>(b: T): T { return b; }
 
@@ -138,7 +132,7 @@ export const ROUTES: readonly Route[] = [
   {
     method: 'POST', path: ['v1', 'buckets', B], verb: 'CreateBucket', action: 'create', level: 'bucket', bodyBytesMax: CONTROL_BODY_BYTES_MAX,
     handle: async (svc, c) => {
-      if (c.params.bucket === 'api') throw invalid('the bucket name api is reserved');
+      checkNewBucketName(c.params.bucket);
       const body = decodeBucketConfig(parseJsonObject(c.body, true), c.params.bucket, true);
       return json(201, await svc.createBucket(c.params.bucket, body));
     },
@@ -162,8 +156,8 @@ export const ROUTES: readonly Route[] = [
   {
     method: 'GET', path: ['v1', 'streams', B], verb: 'ListStreams', action: 'list', level: 'bucket', bodyBytesMax: 0,
     handle: (svc, c) => {
-      const page = svc.listStreams(c.params.bucket, decodeCursor(c.query.get('start_after')), listLimit(c.query));
-      return json(200, { streams: page.items, next: encodeCursor(page.next) });
+      const page = svc.listStreams(c.params.bucket, decodeStreamCursor(c.query.get('start_after')), listLimit(c.query));
+      return json(200, { streams: page.items, next: encodeStreamCursor(page.next) });
     },
   },
   {
@@ -320,19 +314,11 @@ export function matchRoute(method: string, rawPath: string): RouteMatch {
       }
       if (params.key === '.' || params.key === '..' || params.bucket === '.' || params.bucket === '..') throw notFound('no such path');
       if (r.path.includes(B)) checkBucketName(params.bucket);
-      if (r.path.includes(K) && Buffer.byteLength(params.key) > STREAM_KEY_BYTES_MAX) throw invalid(`a key is at most ${STREAM_KEY_BYTES_MAX} bytes`);
+      if (r.path.includes(K)) checkKey(params.key);
       return { route: r, params };
     }
     allow.push(r.method);
   }
   if (allow.length) throw new ServiceError('method_not_allowed', `method ${method} is not supported here`, { allow });
   throw notFound('no such path');
-}
-
-const BUCKET_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-
-function checkBucketName(name: string): void {
-  if (Buffer.byteLength(name) > BUCKET_NAME_BYTES_MAX || !BUCKET_NAME_RE.test(name)) {
-    throw invalid(`bucket names are 1-${BUCKET_NAME_BYTES_MAX} characters of A-Z a-z 0-9 . _ - starting with a letter or digit`);
-  }
 }

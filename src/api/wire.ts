@@ -2,10 +2,11 @@
 // records back (a byte field rides its plain name when it is valid UTF-8, its `_b64` sibling otherwise).
 
 import {
-  APPEND_RECORDS_MAX, BATCH_CONTENT_BYTES_MAX, CREATION_TOKEN_BYTES_MAX, FENCING_TOKEN_BYTES_MAX,
-  RECORD_CONTENT_BYTES_MAX, RECORD_HEADERS_MAX,
+  APPEND_RECORDS_MAX, CREATION_TOKEN_BYTES_MAX, FENCING_TOKEN_BYTES_MAX, RECORD_CONTENT_BYTES_MAX,
+  RECORD_HEADERS_MAX,
 } from '../config/limits.ts';
 import { invalid } from '../core/errors.ts';
+import { checkBatch } from './rules.ts';
 import type { BucketCreate, StreamConfigInput, StreamCreate } from '../core/service-api.ts';
 import {
   BUCKET_CONFIG_KEYS, PRODUCER_POLICIES, STORAGE_CLASSES, STREAM_CONFIG_KEYS, TIMESTAMPING_MODES,
@@ -148,16 +149,12 @@ function decodeRecord(r: unknown, i: number): RecordInput {
   let headers: Header[] = [];
   if (o.headers !== undefined && o.headers !== null) {
     if (!Array.isArray(o.headers)) throw invalid(`${where}.headers must be an array`);
-    if (o.headers.length > RECORD_HEADERS_MAX) throw invalid(`${where} has more than ${RECORD_HEADERS_MAX} headers`);
+    if (o.headers.length > RECORD_HEADERS_MAX) throw invalid(`${where} has more than ${RECORD_HEADERS_MAX} headers`); // before decoding them
     headers = o.headers.map((h, j) => decodeHeader(h, `${where}.headers[${j}]`));
   }
-  let content = body.length;
-  for (const h of headers) content += h.name.length + h.value.length;
-  if (content > RECORD_CONTENT_BYTES_MAX) throw invalid(`${where} is over the ${RECORD_CONTENT_BYTES_MAX}-byte record limit`);
   const out: RecordInput = { headers, body };
   if (o.timestamp_ms !== undefined && o.timestamp_ms !== null) {
-    out.timestamp_ms = i64(o.timestamp_ms, `${where}.timestamp_ms`);
-    if (out.timestamp_ms < 0) throw invalid(`${where}.timestamp_ms must not be negative`);
+    out.timestamp_ms = i64(o.timestamp_ms, `${where}.timestamp_ms`); // the sign is checkBatch's
   }
   return out;
 }
@@ -170,12 +167,7 @@ export function decodeAppend(body: Uint8Array): AppendInput {
   if (!Array.isArray(o.records) || o.records.length === 0) throw invalid('records must be a non-empty array');
   if (o.records.length > APPEND_RECORDS_MAX) throw invalid(`a batch holds at most ${APPEND_RECORDS_MAX} records`);
   const records = o.records.map(decodeRecord);
-  let total = 0;
-  for (const r of records) {
-    total += r.body.length;
-    for (const h of r.headers) total += h.name.length + h.value.length;
-  }
-  if (total > BATCH_CONTENT_BYTES_MAX) throw invalid(`the batch is over the ${BATCH_CONTENT_BYTES_MAX}-byte limit`);
+  checkBatch(records);
   const out: AppendInput = { records };
   if (o.match_seq_num !== undefined && o.match_seq_num !== null) out.match_seq_num = u64(o.match_seq_num, 'match_seq_num');
   if (o.fencing_token !== undefined && o.fencing_token !== null) out.fencing_token = str(o.fencing_token, 'fencing_token', FENCING_TOKEN_BYTES_MAX);

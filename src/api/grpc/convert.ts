@@ -4,15 +4,15 @@
 import { invalid } from '../../core/errors.ts';
 import type { BucketCreate, StreamCreate } from '../../core/service-api.ts';
 import {
-  APPEND_RECORDS_MAX, BATCH_CONTENT_BYTES_MAX, BUCKET_NAME_BYTES_MAX, CREATION_TOKEN_BYTES_MAX,
-  FENCING_TOKEN_BYTES_MAX, LIST_PAGE_DEFAULT, LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX,
-  RECORD_CONTENT_BYTES_MAX, RECORD_HEADERS_MAX, STREAM_KEY_BYTES_MAX,
+  APPEND_RECORDS_MAX, CREATION_TOKEN_BYTES_MAX, FENCING_TOKEN_BYTES_MAX, LIST_PAGE_DEFAULT, LIST_PAGE_MAX,
+  READ_BYTES_MAX, READ_RECORDS_MAX, RECORD_HEADERS_MAX,
 } from '../../config/limits.ts';
 import type {
   BucketConfig, BucketInfo, Header, Position, ProducerPolicy, ReadStart, RecordInput, SequencedRecord,
   StorageClass, StreamConfig, StreamInfo, TimestampingMode,
 } from '../../core/types.ts';
 import { streamDefaultsOf } from '../../core/types.ts';
+import { checkBatch, checkBucketName, checkKey, checkNewBucketName, decodeStreamCursor, encodeStreamCursor } from '../rules.ts';
 import type { AppendRecord__Output } from '../../gen/svc/v1/AppendRecord.ts';
 import type { BucketConfig as PbBucketConfig, BucketConfig__Output } from '../../gen/svc/v1/BucketConfig.ts';
 import type { BucketInfo as PbBucketInfo } from '../../gen/svc/v1/BucketInfo.ts';
@@ -30,39 +30,24 @@ import type { StreamInfo as PbStreamInfo } from '../../gen/svc/v1/StreamInfo.ts'
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export function keyFromWire(bytes: Uint8Array): string {
-  if (bytes.length === 0) throw invalid('key is required');
-  if (bytes.length > STREAM_KEY_BYTES_MAX) throw invalid(`a key is at most ${STREAM_KEY_BYTES_MAX} bytes`);
+  let key: string;
   try {
-    return utf8.decode(bytes);
+    key = utf8.decode(bytes);
   } catch {
     throw invalid('key must be valid UTF-8');
   }
+  return checkKey(key);
 }
 
 export function keyToWire(key: string): Buffer {
   return Buffer.from(key, 'utf8');
 }
 
-// The HTTP surface's rules (api/routes.ts, api/wire.ts), so both transports refuse the same inputs.
-const BUCKET_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 /** Longest bucket `location` label (as the HTTP surface). */
 export const LOCATION_BYTES_MAX = 256;
-/** Reserved by the Gateway's `api.{zone}` host. */
-const RESERVED_BUCKET = 'api';
 
-export function bucketFromWire(bucket: string): string {
-  if (bucket === '') throw invalid('bucket is required');
-  if (Buffer.byteLength(bucket) > BUCKET_NAME_BYTES_MAX || !BUCKET_NAME_RE.test(bucket)) {
-    throw invalid(`bucket names are 1-${BUCKET_NAME_BYTES_MAX} characters of A-Z a-z 0-9 . _ - starting with a letter or digit`);
-  }
-  return bucket;
-}
-
-export function newBucketFromWire(bucket: string): string {
-  const name = bucketFromWire(bucket);
-  if (name === RESERVED_BUCKET) throw invalid('the bucket name api is reserved');
-  return name;
-}
+export const bucketFromWire = (bucket: string): string => checkBucketName(bucket);
+export const newBucketFromWire = (bucket: string): string => checkNewBucketName(bucket);
 
 function boundedString(v: string, field: string, maxBytes: number): string {
   if (Buffer.byteLength(v) > maxBytes) throw invalid(`${field} is longer than ${maxBytes} bytes`);
@@ -77,13 +62,9 @@ export function u64FromWire(v: number, field: string): number {
   return v;
 }
 
-/** Stream listing cursors are opaque base64url strings of the last key (as over HTTP). */
-export const streamCursorToWire = (key: string): string => (key === '' ? '' : Buffer.from(key, 'utf8').toString('base64url'));
-export function streamCursorFromWire(c: string): string {
-  if (c === '') return '';
-  if (!/^[A-Za-z0-9_-]+$/.test(c)) throw invalid('start_after is not a valid cursor');
-  return Buffer.from(c, 'base64url').toString('utf8');
-}
+/** Stream listing cursors: the same opaque base64url strings as over HTTP. */
+export const streamCursorToWire = encodeStreamCursor;
+export const streamCursorFromWire = (c: string): string => decodeStreamCursor(c);
 
 // ---- Positions and records -----------------------------------------------------------------------
 
@@ -101,32 +82,20 @@ export function recordToWire(r: SequencedRecord): PbSequencedRecord {
 
 /** Decoded records of one batch, and their content size (bodies plus header names and values). */
 export function recordsFromWire(records: AppendRecord__Output[]): { records: RecordInput[]; bytes: number } {
-  if (records.length === 0) throw invalid('records must not be empty');
   if (records.length > APPEND_RECORDS_MAX) throw invalid(`a batch holds at most ${APPEND_RECORDS_MAX} records`);
-  let bytes = 0;
   const out: RecordInput[] = new Array(records.length);
   for (let i = 0; i < records.length; i++) {
     const r = records[i];
     if (r.headers.length > RECORD_HEADERS_MAX) throw invalid(`records[${i}] has more than ${RECORD_HEADERS_MAX} headers`);
-    let content = r.body.length;
     const headers: Header[] = new Array(r.headers.length);
     for (let j = 0; j < r.headers.length; j++) {
       const h = r.headers[j];
       if (h.name.length === 0) throw invalid(`records[${i}].headers[${j}] has no name`);
       headers[j] = { name: h.name, value: h.value };
-      content += h.name.length + h.value.length;
     }
-    if (content > RECORD_CONTENT_BYTES_MAX) throw invalid(`records[${i}] is over the ${RECORD_CONTENT_BYTES_MAX}-byte record limit`);
-    if (r.timestamp_ms !== undefined && (!Number.isSafeInteger(r.timestamp_ms) || r.timestamp_ms < 0)) {
-      throw invalid(`records[${i}].timestamp_ms must be a non-negative integer`);
-    }
-    bytes += content;
-    if (bytes > BATCH_CONTENT_BYTES_MAX) throw invalid(`the batch is over the ${BATCH_CONTENT_BYTES_MAX}-byte limit`);
-    out[i] = r.timestamp_ms === undefined
-      ? { headers, body: r.body }
-      : { timestamp_ms: r.timestamp_ms, headers, body: r.body };
+    out[i] = r.timestamp_ms === undefined ? { headers, body: r.body } : { timestamp_ms: r.timestamp_ms, headers, body: r.body };
   }
-  return { records: out, bytes };
+  return { records: out, bytes: checkBatch(out) };
 }
 
 // ---- Enums ---------------------------------------------------------------------------------------
