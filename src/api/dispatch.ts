@@ -92,7 +92,8 @@ export class Dispatcher {
         if (res.kind === 'sse') res.subscription.close();
         return;
       }
-      if (res.kind === 'json') ex.respond(res.status, JSON_HEADERS, JSON.stringify(res.body));
+      if (ex.method === 'HEAD' && res.kind !== 'sse') ex.respond(res.status, res.kind === 'json' ? JSON_HEADERS : [], ''); // headers only
+      else if (res.kind === 'json') ex.respond(res.status, JSON_HEADERS, JSON.stringify(res.body));
       else if (res.kind === 'empty') ex.respond(res.status, [], '');
       else if (res.kind === 'bytes') ex.respond(res.status, res.headers, res.body);
       else this.openStream(ex, res, principal);
