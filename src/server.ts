@@ -93,7 +93,8 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     execArgv: workerExecArgv(),
   });
   flusher.on('error', (err) => logError('flusher crashed', err));
-  const pool = createPool(workerExecArgv());
+  const parsePool = createPool('parse', workerExecArgv());
+  const settlePool = createPool('settle', workerExecArgv());
   const objects = new FsObjectStore(objectsDir);
   const log = new LogRingWriter(ring);
   const star = new Star({
@@ -107,17 +108,21 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     log,
     metadata,
     objects,
-    settler: new PoolSettler(pool, { backend: 'fs', dir: objectsDir }, walDir),
+    settler: new PoolSettler(settlePool, { backend: 'fs', dir: objectsDir }, walDir),
     wal: { removeFile: (n) => { void removeWalFile(walDir, n); } },
     walFileNo,
     readRecordsMax: cfg.maxReadRecords,
+    walFileBytesMax: cfg.wal.fileBytesMax,
+    walSettleAfterMs: cfg.wal.settleAfterMs,
     readBytesMax: cfg.maxReadBytes,
     log_error: logError,
   });
   star.open(state, recovered, walFiles);
 
   const parseOffThread = async (body: Buffer): Promise<AppendInput> => {
-    const r = (await pool.run(body, { name: 'parseAppend' })) as ParseResult;
+    // The bounded queue is full: push the producer back rather than buffer without limit.
+    if (parsePool.queueSize >= parsePool.options.maxQueue) throw new ServiceError('resource_exhausted', 'too many large appends being parsed; retry shortly');
+    const r = (await parsePool.run(body, { name: 'parseAppend' })) as ParseResult;
     if (!r.ok) throw new ServiceError(ERROR_TABLE[r.code] ? r.code : 'invalid_argument', r.message);
     const p = r.parsed;
     const input: AppendInput = {
@@ -176,7 +181,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
       await star.close();
       log.stop();
       await new Promise<void>((r) => { flusher.once('exit', () => r()); });
-      await pool.destroy();
+      await Promise.all([parsePool.destroy(), settlePool.destroy()]);
       await metadata.close();
       lock.release();
     },

@@ -3,6 +3,7 @@
 
 import {
   READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
+  WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS,
 } from './limits.ts';
 
 export interface FlagSpec {
@@ -30,6 +31,8 @@ export const FLAGS: FlagSpec[] = [
   { name: 'sse-heartbeat-ms', env: 'SVCD_SSE_HEARTBEAT_MS', help: 'SSE heartbeat period', default: String(SSE_HEARTBEAT_MS) },
   { name: 'sse-stall-ms', env: 'SVCD_SSE_STALL_MS', help: 'an SSE consumer that has not drained for this long is disconnected', default: String(SSE_STALL_MS) },
   { name: 'sse-connections-max', env: 'SVCD_SSE_CONNECTIONS_MAX', help: 'SSE connections per HTTP host; past it 503 with Retry-After: 1', default: String(SSE_CONNECTIONS_PER_HOST_MAX) },
+  { name: 'wal-file-bytes-max', env: 'SVCD_WAL_FILE_BYTES_MAX', help: 'a WAL file is sealed and settled into segments at this size', default: String(WAL_FILE_BYTES_MAX) },
+  { name: 'wal-settle-after-ms', env: 'SVCD_WAL_SETTLE_AFTER_MS', help: 'a non-empty WAL file is sealed and settled this long after it was opened', default: String(WAL_SETTLE_AFTER_MS) },
   { name: 'object-store', env: 'SVCD_OBJECT_STORE', help: 'fs (a directory under --data-dir)', default: 'fs' },
   { name: 'metadata', env: 'SVCD_METADATA', help: 'local (journal + snapshot under --data-dir)', default: 'local' },
   { name: 'help', env: '', help: 'print this help and exit', boolean: true },
@@ -48,6 +51,7 @@ export interface Config {
   readplanTtlMs: number;
   readplanVending: 'presigned' | 'raw';
   sse: { heartbeatMs: number; stallMs: number; connectionsMax: number };
+  wal: { fileBytesMax: number; settleAfterMs: number };
   help: boolean;
   /** Every flag's raw value (for modules, such as auth, that parse their own flags). */
   raw: Map<string, string>;
@@ -131,6 +135,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
       heartbeatMs: positiveInt(get('sse-heartbeat-ms'), 'sse-heartbeat-ms'),
       stallMs: positiveInt(get('sse-stall-ms'), 'sse-stall-ms'),
       connectionsMax: positiveInt(get('sse-connections-max'), 'sse-connections-max'),
+    },
+    wal: {
+      fileBytesMax: positiveInt(get('wal-file-bytes-max'), 'wal-file-bytes-max'),
+      settleAfterMs: positiveInt(get('wal-settle-after-ms'), 'wal-settle-after-ms'),
     },
     help: raw.get('help') === 'true',
     raw,

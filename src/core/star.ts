@@ -36,6 +36,10 @@ export interface StarDeps {
   walFileNo: number;
   readRecordsMax?: number;
   readBytesMax?: number;
+  /** A WAL file is sealed and settled at this size (default WAL_FILE_BYTES_MAX) … */
+  walFileBytesMax?: number;
+  /** … or this long after it was opened, when it holds anything (default WAL_SETTLE_AFTER_MS). */
+  walSettleAfterMs?: number;
   log_error?: (msg: string, err?: unknown) => void;
 }
 
@@ -69,11 +73,15 @@ export class Star implements StreamService {
   /** Streams with records in each WAL file not yet settled. */
   private readonly fileStreams = new Map<number, Set<StreamState>>();
   private settleQueue: Promise<void> = Promise.resolve();
+  /** WAL files recovery found a gap in: never removed automatically. */
+  private readonly pinnedWalFiles = new Set<number>();
   private subscriptions = 0;
   private closed = false;
   private timers: { cancel(): void }[] = [];
   private readonly readRecordsMax: number;
   private readonly readBytesMax: number;
+  private readonly walFileBytesMax: number;
+  private readonly walSettleAfterMs: number;
 
   constructor(deps: StarDeps) {
     this.d = deps;
@@ -81,6 +89,8 @@ export class Star implements StreamService {
     this.walFileNo = deps.walFileNo;
     this.readRecordsMax = deps.readRecordsMax ?? READ_RECORDS_MAX;
     this.readBytesMax = deps.readBytesMax ?? READ_BYTES_MAX;
+    this.walFileBytesMax = deps.walFileBytesMax ?? WAL_FILE_BYTES_MAX;
+    this.walSettleAfterMs = deps.walSettleAfterMs ?? WAL_SETTLE_AFTER_MS;
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -100,7 +110,10 @@ export class Star implements StreamService {
       const st = byId.get(f.streamId);
       if (!st || f.firstSeq + f.count <= st.tail) continue; // deleted stream, or already settled
       if (f.firstSeq !== st.tail) {
-        this.d.log_error?.(`recovery: stream ${st.streamId} frame at ${f.firstSeq} does not follow tail ${st.tail}; skipped`);
+        // A gap means records are missing from both the WAL and the segments: never paper over it.
+        // The frame is not served, and its file is kept (pinned) for an operator to inspect.
+        this.d.log_error?.(`recovery: stream ${st.streamId} frame at ${f.firstSeq} does not follow tail ${st.tail}; not served, WAL file ${f.fileNo} kept`);
+        this.pinnedWalFiles.add(f.fileNo);
         continue;
       }
       const batch: MemBatch = {
@@ -370,7 +383,7 @@ export class Star implements StreamService {
     });
     st.appendStarted();
     this.walFileBytes += frame.length;
-    if (this.walFileBytes >= WAL_FILE_BYTES_MAX) this.rotate();
+    if (this.walFileBytes >= this.walFileBytesMax) this.rotate();
     return ack;
   }
 
@@ -454,9 +467,20 @@ export class Star implements StreamService {
 
   // ---------------------------------------------------------------- settle
 
+  /** Settles sealed files strictly in order. A failure is retried (with backoff) until it succeeds:
+   *  settling a later file first would mark the failed file's records settled without a segment. */
   private enqueueSettle(fileNo: number): void {
-    this.settleQueue = this.settleQueue.then(() => this.settleFile(fileNo)).catch((err) => {
-      this.d.log_error?.(`settling WAL file ${fileNo} failed; it stays in the WAL`, err);
+    this.settleQueue = this.settleQueue.then(async () => {
+      for (let attempt = 0; !this.closed; attempt++) {
+        try {
+          await this.settleFile(fileNo);
+          return;
+        } catch (err) {
+          this.d.log_error?.(`settling WAL file ${fileNo} failed (attempt ${attempt + 1}); it stays in the WAL and is retried`, err);
+          const delayMs = Math.min(SETTLE_RETRY_MS_MIN * 2 ** attempt, SETTLE_RETRY_MS_MAX);
+          await new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, delayMs); });
+        }
+      }
     });
   }
 
@@ -471,6 +495,9 @@ export class Star implements StreamService {
       for (const { streamId, segment } of settled) {
         const st = byId.get(streamId);
         if (!st || st.deleted) { orphans.push(segment.object_key); continue; }
+        if (segment.first_seq !== st.settledEnd) {
+          throw new Error(`segment of stream ${streamId} starts at ${segment.first_seq}, not at its settled end ${st.settledEnd}`);
+        }
         st.settle([segment], segment.end_seq, segment.max_ts);
         // A trim that ran while this file settled may already cover the new segment.
         const dead = st.meta.segments.filter((x) => x.end_seq <= st.trimSeq);
@@ -487,7 +514,7 @@ export class Star implements StreamService {
       }
     }
     this.fileStreams.delete(fileNo);
-    this.d.wal.removeFile(fileNo);
+    if (!this.pinnedWalFiles.has(fileNo)) this.d.wal.removeFile(fileNo);
   }
 
   // ---------------------------------------------------------------- read
@@ -566,7 +593,7 @@ export class Star implements StreamService {
   /** Background: retention by age and bytes, and sealing a quiet WAL file. */
   private sweep(): void {
     const now = this.d.clock.nowMs();
-    if (this.walFileBytes > 0 && now - this.walFileOpenedMs >= WAL_SETTLE_AFTER_MS) this.rotate();
+    if (this.walFileBytes > 0 && now - this.walFileOpenedMs >= this.walSettleAfterMs) this.rotate();
     for (const st of this.streams.values()) {
       const { retention_max_age_ms: age, retention_max_bytes: bytes } = st.config;
       if (!age && !bytes) continue;
@@ -623,6 +650,10 @@ export class Star implements StreamService {
     return new LiveSubscription(st, seq, this.reader, () => { this.subscriptions -= 1; });
   }
 }
+
+/** Backoff between attempts to settle a WAL file that failed to settle. */
+const SETTLE_RETRY_MS_MIN = 100;
+const SETTLE_RETRY_MS_MAX = 30_000;
 
 /** Config changes that make live producer sessions reconnect (spec: States, PATCH). */
 const HANDOFF_FIELDS: readonly (keyof StreamConfig)[] = [

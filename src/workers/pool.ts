@@ -7,17 +7,21 @@ import type { SegmentSettler, SettleRequest } from '../core/ports.ts';
 import type { ObjectStoreConfig } from '../storage/objects/object-store.ts';
 import type { SettleTask, SettledSegment } from './settle-task.ts';
 
-/** Tasks queued beyond the running ones; settling is background work and never needs more. */
-const POOL_QUEUE_TASKS_MAX = 1024;
-const POOL_THREADS_MAX = 2;
+/** Parse tasks queued beyond the running ones; past it a large append is answered 429. */
+const PARSE_QUEUE_TASKS_MAX = 256;
+const PARSE_THREADS_MAX = 2;
+/** Settling runs one file at a time, on its own thread, so a burst of large appends cannot starve it. */
+const SETTLE_QUEUE_TASKS_MAX = 16;
 
-export function createPool(execArgv: string[]): Piscina {
+export type PoolKind = 'parse' | 'settle';
+
+export function createPool(kind: PoolKind, execArgv: string[]): Piscina {
   return new Piscina({
     filename: new URL('./boot.mjs', import.meta.url).href,
     execArgv, // empty: boot.mjs registers the TypeScript loader itself
     minThreads: 1,
-    maxThreads: POOL_THREADS_MAX,
-    maxQueue: POOL_QUEUE_TASKS_MAX,
+    maxThreads: kind === 'parse' ? PARSE_THREADS_MAX : 1,
+    maxQueue: kind === 'parse' ? PARSE_QUEUE_TASKS_MAX : SETTLE_QUEUE_TASKS_MAX,
     idleTimeout: 60_000,
   });
 }
