@@ -92,7 +92,9 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     workerData: { ring, walDir, fileNo: walFileNo },
     execArgv: workerExecArgv(),
   });
-  flusher.on('error', (err) => logError('flusher crashed', err));
+  let stopping = false;
+  flusher.on('error', (err) => { logError('flusher crashed; no append is acknowledged any more', err); log.markFailed(); });
+  flusher.on('exit', (code) => { if (!stopping) { logError(`flusher exited (${code}); no append is acknowledged any more`); log.markFailed(); } });
   const parsePool = createPool('parse', workerExecArgv());
   const settlePool = createPool('settle', workerExecArgv());
   const objects = new FsObjectStore(objectsDir);
@@ -174,6 +176,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     grpcPort: grpcServer?.port,
     opsPort: ops?.port,
     async stop() {
+      stopping = true;
       server?.close();
       ops?.close();
       await grpcServer?.close();

@@ -22,6 +22,9 @@ export function encodeBatchFrame(b: SubscriptionBatch, base64: boolean): Buffer 
   return f;
 }
 
+/** The longest delay a Node timer takes. */
+const TIMER_MS_MAX = 2 ** 31 - 1;
+
 export const SSE_HEADERS: [string, string][] = [
   ['Content-Type', 'text/event-stream'],
   ['Cache-Control', 'no-cache'],
@@ -39,6 +42,7 @@ export interface SsePumpOptions {
 export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts: SsePumpOptions = {}): void {
   let ended = false;
   let stalledSince = 0;
+  let expiry: ReturnType<typeof setTimeout> | undefined;
   const finish = (tail?: string, hard = false): void => {
     if (ended) return;
     ended = true;
@@ -60,9 +64,14 @@ export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts:
     if (stalledSince && Date.now() - stalledSince >= stallMs) { finish(undefined, true); return; }
     if (!stalledSince) sink.write(': hb\n\n');
   }, Math.min(hbMs, stallMs));
-  const expiry = opts.expiresAtMs !== undefined
-    ? setTimeout(() => finish('event: auth-expired\ndata: {}\n\n'), Math.max(0, opts.expiresAtMs - Date.now()))
-    : undefined;
+  // Timers hold at most 2^31-1 ms (about 24.8 days): a later exp re-arms until it is in reach.
+  const armExpiry = (at: number): void => {
+    const left = at - Date.now();
+    expiry = left > TIMER_MS_MAX
+      ? setTimeout(() => armExpiry(at), TIMER_MS_MAX)
+      : setTimeout(() => finish('event: auth-expired\ndata: {}\n\n'), Math.max(0, left));
+  };
+  if (opts.expiresAtMs !== undefined) armExpiry(opts.expiresAtMs);
   sink.onClose(() => finish());
 
   const loop = async (): Promise<void> => {

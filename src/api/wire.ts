@@ -176,7 +176,8 @@ export function decodeAppend(body: Uint8Array): AppendInput {
 
 // ---------------------------------------------------------------------------- output
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a leading U+FEFF is content, and reads are never lossy.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 function asUtf8(b: Uint8Array): string | undefined {
   try { return utf8.decode(b); } catch { return undefined; }

@@ -8,6 +8,7 @@ import { parseFooter, type FooterEntry } from '../storage/segments/segment-forma
 import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
 import type { StreamState } from './stream-state.ts';
 import type { SequencedRecord } from './types.ts';
+import { ServiceError } from './errors.ts';
 
 /** Footers kept in memory (one per recently read segment). */
 const FOOTER_CACHE_ENTRIES_MAX = 4096;
@@ -38,6 +39,19 @@ export class PageReader {
 
   forget(objectKey: string): void { this.footers.delete(objectKey); }
 
+  /** An object read that may race a trim, a retention pass or a delete removing the segment: the
+   *  page stops short with what it has, or, with nothing yet, answers as the stream now stands. */
+  private async readOrGone<T>(st: StreamState, sofar: readonly SequencedRecord[], read: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await read();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      if (sofar.length > 0) return undefined;
+      if (st.deleted) throw new ServiceError('not_found', 'the stream was deleted');
+      throw new ServiceError('trimmed', `records below ${st.trimSeq} were trimmed`);
+    }
+  }
+
   /** Records from `start` (which must be within [trim, tail)). */
   async page(st: StreamState, start: number, lim: PageLimits): Promise<SequencedRecord[]> {
     const out: SequencedRecord[] = [];
@@ -54,14 +68,19 @@ export class PageReader {
     };
     let seq = start;
     if (seq < st.settledEnd) {
-      let si = st.segmentIndexOf(seq);
-      while (!done && si >= 0 && si < st.meta.segments.length) {
-        const seg = st.meta.segments[si];
-        const entries = await this.footer(seg);
+      // Trim and retention swap in a new segment array while this read awaits I/O: walk the one
+      // that was current when the read began, and stop short if the records ahead go away.
+      const segs = st.meta.segments;
+      let si = segs.findIndex((x) => seq >= x.first_seq && seq < x.end_seq);
+      while (!done && si >= 0 && si < segs.length) {
+        const seg = segs[si];
+        const entries = await this.readOrGone(st, out, () => this.footer(seg));
+        if (!entries) return out;
         for (const e of entries) {
           if (done) break;
           if (e.firstSeq + e.recordCount <= seq) continue;
-          const frame = await this.objects.get(seg.object_key, { offset: e.offset, length: e.frameBytes });
+          const frame = await this.readOrGone(st, out, () => this.objects.get(seg.object_key, { offset: e.offset, length: e.frameBytes }));
+          if (!frame || seq < st.trimSeq) return out;
           forEachRecord(frame, 0, seq - e.firstSeq, (r, c) => {
             if (!take(r, c)) return false;
             seq = r.seq_num + 1;
@@ -87,7 +106,17 @@ export class PageReader {
 
   /** First seq_num whose record is stamped at or after `ts` (the tail when none is). Timestamps
    *  never go backwards within a stream, so this is a search, not a scan. */
-  async seqAtOrAfter(st: StreamState, ts: number): Promise<number> {
+  async seqAtOrAfter(st: StreamState, ts: number, retried = false): Promise<number> {
+    try {
+      return await this.seqAtOrAfterOnce(st, ts);
+    } catch (err) {
+      // A segment trimmed away under the lookup: the answer now lies in what remains.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && !retried) return this.seqAtOrAfter(st, ts, true);
+      throw err;
+    }
+  }
+
+  private async seqAtOrAfterOnce(st: StreamState, ts: number): Promise<number> {
     for (const seg of st.meta.segments) {
       if (seg.end_seq <= st.trimSeq || seg.max_ts < ts) continue;
       for (const e of await this.footer(seg)) {

@@ -217,6 +217,15 @@ export class Star implements StreamService {
     m.set(st.meta.key, st);
   }
 
+  private dropStream(st: StreamState): void {
+    if (this.streams.get(addr(st.meta.bucket, st.meta.key)) === st) {
+      this.streams.delete(addr(st.meta.bucket, st.meta.key));
+      this.byBucket.get(st.meta.bucket)?.delete(st.meta.key);
+    }
+    st.deleted = true;
+    st.wake();
+  }
+
   private requireStream(bucket: string, key: string): StreamState {
     const st = this.streams.get(addr(bucket, key));
     if (!st) {
@@ -239,10 +248,16 @@ export class Star implements StreamService {
     };
     const st = new StreamState(meta, config);
     this.addStream(st);
-    this.deleted.delete(addr(bucket.name, key));
+    const wasDeleted = this.deleted.delete(addr(bucket.name, key));
     // Appends must not be acknowledged before the stream they belong to is durable.
-    st.creating = this.d.metadata.putStream(meta).finally(() => { st.creating = undefined; });
-    await st.creating;
+    try {
+      await st.gate(this.d.metadata.putStream(meta));
+    } catch (err) {
+      // Not durable: the stream never existed. Callers waiting on it see it gone.
+      this.dropStream(st);
+      if (wasDeleted) this.deleted.add(addr(bucket.name, key));
+      throw err;
+    }
     return st;
   }
 
@@ -251,7 +266,11 @@ export class Star implements StreamService {
     const existing = this.streams.get(addr(bucket, key));
     if (existing) {
       const token = body.creation_token ?? '';
-      if (token !== '' && existing.meta.creation_token === token) return existing.info();
+      if (token !== '' && existing.meta.creation_token === token) {
+        if (existing.metaPending) await existing.metaPending; // converge only once it is durable
+        if (!existing.deleted) return existing.info();
+        return this.createStream(bucket, key, body);
+      }
       throw new ServiceError('already_exists', `stream ${bucket}/${key} already exists`);
     }
     return (await this.newStream(b, key, body)).info();
@@ -274,9 +293,15 @@ export class Star implements StreamService {
     }
     const handoff = HANDOFF_FIELDS.some((k) => config[k] !== st.config[k]);
     const changed = STREAM_CONFIG_FIELDS.some((k) => config[k] !== st.config[k]);
+    const beforeConfig = st.config;
     st.config = config;
     st.meta = { ...st.meta, config: { ...config } };
-    await this.d.metadata.putStream(st.meta);
+    try {
+      await st.gate(this.d.metadata.putStream(st.meta));
+    } catch (err) {
+      if (st.config === config) { st.config = beforeConfig; st.meta = { ...st.meta, config: { ...beforeConfig } }; }
+      throw err;
+    }
     // A change that alters nothing causes no handoff; retention-only changes take effect in place.
     if (changed) st.emit({ kind: 'reconfigured', handoff, config: { ...config } });
     return st.info();
@@ -331,13 +356,19 @@ export class Star implements StreamService {
         void created.catch(() => undefined);
       }
     }
-    if (st.creating) await st.creating; // every caller waits on the same promise: call order is kept
-    if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
-    if (this.d.log.failed()) throw new ServiceError('unavailable', 'the write-ahead log is failing; not accepting appends');
-    checkFence(st.meta.fencing_token, st.config.producer_policy, input.fencing_token);
-    if (input.match_seq_num !== undefined && input.match_seq_num !== st.nextSeq) {
-      await st.drained(); // report the committed tail, never a speculative one
-      checkMatch(input.match_seq_num, st.nextSeq, st.tailPosition());
+    // Every check runs again after each wait, and nothing awaits between the last check and the
+    // copy into the ring, so no append slips past a delete, a fence or a WAL failure.
+    let waitedForDrain = false;
+    for (;;) {
+      if (st.metaPending) { await st.metaPending; continue; } // call order is kept: one shared promise
+      if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
+      if (this.d.log.failed()) throw new ServiceError('unavailable', 'the write-ahead log is failing; not accepting appends');
+      checkFence(st.meta.fencing_token, st.config.producer_policy, input.fencing_token);
+      if (input.match_seq_num !== undefined && input.match_seq_num !== st.nextSeq) {
+        if (!waitedForDrain) { waitedForDrain = true; await st.drained(); continue; } // report the committed tail
+        checkMatch(input.match_seq_num, st.nextSeq, st.tailPosition());
+      }
+      break;
     }
     const firstSeq = st.nextSeq;
     const arrival = this.d.clock.nowMs();
@@ -583,8 +614,14 @@ export class Star implements StreamService {
 
   async fence(bucket: string, key: string, token: string): Promise<Position> {
     const st = this.requireStream(bucket, key);
+    const before = st.meta;
     st.meta = { ...st.meta, fencing_token: token };
-    await this.d.metadata.putStream(st.meta);
+    try {
+      await st.gate(this.d.metadata.putStream(st.meta));
+    } catch (err) {
+      if (st.meta.fencing_token === token) st.meta = { ...st.meta, fencing_token: before.fencing_token };
+      throw err;
+    }
     st.emit({ kind: 'fenced', fencing_token: token });
     await st.drained();
     return st.tailPosition();

@@ -37,8 +37,9 @@ export class StreamState {
   private appendsInFlight = 0;
   private drainWaiters: (() => void)[] = [];
   deleted = false;
-  /** Set while the stream's creation is being made durable: appends wait for it, in call order. */
-  creating: Promise<void> | undefined;
+  /** Set while a metadata change (creation, fence, reconfigure) is being made durable: appends wait
+   *  for it, in call order, so none is acknowledged under a change that could still be lost. */
+  metaPending: Promise<void> | undefined;
   readonly waiters = new Set<TailWaiter>();
   /** Producer sessions and other watchers of fence / reconfigure / delete events. */
   readonly watchers = new Set<(ev: StreamEvent) => void>();
@@ -81,6 +82,16 @@ export class StreamState {
     this.mem.push(b);
     this.tail = b.firstSeq + b.count;
     this.tailTs = b.maxTs;
+  }
+
+  /** Gates appends behind a durable metadata write; resolves or rejects with it. */
+  gate(write: Promise<void>): Promise<void> {
+    const prev = this.metaPending ?? Promise.resolve();
+    const next = prev.then(() => write, () => write);
+    const settled = next.then(() => undefined, () => undefined);
+    this.metaPending = settled;
+    void settled.then(() => { if (this.metaPending === settled) this.metaPending = undefined; });
+    return next;
   }
 
   appendStarted(): void { this.appendsInFlight += 1; }

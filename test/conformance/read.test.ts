@@ -244,5 +244,14 @@ for (const engine of ENGINES) {
       }
       assert.deepEqual(seen, Array.from({ length: 25 }, (_, i) => i));
     });
+
+    test('a leading byte-order mark is content: it reads back as written, never stripped', async () => {
+      const s = await c.freshStream();
+      await c.appendOk(s.bucket, s.key, [{ body: '\ufeffhello', headers: [{ name: '\ufeffh', value: '\ufeffv' }] }, { body_b64: b64(Buffer.from('\ufeffhi')) }]);
+      const page = await c.readOk(s.bucket, s.key, { seq_num: 0 });
+      assert.equal(page.records[0].body, '\ufeffhello');
+      assert.deepEqual(page.records[0].headers, [{ name: '\ufeffh', value: '\ufeffv' }]);
+      assert.equal(page.records[1].body, '\ufeffhi');
+    });
   });
 }

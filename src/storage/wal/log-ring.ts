@@ -78,6 +78,14 @@ export class LogRingWriter {
     return r.async ? r.value : Promise.resolve(r.value);
   }
 
+  /** The flusher is gone (crashed or exited): no append may be acknowledged any more, and every
+   *  waiter is woken so pending appends fail instead of hanging. */
+  markFailed(): void {
+    Atomics.store(this.ctrl, CTRL_FAILED, 1);
+    Atomics.add(this.ctrl, CTRL_DURABLE_SIGNAL, 1);
+    Atomics.notify(this.ctrl, CTRL_DURABLE_SIGNAL);
+  }
+
   stop(): void {
     Atomics.store(this.ctrl, CTRL_STOP, 1);
     Atomics.add(this.ctrl, CTRL_HEAD_SIGNAL, 1);
