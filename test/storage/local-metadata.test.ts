@@ -66,3 +66,19 @@ test('past the entry cap the journal is compacted into a snapshot', async (t) =>
   assert.equal(s.streams.find((x) => x.key === 'k11')?.trim_seq, 11);
   await b.close();
 });
+
+test('deleting a bucket forgets its deleted addresses, after a reload too', async (t) => {
+  const dir = tempDir();
+  t.after(() => removeDir(dir));
+  const a = new LocalMetadataStore(dir, 1000);
+  await a.load();
+  await a.putBucket({ name: 'b', config: {}, created_at_unix_ms: 1, creation_token: '' });
+  await a.putStream(stream('k1'));
+  await a.deleteStream('b', 'k1');
+  await a.deleteBucket('b');
+  await a.putBucket({ name: 'b', config: {}, created_at_unix_ms: 2, creation_token: '' });
+  await a.close();
+  const b = new LocalMetadataStore(dir, 1000);
+  assert.deepEqual((await b.load()).deleted, []);
+  await b.close();
+});

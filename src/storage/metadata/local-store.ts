@@ -29,6 +29,9 @@ export class LocalMetadataStore implements MetadataStore {
   private entriesSinceSnapshot = 0;
   private pending: { bytes: Buffer; resolve: () => void; reject: (e: unknown) => void }[] = [];
   private flushing = false;
+  /** Set after a failed write: the journal may end in torn bytes, so nothing more is written (a
+   *  later entry behind them would be lost at load) and the star must restart to recover. */
+  private failed: unknown;
 
   constructor(dir: string, private readonly journalEntriesMax: number) {
     this.dir = dir;
@@ -81,7 +84,11 @@ export class LocalMetadataStore implements MetadataStore {
   private apply(e: Entry): void {
     switch (e.op) {
       case 'bucket': this.buckets.set(e.b.name, e.b); break;
-      case 'bucket-del': this.buckets.delete(e.name); break;
+      case 'bucket-del':
+        this.buckets.delete(e.name);
+        // A new bucket of the same name starts with no deleted addresses (a never-created stream is 404).
+        for (const [k, d] of this.deleted) if (d.bucket === e.name) this.deleted.delete(k);
+        break;
       case 'streams':
         for (const s of e.s) {
           this.streams.set(addr(s.bucket, s.key), s);
@@ -97,6 +104,7 @@ export class LocalMetadataStore implements MetadataStore {
   }
 
   private write(e: Entry): Promise<void> {
+    if (this.failed !== undefined) return Promise.reject(new Error(`metadata journal failed earlier: ${String(this.failed)}`));
     this.apply(e);
     const body = Buffer.from(JSON.stringify(e), 'utf8');
     const bytes = Buffer.allocUnsafe(ENTRY_HEADER_BYTES + body.length);
@@ -118,14 +126,20 @@ export class LocalMetadataStore implements MetadataStore {
         const batch = this.pending;
         this.pending = [];
         try {
+          if (this.failed !== undefined) throw this.failed;
           await this.fh.writev(batch.map((p) => p.bytes));
           await this.fh.datasync();
           this.entriesSinceSnapshot += batch.length;
           for (const p of batch) p.resolve();
         } catch (err) {
+          this.failed ??= err;
           for (const p of batch) p.reject(err);
+          continue;
         }
-        if (this.entriesSinceSnapshot >= this.journalEntriesMax) await this.compact();
+        if (this.entriesSinceSnapshot >= this.journalEntriesMax) {
+          // A failed compaction leaves the journal whole and in use; it is tried again later.
+          await this.compact().catch(() => undefined);
+        }
       }
     } finally {
       this.flushing = false;

@@ -5,6 +5,11 @@ import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { ByteRange, ObjectStore } from './object-store.ts';
 
+async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try { await fh.sync(); } finally { await fh.close(); }
+}
+
 export class FsObjectStore implements ObjectStore {
   constructor(private readonly root: string) {}
 
@@ -15,7 +20,11 @@ export class FsObjectStore implements ObjectStore {
 
   async put(key: string, body: Uint8Array): Promise<void> {
     const path = this.pathOf(key);
-    await mkdir(dirname(path), { recursive: true });
+    const created = await mkdir(dirname(path), { recursive: true });
+    if (created !== undefined) {
+      // New directories must survive a crash too: sync each parent whose entries changed.
+      for (let d = dirname(path); d.length >= created.length && d !== dirname(d); d = dirname(d)) await syncDir(dirname(d));
+    }
     const tmp = `${path}.tmp-${process.pid}`;
     const fh = await open(tmp, 'w');
     try {
@@ -25,8 +34,7 @@ export class FsObjectStore implements ObjectStore {
       await fh.close();
     }
     await rename(tmp, path);
-    const dir = await open(dirname(path), 'r');
-    try { await dir.sync(); } finally { await dir.close(); }
+    await syncDir(dirname(path));
   }
 
   async get(key: string, range?: ByteRange): Promise<Buffer> {
