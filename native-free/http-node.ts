@@ -79,7 +79,11 @@ class NodeExchange implements HttpExchange {
     return {
       get closed() { return closed || res.destroyed; },
       write: (chunk) => !closed && res.write(chunk),
-      onWritable: (cb) => { res.once('drain', cb); res.once('close', cb); },
+      onWritable: (cb) => {
+        const once = (): void => { res.off('drain', once); res.off('close', once); cb(); };
+        res.on('drain', once);
+        res.on('close', once);
+      },
       onClose: (cb) => { closeCbs.push(cb); },
       end: () => { if (!closed) res.end(); },
       destroy: () => { if (!closed) res.destroy(); },

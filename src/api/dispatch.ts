@@ -2,7 +2,7 @@
 // appends on a worker, run the handler, and answer JSON or an event stream. Errors become the spec's
 // envelope through the one code → status table.
 
-import { SSE_CONNECTIONS_PER_HOST_MAX, SSE_RETRY_AFTER_S, WORKER_PARSE_BYTES_MIN } from '../config/limits.ts';
+import { BODY_BYTES_IN_FLIGHT_MAX, SSE_CONNECTIONS_PER_HOST_MAX, SSE_RETRY_AFTER_S, WORKER_PARSE_BYTES_MIN } from '../config/limits.ts';
 import { ServiceError, asServiceError } from '../core/errors.ts';
 import type { StreamService } from '../core/service-api.ts';
 import type { AppendInput } from '../core/types.ts';
@@ -54,6 +54,7 @@ class Context implements RequestCtx {
 
 export class Dispatcher {
   private sseOpen = 0;
+  private bodyBytesInFlight = 0;
 
   constructor(private readonly deps: DispatchDeps) {}
 
@@ -66,6 +67,8 @@ export class Dispatcher {
   async handle(ex: HttpExchange): Promise<void> {
     const t0 = performance.now();
     let verb = 'Unmatched';
+    let declared = 0;
+    let sseSlot = false;
     try {
       const m = matchRoute(ex.method, ex.path);
       verb = m.route.verb;
@@ -76,6 +79,16 @@ export class Dispatcher {
         principal = await this.deps.auth.authenticator.authenticate(ex.header('authorization'), { clientCertVerified: ex.clientCertVerified });
         authorize(principal, m.route.verb as Operation, { bucket: m.params.bucket || undefined, key: m.route.level === 'stream' ? m.params.key : undefined });
       }
+      if (m.route.bodyBytesMax > 0) {
+        // Bodies being read or parsed have one star-wide byte budget: past it the producer is
+        // pushed back instead of every upload being buffered at once.
+        declared = Math.min(Number(ex.header('content-length') ?? 0) || 0, m.route.bodyBytesMax);
+        if (this.bodyBytesInFlight + declared > BODY_BYTES_IN_FLIGHT_MAX) {
+          declared = 0;
+          throw new ServiceError('resource_exhausted', 'too many request bytes in flight; retry shortly');
+        }
+        this.bodyBytesInFlight += declared;
+      }
       let body = m.route.bodyBytesMax > 0 ? ex.readBody(m.route.bodyBytesMax) : EMPTY_BODY;
       if (body instanceof Promise) body = await body;
       if (ex.aborted) return;
@@ -84,27 +97,38 @@ export class Dispatcher {
       if (m.route.parseOffThread && this.deps.parseOffThread && body.length >= WORKER_PARSE_BYTES_MIN) {
         pre = await this.deps.parseOffThread(body);
       }
-      if (m.route.verb === 'Subscribe' && this.sseOpen >= (this.deps.sse?.connectionsMax ?? SSE_CONNECTIONS_PER_HOST_MAX)) {
-        throw new ServiceError('sse_at_cap', 'too many event streams on this host');
+      if (m.route.verb === 'Subscribe') {
+        // The slot is taken before any await, so concurrent subscribes cannot pass the cap together.
+        if (this.sseOpen >= (this.deps.sse?.connectionsMax ?? SSE_CONNECTIONS_PER_HOST_MAX)) {
+          throw new ServiceError('sse_at_cap', 'too many event streams on this host');
+        }
+        this.sseOpen += 1;
+        sseSlot = true;
       }
       const res: RouteResult = await m.route.handle(this.deps.svc, ctx, pre);
-      if (ex.aborted) {
+      if (ex.aborted || (ex.method === 'HEAD' && res.kind === 'sse')) {
         if (res.kind === 'sse') res.subscription.close();
+        if (!ex.aborted) ex.respond(200, SSE_HEADERS, ''); // HEAD: the headers a subscribe would send
         return;
       }
       if (ex.method === 'HEAD' && res.kind !== 'sse') ex.respond(res.status, res.kind === 'json' ? JSON_HEADERS : [], ''); // headers only
       else if (res.kind === 'json') ex.respond(res.status, JSON_HEADERS, JSON.stringify(res.body));
       else if (res.kind === 'empty') ex.respond(res.status, [], '');
       else if (res.kind === 'bytes') ex.respond(res.status, res.headers, res.body);
-      else this.openStream(ex, res, principal);
+      else {
+        sseSlot = false; // the stream owns the slot now and frees it when it ends
+        this.openStream(ex, res, principal);
+      }
       this.observe(verb, res.kind === 'sse' ? 200 : res.status, t0);
     } catch (err) {
       this.observe(verb, this.fail(ex, err), t0);
+    } finally {
+      this.bodyBytesInFlight -= declared;
+      if (sseSlot) this.sseOpen -= 1;
     }
   }
 
   private openStream(ex: HttpExchange, res: Extract<RouteResult, { kind: 'sse' }>, principal: Principal): void {
-    this.sseOpen += 1;
     const sink = ex.startStream(SSE_HEADERS);
     pumpSse(sink, res.subscription, res.base64, {
       heartbeatMs: this.deps.sse?.heartbeatMs, stallMs: this.deps.sse?.stallMs,

@@ -5,6 +5,7 @@
 import { createRequire } from 'node:module';
 import type * as UWS from '@trufflesuite/uws-js-unofficial';
 import { ServiceError } from '../core/errors.ts';
+import { APPEND_BODY_BYTES_MAX } from '../config/limits.ts';
 import type { Dispatcher } from './dispatch.ts';
 import { STATUS_TEXT, type HttpExchange, type SseSink } from './exchange.ts';
 
@@ -47,7 +48,8 @@ class UwsExchange implements HttpExchange {
   private bodyBytes = 0;
   private bodyDone = false;
   private bodyWaiter: ((err?: Error) => void) | undefined;
-  private bodyLimit = Infinity;
+  /** Until a route sets its own cap, no body may grow past the largest any route accepts. */
+  private bodyLimit = APPEND_BODY_BYTES_MAX;
   private bodyTooLarge = false;
 
   constructor(private readonly res: UWS.HttpResponse, req: UWS.HttpRequest) {

@@ -44,8 +44,8 @@ export const WORKER_PARSE_BYTES_MIN = 256 * KiB;
 export const STREAM_INFLIGHT_BYTES_MAX = 64 * MiB;
 /** Sequenced-but-not-yet-durable bytes for the whole star. */
 export const STAR_INFLIGHT_BYTES_MAX = 256 * MiB;
-/** Appends being read or parsed at once for the whole star; past it new appends get 429. */
-export const STAR_PENDING_APPENDS_MAX = 65_536;
+/** Declared request-body bytes being read or parsed at once for the whole star; past it 429. */
+export const BODY_BYTES_IN_FLIGHT_MAX = 1024 * MiB;
 /** Size of the SharedArrayBuffer log ring between the sequencer and the flusher. */
 export const LOG_RING_BYTES = 512 * MiB;
 /** Unsettled (WAL-only) bytes held in memory for reads; past it the WAL is rotated and settled early. */

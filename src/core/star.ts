@@ -4,7 +4,7 @@
 
 import {
   LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
-  STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX,
+  STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX, UNSETTLED_BYTES_MAX,
 } from '../config/limits.ts';
 import { contentBytes, encodeBatch, encodeRotate, patchBatch, type CodecRecord } from '../storage/format/record-codec.ts';
 import type { BucketMeta, MetadataStore, MetaState, StreamMeta } from '../storage/metadata/metadata-store.ts';
@@ -67,6 +67,9 @@ export class Star implements StreamService {
   private pending: PendingEntry[] = [];
   private pendingHead = 0;
   private inflightBytes = 0;
+  /** Committed bytes held in memory until their WAL file settles (bounded by UNSETTLED_BYTES_MAX). */
+  private unsettledBytes = 0;
+  private sweeping = false;
   private walFileNo: number;
   private walFileBytes = 0;
   private walFileOpenedMs = 0;
@@ -121,6 +124,7 @@ export class Star implements StreamService {
         minTs: f.timestamps[0] ?? 0, maxTs: f.timestamps[f.timestamps.length - 1] ?? 0, contentBytes: f.contentBytes,
       };
       st.commitBatch(batch);
+      this.unsettledBytes += batch.frame.length;
       st.nextSeq = st.tail;  // recovery: no waiters yet
       st.lastSeqTs = st.tailTs;
       this.touchFile(f.fileNo, st);
@@ -318,6 +322,8 @@ export class Star implements StreamService {
     this.byBucket.get(bucket)?.delete(key);
     this.deleted.add(addr(bucket, key));
     st.deleted = true;
+    this.unsettledBytes -= st.memBytes();
+    st.mem.length = 0;
     st.wake();
     st.emit({ kind: 'deleted' });
     await this.d.metadata.deleteStream(bucket, key);
@@ -363,6 +369,7 @@ export class Star implements StreamService {
       if (st.metaPending) { await st.metaPending; continue; } // call order is kept: one shared promise
       if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
       if (this.d.log.failed()) throw new ServiceError('unavailable', 'the write-ahead log is failing; not accepting appends');
+      if (this.unsettledBytes > UNSETTLED_BYTES_MAX) throw new ServiceError('unavailable', 'settling into segments is behind; retry shortly');
       checkFence(st.meta.fencing_token, st.config.producer_policy, input.fencing_token);
       if (input.match_seq_num !== undefined && input.match_seq_num !== st.nextSeq) {
         if (!waitedForDrain) { waitedForDrain = true; await st.drained(); continue; } // report the committed tail
@@ -461,12 +468,14 @@ export class Star implements StreamService {
       const st = p.st!;
       st.inflightBytes -= p.frameBytes;
       this.inflightBytes -= p.frameBytes;
-      st.appendSettled();
       if (st.deleted) {
+        st.appendSettled();
         p.reject!(new ServiceError('stream_deleted', 'the stream was deleted while the append was in flight'));
         continue;
       }
       st.commitBatch(p.batch!);
+      this.unsettledBytes += p.frameBytes;
+      st.appendSettled();
       moved.add(st);
       acked.push(p);
     }
@@ -529,7 +538,7 @@ export class Star implements StreamService {
         if (segment.first_seq !== st.settledEnd) {
           throw new Error(`segment of stream ${streamId} starts at ${segment.first_seq}, not at its settled end ${st.settledEnd}`);
         }
-        st.settle([segment], segment.end_seq, segment.max_ts);
+        this.unsettledBytes -= st.settle([segment], segment.end_seq, segment.max_ts);
         // A trim that ran while this file settled may already cover the new segment.
         const dead = st.meta.segments.filter((x) => x.end_seq <= st.trimSeq);
         if (dead.length) {
@@ -631,16 +640,19 @@ export class Star implements StreamService {
   private sweep(): void {
     const now = this.d.clock.nowMs();
     if (this.walFileBytes > 0 && now - this.walFileOpenedMs >= this.walSettleAfterMs) this.rotate();
-    for (const st of this.streams.values()) {
-      const { retention_max_age_ms: age, retention_max_bytes: bytes } = st.config;
-      if (!age && !bytes) continue;
-      void (async () => {
+    if (this.sweeping) return; // one retention pass at a time
+    const due = [...this.streams.values()].filter((st) => st.config.retention_max_age_ms || st.config.retention_max_bytes);
+    if (!due.length) return;
+    this.sweeping = true;
+    void (async () => {
+      for (const st of due) {
+        const { retention_max_age_ms: age, retention_max_bytes: bytes } = st.config;
         let target = st.trimSeq;
         if (age) target = Math.max(target, await this.reader.seqAtOrAfter(st, now - age));
         if (bytes) target = Math.max(target, this.reader.watermarkForBytes(st, bytes));
         await this.advanceTrim(st, Math.min(target, st.tail));
-      })().catch((err) => this.d.log_error?.('retention sweep failed', err));
-    }
+      }
+    })().catch((err) => this.d.log_error?.('retention sweep failed', err)).finally(() => { this.sweeping = false; });
   }
 
   // ---------------------------------------------------------------- read plans and watchers
@@ -680,11 +692,16 @@ export class Star implements StreamService {
   async subscribe(bucket: string, key: string, start: ReadStart): Promise<Subscription> {
     const st = this.requireStream(bucket, key);
     if (this.subscriptions >= SUBSCRIPTIONS_PER_STAR_MAX) throw new ServiceError('resource_exhausted', 'subscriptions per star at cap');
-    let seq = await this.resolveStart(st, start);
-    if (seq < st.trimSeq) throw new ServiceError('trimmed', `records below ${st.trimSeq} were trimmed`);
-    if (seq > st.tail) seq = st.tail; // a cursor past the tail waits at the tail
-    this.subscriptions += 1;
-    return new LiveSubscription(st, seq, this.reader, () => { this.subscriptions -= 1; });
+    this.subscriptions += 1; // reserved before any await, so concurrent subscribes cannot pass the cap
+    try {
+      let seq = await this.resolveStart(st, start);
+      if (seq < st.trimSeq) throw new ServiceError('trimmed', `records below ${st.trimSeq} were trimmed`);
+      if (seq > st.tail) seq = st.tail; // a cursor past the tail waits at the tail
+      return new LiveSubscription(st, seq, this.reader, () => { this.subscriptions -= 1; });
+    } catch (err) {
+      this.subscriptions -= 1;
+      throw err;
+    }
   }
 }
 

@@ -35,7 +35,8 @@ export class StreamState {
   inflightBytes = 0;
   /** Appends sequenced but not yet committed or failed. */
   private appendsInFlight = 0;
-  private drainWaiters: (() => void)[] = [];
+  /** Callers waiting for the committed tail to reach what was sequenced when they asked. */
+  private drainWaiters: { target: number; resolve: () => void }[] = [];
   deleted = false;
   /** Set while a metadata change (creation, fence, reconfigure) is being made durable: appends wait
    *  for it, in call order, so none is acknowledged under a change that could still be lost. */
@@ -96,20 +97,24 @@ export class StreamState {
 
   appendStarted(): void { this.appendsInFlight += 1; }
 
-  /** An append committed or failed; wakes drain() callers once none is in flight. */
+  /** An append committed (call after commitBatch) or failed; wakes drain() callers it satisfies. */
   appendSettled(): void {
     this.appendsInFlight -= 1;
-    if (this.appendsInFlight === 0 && this.drainWaiters.length) {
-      const ws = this.drainWaiters;
-      this.drainWaiters = [];
-      for (const w of ws) w();
+    if (this.drainWaiters.length === 0) return;
+    const keep: { target: number; resolve: () => void }[] = [];
+    for (const w of this.drainWaiters) {
+      if (this.tail >= w.target || this.appendsInFlight === 0) w.resolve();
+      else keep.push(w);
     }
+    this.drainWaiters = keep;
   }
 
-  /** Resolves when every append sequenced so far has committed or failed. */
+  /** Resolves when every append sequenced before the call has committed or failed. Later appends do
+   *  not hold it up, so a steady stream of producers cannot starve a fence or a trim. */
   drained(): Promise<void> {
-    if (this.appendsInFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => { this.drainWaiters.push(resolve); });
+    if (this.appendsInFlight === 0 || this.tail >= this.nextSeq) return Promise.resolve();
+    const target = this.nextSeq;
+    return new Promise((resolve) => { this.drainWaiters.push({ target, resolve }); });
   }
 
   emit(ev: StreamEvent): void {
@@ -152,11 +157,21 @@ export class StreamState {
     return -1;
   }
 
-  /** Settled batches leave memory once their segments are recorded in metadata. */
-  settle(segments: SegmentMeta[], endSeq: number, endTs: number): void {
+  /** Settled batches leave memory once their segments are recorded in metadata. Returns the bytes
+   *  freed. */
+  settle(segments: SegmentMeta[], endSeq: number, endTs: number): number {
     this.meta.segments.push(...segments);
     this.meta.settled_end_seq = endSeq;
     this.meta.settled_end_ts = endTs;
-    while (this.mem.length && this.mem[0].firstSeq + this.mem[0].count <= endSeq) this.mem.shift();
+    let freed = 0;
+    while (this.mem.length && this.mem[0].firstSeq + this.mem[0].count <= endSeq) freed += this.mem.shift()!.frame.length;
+    return freed;
+  }
+
+  /** Bytes of committed batches still held in memory (not yet settled). */
+  memBytes(): number {
+    let n = 0;
+    for (const b of this.mem) n += b.frame.length;
+    return n;
   }
 }
