@@ -38,6 +38,11 @@ export const AUTH_FLAGS: FlagSpec[] = AUTH_SETTINGS.map((a) => ({
 }));
 
 
+/** Worker entries, resolved here (src/) so that src/main.bundle.mjs, which sits beside this file,
+ *  resolves them the same way. */
+const WORKER_ENTRY = new URL('./workers/boot.mjs', import.meta.url);
+const FLUSHER_ENTRY = new URL('./storage/wal/flusher-boot.mjs', import.meta.url);
+
 /** Worker threads start from small .mjs entries that register the TypeScript loader themselves, so
  *  they inherit no --import flags (which would resolve against the caller's directory). */
 function workerExecArgv(): string[] {
@@ -88,15 +93,15 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
 
   const ring = createRingBuffers(LOG_RING_BYTES);
   const walFileNo = lastFileNo + 1;
-  const flusher = new Worker(new URL('./storage/wal/flusher-boot.mjs', import.meta.url), {
+  const flusher = new Worker(FLUSHER_ENTRY, {
     workerData: { ring, walDir, fileNo: walFileNo },
     execArgv: workerExecArgv(),
   });
   let stopping = false;
   flusher.on('error', (err) => { logError('flusher crashed; no append is acknowledged any more', err); log.markFailed(); });
   flusher.on('exit', (code) => { if (!stopping) { logError(`flusher exited (${code}); no append is acknowledged any more`); log.markFailed(); } });
-  const parsePool = createPool('parse', workerExecArgv());
-  const settlePool = createPool('settle', workerExecArgv());
+  const parsePool = createPool('parse', WORKER_ENTRY, workerExecArgv());
+  const settlePool = createPool('settle', WORKER_ENTRY, workerExecArgv());
   const objects = new FsObjectStore(objectsDir);
   const log = new LogRingWriter(ring);
   const star = new Star({

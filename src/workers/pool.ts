@@ -15,9 +15,10 @@ const SETTLE_QUEUE_TASKS_MAX = 16;
 
 export type PoolKind = 'parse' | 'settle';
 
-export function createPool(kind: PoolKind, execArgv: string[]): Piscina {
+/** `entry` is src/workers/boot.mjs, resolved by the composition root (so a bundled main finds it). */
+export function createPool(kind: PoolKind, entry: URL, execArgv: string[]): Piscina {
   return new Piscina({
-    filename: new URL('./boot.mjs', import.meta.url).href,
+    filename: entry.href,
     execArgv, // empty: boot.mjs registers the TypeScript loader itself
     minThreads: 1,
     maxThreads: kind === 'parse' ? PARSE_THREADS_MAX : 1,

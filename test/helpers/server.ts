@@ -41,8 +41,12 @@ export function removeDir(dir: string): void {
 
 export async function startServer(opts: StartOptions = {}): Promise<RunningServer> {
   const dataDir = opts.dataDir ?? tempDir();
+  // SVCD_SERVER_ENTRY=bundle runs the built main (npm run build), as `npm start` and the benches do.
+  const entry = process.env.SVCD_SERVER_ENTRY === 'bundle'
+    ? [join(REPO_ROOT, 'src', 'main.bundle.mjs')]
+    : ['--import', 'tsx', join(REPO_ROOT, 'src', 'main.ts')];
   const args = [
-    '--import', 'tsx', join(REPO_ROOT, 'src', 'main.ts'),
+    ...entry,
     '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--http-engine', opts.engine ?? 'uws',
     ...(opts.args ?? []),
   ];
