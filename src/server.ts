@@ -99,7 +99,11 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   });
   let stopping = false;
   flusher.on('error', (err) => { logError('flusher crashed; no append is acknowledged any more', err); log.markFailed(); });
-  flusher.on('exit', (code) => { if (!stopping) { logError(`flusher exited (${code}); no append is acknowledged any more`); log.markFailed(); } });
+  let flusherExited = false;
+  flusher.on('exit', (code) => {
+    flusherExited = true;
+    if (!stopping) { logError(`flusher exited (${code}); no append is acknowledged any more`); log.markFailed(); }
+  });
   const parsePool = createPool('parse', WORKER_ENTRY, workerExecArgv());
   const settlePool = createPool('settle', WORKER_ENTRY, workerExecArgv());
   const objects = new FsObjectStore(objectsDir);
@@ -186,9 +190,10 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
       ops?.close();
       await grpcServer?.close();
       auth?.close();
-      await star.close();
+      // The flusher drains the ring first, so every append it made durable is acknowledged.
       log.stop();
-      await new Promise<void>((r) => { flusher.once('exit', () => r()); });
+      if (!flusherExited) await new Promise<void>((r) => { flusher.once('exit', () => r()); });
+      await star.close();
       await Promise.all([parsePool.destroy(), settlePool.destroy()]);
       await metadata.close();
       lock.release();

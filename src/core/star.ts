@@ -138,9 +138,19 @@ export class Star implements StreamService {
     void this.durableLoop();
   }
 
+  /** Call after the flusher has drained the ring and stopped: appends it made durable are
+   *  acknowledged, any others fail (the caller may retry against the next start). */
   async close(): Promise<void> {
     this.closed = true;
     for (const t of this.timers) t.cancel();
+    this.commitDurable();
+    const err = new ServiceError('unavailable', 'the star is shutting down');
+    for (let i = this.pendingHead; i < this.pending.length; i++) {
+      this.pending[i].st?.appendSettled();
+      this.pending[i].reject?.(err);
+    }
+    this.pending = [];
+    this.pendingHead = 0;
     for (const st of this.streams.values()) st.wake();
   }
 
