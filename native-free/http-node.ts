@@ -107,7 +107,7 @@ export function startNodeServer(host: string, port: number, dispatcher: Dispatch
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 0; // event streams are long-lived; SSE_STALL_MS bounds stuck consumers
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`)));
     server.listen(port, host, () => {
       resolve({
         port: (server.address() as AddressInfo).port,

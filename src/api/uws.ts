@@ -3,6 +3,7 @@
 // itself and reports failure; main.ts then serves the same routes with native-free/ (node:http).
 
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import type * as UWS from '@trufflesuite/uws-js-unofficial';
 import { ServiceError } from '../core/errors.ts';
 import { APPEND_BODY_BYTES_MAX } from '../config/limits.ts';
@@ -175,7 +176,19 @@ class UwsExchange implements HttpExchange {
   }
 }
 
-export function startUwsServer(uws: UwsModule, host: string, port: number, dispatcher: Dispatcher, tls?: { cert: string; key: string; ca?: string }): Promise<UwsServer> {
+/** uWS binds with SO_REUSEPORT, so a second star on the same port would silently share it (and
+ *  its traffic). A plain bind first makes a taken port fail the start instead. */
+async function assertPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`)));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
+export async function startUwsServer(uws: UwsModule, host: string, port: number, dispatcher: Dispatcher, tls?: { cert: string; key: string; ca?: string }): Promise<UwsServer> {
+  await assertPortFree(host, port);
   const app = tls ? uws.SSLApp({ cert_file_name: tls.cert, key_file_name: tls.key, ...(tls.ca ? { ca_file_name: tls.ca } : {}) }) : uws.App();
   app.any('/*', (res, req) => {
     const ex = new UwsExchange(res, req);
