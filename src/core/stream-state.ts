@@ -163,8 +163,12 @@ export class StreamState {
     this.meta.segments.push(...segments);
     this.meta.settled_end_seq = endSeq;
     this.meta.settled_end_ts = endTs;
+    // One splice, not a shift per batch: a file of single-record appends holds ~500k batches, and
+    // shifting them one by one is quadratic (it stalled the event loop for seconds).
     let freed = 0;
-    while (this.mem.length && this.mem[0].firstSeq + this.mem[0].count <= endSeq) freed += this.mem.shift()!.frame.length;
+    let k = 0;
+    while (k < this.mem.length && this.mem[k].firstSeq + this.mem[k].count <= endSeq) freed += this.mem[k++].frame.length;
+    this.mem.splice(0, k);
     return freed;
   }
 
