@@ -9,7 +9,7 @@ import {
 import { contentBytes, encodeBatch, encodeRotate, patchBatch, type CodecRecord } from '../storage/format/record-codec.ts';
 import type { BucketMeta, MetadataStore, MetaState, StreamMeta } from '../storage/metadata/metadata-store.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
-import { ServiceError, invalid, notFound } from './errors.ts';
+import { ServiceError, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
 import type { Clock, Ids, LogPort, SegmentSettler, Timers, WalJanitor } from './ports.ts';
 import { checkFence, checkMatch, stampTimestamps } from './sequencer.ts';
@@ -144,13 +144,7 @@ export class Star implements StreamService {
     this.closed = true;
     for (const t of this.timers) t.cancel();
     this.commitDurable();
-    const err = new ServiceError('unavailable', 'the star is shutting down');
-    for (let i = this.pendingHead; i < this.pending.length; i++) {
-      this.pending[i].st?.appendSettled();
-      this.pending[i].reject?.(err);
-    }
-    this.pending = [];
-    this.pendingHead = 0;
+    this.failPending(new ServiceError('unavailable', 'the star is shutting down'));
     for (const st of this.streams.values()) st.wake();
   }
 
@@ -505,8 +499,8 @@ export class Star implements StreamService {
     else this.pendingHead = i;
   }
 
-  private failPending(): void {
-    const err = new ServiceError('unavailable', 'the write-ahead log failed; the append was not acknowledged');
+  /** Fails every append not yet acknowledged (the WAL failed, or the star is closing). */
+  private failPending(err = new ServiceError('unavailable', 'the write-ahead log failed; the append was not acknowledged')): void {
     for (let i = this.pendingHead; i < this.pending.length; i++) {
       this.pending[i].st?.appendSettled();
       this.pending[i].reject?.(err);
@@ -738,4 +732,3 @@ function upperBound(sorted: string[], x: string): number {
   return lo;
 }
 
-export { invalid };

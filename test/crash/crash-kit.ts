@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { removeDir } from '../helpers/server.ts';
 
 /** Every request gives up after this long: a bounded wait, never an assertion on time. */
 export const REQUEST_TIMEOUT_MS = 20_000;
@@ -320,4 +321,18 @@ export async function within(p: Promise<unknown>, maxMs: number): Promise<boolea
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Ends a crash run: kills the server, and removes the data dir when the run passed or keeps it (and
+ *  prints the server's last output) for inspection when it failed. */
+export async function finishRun(
+  t: { diagnostic(msg: string): void },
+  server: { kill(): Promise<void>; output(): string },
+  dataDir: string,
+  ok: boolean,
+): Promise<void> {
+  await server.kill();
+  if (ok) { removeDir(dataDir); return; }
+  t.diagnostic(`data dir kept for inspection: ${dataDir}`);
+  for (const line of server.output().slice(-3000).split('\n')) t.diagnostic(`server: ${line}`);
 }

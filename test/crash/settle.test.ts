@@ -5,9 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WAL_FILE_BYTES_MAX } from '../../src/config/limits.ts';
-import { removeDir, startServer, tempDir, type RunningServer } from '../helpers/server.ts';
+import { startServer, tempDir, type RunningServer } from '../helpers/server.ts';
 import {
-  Rng, StreamModel, createBucket, createStream, req, runSeed, segmentFiles, streamPath, tagOf, verifyStream,
+  Rng, StreamModel, createBucket, createStream, finishRun, req, runSeed, segmentFiles, streamPath, tagOf, verifyStream,
   waitFor, walFiles, within,
 } from './crash-kit.ts';
 import { startLoad } from './load.ts';
@@ -107,11 +107,6 @@ test('a WAL file filled past WAL_FILE_BYTES_MAX settles into segments that serve
     t.diagnostic(`phase 3: big ${rb.records} records, small ${rs.records} records, ${segmentFiles(dataDir).length} segments`);
     ok = true;
   } finally {
-    await server.kill();
-    if (ok) removeDir(dataDir);
-    else {
-      t.diagnostic(`data dir kept for inspection: ${dataDir}`);
-      for (const line of server.output().slice(-3000).split('\n')) t.diagnostic(`server: ${line}`);
-    }
+    await finishRun(t, server, dataDir, ok);
   }
 });

@@ -5,7 +5,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { removeDir, startServer, tempDir, type Engine, type RunningServer } from '../helpers/server.ts';
-import { Rng, StreamModel, createBucket, createStream, req, runSeed, sleep, streamPath, verifyStream, within } from './crash-kit.ts';
+import { Rng, StreamModel, createBucket, createStream, finishRun, req, runSeed, sleep, streamPath, verifyStream, within } from './crash-kit.ts';
 import { startLoad } from './load.ts';
 
 /** Most a cycle's producers may take to notice the kill (their requests are bounded anyway). */
@@ -58,12 +58,7 @@ async function crashRun(t: TestContext, o: RunOptions): Promise<void> {
     assert.ok(totalAcked > o.cycles, `too few acknowledged batches to prove anything (${totalAcked})`);
     ok = true;
   } finally {
-    await server.kill();
-    if (ok) removeDir(dataDir);
-    else {
-      t.diagnostic(`data dir kept for inspection: ${dataDir}`);
-      for (const line of server.output().slice(-3000).split('\n')) t.diagnostic(`server: ${line}`);
-    }
+    await finishRun(t, server, dataDir, ok);
   }
 }
 
