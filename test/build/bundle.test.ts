@@ -18,8 +18,12 @@ test('the built main serves appends (inline and worker-parsed), reads and a rest
   });
   const post = async (base: string, path: string, body: unknown): Promise<Response> =>
     fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  let srv = await startServer({ dataDir });
+  // With gRPC on: the bundle lives in src/, not src/api/grpc/, and must still find proto/.
+  let srv = await startServer({ dataDir, args: ['--grpc-listen', '127.0.0.1:0'] });
   try {
+    // Both lines are printed together once the star is up; the second may arrive in a later chunk.
+    for (let i = 0; i < 50 && !/grpc listening/.test(srv.output()); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.match(srv.output(), /grpc listening on 127\.0\.0\.1:\d+/);
     assert.equal((await post(srv.baseUrl, '/v1/buckets/b', {})).status, 201);
     assert.equal((await post(srv.baseUrl, '/v1/streams/b/s', {})).status, 201);
     assert.equal((await post(srv.baseUrl, '/v1/streams/b/s/records', { records: [{ body: 'small' }] })).status, 200);

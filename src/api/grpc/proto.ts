@@ -2,7 +2,7 @@
 // definitions (types generated into src/gen by scripts/gen-proto.mjs) and the error-detail codecs.
 // LOADER_OPTIONS must match the generator's flags, or the generated types lie about the runtime shapes.
 
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
@@ -13,8 +13,17 @@ import type { ProtoGrpcType as AdminProto } from '../../gen/admin.ts';
 import type { FenceDetail, FenceDetail__Output } from '../../gen/svc/v1/FenceDetail.ts';
 import type { SequenceDetail, SequenceDetail__Output } from '../../gen/svc/v1/SequenceDetail.ts';
 
-/** Root of the .proto tree (imports are written `svc/v1/…` relative to it). */
-export const PROTO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'proto');
+/** Root of the .proto tree (imports are written `svc/v1/…` relative to it): the nearest `proto/`
+ *  above this module, so the sources (src/api/grpc/) and the esbuild bundle (src/) both find it. */
+export const PROTO_ROOT = findProtoRoot(dirname(fileURLToPath(import.meta.url)));
+
+function findProtoRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, 'proto');
+    if (existsSync(join(candidate, 'svc', 'v1'))) return candidate;
+    if (dirname(dir) === dir) throw new Error(`proto/svc/v1 not found above ${from}`);
+  }
+}
 
 /** The loader's shapes: snake_case fields, 64-bit integers as JS numbers, enums as their names,
  *  defaults filled for scalars (not for `optional` fields, whose absence stays undefined), and a
