@@ -8,7 +8,8 @@ import type { StreamService } from '../core/service-api.ts';
 import type { AppendInput } from '../core/types.ts';
 import { TRUSTED_PRINCIPAL, authorize, type Authenticator, type Operation, type Principal } from '../auth/index.ts';
 import type { HttpExchange } from './exchange.ts';
-import { matchRoute, type RequestCtx, type RouteResult } from './routes.ts';
+import type { CorsPolicy } from './cors.ts';
+import { matchRoute, methodsFor, type RequestCtx, type RouteResult } from './routes.ts';
 import { SSE_HEADERS, pumpSse } from './sse.ts';
 
 export type OffThreadParser = (body: Buffer) => Promise<AppendInput>;
@@ -27,6 +28,8 @@ export interface DispatchDeps {
   observe?: (verb: string, status: number, seconds: number) => void;
   /** Absent: auth off, every caller is trusted. */
   auth?: DispatchAuth;
+  /** Browser origins allowed to call (absent: every preflight is denied). */
+  cors?: CorsPolicy;
   logError(msg: string, err?: unknown): void;
 }
 
@@ -60,6 +63,9 @@ export class Dispatcher {
 
   get openStreams(): number { return this.sseOpen; }
 
+  /** Whether plain requests need their Origin header read (some origin is allowed). */
+  get readsOrigin(): boolean { return this.deps.cors?.enabled ?? false; }
+
   private observe(verb: string, status: number, t0: number): void {
     this.deps.observe?.(verb, status, (performance.now() - t0) / 1000);
   }
@@ -69,7 +75,15 @@ export class Dispatcher {
     let verb = 'Unmatched';
     let declared = 0;
     let sseSlot = false;
+    let cors: [string, string][] | undefined;
     try {
+      if (ex.method === 'OPTIONS' && ex.header('origin') !== undefined && ex.header('access-control-request-method') !== undefined) {
+        verb = 'Preflight';
+        this.preflight(ex);
+        this.observe(verb, 204, t0);
+        return;
+      }
+      cors = this.deps.cors?.responseHeaders(ex.header('origin'));
       const m = matchRoute(ex.method, ex.path);
       verb = m.route.verb;
       let principal: Principal = TRUSTED_PRINCIPAL;
@@ -77,8 +91,9 @@ export class Dispatcher {
         // Authenticate and authorize before the address resolves: a denied caller cannot tell a
         // missing stream from a forbidden one.
         principal = await this.deps.auth.authenticator.authenticate(ex.header('authorization'), { clientCertVerified: ex.clientCertVerified });
-        authorize(principal, m.route.verb as Operation, { bucket: m.params.bucket || undefined, key: m.route.level === 'stream' ? m.params.key : undefined });
+        if (!m.badSegment) authorize(principal, m.route.verb as Operation, { bucket: m.params.bucket || undefined, key: m.route.level === 'stream' ? m.params.key : undefined });
       }
+      if (m.badSegment) throw m.badSegment;
       if (m.route.bodyBytesMax > 0) {
         // Bodies being read or parsed have one star-wide byte budget: past it the producer is
         // pushed back instead of every upload being buffered at once.
@@ -111,25 +126,35 @@ export class Dispatcher {
         if (!ex.aborted) ex.respond(200, SSE_HEADERS, ''); // HEAD: the headers a subscribe would send
         return;
       }
-      if (ex.method === 'HEAD' && res.kind !== 'sse') ex.respond(res.status, res.kind === 'json' ? JSON_HEADERS : [], ''); // headers only
-      else if (res.kind === 'json') ex.respond(res.status, JSON_HEADERS, JSON.stringify(res.body));
-      else if (res.kind === 'empty') ex.respond(res.status, [], '');
-      else if (res.kind === 'bytes') ex.respond(res.status, res.headers, res.body);
+      const jsonHeaders = cors ? [...JSON_HEADERS, ...cors] : JSON_HEADERS;
+      if (ex.method === 'HEAD' && res.kind !== 'sse') ex.respond(res.status, res.kind === 'json' ? jsonHeaders : cors ?? [], ''); // headers only
+      else if (res.kind === 'json') ex.respond(res.status, jsonHeaders, JSON.stringify(res.body));
+      else if (res.kind === 'empty') ex.respond(res.status, cors ?? [], '');
+      else if (res.kind === 'bytes') ex.respond(res.status, cors ? [...res.headers, ...cors] : res.headers, res.body);
       else {
         sseSlot = false; // the stream owns the slot now and frees it when it ends
-        this.openStream(ex, res, principal);
+        this.openStream(ex, res, principal, cors);
       }
       this.observe(verb, res.kind === 'sse' ? 200 : res.status, t0);
     } catch (err) {
-      this.observe(verb, this.fail(ex, err), t0);
+      this.observe(verb, this.fail(ex, err, cors), t0);
     } finally {
       this.bodyBytesInFlight -= declared;
       if (sseSlot) this.sseOpen -= 1;
     }
   }
 
-  private openStream(ex: HttpExchange, res: Extract<RouteResult, { kind: 'sse' }>, principal: Principal): void {
-    const sink = ex.startStream(SSE_HEADERS);
+  /** A CORS preflight: 204 with the allowed methods for an allowed origin, 403 otherwise. */
+  private preflight(ex: HttpExchange): void {
+    const origin = ex.header('origin') ?? '';
+    const methods = methodsFor(ex.path);
+    if (!this.deps.cors) throw new ServiceError('permission_denied', `origin ${origin} is not allowed`);
+    if (methods.length === 0 && this.deps.cors.allows(origin)) throw new ServiceError('not_found', 'no such path');
+    ex.respond(204, this.deps.cors.preflight(origin, ex.header('access-control-request-method') ?? '', methods), '');
+  }
+
+  private openStream(ex: HttpExchange, res: Extract<RouteResult, { kind: 'sse' }>, principal: Principal, cors: [string, string][] | undefined): void {
+    const sink = ex.startStream(cors ? [...SSE_HEADERS, ...cors] : SSE_HEADERS);
     pumpSse(sink, res.subscription, res.base64, {
       heartbeatMs: this.deps.sse?.heartbeatMs, stallMs: this.deps.sse?.stallMs,
       expiresAtMs: principal.expMs, onEnd: () => { this.sseOpen -= 1; },
@@ -137,11 +162,11 @@ export class Dispatcher {
   }
 
   /** Answers the error envelope; returns the status. */
-  private fail(ex: HttpExchange, err: unknown): number {
+  private fail(ex: HttpExchange, err: unknown, cors: [string, string][] | undefined): number {
     const e = asServiceError(err);
     if (e.code === 'internal') this.deps.logError(`bug: unmapped error on ${ex.method} ${ex.path}`, err);
     if (ex.aborted) return e.httpStatus;
-    const headers: [string, string][] = [...JSON_HEADERS];
+    const headers: [string, string][] = cors ? [...JSON_HEADERS, ...cors] : [...JSON_HEADERS];
     if (e.code === 'method_not_allowed') headers.push(['Allow', (e.detail.allow ?? []).join(', ')]);
     if (e.httpStatus === 503 || e.httpStatus === 429) headers.push(['Retry-After', String(SSE_RETRY_AFTER_S)]);
     ex.respond(e.httpStatus, headers, JSON.stringify(e.toBody()));

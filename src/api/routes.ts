@@ -206,7 +206,7 @@ export const ROUTES: readonly Route[] = [
   },
   {
     method: 'GET', path: ['v1', 'streams', B, K, 'records', 'tail'], verb: 'CheckTail', action: 'read', level: 'stream', bodyBytesMax: 0,
-    handle: (svc, c) => json(200, svc.checkTail(c.params.bucket, c.params.key)),
+    handle: async (svc, c) => json(200, await svc.readTail(c.params.bucket, c.params.key)),
   },
   {
     method: 'GET', path: ['v1', 'streams', B, K, 'records', 'subscribe'], verb: 'Subscribe', action: 'read', level: 'stream', bodyBytesMax: 0,
@@ -263,6 +263,10 @@ export const ROUTES: readonly Route[] = [
 export interface RouteMatch {
   route: Route;
   params: { bucket: string; key: string };
+  /** A path parameter that cannot name anything (bad percent-encoding, a name or key outside the
+   *  rules): 404 per the spec's error table. Raised by the dispatcher only after authentication, so an
+   *  anonymous caller learns nothing from the path. */
+  badSegment?: ServiceError;
 }
 
 function decodeSegment(raw: string, what: string): string {
@@ -274,8 +278,21 @@ function decodeSegment(raw: string, what: string): string {
   }
 }
 
-/** Matches a raw (still percent-encoded) path. Throws 404 for an unknown path or a bad segment,
- *  405 (with the allowed methods) for a known path and the wrong method. */
+/** Decodes and checks the path parameters; a failure is the spec's "bad path segment" (404). */
+function pathParams(r: Route, segs: readonly string[]): { params: RouteMatch['params']; badSegment?: ServiceError } {
+  const params = { bucket: '', key: '' };
+  try {
+    for (let i = 0; i < segs.length; i++) {
+      if (r.path[i] === B) params.bucket = decodeSegment(segs[i], 'bucket');
+      if (r.path[i] === K) params.key = decodeSegment(segs[i], 'key');
+    }
+    if (r.path.includes(B)) checkBucketName(params.bucket);
+    if (r.path.includes(K)) checkKey(params.key);
+    return { params };
+  } catch (err) {
+    return { params: { bucket: '', key: '' }, badSegment: notFound(`bad path segment: ${(err as Error).message}`) };
+  }
+}
 /** Routes grouped by segment count and first two literal segments, so a match tries few routes. */
 const ROUTE_INDEX = new Map<string, Route[]>();
 for (const r of ROUTES) {
@@ -290,8 +307,9 @@ function candidates(segs: string[]): Route[] {
   return ROUTE_INDEX.get(`${segs.length}/${segs[0]}/${segs.length > 1 ? segs[1] : '*'}`) ?? NO_ROUTES;
 }
 
-/** Matches a raw (still percent-encoded) path. Throws 404 for an unknown path or a bad segment,
- *  405 (with the allowed methods) for a known path and the wrong method. */
+/** Matches a raw (still percent-encoded) path. Throws 404 for an unknown path, 405 (with the allowed
+ *  methods, HEAD wherever GET is) for a known path and the wrong method. A bad parameter segment is
+ *  returned as `badSegment`, for the dispatcher to raise after authentication. */
 export function matchRoute(method: string, rawPath: string): RouteMatch {
   const segs = rawPath.split('/');
   segs.shift();
@@ -305,18 +323,23 @@ export function matchRoute(method: string, rawPath: string): RouteMatch {
     }
     if (!ok) continue;
     if (r.method === method || (method === 'HEAD' && r.method === 'GET')) {
-      const params = { bucket: '', key: '' };
-      for (let i = 0; i < segs.length; i++) {
-        if (r.path[i] === B) params.bucket = decodeSegment(segs[i], 'bucket');
-        if (r.path[i] === K) params.key = decodeSegment(segs[i], 'key');
-      }
+      const { params, badSegment } = pathParams(r, segs);
       if (params.key === '.' || params.key === '..' || params.bucket === '.' || params.bucket === '..') throw notFound('no such path');
-      if (r.path.includes(B)) checkBucketName(params.bucket);
-      if (r.path.includes(K)) checkKey(params.key);
-      return { route: r, params };
+      return badSegment ? { route: r, params, badSegment } : { route: r, params };
     }
     allow.push(r.method);
+    if (r.method === 'GET') allow.push('HEAD');
   }
   if (allow.length) throw new ServiceError('method_not_allowed', `method ${method} is not supported here`, { allow });
   throw notFound('no such path');
+}
+
+/** The methods a path serves (HEAD wherever GET is); empty for an unknown path. For CORS preflights. */
+export function methodsFor(rawPath: string): string[] {
+  try {
+    matchRoute('OPTIONS', rawPath); // no route serves OPTIONS: this always throws
+  } catch (err) {
+    if (err instanceof ServiceError && err.code === 'method_not_allowed') return [...(err.detail.allow ?? [])];
+  }
+  return [];
 }

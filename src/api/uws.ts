@@ -32,6 +32,17 @@ export interface UwsServer {
  *  tick, so these are copied up front; each getHeader is a native call, so only what a method needs. */
 const HEADERS_FOR_GET = ['authorization', 'last-event-id', 'range'];
 const HEADERS_FOR_BODY = ['authorization', 'content-length', 'transfer-encoding'];
+/** With CORS origins configured, plain requests also need their Origin. */
+const HEADERS_FOR_GET_CORS = [...HEADERS_FOR_GET, 'origin'];
+const HEADERS_FOR_BODY_CORS = [...HEADERS_FOR_BODY, 'origin'];
+/** A CORS preflight (read whether or not origins are configured: a denied one is 403). */
+const HEADERS_FOR_OPTIONS = ['authorization', 'origin', 'access-control-request-method', 'access-control-request-headers'];
+
+function headersFor(method: string, cors: boolean): readonly string[] {
+  if (method === 'GET' || method === 'HEAD') return cors ? HEADERS_FOR_GET_CORS : HEADERS_FOR_GET;
+  if (method === 'OPTIONS') return HEADERS_FOR_OPTIONS;
+  return cors ? HEADERS_FOR_BODY_CORS : HEADERS_FOR_BODY;
+}
 
 /** Status lines built once. */
 const STATUS_LINE: Record<number, string> = Object.fromEntries(Object.entries(STATUS_TEXT).map(([k, v]) => [k, `${k} ${v}`]));
@@ -53,11 +64,11 @@ class UwsExchange implements HttpExchange {
   private bodyLimit = APPEND_BODY_BYTES_MAX;
   private bodyTooLarge = false;
 
-  constructor(private readonly res: UWS.HttpResponse, req: UWS.HttpRequest) {
+  constructor(private readonly res: UWS.HttpResponse, req: UWS.HttpRequest, cors: boolean) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
-    for (const name of this.method === 'GET' || this.method === 'HEAD' ? HEADERS_FOR_GET : HEADERS_FOR_BODY) {
+    for (const name of headersFor(this.method, cors)) {
       const v = req.getHeader(name);
       if (v !== '') this.headers[name] = v;
     }
@@ -190,8 +201,9 @@ async function assertPortFree(host: string, port: number): Promise<void> {
 export async function startUwsServer(uws: UwsModule, host: string, port: number, dispatcher: Dispatcher, tls?: { cert: string; key: string; ca?: string }): Promise<UwsServer> {
   await assertPortFree(host, port);
   const app = tls ? uws.SSLApp({ cert_file_name: tls.cert, key_file_name: tls.key, ...(tls.ca ? { ca_file_name: tls.ca } : {}) }) : uws.App();
+  const cors = dispatcher.readsOrigin;
   app.any('/*', (res, req) => {
-    const ex = new UwsExchange(res, req);
+    const ex = new UwsExchange(res, req, cors);
     void dispatcher.handle(ex);
   });
   return new Promise((resolve, reject) => {

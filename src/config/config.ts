@@ -26,13 +26,15 @@ export const FLAGS: FlagSpec[] = [
   { name: 'admin-ui-reader', env: 'SVCD_ADMIN_UI_READER', help: 'allow ReadStreamRecords on the admin bridge', default: 'true', boolean: true },
   { name: 'max-read-records', env: 'SVCD_MAX_READ_RECORDS', help: 'records per read response (limit is clamped to it)', default: String(READ_RECORDS_MAX) },
   { name: 'max-read-bytes', env: 'SVCD_MAX_READ_BYTES', help: 'bytes per read response (max_bytes is clamped to it)', default: String(READ_BYTES_MAX) },
-  { name: 'readplan-ttl', env: 'SVCD_READPLAN_TTL', help: 'read plan validity in milliseconds', default: String(READPLAN_TTL_MS_DEFAULT) },
+  { name: 'readplan-ttl', env: 'SVCD_READPLAN_TTL', help: 'read plan validity: a duration such as 5m, 300s or 300000ms (a bare number is milliseconds)', default: `${READPLAN_TTL_MS_DEFAULT / 60_000}m` },
   { name: 'readplan-vending', env: 'SVCD_READPLAN_VENDING', help: 'presigned or raw', default: 'presigned' },
   { name: 'sse-heartbeat-ms', env: 'SVCD_SSE_HEARTBEAT_MS', help: 'SSE heartbeat period', default: String(SSE_HEARTBEAT_MS) },
   { name: 'sse-stall-ms', env: 'SVCD_SSE_STALL_MS', help: 'an SSE consumer that has not drained for this long is disconnected', default: String(SSE_STALL_MS) },
   { name: 'sse-connections-max', env: 'SVCD_SSE_CONNECTIONS_MAX', help: 'SSE connections per HTTP host; past it 503 with Retry-After: 1', default: String(SSE_CONNECTIONS_PER_HOST_MAX) },
   { name: 'wal-file-bytes-max', env: 'SVCD_WAL_FILE_BYTES_MAX', help: 'a WAL file is sealed and settled into segments at this size', default: String(WAL_FILE_BYTES_MAX) },
   { name: 'wal-settle-after-ms', env: 'SVCD_WAL_SETTLE_AFTER_MS', help: 'a non-empty WAL file is sealed and settled this long after it was opened', default: String(WAL_SETTLE_AFTER_MS) },
+  { name: 'cors-allowed-origins', env: 'SVCD_CORS_ALLOWED_ORIGINS', help: 'comma-separated browser origins allowed to call the data bridge (* for any); empty denies every CORS preflight', default: '' },
+  { name: 'express-bucket', env: 'SVCD_EXPRESS_BUCKET', help: 'object-store bucket for the express storage class; without it no stream can be switched to express', default: '' },
   { name: 'object-store', env: 'SVCD_OBJECT_STORE', help: 'fs (a directory under --data-dir)', default: 'fs' },
   { name: 'metadata', env: 'SVCD_METADATA', help: 'local (journal + snapshot under --data-dir)', default: 'local' },
   { name: 'help', env: '', help: 'print this help and exit', boolean: true },
@@ -49,6 +51,10 @@ export interface Config {
   maxReadRecords: number;
   maxReadBytes: number;
   readplanTtlMs: number;
+  /** Origins allowed by CORS (`*` for any); empty denies every preflight. */
+  corsAllowedOrigins: string[];
+  /** The express class's bucket; '' when none is set (PATCH to express is refused). */
+  expressBucket: string;
   readplanVending: 'presigned' | 'raw';
   sse: { heartbeatMs: number; stallMs: number; connectionsMax: number };
   wal: { fileBytesMax: number; settleAfterMs: number };
@@ -98,6 +104,16 @@ function positiveInt(v: string, flag: string): number {
   return n;
 }
 
+const DURATION_UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A positive duration: `250ms`, `30s`, `5m`, `1h`, or a bare number of milliseconds. */
+export function durationMs(v: string, flag: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(v.trim());
+  const n = m ? Math.round(Number(m[1]) * DURATION_UNIT_MS[m[2] ?? 'ms']) : NaN;
+  if (!Number.isSafeInteger(n) || n <= 0) throw new ConfigError(`--${flag} must be a positive duration such as 5m, 300s or 300000ms`);
+  return n;
+}
+
 function boolValue(v: string, flag: string): boolean {
   if (v === 'true' || v === '1') return true;
   if (v === 'false' || v === '0') return false;
@@ -129,7 +145,9 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     adminUiReader: boolValue(get('admin-ui-reader'), 'admin-ui-reader'),
     maxReadRecords: positiveInt(get('max-read-records'), 'max-read-records'),
     maxReadBytes: positiveInt(get('max-read-bytes'), 'max-read-bytes'),
-    readplanTtlMs: positiveInt(get('readplan-ttl'), 'readplan-ttl'),
+    readplanTtlMs: durationMs(get('readplan-ttl'), 'readplan-ttl'),
+    corsAllowedOrigins: get('cors-allowed-origins').split(',').map((o) => o.trim()).filter((o) => o !== ''),
+    expressBucket: get('express-bucket'),
     readplanVending: vending,
     sse: {
       heartbeatMs: positiveInt(get('sse-heartbeat-ms'), 'sse-heartbeat-ms'),

@@ -81,7 +81,10 @@ export interface StreamService {
   // records
   append(bucket: string, key: string, input: AppendInput): Promise<AppendAck>;
   read(bucket: string, key: string, opts: ReadOptions): Promise<ReadResult>;
+  /** The committed tail of an existing stream (admin views: never creates). */
   checkTail(bucket: string, key: string): Position;
+  /** CheckTail on the data plane: like a read, a first use may create the stream (create_stream_on_read). */
+  readTail(bucket: string, key: string): Promise<Position>;
   trim(bucket: string, key: string, to: { seq_num?: number; timestamp_ms?: number }): Promise<void>;
   fence(bucket: string, key: string, token: string): Promise<Position>;
   subscribe(bucket: string, key: string, start: ReadStart): Promise<Subscription>;

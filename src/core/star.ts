@@ -9,7 +9,7 @@ import {
 import { contentBytes, encodeBatch, encodeRotate, patchBatch, type CodecRecord } from '../storage/format/record-codec.ts';
 import type { BucketMeta, MetadataStore, MetaState, StreamMeta } from '../storage/metadata/metadata-store.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
-import { ServiceError, notFound } from './errors.ts';
+import { ServiceError, invalid, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
 import type { Clock, Ids, LogPort, SegmentSettler, Timers, WalJanitor } from './ports.ts';
 import { checkFence, checkMatch, stampTimestamps } from './sequencer.ts';
@@ -41,6 +41,9 @@ export interface StarDeps {
   /** … or this long after it was opened, when it holds anything (default WAL_SETTLE_AFTER_MS). */
   walSettleAfterMs?: number;
   log_error?: (msg: string, err?: unknown) => void;
+  /** The express storage class's bucket; '' or absent when none is set, and then no stream may be
+   *  switched to express (spec: States, PATCH). */
+  expressBucket?: string;
 }
 
 /** An append sequenced into the ring, waiting for the flusher's durable offset to pass `end`. */
@@ -299,8 +302,13 @@ export class Star implements StreamService {
       if (v === undefined) continue;
       (config as unknown as Record<string, unknown>)[k] = v === '' ? defaults[k] : v;
     }
+    if (config.class === 'express' && st.config.class !== 'express' && !this.d.expressBucket) {
+      // Refused before anything is written: there is nowhere to put express-class objects.
+      throw invalid('this star has no express bucket set (--express-bucket); the stream cannot switch to express');
+    }
     const handoff = HANDOFF_FIELDS.some((k) => config[k] !== st.config[k]);
     const changed = STREAM_CONFIG_FIELDS.some((k) => config[k] !== st.config[k]);
+    const retentionChanged = config.retention_max_age_ms !== st.config.retention_max_age_ms || config.retention_max_bytes !== st.config.retention_max_bytes;
     const beforeConfig = st.config;
     st.config = config;
     st.meta = { ...st.meta, config: { ...config } };
@@ -312,6 +320,8 @@ export class Star implements StreamService {
     }
     // A change that alters nothing causes no handoff; retention-only changes take effect in place.
     if (changed) st.emit({ kind: 'reconfigured', handoff, config: { ...config } });
+    // Retention takes effect immediately (spec: States), not at the next background sweep.
+    if (retentionChanged) await this.applyRetention(st, this.d.clock.nowMs());
     return st.info();
   }
 
@@ -603,6 +613,10 @@ export class Star implements StreamService {
     return this.requireStream(bucket, key).tailPosition();
   }
 
+  async readTail(bucket: string, key: string): Promise<Position> {
+    return (await this.streamForRead(bucket, key)).tailPosition();
+  }
+
   // ---------------------------------------------------------------- trim, fence, retention
 
   async trim(bucket: string, key: string, to: { seq_num?: number; timestamp_ms?: number }): Promise<void> {
@@ -649,14 +663,18 @@ export class Star implements StreamService {
     if (!due.length) return;
     this.sweeping = true;
     void (async () => {
-      for (const st of due) {
-        const { retention_max_age_ms: age, retention_max_bytes: bytes } = st.config;
-        let target = st.trimSeq;
-        if (age) target = Math.max(target, await this.reader.seqAtOrAfter(st, now - age));
-        if (bytes) target = Math.max(target, this.reader.watermarkForBytes(st, bytes));
-        await this.advanceTrim(st, Math.min(target, st.tail));
-      }
+      for (const st of due) await this.applyRetention(st, now);
     })().catch((err) => this.d.log_error?.('retention sweep failed', err)).finally(() => { this.sweeping = false; });
+  }
+
+  /** Trims what the stream's retention (age and bytes) no longer keeps as of `nowMs`. */
+  private async applyRetention(st: StreamState, nowMs: number): Promise<void> {
+    const { retention_max_age_ms: age, retention_max_bytes: bytes } = st.config;
+    if (!age && !bytes) return;
+    let target = st.trimSeq;
+    if (age) target = Math.max(target, await this.reader.seqAtOrAfter(st, nowMs - age));
+    if (bytes) target = Math.max(target, this.reader.watermarkForBytes(st, bytes));
+    await this.advanceTrim(st, Math.min(target, st.tail));
   }
 
   // ---------------------------------------------------------------- read plans and watchers
@@ -694,7 +712,7 @@ export class Star implements StreamService {
   // ---------------------------------------------------------------- subscribe
 
   async subscribe(bucket: string, key: string, start: ReadStart): Promise<Subscription> {
-    const st = this.requireStream(bucket, key);
+    const st = await this.streamForRead(bucket, key);
     if (this.subscriptions >= SUBSCRIPTIONS_PER_STAR_MAX) throw new ServiceError('resource_exhausted', 'subscriptions per star at cap');
     this.subscriptions += 1; // reserved before any await, so concurrent subscribes cannot pass the cap
     try {

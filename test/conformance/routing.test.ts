@@ -194,14 +194,24 @@ for (const engine of ENGINES) {
       assert.deepEqual(new Set(list.body.streams.map((s: any) => s.key)), new Set(keys));
     });
 
-    test('bad percent-encoding in the path is 400', async () => {
+    test('a bad path segment (bad percent-encoding, a name or key outside the rules) is 404', async () => {
       for (const p of [
         `/v1/streams/${bucket}/%ZZ`, `/v1/streams/${bucket}/%ZZ/records?seq_num=0`, `/v1/streams/${bucket}/a%2`,
         `/v1/streams/${bucket}/%`, `/v1/buckets/%ZZ`, `/v1/streams/%ZZ/${key}`,
+        `/v1/buckets/bad%20name`, `/v1/streams/${bucket}/${'k'.repeat(1025)}`,
       ]) {
         const res = await rawRequest(srv.baseUrl, 'GET', p);
-        assertRawError(res, 400, `GET ${p}`);
+        assertRawError(res, 404, `GET ${p}`);
       }
+      const create = await rawRequest(srv.baseUrl, 'POST', '/v1/buckets/-bad');
+      assertRawError(create, 404, 'POST /v1/buckets/-bad');
+    });
+
+    test('a 405 lists HEAD wherever GET is allowed', async () => {
+      const res = await rawRequest(srv.baseUrl, 'PUT', `/v1/streams/${bucket}/${key}/records/tail`);
+      assert.equal(res.status, 405);
+      const allow = String(res.headers.allow).split(',').map((m) => m.trim());
+      assert.deepEqual(allow.sort(), ['GET', 'HEAD']);
     });
 
     test('bad percent-encoding in the query is 400', async () => {

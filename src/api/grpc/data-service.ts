@@ -80,7 +80,7 @@ export function dataServiceHandlers(ctx: GrpcContext): DataServiceHandlers {
 
     CheckTail: unary(async (req, _md, c) => {
       const { bucket, key } = await streamAddress(ctx, 'CheckTail', req, c);
-      return { tail: positionToWire(svc.checkTail(bucket, key)) };
+      return { tail: positionToWire(await svc.readTail(bucket, key)) };
     }),
 
     GetStream: unary(async (req, _md, c) => {
