@@ -13,6 +13,7 @@ import { ERROR_TABLE, ServiceError } from './core/errors.ts';
 import type { AppendInput } from './core/types.ts';
 import { Dispatcher } from './api/dispatch.ts';
 import { loadNativeUws, startUwsServer } from './api/uws.ts';
+import { CorsPolicy } from './api/cors.ts';
 import { startNodeServer } from '../native-free/http-node.ts';
 import { frameTimestamps, forEachRecord, contentBytes } from './storage/format/record-codec.ts';
 import { LocalMetadataStore } from './storage/metadata/local-store.ts';
@@ -127,6 +128,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     walSettleAfterMs: cfg.wal.settleAfterMs,
     readBytesMax: cfg.maxReadBytes,
     log_error: logError,
+    expressBucket: cfg.expressBucket,
   });
   star.open(state, recovered, walFiles);
 
@@ -150,6 +152,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     svc: star, parseOffThread, logError, sse: cfg.sse,
     observe: (verb, status, secs) => metrics.observe(verb, status, secs),
     auth: auth ? { authenticator: auth.authenticator, exchange } : undefined,
+    cors: new CorsPolicy(cfg.corsAllowedOrigins),
   });
 
   let engine: string = cfg.httpEngine;
