@@ -77,7 +77,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   const state = await metadata.load();
   const get = (f: string): string | undefined => cfg.raw.get(f) || undefined;
   const tls = get('tls-cert') && get('tls-key') ? { cert: get('tls-cert')!, key: get('tls-key')!, ca: get('tls-client-ca') } : undefined;
-  const authConfig = parseAuthConfig(get, process.env, tls !== undefined, { clustered: false });
+  const authConfig = parseAuthConfig(get, process.env, tls !== undefined);
   const auth: AuthModule | undefined = authConfig.mode === 'off'
     ? undefined
     : await startAuth(authConfig, { store: credentialStoreOf(metadata), starId: randomUUID(), log: (m: string) => console.error(`svcd auth: ${m}`) });
@@ -218,7 +218,7 @@ function grpcAuthHooks(auth: AuthModule | undefined): GrpcAuthHooks | undefined 
     },
     exchangeToken: auth.verifier?.signer ? (req) => auth.exchanger.exchange(req) : undefined,
     createCredential: async (req) => {
-      const c = await auth.registry.create(req.scope);
+      const c = await auth.registry.create(req.scope, req.key_id);
       return { credential: { key_id: c.key_id, scope: c.scope, state: c.state, created_at_unix_ms: c.created_at_unix_ms }, secret: c.secret };
     },
     listCredentials: async (startAfter, limit) => {

@@ -4,16 +4,18 @@
 
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { isValidKeyId, KEY_ID_RULE } from './credentials.ts';
 import { parseScopeStrict } from './scope.ts';
 
 export type AuthMode = 'off' | 'mtls' | 'jwt' | 'basic';
 export const AUTH_MODES: readonly AuthMode[] = ['off', 'mtls', 'jwt', 'basic'];
 
 /**
- * RFC 7518 §3.2: an HS256 key must be at least as long as the hash output. Shorter secrets are
- * guessable offline from any one token, so boot refuses them.
+ * RFC 7518 §3.2: an HS256 key should be at least as long as the hash output; a shorter secret is
+ * guessable offline from any one token. The spec sets no minimum (test harnesses use short
+ * secrets), so boot accepts any non-empty secret and prints one warning line below this length.
  */
-export const HMAC_SECRET_BYTES_MIN = 32;
+export const HMAC_SECRET_BYTES_RECOMMENDED = 32;
 
 export interface HmacKey {
   /** Stamped as `kid` on minted tokens; '' for the single-secret sources, which stamp none. */
@@ -34,7 +36,7 @@ export interface JwtConfig {
 
 export interface RootSeed {
   key_id: string;
-  /** Lowercase hex SHA-256 of the secret. */
+  /** Lowercase hex SHA-256 of the secret (normalized from any accepted input form). */
   secret_hash: string;
   scope: string;
 }
@@ -85,12 +87,8 @@ export const AUTH_SETTINGS: readonly AuthSetting[] = [
 ];
 
 export interface ParseAuthOptions {
-  /**
-   * Whether this star has peers. The spec makes the provisioned peer token mandatory under
-   * JWKS/OIDC; a standalone star never dials a peer, so the lead may pass false there. Default true
-   * (fail closed).
-   */
-  clustered?: boolean;
+  /** Where boot warnings go (one line each, already prefixed `auth: warning: `). Default: stderr. */
+  warn?: (line: string) => void;
 }
 
 type Reader = (name: string) => string | undefined;
@@ -120,8 +118,19 @@ function parseBool(raw: string | undefined, name: string): boolean {
 
 function hmacKey(kid: string, secret: string, what: string): HmacKey {
   const bytes = new TextEncoder().encode(secret);
-  if (bytes.length < HMAC_SECRET_BYTES_MIN) refuse(`${what} is ${bytes.length} bytes, at least ${HMAC_SECRET_BYTES_MIN} required`);
+  if (bytes.length === 0) refuse(`${what} is empty`);
   return { kid, secret: bytes };
+}
+
+/** One warning line naming every HS256 secret under the recommended length, or undefined. */
+function shortSecretWarning(source: JwtSource, name: string): string | undefined {
+  const short = (k: HmacKey): boolean => k.secret.length < HMAC_SECRET_BYTES_RECOMMENDED;
+  let what: string[] = [];
+  if (source.kind === 'hmac-secret' && short(source.key)) what = [`${name} is ${source.key.secret.length} bytes`];
+  if (source.kind === 'hmac-keys') what = source.keys.filter(short).map((k) => `${name} key '${k.kid}' is ${k.secret.length} bytes`);
+  if (what.length === 0) return undefined;
+  return `auth: warning: ${what.join(', ')}; HS256 wants at least ${HMAC_SECRET_BYTES_RECOMMENDED} ` +
+    '(RFC 7518 §3.2): a shorter secret can be guessed offline from any one token';
 }
 
 function parseHmacKeys(raw: string): HmacKey[] {
@@ -151,7 +160,7 @@ function parseKeyUrl(raw: string, name: string, insecureAuth: boolean): string {
   return refuse(`--${name} must be https (http only on loopback or with --insecure-auth)`);
 }
 
-function parseJwt(read: Reader, env: NodeJS.ProcessEnv, insecureAuth: boolean): JwtConfig {
+function parseJwt(read: Reader, env: NodeJS.ProcessEnv, insecureAuth: boolean, warn: (line: string) => void): JwtConfig {
   // Count the sources before reading any, so two sources are refused as two sources even when
   // one of them is also broken.
   const given: { name: string; value: string; parse: (value: string) => JwtSource }[] = [];
@@ -170,11 +179,34 @@ function parseJwt(read: Reader, env: NodeJS.ProcessEnv, insecureAuth: boolean): 
   if (given.length === 0) refuse('--auth jwt needs exactly one JWT source, none given');
   if (given.length > 1) refuse(`--auth jwt needs exactly one JWT source, got ${given.map((g) => g.name).join(', ')}`);
   const audience = read('jwt-audience');
-  return { source: given[0].parse(given[0].value), ...(audience !== undefined ? { audience } : {}) };
+  const source = given[0].parse(given[0].value);
+  const warning = shortSecretWarning(source, given[0].name);
+  if (warning !== undefined) warn(warning);
+  return { source, ...(audience !== undefined ? { audience } : {}) };
 }
 
 const HEX64 = /^[0-9a-fA-F]{64}$/;
-const KEY_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+/** base64 (+/) or base64url (-_) of 32 bytes: 43 significant characters, optionally one `=`. */
+const B64_32 = /^(?:[A-Za-z0-9+/]{43}|[A-Za-z0-9_-]{43})=?$/;
+const SECRET_HASH_FORMS = '64 hex digits, sha256:<64 hex digits>, or base64/base64url of the 32-byte digest';
+
+/**
+ * A root seed's secret_hash (the SHA-256 of the secret) as lowercase hex, from any accepted form:
+ * 64 hex digits, `sha256:` plus 64 hex digits, or the 32-byte digest in base64 or base64url (padded
+ * or not). Anything else is undefined. The base64 forms must be canonical, so one digest has one
+ * spelling per alphabet and nothing is silently dropped by a lenient decoder.
+ */
+export function parseSecretHash(raw: string): string | undefined {
+  const hex = raw.startsWith('sha256:') ? raw.slice('sha256:'.length) : raw;
+  if (HEX64.test(hex)) return hex.toLowerCase();
+  if (hex !== raw || !B64_32.test(raw)) return undefined;
+  const body = raw.replace(/=$/, '');
+  const url = /[-_]/.test(body);
+  const bytes = Buffer.from(body, url ? 'base64url' : 'base64');
+  if (bytes.length !== 32) return undefined;
+  const again = bytes.toString(url ? 'base64url' : 'base64').replace(/=+$/, '');
+  return again === body ? bytes.toString('hex') : undefined;
+}
 
 function seedFromJson(text: string, origin: string): RootSeed {
   let raw: unknown;
@@ -185,8 +217,9 @@ function seedFromJson(text: string, origin: string): RootSeed {
   }
   if (typeof raw !== 'object' || raw === null) return refuse(`${origin} must be a JSON object`);
   const { key_id: keyId, secret_hash: hash, scope } = raw as Record<string, unknown>;
-  if (typeof keyId !== 'string' || !KEY_ID.test(keyId)) return refuse(`${origin}: key_id must be 1-128 of A-Z a-z 0-9 _ . -`);
-  if (typeof hash !== 'string' || !HEX64.test(hash)) return refuse(`${origin}: secret_hash must be 64 hex digits (SHA-256)`);
+  if (typeof keyId !== 'string' || !isValidKeyId(keyId)) return refuse(`${origin}: key_id must be ${KEY_ID_RULE}`);
+  const secretHash = typeof hash === 'string' ? parseSecretHash(hash) : undefined;
+  if (secretHash === undefined) return refuse(`${origin}: secret_hash must be the secret's SHA-256 as ${SECRET_HASH_FORMS}`);
   const seedScope = scope === undefined ? 'svc:admin' : scope;
   if (typeof seedScope !== 'string') return refuse(`${origin}: scope must be a string`);
   try {
@@ -194,7 +227,7 @@ function seedFromJson(text: string, origin: string): RootSeed {
   } catch (err) {
     return refuse(`${origin}: ${(err as Error).message}`);
   }
-  return { key_id: keyId, secret_hash: hash.toLowerCase(), scope: seedScope };
+  return { key_id: keyId, secret_hash: secretHash, scope: seedScope };
 }
 
 function parseRootSeed(read: Reader, env: NodeJS.ProcessEnv): RootSeed | undefined {
@@ -207,7 +240,7 @@ function parseRootSeed(read: Reader, env: NodeJS.ProcessEnv): RootSeed | undefin
   const secret = env.SVCD_ROOT_SECRET;
   if (keyId !== undefined || (secret !== undefined && secret !== '')) {
     if (keyId === undefined || secret === undefined || secret === '') refuse('--root-key-id and SVCD_ROOT_SECRET go together');
-    if (!KEY_ID.test(keyId)) refuse('--root-key-id must be 1-128 of A-Z a-z 0-9 _ . -');
+    if (!isValidKeyId(keyId)) refuse(`--root-key-id must be ${KEY_ID_RULE}`);
     seeds.push({ key_id: keyId, secret_hash: createHash('sha256').update(secret, 'utf8').digest('hex'), scope: 'svc:admin' });
   }
   if (seeds.length > 1) refuse('give the root seed once: --root-credential-file, SVCD_ROOT_CREDENTIAL or --root-key-id');
@@ -233,6 +266,7 @@ export function parseAuthConfig(
   tlsEnabled: boolean,
   options: ParseAuthOptions = {},
 ): AuthConfig {
+  const warn = options.warn ?? ((line: string) => { console.error(`svcd: ${line}`); });
   const envOf = new Map(AUTH_SETTINGS.filter((s) => s.flag).map((s) => [s.flag as string, s.env]));
   const read: Reader = (flag) => {
     const fromFlag = get(flag);
@@ -269,10 +303,11 @@ export function parseAuthConfig(
     config.mtls = { certFile, keyFile, clientCaFile };
   }
   if (mode === 'jwt') {
-    config.jwt = parseJwt(read, env, insecureAuth);
+    config.jwt = parseJwt(read, env, insecureAuth, warn);
     const asymmetric = config.jwt.source.kind === 'jwks-url' || config.jwt.source.kind === 'oidc-issuer';
     const peer = parsePeerToken(read, env);
-    if (asymmetric && peer === undefined && options.clustered !== false) {
+    // Spec: required, boot refuses without it, whether or not this star has peers yet.
+    if (asymmetric && peer === undefined) {
       refuse('jwt with JWKS/OIDC cannot mint peer tokens; give --peer-service-token-file or SVCD_PEER_SERVICE_TOKEN');
     }
     if (peer !== undefined) config.peerServiceToken = peer;

@@ -42,6 +42,18 @@ export interface RegistryOptions {
 }
 
 export const KEY_ID_PREFIX = 'ck_';
+/**
+ * A key id given by the operator (CreateCredential's key_id, `credentials create --key-id`, the
+ * root seed): 1-128 characters of A-Z a-z 0-9 _ . -. Printable in logs and listings, safe in a
+ * JWT sub, and never whitespace or `:` (which the scope and Basic syntaxes split on).
+ */
+const KEY_ID_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
+export const KEY_ID_RULE = '1-128 characters of A-Z a-z 0-9 _ . -';
+
+export function isValidKeyId(keyId: string): boolean {
+  return KEY_ID_PATTERN.test(keyId);
+}
+
 /** 8 random bytes: the spec's 16 hex digits after `ck_`. */
 const KEY_ID_RANDOM_BYTES = 8;
 /** 32 random bytes (256 bits) of secret, base64url: unguessable, and hashing it unsalted is safe. */
@@ -72,27 +84,44 @@ function info(row: CredentialRow): CredentialInfo {
 export class CredentialRegistry {
   private readonly now: () => number;
   private readonly random: (n: number) => Uint8Array;
+  /** Key ids being created right now: two concurrent creates of one given id cannot both win. */
+  private readonly creating = new Set<string>();
 
   constructor(private readonly store: CredentialStore, options: RegistryOptions = {}) {
     this.now = options.now ?? Date.now;
     this.random = options.randomBytes ?? ((n) => nodeRandomBytes(n));
   }
 
-  /** Create an active credential; the returned secret is never retrievable again. */
-  async create(scope: string): Promise<CreatedCredential> {
+  /**
+   * Create an active credential; the returned secret is never retrievable again. A non-empty
+   * `keyId` is registered as given (InvalidArgument unless it follows KEY_ID_RULE, AlreadyExists
+   * when taken, revoked rows included); '' generates `ck_` + 16 hex digits.
+   */
+  async create(scope: string, keyId = ''): Promise<CreatedCredential> {
     parseScopeStrict(scope); // refuse to store grants that would be skipped at use
-    let keyId = '';
+    if (keyId !== '' && !isValidKeyId(keyId)) throw new ServiceError('invalid_argument', `key_id must be ${KEY_ID_RULE}`);
+    let id = keyId;
     for (let attempt = 0; ; attempt++) {
-      if (attempt >= KEY_ID_ATTEMPTS_MAX) throw new ServiceError('internal', 'could not allocate a credential key id');
-      keyId = KEY_ID_PREFIX + Buffer.from(this.random(KEY_ID_RANDOM_BYTES)).toString('hex');
-      if ((await this.store.get(keyId)) === undefined) break;
+      if (keyId === '') {
+        if (attempt >= KEY_ID_ATTEMPTS_MAX) throw new ServiceError('internal', 'could not allocate a credential key id');
+        id = KEY_ID_PREFIX + Buffer.from(this.random(KEY_ID_RANDOM_BYTES)).toString('hex');
+      }
+      // The claim follows the lookup with no await between, so two creates never share an id.
+      const free = (await this.store.get(id)) === undefined && !this.creating.has(id);
+      if (free) break;
+      if (keyId !== '') throw new ServiceError('already_exists', `credential ${id} already exists`);
     }
-    const secret = Buffer.from(this.random(SECRET_RANDOM_BYTES)).toString('base64url');
-    const row: CredentialRow = {
-      key_id: keyId, secret_hash: hashSecret(secret), scope, state: 'active', created_at_unix_ms: this.now(),
-    };
-    await this.store.put(row);
-    return { ...info(row), secret };
+    this.creating.add(id);
+    try {
+      const secret = Buffer.from(this.random(SECRET_RANDOM_BYTES)).toString('base64url');
+      const row: CredentialRow = {
+        key_id: id, secret_hash: hashSecret(secret), scope, state: 'active', created_at_unix_ms: this.now(),
+      };
+      await this.store.put(row);
+      return { ...info(row), secret };
+    } finally {
+      this.creating.delete(id);
+    }
   }
 
   /** A page in key id order; pass `next` back as startAfter. */

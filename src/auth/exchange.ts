@@ -4,13 +4,17 @@
 //
 // Order of verdicts: no signing key (501) before anything else, since no ask can succeed; then the
 // body's shape (400); then the credential (401 / 403 revoked); then the narrowing (403).
+//
+// The asked `scope` follows the grammar's rule 5 like any scope: entries without `svc:` are ignored,
+// a malformed or unknown `svc:` token is skipped and logged, more than 64 `svc:` tokens rejects the
+// ask (400). The ask is 400 only when no valid grant or marker remains.
 
 import { EXCHANGE_TTL_SECONDS_DEFAULT, EXCHANGE_TTL_SECONDS_MAX } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
 import type { CredentialRegistry } from './credentials.ts';
 import type { MintedToken, TokenSigner } from './jwt.ts';
 import {
-  ACTIONS, formatScope, grantContains, matches, parseScopeStrict,
+  ACTIONS, formatScope, grantContains, matches, parseScope,
   type Grant, type ParsedScope,
 } from './scope.ts';
 
@@ -26,9 +30,16 @@ function invalid(message: string): ServiceError {
   return new ServiceError('invalid_argument', message);
 }
 
-/** Validate the JSON body's shape; the transport hands over whatever it parsed. */
+const EXCHANGE_FIELDS: ReadonlySet<string> = new Set(['key_id', 'secret', 'bucket', 'scope', 'ttl_seconds']);
+
+/**
+ * Validate the JSON body's shape; the transport hands over whatever it parsed. Unknown fields are
+ * 400 as on every other body. `ttl_seconds` 0 or null means the default (as proto3's unset 0 does
+ * on gRPC); a negative or fractional one, or a non-number, is 400.
+ */
 export function parseExchangeRequest(body: unknown): ExchangeRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('exchange body must be a JSON object');
+  for (const field of Object.keys(body)) if (!EXCHANGE_FIELDS.has(field)) throw invalid(`unknown field ${field}`);
   const { key_id: keyId, secret, bucket, scope, ttl_seconds: ttl } = body as Record<string, unknown>;
   // A missing key id or secret is a credential that is not there: 401, like a wrong one.
   if (typeof keyId !== 'string' || keyId === '' || typeof secret !== 'string' || secret === '') {
@@ -39,20 +50,54 @@ export function parseExchangeRequest(body: unknown): ExchangeRequest {
     throw invalid('bucket must be a bucket name');
   }
   if (scope !== undefined && typeof scope !== 'string') throw invalid('scope must be a space-separated string');
-  if (ttl !== undefined && ttl !== null && (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl <= 0)) {
-    throw invalid('ttl_seconds must be a positive integer');
+  if (ttl !== undefined && ttl !== null && (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0)) {
+    throw invalid('ttl_seconds must be a non-negative integer (0 or absent: 15 minutes)');
   }
   return {
     key_id: keyId, secret,
     ...(bucket !== undefined ? { bucket: bucket as string } : {}),
     ...(scope !== undefined ? { scope: scope as string } : {}),
-    ...(typeof ttl === 'number' ? { ttl_seconds: ttl } : {}),
+    ...(typeof ttl === 'number' && ttl > 0 ? { ttl_seconds: ttl } : {}),
   };
 }
 
-/** ttl_seconds: default 15 minutes, clamped to 1 hour. */
+/** ttl_seconds: default 15 minutes (absent or 0), clamped to 1 hour. */
 export function exchangeTtlSeconds(asked: number | undefined): number {
-  return Math.min(asked ?? EXCHANGE_TTL_SECONDS_DEFAULT, EXCHANGE_TTL_SECONDS_MAX);
+  return Math.min(asked === undefined || asked === 0 ? EXCHANGE_TTL_SECONDS_DEFAULT : asked, EXCHANGE_TTL_SECONDS_MAX);
+}
+
+/** A skipped `svc:` token of an ask, and why. */
+export interface SkippedToken { token: string; reason: string }
+
+/**
+ * Parse an asked `scope` under rule 5. Throws InvalidArgument past SCOPE_TOKENS_MAX `svc:` tokens,
+ * or when no valid grant or marker remains; otherwise answers the scope and what was skipped.
+ */
+export function parseAskedScope(scope: string): { asked: ParsedScope; skipped: SkippedToken[] } {
+  const skipped: SkippedToken[] = [];
+  let asked: ParsedScope;
+  try {
+    asked = parseScope(scope, (token, reason) => skipped.push({ token, reason }));
+  } catch (err) {
+    // Too many svc: tokens: the whole ask is rejected, and it is the asker's input, so 400.
+    if (err instanceof ServiceError) throw invalid(err.message.replace(/^credential rejected: /, 'scope has '));
+    throw err;
+  }
+  if (!asked.admin && !asked.node && asked.grants.length === 0) {
+    const why = skipped.length > 0 ? ` (skipped ${describeSkipped(skipped)})` : '';
+    throw invalid(`scope asks for no valid svc: grant${why}`);
+  }
+  return { asked, skipped };
+}
+
+/** Bounded text for skipped tokens: a hostile ask cannot write 64 KiB into a log line or an answer. */
+const SKIPPED_SHOWN_MAX = 4;
+const SKIPPED_TOKEN_CHARS_MAX = 80;
+function describeSkipped(skipped: readonly SkippedToken[]): string {
+  const cut = (t: string): string => (t.length > SKIPPED_TOKEN_CHARS_MAX ? `${t.slice(0, SKIPPED_TOKEN_CHARS_MAX)}…` : t);
+  const shown = skipped.slice(0, SKIPPED_SHOWN_MAX).map((s) => `'${cut(s.token)}': ${s.reason}`);
+  const more = skipped.length > SKIPPED_SHOWN_MAX ? `; and ${skipped.length - SKIPPED_SHOWN_MAX} more` : '';
+  return shown.join('; ') + more;
 }
 
 /**
@@ -89,19 +134,29 @@ export interface Exchanger {
   exchange(body: unknown): Promise<MintedToken>;
 }
 
+export interface ExchangerOptions {
+  /** Where skipped scope tokens are reported (one line per ask). Default: console.warn. */
+  log?: (msg: string) => void;
+}
+
 /**
  * The exchange over a registry and the signer of a symmetric JWT source. `signer` is undefined
  * under JWKS/OIDC (verify-only) and in modes without JWT: every ask is then Unimplemented (501).
  */
-export function createExchanger(registry: CredentialRegistry, signer: TokenSigner | undefined): Exchanger {
+export function createExchanger(registry: CredentialRegistry, signer: TokenSigner | undefined, options: ExchangerOptions = {}): Exchanger {
+  const log = options.log ?? ((msg: string) => console.warn(msg));
   return {
     async exchange(body) {
       if (signer === undefined) throw new ServiceError('unimplemented', 'token exchange needs a symmetric JWT signing key');
       const req = parseExchangeRequest(body);
-      // Parse the ask before touching the registry so a malformed scope is 400 for everyone.
-      const asked = req.scope !== undefined ? parseScopeStrict(req.scope) : undefined;
+      // Parse the ask before touching the registry so a scope with nothing valid is 400 for everyone.
+      const ask = req.scope !== undefined ? parseAskedScope(req.scope) : undefined;
       const { row, scope: held } = await registry.verifySecret(req.key_id, req.secret);
-      const granted = asked !== undefined ? narrowToScope(held, asked) : narrowToBucket(held, req.bucket as string);
+      // Logged once the caller is known, so an unauthenticated ask cannot write to the log.
+      if (ask !== undefined && ask.skipped.length > 0) {
+        log(`auth: exchange for ${row.key_id} skipped ${ask.skipped.length} scope token(s): ${describeSkipped(ask.skipped)}`);
+      }
+      const granted = ask !== undefined ? narrowToScope(held, ask.asked) : narrowToBucket(held, req.bucket as string);
       return signer.sign({ scope: formatScope(granted), sub: row.key_id }, exchangeTtlSeconds(req.ttl_seconds));
     },
   };

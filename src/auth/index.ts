@@ -44,7 +44,9 @@ export async function startAuth(config: AuthConfig, options: AuthBootOptions): P
     ...(options.now !== undefined ? { now: options.now } : {}),
     ...(randomBytes !== undefined ? { randomBytes } : {}),
   });
+  let peer: PeerCredentials;
   try {
+    peer = createPeerCredentials(config, verifier?.signer, starId, options.now);
     if (config.rootSeed !== undefined) await registry.convergeRootSeed(config.rootSeed);
   } catch (err) {
     verifier?.close();
@@ -55,8 +57,8 @@ export async function startAuth(config: AuthConfig, options: AuthBootOptions): P
     authenticator: createAuthenticator(config, verifier),
     verifier,
     registry,
-    exchanger: createExchanger(registry, verifier?.signer),
-    peer: createPeerCredentials(config, verifier?.signer, starId, options.now),
+    exchanger: createExchanger(registry, verifier?.signer, jwtOptions.log !== undefined ? { log: jwtOptions.log } : {}),
+    peer,
     close() { verifier?.close(); },
   };
 }

@@ -35,14 +35,9 @@ export function createPeerCredentials(
     }
     case 'jwt': {
       if (signer === undefined) {
+        // parseAuthConfig refuses to boot without it; a hand-built config fails here just as closed.
         const token = config.peerServiceToken;
-        if (token === undefined) {
-          // parseAuthConfig already refused this for a clustered star; a standalone star (clustered:
-          // false) has no peers to dial, so it boots, and only a peer call would fail.
-          return {
-            async authorization() { throw new Error('auth: jwt with JWKS/OIDC needs a provisioned peer service token'); },
-          };
-        }
+        if (token === undefined) throw new Error('auth: jwt with JWKS/OIDC needs a provisioned peer service token');
         return { authorization: async () => `Bearer ${token}` };
       }
       let cached: { value: string; expiresAtMs: number } | undefined;

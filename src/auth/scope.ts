@@ -154,9 +154,9 @@ export function parseScope(scope: string, onMalformed?: MalformedTokenHook): Par
 }
 
 /**
- * Parse a scope that the service itself is asked to store or mint (credential create, exchange
- * `scope`, root seed): there a malformed token is the asker's mistake, so it is refused outright
- * with InvalidArgument instead of being skipped.
+ * Parse a scope that the service itself is asked to store (credential create, root seed): a
+ * malformed token there would be skipped at every use, so it is refused outright with
+ * InvalidArgument. (The exchange's asked scope follows rule 5 instead: see exchange.ts.)
  */
 export function parseScopeStrict(scope: string): ParsedScope {
   const problems: string[] = [];

@@ -18,7 +18,9 @@ import { lockDataDir } from '../storage/data-dir-lock.ts';
 export const CREDENTIALS_USAGE = [
   'usage: svcd credentials <command> --data-dir DIR [options]',
   '',
-  '  create --scope SCOPE     create an active credential; prints {key_id, secret, ...} once (JSON)',
+  '  create --scope SCOPE [--key-id KEY_ID]',
+  '                           create an active credential; prints {key_id, secret, ...} once (JSON).',
+  '                           KEY_ID: 1-128 of A-Z a-z 0-9 _ . - (default: generated ck_ + 16 hex)',
   '  list                     one JSON row per credential, never the secret or its hash',
   '  revoke --key-id KEY_ID   mark a credential revoked (idempotent)',
   '',
@@ -117,7 +119,8 @@ export async function runCredentialsCli(argv: string[], io: CliIo = STDIO, env: 
   let opened: Awaited<ReturnType<typeof openCredentialRegistry>> | undefined;
   try {
     for (const name of flags.keys()) {
-      const allowed = name === 'data-dir' || (name === 'scope' && command === 'create') || (name === 'key-id' && command === 'revoke');
+      const allowed = name === 'data-dir' || (name === 'scope' && command === 'create') ||
+        (name === 'key-id' && (command === 'revoke' || command === 'create'));
       if (!allowed) throw new UsageError(`--${name} does not apply to ${command}`);
     }
     const dataDir = flags.get('data-dir') ?? (env.SVCD_DATA_DIR || undefined);
@@ -128,12 +131,12 @@ export async function runCredentialsCli(argv: string[], io: CliIo = STDIO, env: 
       return 1;
     }
     const scope = command === 'create' ? need(flags, 'scope', 'create') : '';
-    const keyId = command === 'revoke' ? need(flags, 'key-id', 'revoke') : '';
+    const keyId = command === 'revoke' ? need(flags, 'key-id', 'revoke') : flags.get('key-id') ?? '';
     opened = await openCredentialRegistry(dataDir);
     const { registry } = opened;
     switch (command) {
       case 'create': {
-        const created = await registry.create(scope);
+        const created = await registry.create(scope, keyId);
         io.out(JSON.stringify(created));
         io.err('svcd credentials: the secret is shown this once');
         return 0;

@@ -232,8 +232,8 @@ for (const engine of ENGINES) {
         assertStatus(await exchange({ ...ROOT, scope: 'svc:node' }), 200, 'the admin may mint node');
       });
 
-      test('ttl_seconds defaults to 15 minutes and is clamped to 1 hour', async () => {
-        const cases: [number | undefined, number][] = [[undefined, 900], [7200, 3600], [3600, 3600], [60, 60]];
+      test('ttl_seconds defaults to 15 minutes (absent, 0 or null) and is clamped to 1 hour', async () => {
+        const cases: [number | null | undefined, number][] = [[undefined, 900], [0, 900], [null, 900], [7200, 3600], [3600, 3600], [60, 60]];
         for (const [ttl, want] of cases) {
           const before = Date.now();
           const res = await exchange({ ...ROOT, bucket: 'logs', ...(ttl !== undefined ? { ttl_seconds: ttl } : {}) });
@@ -243,7 +243,7 @@ for (const engine of ENGINES) {
           assert.equal(claims.exp - claims.iat, want, `ttl ${ttl} → ${want}`);
           assert.ok(Math.abs(res.body.expires_at_unix_ms - (before + want * 1000)) < 5_000, 'exp is about now + ttl');
         }
-        for (const bad of [0, -5, 1.5, '60', true]) {
+        for (const bad of [-5, -1, 1.5, '60', true]) {
           assertStatus(await exchange({ ...ROOT, bucket: 'logs', ttl_seconds: bad }), 400, `ttl ${JSON.stringify(bad)}`);
         }
       });
@@ -264,7 +264,12 @@ for (const engine of ENGINES) {
         const base = { key_id: limited.key_id, secret: limited.secret };
         assertStatus(await exchange({ ...base, bucket: 'logs', scope: 'svc:read:logs:*' }), 400, 'both narrowings');
         assertStatus(await exchange(base), 400, 'no narrowing');
-        assertStatus(await exchange({ ...base, scope: 'svc:read:logs' }), 400, 'malformed scope');
+        assertStatus(await exchange({ ...base, scope: 'svc:read:logs' }), 400, 'malformed scope, nothing valid left');
+        for (const extra of [{ ttl: 60 }, { audience: 'x' }, { key: 'y' }]) {
+          const res = await exchange({ ...base, bucket: 'logs', ...extra });
+          assertStatus(res, 400, `unknown field ${Object.keys(extra)[0]}`);
+          assert.deepEqual(res.body, { error: `unknown field ${Object.keys(extra)[0]}` });
+        }
         assertStatus(await exchange({ ...base, bucket: 'lo*' }), 400, 'bucket pattern');
         assertStatus(await exchange([base]), 400, 'array body');
         assertStatus(await request(star.baseUrl, 'POST', EXCHANGE, { raw: '{not json' }), 400, 'not JSON');
@@ -272,6 +277,25 @@ for (const engine of ENGINES) {
         const res = await request(star.baseUrl, 'POST', EXCHANGE, { body: { ...base, bucket: 'logs' }, headers: { authorization: 'Bearer garbage' } });
         assertStatus(res, 200, 'exchange with a garbage bearer');
         assertStatus(await request(star.baseUrl, 'GET', EXCHANGE), 405, 'GET on the exchange');
+      });
+
+      test('scope ask: malformed or unknown svc: tokens are skipped and logged; non-svc: ignored; over 64 svc: tokens is 400', async () => {
+        const base = { key_id: limited.key_id, secret: limited.secret };
+        const outputBefore = star.output().length;
+        const res = await exchange({ ...base, scope: 'svc:read:logs:app%2F* svc:frobnicate:logs:* openid svc:read:logs:a/b' });
+        assertStatus(res, 200, 'the valid grant survives the malformed ones');
+        assert.equal(claimsOf(res.body.token).scope, 'svc:read:logs:app%2F*');
+        assertStatus(await read('logs', 'app/web', res.body.token), 200, 'inside the granted subset');
+        const logged = star.output().slice(outputBefore);
+        assert.match(logged, new RegExp(`exchange for ${limited.key_id} skipped 2 scope token\\(s\\): 'svc:frobnicate:logs:\\*': unknown action`));
+        assert.ok(!logged.includes('openid'), 'non-svc: entries are ignored, not logged');
+        const none = await exchange({ ...base, scope: 'svc:frobnicate:logs:* openid' });
+        assertStatus(none, 400, 'nothing valid left');
+        assert.match(none.body.error, /no valid svc: grant/);
+        assertStatus(await exchange({ ...base, scope: 'svc:delete:logs:* svc:frobnicate:x:y' }), 403, 'a valid grant beyond the credential');
+        const many = Array.from({ length: 65 }, (_, i) => `svc:read:logs:k${i}`).join(' ');
+        assertStatus(await exchange({ ...base, scope: many }), 400, '65 svc: tokens');
+        assertStatus(await exchange({ ...base, scope: many.replace(/ svc:read:logs:k64$/, '') }), 200, '64 svc: tokens');
       });
 
       test('minted tokens are HS256 and authenticate on this star', async () => {

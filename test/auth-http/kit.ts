@@ -116,11 +116,11 @@ export function runRefusal(opts: { engine?: Engine; args?: string[]; env?: Recor
   });
 }
 
-/** The refusal contract: non-zero exit, no listener, exactly one stderr line naming the reason. */
+/** The refusal contract: exit 2, no listener, exactly one stderr line naming the reason. */
 export function assertRefused(r: Refusal, reason: RegExp): void {
   assert.ok(!/listening on/.test(r.stdout), `the star must not serve: ${r.stdout}`);
   assert.equal(r.signal, null, `exited by itself, not killed: ${r.stderr}`);
-  assert.notEqual(r.code, 0, 'non-zero exit');
+  assert.equal(r.code, 2, 'startup refusals exit 2');
   const lines = r.stderr.trimEnd().split('\n');
   assert.equal(lines.length, 1, `one stderr line, got:\n${r.stderr}`);
   assert.match(lines[0], /^svcd: auth: /, 'the line names auth as the cause');

@@ -17,6 +17,7 @@ const ROOT_ARGS = ['--root-key-id', ROOT.key_id];
 const S1 = 'source-secret-one-0123456789abcdefghij';
 const S2 = 'source-secret-two-0123456789abcdefghij';
 const OTHER = 'not-the-configured-secret-0123456789abc';
+const PEER_ENV = { SVCD_PEER_SERVICE_TOKEN: 'provisioned-peer-token' };
 
 const listBuckets = (star: Star, token?: string): Promise<Res> =>
   request(star.baseUrl, 'GET', '/v1/buckets', { headers: token === undefined ? {} : bearer(token) });
@@ -39,8 +40,9 @@ for (const engine of ENGINES) {
         file: { args: [...base, '--jwt-hmac-secret-file', secretFile], env: ROOT_ENV },
         keys: { args: base, env: { ...ROOT_ENV, SVCD_JWT_HMAC_KEYS: `k2:${S2},k1:${S1}` } },
         // No --insecure-auth needed for the key URL itself: plain http is accepted on loopback.
-        jwks: { args: ['--auth', 'jwt', '--insecure-auth', '--jwt-jwks-url', issuer.jwksUrl], env: {} },
-        oidc: { args: ['--auth', 'jwt', '--insecure-auth', '--jwt-oidc-issuer', issuer.url], env: {} },
+        // Verify-only sources need the provisioned peer token (boot refuses without it).
+        jwks: { args: ['--auth', 'jwt', '--insecure-auth', '--jwt-jwks-url', issuer.jwksUrl], env: PEER_ENV },
+        oidc: { args: ['--auth', 'jwt', '--insecure-auth', '--jwt-oidc-issuer', issuer.url], env: PEER_ENV },
       };
       // Record each star as it comes up, so a sibling that fails to start leaves none behind.
       const starts = await Promise.allSettled(Object.entries(specs).map(async ([name, s]) => {

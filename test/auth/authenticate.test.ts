@@ -71,6 +71,9 @@ test('jwt under JWKS/OIDC: peers use the provisioned token', async () => {
   const config: AuthConfig = { mode: 'jwt', insecureAuth: false, jwt: { source: { kind: 'jwks-url', url: 'https://x' } }, peerServiceToken: 'tok' };
   assert.equal(await createPeerCredentials(config, undefined, 's').authorization(), 'Bearer tok');
   assert.equal(await createPeerCredentials({ mode: 'mtls', insecureAuth: false }, undefined, 's').authorization(), undefined);
+  // Without one (a hand-built config; parseAuthConfig refuses it) it fails at once, not at the first peer call.
+  const { peerServiceToken: _tok, ...without } = config;
+  assert.throws(() => createPeerCredentials(without, undefined, 's'), /^Error: auth: jwt with JWKS\/OIDC needs a provisioned peer service token$/);
 });
 
 test('constantTimeEqual', () => {

@@ -5,12 +5,12 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AUTH_SETTINGS, canSign, parseAuthConfig, type AuthConfig } from '../../src/auth/config.ts';
+import { AUTH_SETTINGS, canSign, parseAuthConfig, parseSecretHash, type AuthConfig } from '../../src/auth/config.ts';
 
 const S32 = 'x'.repeat(32);
 
-function parse(flags: Record<string, string>, env: Record<string, string> = {}, tls = false, clustered?: boolean): AuthConfig {
-  return parseAuthConfig((f) => flags[f], env, tls, clustered === undefined ? {} : { clustered });
+function parse(flags: Record<string, string>, env: Record<string, string> = {}, tls = false, warnings: string[] = []): AuthConfig {
+  return parseAuthConfig((f) => flags[f], env, tls, { warn: (line) => warnings.push(line) });
 }
 
 function refuses(pattern: RegExp, flags: Record<string, string>, env: Record<string, string> = {}, tls = false): void {
@@ -55,7 +55,7 @@ test('jwt needs exactly one source', () => {
   refuses(/got SVCD_JWT_HMAC_SECRET, SVCD_JWT_HMAC_KEYS/, insecure, { SVCD_JWT_HMAC_SECRET: 'short', SVCD_JWT_HMAC_KEYS: `a:${S32}` });
 });
 
-test('jwt sources parse; secrets must be 32 bytes; keysets keep order', () => {
+test('jwt sources parse; any non-empty secret is accepted; keysets keep order', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svcd-auth-'));
   try {
     const file = join(dir, 'secret');
@@ -65,7 +65,6 @@ test('jwt sources parse; secrets must be 32 bytes; keysets keep order', () => {
     assert.equal(fromFile.jwt?.source.kind, 'hmac-secret');
     assert.equal(new TextDecoder().decode((fromFile.jwt?.source as { key: { secret: Uint8Array } }).key.secret), S32);
     assert.ok(canSign(fromFile));
-    refuses(/at least 32/, { ...base, 'jwt-hmac-secret': 'short' }, {}, true);
     refuses(/cannot read JWT secret file/, { ...base, 'jwt-hmac-secret-file': join(dir, 'none') }, {}, true);
     const ks = parse(base, { SVCD_JWT_HMAC_KEYS: `new:${S32},old:${'y'.repeat(31)}:` }, true);
     assert.deepEqual((ks.jwt?.source as { keys: { kid: string }[] }).keys.map((k) => k.kid), ['new', 'old']);
@@ -80,14 +79,67 @@ test('jwt sources parse; secrets must be 32 bytes; keysets keep order', () => {
   }
 });
 
-test('JWKS/OIDC: plaintext key URLs only on loopback; peers need a provisioned token', () => {
+test('short HMAC secrets boot with one warning line; empty ones refuse', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svcd-auth-'));
+  try {
+    const base = { auth: 'jwt' };
+    const quiet: string[] = [];
+    parse({ ...base, 'jwt-hmac-secret': S32 }, {}, true, quiet);
+    parse(base, { SVCD_JWT_HMAC_KEYS: `a:${S32},b:${'z'.repeat(40)}` }, true, quiet);
+    assert.deepEqual(quiet, [], 'no warning at 32 bytes and more');
+
+    const inline: string[] = [];
+    const c = parse({ ...base, 'jwt-hmac-secret': 'short-secre!' }, {}, true, inline);
+    assert.equal(new TextDecoder().decode((c.jwt?.source as { key: { secret: Uint8Array } }).key.secret), 'short-secre!');
+    assert.ok(canSign(c));
+    assert.equal(inline.length, 1);
+    assert.match(inline[0], /^auth: warning: SVCD_JWT_HMAC_SECRET is 12 bytes; HS256 wants at least 32/);
+    assert.ok(!inline[0].includes('\n'), 'one line');
+    // The environment form names the same source.
+    const fromEnv: string[] = [];
+    parse(base, { SVCD_JWT_HMAC_SECRET: 'k' }, true, fromEnv);
+    assert.match(fromEnv[0], /SVCD_JWT_HMAC_SECRET is 1 bytes/);
+
+    const file = join(dir, 'short');
+    writeFileSync(file, 'tiny\n');
+    const fromFile: string[] = [];
+    parse({ ...base, 'jwt-hmac-secret-file': file }, {}, true, fromFile);
+    assert.equal(fromFile.length, 1);
+    assert.match(fromFile[0], /--jwt-hmac-secret-file is 4 bytes/);
+
+    const keys: string[] = [];
+    const ks = parse(base, { SVCD_JWT_HMAC_KEYS: `new:abc,mid:${S32},old:defgh` }, true, keys);
+    assert.equal((ks.jwt?.source as { keys: unknown[] }).keys.length, 3);
+    assert.equal(keys.length, 1, 'one line for the whole key set');
+    assert.match(keys[0], /SVCD_JWT_HMAC_KEYS key 'new' is 3 bytes, SVCD_JWT_HMAC_KEYS key 'old' is 5 bytes;/);
+    assert.ok(!keys[0].includes("'mid'"));
+
+    const empty = join(dir, 'empty');
+    writeFileSync(empty, '\n');
+    refuses(/--jwt-hmac-secret-file secret is empty/, { ...base, 'jwt-hmac-secret-file': empty }, {}, true);
+    refuses(/SVCD_JWT_HMAC_KEYS key 'b' is empty/, base, { SVCD_JWT_HMAC_KEYS: `a:${S32},b:` }, true);
+    // An empty inline secret is no source at all.
+    refuses(/exactly one JWT source, none given/, { ...base, 'jwt-hmac-secret': '' }, {}, true);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('JWKS/OIDC: plaintext key URLs only on loopback; boot refuses without a provisioned peer token', () => {
   const base = { auth: 'jwt' };
   const env = { SVCD_PEER_SERVICE_TOKEN: 'tok' };
   refuses(/must be https/, { ...base, 'jwt-jwks-url': 'http://idp.example/jwks' }, env, true);
   refuses(/is not a URL/, { ...base, 'jwt-oidc-issuer': 'idp' }, env, true);
   assert.equal(parse({ ...base, 'jwt-oidc-issuer': 'http://127.0.0.1:9000' }, env, true).jwt?.source.kind, 'oidc-issuer');
-  refuses(/peer-service-token/, { ...base, 'jwt-jwks-url': 'https://idp/jwks' }, {}, true);
-  assert.equal(parse({ ...base, 'jwt-jwks-url': 'https://idp/jwks' }, {}, true, false).peerServiceToken, undefined);
+  assert.equal(parse({ ...base, 'jwt-jwks-url': 'https://idp/jwks' }, env, true).peerServiceToken, 'tok');
+  const sources: Record<string, string>[] = [{ 'jwt-jwks-url': 'https://idp/jwks' }, { 'jwt-oidc-issuer': 'https://idp' }];
+  for (const source of sources) {
+    refuses(/JWKS\/OIDC cannot mint peer tokens; give --peer-service-token-file or SVCD_PEER_SERVICE_TOKEN/, { ...base, ...source }, {}, true);
+    refuses(/peer-service-token/, { ...base, ...source }, { SVCD_PEER_SERVICE_TOKEN: '  ' }, true); // blank is none
+  }
+  refuses(/give the peer service token once/, { ...base, 'jwt-jwks-url': 'https://idp/jwks', 'peer-service-token-file': '/x' }, env, true);
+  // Symmetric sources self-mint: no peer token needed.
+  assert.equal(parse({ ...base, 'jwt-hmac-secret': S32 }, {}, true).peerServiceToken, undefined);
 });
 
 test('JWT settings outside jwt mode refuse (a forgotten --auth jwt)', () => {
@@ -119,8 +171,38 @@ test('root seed: three forms, exactly one', () => {
   refuses(/go together/, { 'root-key-id': 'root' });
   refuses(/go together/, {}, { SVCD_ROOT_SECRET: 's' });
   refuses(/not valid JSON/, {}, { SVCD_ROOT_CREDENTIAL: '{' });
-  refuses(/secret_hash must be 64 hex/, {}, { SVCD_ROOT_CREDENTIAL: '{"key_id":"r","secret_hash":"abc"}' });
+  refuses(/secret_hash must be the secret's SHA-256 as 64 hex digits, sha256:<64 hex digits>, or base64\/base64url/, {}, { SVCD_ROOT_CREDENTIAL: '{"key_id":"r","secret_hash":"abc"}' });
   refuses(/malformed scope token/, {}, { SVCD_ROOT_CREDENTIAL: JSON.stringify({ key_id: 'r', secret_hash: hash, scope: 'svc:bogus' }) });
+});
+
+test('root seed secret_hash: hex, sha256:hex, base64 and base64url of the digest; anything else refuses', () => {
+  const digest = createHash('sha256').update('root-secret').digest();
+  const hex = digest.toString('hex');
+  const seed = (secretHash: unknown): Record<string, string> => ({ SVCD_ROOT_CREDENTIAL: JSON.stringify({ key_id: 'r', secret_hash: secretHash }) });
+  const b64 = digest.toString('base64');
+  const b64url = digest.toString('base64url');
+  assert.ok(b64.endsWith('=') && b64url.length === 43);
+  for (const form of [hex, hex.toUpperCase(), `sha256:${hex}`, `sha256:${hex.toUpperCase()}`, b64, b64.slice(0, -1), b64url, `${b64url}=`]) {
+    assert.equal(parse({}, seed(form)).rootSeed?.secret_hash, hex, form);
+  }
+  // A digest whose base64 needs both + and / and whose base64url needs - and _: each alphabet alone.
+  const mixed = Buffer.from('fbff' + 'ff'.repeat(30), 'hex');
+  assert.match(mixed.toString('base64'), /[+/]/);
+  assert.equal(parseSecretHash(mixed.toString('base64')), mixed.toString('hex'));
+  assert.equal(parseSecretHash(mixed.toString('base64url')), mixed.toString('hex'));
+  const notCanonical = b64url.slice(0, 42) + String.fromCharCode(b64url.charCodeAt(42) + 1); // sets a padding bit
+  const bad = [
+    '', 'abc', hex.slice(0, 63), `${hex}0`, `sha256:${b64}`, `SHA256:${hex}`, `sha256:${hex.slice(1)}`, `md5:${hex}`,
+    b64.slice(0, -2), `${b64}=`, `${b64url}==`, ` ${hex}`, `${hex}\n`, notCanonical,
+    `${'A'.repeat(20)}+_${'A'.repeat(21)}`, // mixes the two alphabets
+    Buffer.alloc(31).toString('base64'), Buffer.alloc(33).toString('base64url'),
+  ];
+  for (const form of bad) {
+    assert.equal(parseSecretHash(form), undefined, JSON.stringify(form));
+    refuses(/secret_hash must be/, {}, seed(form));
+  }
+  for (const notString of [7, null, [hex], { hex }]) refuses(/secret_hash must be/, {}, seed(notString));
+  refuses(/secret_hash must be/, {}, { SVCD_ROOT_CREDENTIAL: JSON.stringify({ key_id: 'r' }) });
 });
 
 test('AUTH_SETTINGS lists every flag with an SVCD_ variable and help', () => {

@@ -30,6 +30,34 @@ test('key id collisions are retried', async () => {
   assert.equal((await reg.create('svc:admin')).key_id, 'ck_0102030405060708');
 });
 
+test('create with a given key id: registered as given, validated, duplicates AlreadyExists', async () => {
+  const store = new MemoryCredentialStore();
+  const reg = new CredentialRegistry(store);
+  for (const id of ['ops-ci', 'ck_0123456789abcdef', 'A.b_c-9', 'x', 'k'.repeat(128)]) {
+    const c = await reg.create('svc:read:b:*', id);
+    assert.equal(c.key_id, id);
+    assert.equal((await reg.verifySecret(id, c.secret)).row.key_id, id);
+  }
+  for (const bad of ['k'.repeat(129), 'has space', 'a:b', 'a/b', 'é', 'tab\t', 'new\nline', '*']) {
+    await assert.rejects(reg.create('svc:admin', bad), code('invalid_argument'), JSON.stringify(bad));
+    assert.equal(await store.get(bad), undefined);
+  }
+  const before = await store.get('ops-ci');
+  const dup = await reg.create('svc:admin', 'ops-ci').catch((e: unknown) => e);
+  assert.ok(dup instanceof ServiceError && dup.code === 'already_exists' && dup.httpStatus === 409);
+  assert.deepEqual(await store.get('ops-ci'), before, 'the existing row is untouched');
+  // A revoked row still holds its id: re-creating it would silently un-revoke.
+  await reg.revoke('x');
+  await assert.rejects(reg.create('svc:admin', 'x'), code('already_exists'));
+  // Concurrent creates of one id: exactly one wins.
+  const race = await Promise.allSettled(Array.from({ length: 4 }, () => reg.create('svc:admin', 'raced')));
+  assert.equal(race.filter((r) => r.status === 'fulfilled').length, 1);
+  for (const r of race) if (r.status === 'rejected') assert.ok(code('already_exists')(r.reason));
+  // A bad scope is refused before anything else, and '' still generates.
+  await assert.rejects(reg.create('svc:bogus', 'fresh'), code('invalid_argument'));
+  assert.match((await reg.create('svc:admin', '')).key_id, /^ck_[0-9a-f]{16}$/);
+});
+
 test('list: no secrets or hashes, paged in key id order', async () => {
   const reg = new CredentialRegistry(new MemoryCredentialStore());
   const made = await Promise.all(Array.from({ length: 5 }, () => reg.create('svc:admin')));

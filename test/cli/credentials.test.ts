@@ -126,6 +126,42 @@ describe('svcd credentials', () => {
     }
   });
 
+  test('create --key-id registers the id as given; a taken or malformed id exits 1; the star exchanges it', async () => {
+    const dir = tempDir('svcd-cli-keyid-');
+    try {
+      const made = await cli(['create', '--data-dir', dir, '--scope', 'svc:read:logs:*', '--key-id', 'deploy-bot.1']);
+      assert.equal(made.code, 0, made.stderr);
+      const cred = JSON.parse(made.stdout.trim());
+      assert.equal(cred.key_id, 'deploy-bot.1');
+      const cases: [string[], number, RegExp][] = [
+        [['create', '--data-dir', dir, '--scope', 'svc:admin', '--key-id', 'deploy-bot.1'], 1, /credential deploy-bot\.1 already exists/],
+        [['create', '--data-dir', dir, '--scope', 'svc:admin', '--key-id', 'no spaces'], 1, /key_id must be 1-128 characters of A-Z a-z 0-9 _ \. -/],
+        [['list', '--data-dir', dir, '--key-id', 'deploy-bot.1'], 2, /--key-id does not apply to list/],
+      ];
+      for (const [args, code, reason] of cases) {
+        const r = await cli(args);
+        assert.equal(r.code, code, `${args.join(' ')}: exit ${r.code}\n${r.stderr}`);
+        assert.match(r.stderr, reason, args.join(' '));
+        assert.equal(r.stdout, '');
+      }
+      const generated = await cli(['create', '--data-dir', dir, '--scope', 'svc:admin', '--key-id=']);
+      assert.equal(generated.code, 0, generated.stderr);
+      assert.match(JSON.parse(generated.stdout.trim()).key_id, /^ck_[0-9a-f]{16}$/, 'an empty --key-id generates one');
+      assert.deepEqual(jsonLines((await cli(['list', '--data-dir', dir])).stdout).map((r) => r.key_id).filter((k) => !k.startsWith('ck_')), ['deploy-bot.1']);
+
+      const running = await startStar({ engine: 'node', dataDir: dir, args: starArgs, env: starEnv });
+      try {
+        const ex = await request(running.baseUrl, 'POST', '/v1/token/exchange', { body: { key_id: 'deploy-bot.1', secret: cred.secret, bucket: 'logs' } });
+        assertStatus(ex, 200, 'exchange with the named credential');
+        assert.equal(claimsOf(ex.body.token).sub, 'deploy-bot.1');
+      } finally {
+        await running.stop();
+      }
+    } finally {
+      removeDir(dir);
+    }
+  });
+
   test('a data dir has one owner: the CLI and a second star refuse while a star runs, and work after it stops', async () => {
     const dir = tempDir('svcd-cli-lock-');
     try {

@@ -135,4 +135,28 @@ describe('grpc auth (jwt)', () => {
     const appender = bearer(await mint('svc:append:*:*', 600));
     assert.equal((await failureMd(c.admin.ListCredentials.bind(c.admin), {}, appender)).code, grpc.status.PERMISSION_DENIED);
   });
+
+  it('CreateCredential registers a given key_id as given: validated, duplicates ALREADY_EXISTS', async () => {
+    const create = c.admin.CreateCredential.bind(c.admin);
+    const named = await callMd(create, { key_id: 'ci-deployer.eu_1', scope: 'svc:read:b1:*' }, admin);
+    assert.equal(named.credential?.key_id, 'ci-deployer.eu_1');
+    const listed = await callMd(c.admin.ListCredentials.bind(c.admin), {}, admin);
+    assert.ok(listed.credentials.some((x) => x.key_id === 'ci-deployer.eu_1'));
+    const dup = await failureMd(create, { key_id: 'ci-deployer.eu_1', scope: 'svc:admin' }, admin);
+    assert.equal(dup.code, grpc.status.ALREADY_EXISTS);
+    for (const bad of ['has space', 'a:b', 'k'.repeat(129), 'ü']) {
+      assert.equal((await failureMd(create, { key_id: bad, scope: 'svc:admin' }, admin)).code, grpc.status.INVALID_ARGUMENT, bad);
+    }
+    // The duplicate left the first secret working; ttl_seconds 0 is the default 15 minutes.
+    const t = await callMd(c.data.ExchangeToken.bind(c.data), { key_id: 'ci-deployer.eu_1', secret: named.secret, bucket: 'b1', ttl_seconds: 0 }, new grpc.Metadata());
+    const ttl = t.expires_at_unix_ms - Date.now();
+    assert.ok(ttl > 890_000 && ttl <= 900_000, `${ttl} ms`);
+    // A malformed token in the asked scope is skipped; nothing valid left is INVALID_ARGUMENT.
+    const skipped = await callMd(c.data.ExchangeToken.bind(c.data), { key_id: 'ci-deployer.eu_1', secret: named.secret, scope: 'svc:read:b1:* svc:bogus:b1:*' }, new grpc.Metadata());
+    assert.equal(JSON.parse(Buffer.from(skipped.token.split('.')[1], 'base64url').toString()).scope, 'svc:read:b1:*');
+    const none = await failureMd(c.data.ExchangeToken.bind(c.data), { key_id: 'ci-deployer.eu_1', secret: named.secret, scope: 'svc:bogus:b1:*' }, new grpc.Metadata());
+    assert.equal(none.code, grpc.status.INVALID_ARGUMENT);
+    // An empty key_id still generates one.
+    assert.match((await callMd(create, { key_id: '', scope: 'svc:read:b1:*' }, admin)).credential?.key_id ?? '', /^ck_[0-9a-f]{16}$/);
+  });
 });
