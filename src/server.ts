@@ -29,6 +29,7 @@ import type { FlagSpec } from './config/config.ts';
 import { startGrpcServer } from './api/grpc/server.ts';
 import { Metrics } from './ops/metrics.ts';
 import { startOpsServer } from './ops/ops-server.ts';
+import { adminSurface } from './ops/admin-routes.ts';
 import type { GrpcAuthHooks } from './api/grpc/hooks.ts';
 import { authorize, checkFencingPin, type Operation } from './auth/index.ts';
 import { bridgeBaseUrl, installObjectVending, loadPresignSecret, Presigner } from './api/presign.ts';
@@ -177,7 +178,16 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     ? await startGrpcServer({ service: star, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, auth: grpcAuthHooks(auth), vending })
     : undefined;
   const ops = cfg.metricsListen
-    ? await startOpsServer(cfg.metricsListen.host, cfg.metricsListen.port, { metrics, ready: () => !log.failed() })
+    ? await startOpsServer(cfg.metricsListen.host, cfg.metricsListen.port, {
+      metrics,
+      ready: () => !log.failed(),
+      extra: adminSurface({
+        ui: cfg.adminUi, reader: cfg.adminUiReader, logError, service: star,
+        // The star as the gRPC admin plane names it (startGrpcServer's default id, its bound address).
+        star: { id: 'star-0', address: grpcServer ? `${cfg.grpcListen!.host}:${grpcServer.port}` : '', startedAtMs: Date.now(), nowMs: () => Date.now() },
+        listCredentials: grpcAuthHooks(auth)?.listCredentials,
+      }),
+    })
     : undefined;
 
   return {

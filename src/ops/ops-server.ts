@@ -1,21 +1,34 @@
 // The ops listener (--metrics-listen): /metrics, /healthz, /readyz and /debug/pprof/ on a separate
-// port, without authentication, for trusted networks only (spec: Ops listener).
+// port, without authentication, for trusted networks only (spec: Ops listener). The admin bridge and
+// dashboard (admin-routes.ts) plug in through `extra`.
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Session } from 'node:inspector/promises';
+import { CONTROL_BODY_BYTES_MAX } from '../config/limits.ts';
 import type { Metrics } from './metrics.ts';
 
 /** Longest CPU profile /debug/pprof/profile will take. */
 const PPROF_SECONDS_MAX = 30;
 
+/** Request bodies the ops listener reads (admin bridge requests are small JSON objects). */
+export const OPS_BODY_BYTES_MAX = CONTROL_BODY_BYTES_MAX;
+
 export interface OpsServer { port: number; close(): void }
+
+/** An answer of an extra route. */
+export interface OpsAnswer {
+  status: number;
+  type: string;
+  body: string | Buffer;
+  headers?: Record<string, string>;
+}
 
 export interface OpsOptions {
   metrics: Metrics;
   ready: () => boolean;
-  /** Extra routes (the admin bridge and dashboard) tried before 404. */
-  extra?: (method: string, path: string, body: Buffer) => Promise<{ status: number; type: string; body: string | Buffer } | undefined>;
+  /** Extra routes (the admin bridge and dashboard) tried before 404; undefined: not theirs. */
+  extra?: (method: string, path: string, body: Buffer) => Promise<OpsAnswer | undefined>;
 }
 
 async function cpuProfile(seconds: number): Promise<string> {
@@ -35,13 +48,25 @@ async function cpuProfile(seconds: number): Promise<string> {
 export function startOpsServer(host: string, port: number, opts: OpsOptions): Promise<OpsServer> {
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://ops');
-    const send = (status: number, type: string, body: string | Buffer): void => {
-      res.writeHead(status, { 'Content-Type': type });
+    const send = (status: number, type: string, body: string | Buffer, headers: Record<string, string> = {}): void => {
+      res.writeHead(status, { ...headers, 'Content-Type': type });
       res.end(body);
     };
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => { if (chunks.length < 1024) chunks.push(c); });
+    let bytes = 0;
+    let refused = false;
+    req.on('data', (c: Buffer) => {
+      if (refused) return;
+      bytes += c.length;
+      if (bytes <= OPS_BODY_BYTES_MAX) { chunks.push(c); return; }
+      // Refused while read: the connection is closed rather than drained.
+      refused = true;
+      chunks.length = 0;
+      res.writeHead(400, { 'Content-Type': 'application/json', Connection: 'close' });
+      res.end(JSON.stringify({ error: `request body is over ${OPS_BODY_BYTES_MAX} bytes` }), () => req.destroy());
+    });
     req.on('end', () => {
+      if (refused) return;
       void (async () => {
         try {
           if (url.pathname === '/metrics') return send(200, opts.metrics.registry.contentType, await opts.metrics.registry.metrics());
@@ -58,7 +83,7 @@ export function startOpsServer(host: string, port: number, opts: OpsOptions): Pr
           }
           if (url.pathname === '/debug/pprof/heap') return send(200, 'application/json', JSON.stringify(process.memoryUsage()));
           const extra = await opts.extra?.(req.method ?? 'GET', url.pathname, Buffer.concat(chunks));
-          if (extra) return send(extra.status, extra.type, extra.body);
+          if (extra) return send(extra.status, extra.type, extra.body, extra.headers);
           send(404, 'application/json', '{"error":"no such path"}');
         } catch (err) {
           send(500, 'application/json', JSON.stringify({ error: (err as Error).message }));
