@@ -128,7 +128,7 @@ export class Dispatcher {
       }
       const jsonHeaders = cors ? [...JSON_HEADERS, ...cors] : JSON_HEADERS;
       if (ex.method === 'HEAD' && res.kind !== 'sse') ex.respond(res.status, res.kind === 'json' ? jsonHeaders : cors ?? [], ''); // headers only
-      else if (res.kind === 'json') ex.respond(res.status, jsonHeaders, JSON.stringify(res.body));
+      else if (res.kind === 'json') ex.respond(res.status, jsonHeaders, res.text ?? JSON.stringify(res.body));
       else if (res.kind === 'empty') ex.respond(res.status, cors ?? [], '');
       else if (res.kind === 'bytes') ex.respond(res.status, cors ? [...res.headers, ...cors] : res.headers, res.body);
       else {

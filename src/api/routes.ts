@@ -10,7 +10,7 @@ import type { AppendInput, ReadStart } from '../core/types.ts';
 import { checkFencingPin, type Principal } from '../auth/index.ts';
 import { serveSignedObject } from './presign.ts';
 import {
-  decodeAppend, decodeBucketConfig, decodeStreamConfig, decodeStreamPatch, encodeRecord, parseJsonObject,
+  decodeAppend, decodeBucketConfig, encodeAppendAck, decodeStreamConfig, decodeStreamPatch, encodeRecord, parseJsonObject,
 } from './wire.ts';
 
 /** The scope action a route needs (spec: Authentication, "What each action covers"). */
@@ -30,7 +30,7 @@ export interface RequestCtx {
 }
 
 export type RouteResult =
-  | { kind: 'json'; status: number; body: unknown }
+  | { kind: 'json'; status: number; body: unknown; /** the body already serialized */ text?: string }
   | { kind: 'empty'; status: number }
   | { kind: 'sse'; subscription: Subscription; base64: boolean }
   | { kind: 'bytes'; status: number; headers: [string, string][]; body: Buffer };
@@ -187,7 +187,8 @@ export const ROUTES: readonly Route[] = [
     handle: async (svc, c, pre) => {
       const input = pre ?? decodeAppend(c.body);
       checkFencingPin(c.principal, 'Append', input.fencing_token);
-      return json(200, await svc.append(c.params.bucket, c.params.key, input));
+      const ack = await svc.append(c.params.bucket, c.params.key, input);
+      return { kind: 'json', status: 200, body: ack, text: encodeAppendAck(ack) };
     },
   },
   {

@@ -10,7 +10,7 @@ import { checkBatch } from './rules.ts';
 import type { BucketCreate, StreamConfigInput, StreamCreate } from '../core/service-api.ts';
 import {
   BUCKET_CONFIG_KEYS, PRODUCER_POLICIES, STORAGE_CLASSES, STREAM_CONFIG_KEYS, TIMESTAMPING_MODES,
-  type AppendInput, type BucketConfig, type Header, type RecordInput, type SequencedRecord,
+  type AppendAck, type AppendInput, type BucketConfig, type Position, type Header, type RecordInput, type SequencedRecord,
 } from '../core/types.ts';
 
 type Json = Record<string, unknown>;
@@ -175,6 +175,14 @@ export function decodeAppend(body: Uint8Array): AppendInput {
 }
 
 // ---------------------------------------------------------------------------- output
+
+const positionJson = (p: Position): string => `{"seq_num":${p.seq_num},"timestamp_ms":${p.timestamp_ms}}`;
+
+/** The append answer, written directly: it is on every append's path, and JSON.stringify of the
+ *  nested object showed as 6 % of the main thread in profiles of single-record appends. */
+export function encodeAppendAck(a: AppendAck): string {
+  return `{"start":${positionJson(a.start)},"end":${positionJson(a.end)},"tail":${positionJson(a.tail)}}`;
+}
 
 // ignoreBOM: a leading U+FEFF is content, and reads are never lossy.
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -52,6 +52,9 @@ export const LOG_RING_BYTES = 512 * MiB;
 export const UNSETTLED_BYTES_MAX = 512 * MiB;
 
 // --- Storage -----------------------------------------------------------------------------------
+/** The flusher zero-fills a WAL file ahead of its frames in steps of this size (fdatasync then
+ *  needs no metadata commit); sealed and stopped files are cut back to their frames. */
+export const WAL_PREALLOC_STEP_BYTES = 1 * MiB;
 /** A WAL file is sealed and settled into segments once it holds this much. */
 export const WAL_FILE_BYTES_MAX = 64 * MiB;
 /** Even a quiet WAL is sealed and settled this long after its first record. */

@@ -112,13 +112,15 @@ interface Variant {
   tear(base: Base, rng: Rng): { bytes: Buffer; crafted?: { id: string; bodies: string[] } };
   /** Whether the appended bytes are whole valid frames that recovery keeps (no cut). */
   kept?: boolean;
+  /** Only zeros: what the flusher's preallocation leaves after a crash. Cut without a torn-tail report. */
+  zeros?: boolean;
   /** For kept bytes: whether they add records to stream s. */
   servesCrafted?: boolean;
 }
 
 const VARIANTS: Variant[] = [
   { name: 'random garbage', tear: (_b, rng) => ({ bytes: Buffer.from(rng.bulk(37), 'latin1') }) },
-  { name: 'zero-filled block', tear: () => ({ bytes: Buffer.alloc(4096) }) },
+  { name: 'zero-filled block (a preallocated tail)', zeros: true, tear: () => ({ bytes: Buffer.alloc(4096) }) },
   {
     name: 'half of a valid next frame',
     tear: (b, rng) => {
@@ -182,6 +184,9 @@ test('a torn WAL tail is cut: acked records served, garbage never, appends conti
           const cut = /recovery cut a torn WAL tail of (\d+) bytes/.exec(server.output());
           if (v.kept) {
             assert.equal(cut, null, `whole frames must not be cut: ${server.output()}`);
+          } else if (v.zeros) {
+            assert.equal(cut, null, `a zero tail is preallocation, not a tear: ${server.output()}`);
+            if (existsSync(walPath)) assert.equal(statSync(walPath).size, base.walBytes, 'the zeros were cut off');
           } else {
             assert.ok(cut, `recovery reports a cut:\n${server.output()}`);
             assert.equal(Number(cut[1]), bytes.length, 'exactly the torn bytes are cut');

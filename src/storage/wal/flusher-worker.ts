@@ -2,12 +2,19 @@
 // everything new as one group commit (writev + fdatasync) and publishes the durable offset. A ROTATE
 // frame seals the current WAL file and opens the next one. Group commit is what keeps the disk's
 // ~0.25 ms fdatasync from capping the service at ~4k acks/s.
+//
+// The file is zero-filled ahead of the data in steps of WAL_PREALLOC_STEP_BYTES: an fdatasync that
+// only overwrites blocks the file already owns needs no journal commit for its size and block map,
+// which on this machine's ext4 roughly halves its latency and CPU (bench/README: fdatasync modes).
+// The zeros read as "no frame" to recovery and to settling, and a sealed or stopped file is cut
+// back to its frames.
 
 import { workerData } from 'node:worker_threads';
-import { closeSync, fdatasyncSync, fsyncSync, openSync, writevSync } from 'node:fs';
+import { closeSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, writeSync, writevSync } from 'node:fs';
+import { WAL_PREALLOC_STEP_BYTES } from '../../config/limits.ts';
 import { FRAME_ROTATE, sealFrame } from '../format/record-codec.ts';
 import {
-  CTRL_DURABLE_SIGNAL, CTRL_FAILED, CTRL_HEAD_SIGNAL, CTRL_STOP, POS_DURABLE, POS_HEAD, type RingBuffers,
+  CTRL_DURABLE_SIGNAL, CTRL_FAILED, CTRL_FLUSHER_SLEEPING, CTRL_HEAD_SIGNAL, CTRL_STOP, POS_DURABLE, POS_HEAD, type RingBuffers,
 } from './log-ring.ts';
 import { walFilePath } from './wal-files.ts';
 
@@ -25,25 +32,53 @@ const data = new Uint8Array(init.ring.data);
 const ctrl = new Int32Array(init.ring.ctrl);
 const pos = new BigInt64Array(init.ring.pos);
 const size = data.length;
+const zeros = new Uint8Array(WAL_PREALLOC_STEP_BYTES);
 let fileNo = init.fileNo;
+/** Bytes of frames in the current file, and how far it is zero-filled (its size). */
+let fileBytes = 0;
+let fileAllocated = 0;
 let fd = openWal(fileNo);
 let readPos = Number(Atomics.load(pos, POS_DURABLE));
 
 function openWal(n: number): number {
-  const f = openSync(walFilePath(init.walDir, n), 'a');
+  // 'wx': a new file number never exists (recovery resumes after the newest); never clobber one.
+  const f = openSync(walFilePath(init.walDir, n), 'wx');
+  fileBytes = 0;
+  fileAllocated = 0;
   const dir = openSync(init.walDir, 'r');
   fsyncSync(dir); // the new file's directory entry must survive a crash too
   closeSync(dir);
   return f;
 }
 
+/** Zero-fills the file up to at least `end` (no sync: the next group commit's fdatasync carries it). */
+function preallocate(end: number): void {
+  while (fileAllocated < end) {
+    let done = 0;
+    while (done < zeros.length) done += writeSync(fd, zeros, done, zeros.length - done, fileAllocated + done);
+    fileAllocated += zeros.length;
+  }
+}
+
+/** Cuts the zero-filled tail, so a sealed or stopped file holds exactly its frames. */
+function trimPreallocated(): void {
+  if (fileAllocated > fileBytes) ftruncateSync(fd, fileBytes);
+  fileAllocated = fileBytes;
+}
+
 function writeAll(chunks: Uint8Array[]): void {
+  let all = 0;
+  for (const c of chunks) all += c.length;
+  // Small group commits get zero-filled room; a group of a step or more extends the file itself
+  // (zero-filling it first would write it twice, and its fdatasync is dominated by the data anyway).
+  if (all < WAL_PREALLOC_STEP_BYTES) preallocate(fileBytes + all);
   for (let i = 0; i < chunks.length; i += WRITEV_BUFFERS_MAX) {
     let batch = chunks.slice(i, i + WRITEV_BUFFERS_MAX);
     let total = 0;
     for (const c of batch) total += c.length;
     while (total > 0) {
-      const n = writevSync(fd, batch);
+      const n = writevSync(fd, batch, fileBytes);
+      fileBytes += n;
       total -= n;
       if (total === 0) break;
       // Partial write: drop what went out and retry the rest.
@@ -57,6 +92,7 @@ function writeAll(chunks: Uint8Array[]): void {
       batch = rest;
     }
   }
+  if (fileBytes > fileAllocated) fileAllocated = fileBytes;
 }
 
 function drain(head: number): void {
@@ -72,6 +108,7 @@ function drain(head: number): void {
     if (data[at + 8] === FRAME_ROTATE) {
       if (chunks.length) writeAll(chunks);
       chunks = [];
+      trimPreallocated();
       fdatasyncSync(fd);
       closeSync(fd);
       fileNo += 1;
@@ -108,6 +145,14 @@ for (;;) {
     continue;
   }
   if (Atomics.load(ctrl, CTRL_STOP) !== 0) break;
+  // Announce the sleep, then wait only if no publish came in since `signal` was read: a publish
+  // after the announcement sees the flag and notifies (see LogRingWriter.publish).
+  Atomics.store(ctrl, CTRL_FLUSHER_SLEEPING, 1);
   Atomics.wait(ctrl, CTRL_HEAD_SIGNAL, signal);
+  Atomics.store(ctrl, CTRL_FLUSHER_SLEEPING, 0);
+}
+if (Atomics.load(ctrl, CTRL_FAILED) === 0) {
+  trimPreallocated();
+  fdatasyncSync(fd);
 }
 closeSync(fd);

@@ -7,19 +7,20 @@ export const CTRL_HEAD_SIGNAL = 0; // bumped by the writer after each publish; t
 export const CTRL_DURABLE_SIGNAL = 1; // bumped by the flusher after each group commit; main waits on it
 export const CTRL_STOP = 2; // 1 asks the flusher to finish and exit
 export const CTRL_FAILED = 3; // 1 when the flusher hit an I/O error: no more acks
+export const CTRL_FLUSHER_SLEEPING = 4; // 1 while the flusher waits on CTRL_HEAD_SIGNAL: only then does a publish notify
 export const POS_HEAD = 0; // logical offset one past the last published byte
 export const POS_DURABLE = 1; // logical offset up to which frames are fsynced
 
 export interface RingBuffers {
   data: SharedArrayBuffer;
-  ctrl: SharedArrayBuffer; // Int32Array(4)
+  ctrl: SharedArrayBuffer; // Int32Array(8)
   pos: SharedArrayBuffer; // BigInt64Array(2)
 }
 
 export function createRingBuffers(bytes: number): RingBuffers {
   return {
     data: new SharedArrayBuffer(bytes),
-    ctrl: new SharedArrayBuffer(16),
+    ctrl: new SharedArrayBuffer(32),
     pos: new SharedArrayBuffer(16),
   };
 }
@@ -31,6 +32,9 @@ export class LogRingWriter {
   private readonly pos: BigInt64Array;
   private readonly size: number;
   private head = 0;
+  /** The durable offset as last read: free space is computed from it and re-read only when it
+   *  looks short, so most appends skip a BigInt load. */
+  private durableSeen = 0;
 
   constructor(bufs: RingBuffers) {
     this.data = new Uint8Array(bufs.data);
@@ -45,14 +49,17 @@ export class LogRingWriter {
   failed(): boolean { return Atomics.load(this.ctrl, CTRL_FAILED) !== 0; }
 
   /** Bytes the writer may still use without overwriting frames the flusher has not written. */
-  private freeBytes(): number { return this.size - (this.head - this.durableOffset()); }
+  private freeBytes(): number { return this.size - (this.head - this.durableSeen); }
 
   /** Copies a frame into the ring; returns its end offset, or -1 when the ring has no room yet. */
   tryAppend(frame: Uint8Array): number {
     let at = this.head % this.size;
     let pad = 0;
     if (at + frame.length > this.size) pad = this.size - at;
-    if (frame.length + pad > this.freeBytes()) return -1;
+    if (frame.length + pad > this.freeBytes()) {
+      this.durableSeen = this.durableOffset();
+      if (frame.length + pad > this.freeBytes()) return -1;
+    }
     if (pad > 0) {
       if (pad >= 4) this.data.fill(0, at, at + 4);
       this.head += pad;
@@ -63,11 +70,14 @@ export class LogRingWriter {
     return this.head;
   }
 
-  /** Makes everything appended so far visible to the flusher and wakes it. */
+  /** Makes everything appended so far visible to the flusher, and wakes it if it sleeps. The signal
+   *  is bumped before the sleeping flag is read, and the flusher sets the flag before it waits on
+   *  the signal (both sequentially consistent), so a publish can never slip past a falling-asleep
+   *  flusher; while it is busy, no futex call is made at all. */
   publish(): void {
     Atomics.store(this.pos, POS_HEAD, BigInt(this.head));
     Atomics.add(this.ctrl, CTRL_HEAD_SIGNAL, 1);
-    Atomics.notify(this.ctrl, CTRL_HEAD_SIGNAL);
+    if (Atomics.load(this.ctrl, CTRL_FLUSHER_SLEEPING) !== 0) Atomics.notify(this.ctrl, CTRL_HEAD_SIGNAL);
   }
 
   durableSignal(): number { return Atomics.load(this.ctrl, CTRL_DURABLE_SIGNAL); }

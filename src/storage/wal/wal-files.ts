@@ -28,7 +28,8 @@ export interface RecoveredFrame {
 }
 
 /** Reads every intact frame of every WAL file in order. A file whose tail is torn (a partial or
- *  corrupt frame) is truncated at the last whole frame, so the torn bytes are never served. */
+ *  corrupt frame) is truncated at the last whole frame, so the torn bytes are never served. A tail of
+ *  only zeros is the flusher's preallocation, not a tear: it is cut too, but not counted in `cutBytes`. */
 export function recoverWal(dir: string, onFrame: (f: RecoveredFrame) => void): { files: number[]; lastFileNo: number; cutBytes: number } {
   const files = listWalFiles(dir);
   let cutBytes = 0;
@@ -44,7 +45,7 @@ export function recoverWal(dir: string, onFrame: (f: RecoveredFrame) => void): {
       off += info.frameBytes;
     }
     if (off < buf.length) {
-      cutBytes += buf.length - off;
+      if (!allZero(buf, off)) cutBytes += buf.length - off;
       const fd = openSync(path, 'r+');
       ftruncateSync(fd, off);
       fsyncSync(fd);
@@ -57,4 +58,9 @@ export function recoverWal(dir: string, onFrame: (f: RecoveredFrame) => void): {
 /** Off the event loop: a 64 MiB unlink can take milliseconds. */
 export async function removeWalFile(dir: string, fileNo: number): Promise<void> {
   await unlink(walFilePath(dir, fileNo)).catch(() => undefined); // already gone is fine
+}
+
+function allZero(buf: Uint8Array, from: number): boolean {
+  for (let i = from; i < buf.length; i++) if (buf[i] !== 0) return false;
+  return true;
 }

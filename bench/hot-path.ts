@@ -1,0 +1,70 @@
+// The append hot path without sockets: a real star (ring, flusher, fdatasync) in this process, driven
+// through the real Dispatcher by in-memory exchanges, 64 appends in flight per round. Prints the main
+// thread's CPU per append, which is the part of the request cost this project's code decides (uWS
+// and the kernel's socket work come on top; bench/cpu-cost.ts measures the whole).
+//   npx tsx bench/hot-path.ts            HOT_PATH_ROUNDS=4000 HOT_PATH_INFLIGHT=64 HOT_PATH_RUNS=3
+import { readFileSync } from 'node:fs';
+import { Dispatcher } from '../src/api/dispatch.ts';
+import type { HttpExchange, SseSink } from '../src/api/exchange.ts';
+import { loadConfig } from '../src/config/config.ts';
+import { AUTH_FLAGS, startStar } from '../src/server.ts';
+import { appendBody } from './cases/cells.ts';
+import { removeDir, tempDir } from '../test/helpers/server.ts';
+
+const ROUNDS = Number(process.env.HOT_PATH_ROUNDS ?? 4000);
+const INFLIGHT = Number(process.env.HOT_PATH_INFLIGHT ?? 64);
+const RUNS = Number(process.env.HOT_PATH_RUNS ?? 3);
+const TICK_US = 10_000;
+
+/** This thread's utime + stime in µs (the main thread's tid is the pid). */
+function mainThreadUs(): number {
+  const stat = readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * TICK_US;
+}
+
+const BODY = Buffer.from(appendBody(100, 1));
+const HEADERS: Record<string, string> = { 'content-length': String(BODY.length) };
+
+class MemExchange implements HttpExchange {
+  readonly method = 'POST';
+  readonly query = '';
+  readonly clientCertVerified = false;
+  aborted = false;
+  constructor(readonly path: string, private readonly done: (status: number) => void) {}
+  header(name: string): string | undefined { return HEADERS[name]; }
+  readBody(): Buffer { return BODY; }
+  respond(status: number): void { this.done(status); }
+  startStream(): SseSink { throw new Error('no streams here'); }
+}
+
+const dataDir = tempDir('svcd-hot-');
+const running = await startStar(loadConfig(['--listen', '', '--data-dir', dataDir], {}, AUTH_FLAGS));
+try {
+  const dispatcher = new Dispatcher({ svc: running.star, logError: (m, e) => console.error(m, e) });
+  await running.star.createBucket('hot', {});
+  await running.star.createStream('hot', 's', {});
+  const path = '/v1/streams/hot/s/records';
+  const round = (): Promise<void> => new Promise((resolve, reject) => {
+    let left = INFLIGHT;
+    const done = (status: number): void => {
+      if (status !== 200) reject(new Error(`HTTP ${status}`));
+      else if (--left === 0) resolve();
+    };
+    for (let i = 0; i < INFLIGHT; i++) void dispatcher.handle(new MemExchange(path, done));
+  });
+  for (let i = 0; i < 300; i++) await round(); // warm-up: JIT and the first WAL file
+  console.log('| run | appends | main thread µs/append | appends/s |');
+  console.log('| --- | --- | --- | --- |');
+  for (let r = 1; r <= RUNS; r++) {
+    const cpu0 = mainThreadUs();
+    const t0 = performance.now();
+    for (let i = 0; i < ROUNDS; i++) await round();
+    const secs = (performance.now() - t0) / 1000;
+    const n = ROUNDS * INFLIGHT;
+    console.log(`| ${r} | ${n} | ${((mainThreadUs() - cpu0) / n).toFixed(2)} | ${Math.round(n / secs).toLocaleString('en-US')} |`);
+  }
+} finally {
+  await running.stop();
+  removeDir(dataDir);
+}
