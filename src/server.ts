@@ -130,6 +130,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     readBytesMax: cfg.maxReadBytes,
     log_error: logError,
     expressBucket: cfg.expressBucket,
+    leaseIdleMs: cfg.leaseIdleMs,
   });
   star.open(state, recovered, walFiles);
 

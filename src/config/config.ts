@@ -2,7 +2,7 @@
 // its variable; an unknown flag or a bad value refuses to boot with a one-line reason.
 
 import {
-  READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
+  LEASE_IDLE_MS, READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
   WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS,
 } from './limits.ts';
 
@@ -33,6 +33,7 @@ export const FLAGS: FlagSpec[] = [
   { name: 'sse-connections-max', env: 'SVCD_SSE_CONNECTIONS_MAX', help: 'SSE connections per HTTP host; past it 503 with Retry-After: 1', default: String(SSE_CONNECTIONS_PER_HOST_MAX) },
   { name: 'wal-file-bytes-max', env: 'SVCD_WAL_FILE_BYTES_MAX', help: 'a WAL file is sealed and settled into segments at this size', default: String(WAL_FILE_BYTES_MAX) },
   { name: 'wal-settle-after-ms', env: 'SVCD_WAL_SETTLE_AFTER_MS', help: 'a non-empty WAL file is sealed and settled this long after it was opened', default: String(WAL_SETTLE_AFTER_MS) },
+  { name: 'lease-idle-ms', env: 'SVCD_LEASE_IDLE_MS', help: 'a stream stays leased this long after its last append (then vacant, shown idle)', default: String(LEASE_IDLE_MS) },
   { name: 'cors-allowed-origins', env: 'SVCD_CORS_ALLOWED_ORIGINS', help: 'comma-separated browser origins allowed to call the data bridge (* for any); empty denies every CORS preflight', default: '' },
   { name: 'express-bucket', env: 'SVCD_EXPRESS_BUCKET', help: 'object-store bucket for the express storage class; without it no stream can be switched to express', default: '' },
   { name: 'object-store', env: 'SVCD_OBJECT_STORE', help: 'fs (a directory under --data-dir)', default: 'fs' },
@@ -55,6 +56,7 @@ export interface Config {
   corsAllowedOrigins: string[];
   /** The express class's bucket; '' when none is set (PATCH to express is refused). */
   expressBucket: string;
+  leaseIdleMs: number;
   readplanVending: 'presigned' | 'raw';
   sse: { heartbeatMs: number; stallMs: number; connectionsMax: number };
   wal: { fileBytesMax: number; settleAfterMs: number };
@@ -96,6 +98,12 @@ function hostPort(v: string, flag: string): { host: string; port: number } | und
   const port = Number(i < 0 ? v : v.slice(i + 1));
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--${flag}: bad address ${v}`);
   return { host, port };
+}
+
+function nonNegativeInt(v: string, flag: string): number {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0 || v.trim() === '') throw new ConfigError(`--${flag} must be a non-negative integer`);
+  return n;
 }
 
 function positiveInt(v: string, flag: string): number {
@@ -148,6 +156,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     readplanTtlMs: durationMs(get('readplan-ttl'), 'readplan-ttl'),
     corsAllowedOrigins: get('cors-allowed-origins').split(',').map((o) => o.trim()).filter((o) => o !== ''),
     expressBucket: get('express-bucket'),
+    leaseIdleMs: nonNegativeInt(get('lease-idle-ms'), 'lease-idle-ms'),
     readplanVending: vending,
     sse: {
       heartbeatMs: positiveInt(get('sse-heartbeat-ms'), 'sse-heartbeat-ms'),

@@ -59,6 +59,8 @@ export const WAL_PREALLOC_STEP_BYTES = 1 * MiB;
 export const WAL_FILE_BYTES_MAX = 64 * MiB;
 /** Even a quiet WAL is sealed and settled this long after its first record. */
 export const WAL_SETTLE_AFTER_MS = 30_000;
+/** A stream stays leased this long after its last append (spec: States, "the idle timeout runs"). */
+export const LEASE_IDLE_MS = 10_000;
 /** Background retention sweep period. */
 export const RETENTION_SWEEP_MS = 1000;
 /** Metadata journal is compacted into a snapshot after this many entries. */

@@ -81,6 +81,8 @@ export interface StreamService {
   // records
   append(bucket: string, key: string, input: AppendInput): Promise<AppendAck>;
   read(bucket: string, key: string, opts: ReadOptions): Promise<ReadResult>;
+  /** Leadership (spec: States): true while leased, false when vacant (the dashboard's idle). */
+  leased(bucket: string, key: string): boolean;
   /** The committed tail of an existing stream (admin views: never creates). */
   checkTail(bucket: string, key: string): Position;
   /** CheckTail on the data plane: like a read, a first use may create the stream (create_stream_on_read). */

@@ -3,7 +3,7 @@
 // sealed WAL files into segments, and enforces trim and retention.
 
 import {
-  LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
+  LEASE_IDLE_MS, LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
   STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX, UNSETTLED_BYTES_MAX,
 } from '../config/limits.ts';
 import { contentBytes, encodeBatch, encodeRotate, patchBatch, type CodecRecord } from '../storage/format/record-codec.ts';
@@ -44,6 +44,8 @@ export interface StarDeps {
   /** The express storage class's bucket; '' or absent when none is set, and then no stream may be
    *  switched to express (spec: States, PATCH). */
   expressBucket?: string;
+  /** How long a stream stays leased after its last append (default LEASE_IDLE_MS). */
+  leaseIdleMs?: number;
 }
 
 /** An append sequenced into the ring, waiting for the flusher's durable offset to pass `end`. */
@@ -393,6 +395,7 @@ export class Star implements StreamService {
     }
     const firstSeq = st.nextSeq;
     const arrival = this.d.clock.nowMs();
+    st.lastAppendMs = arrival;
     let frame: Buffer;
     let stamps: number[];
     let content = 0;
@@ -611,6 +614,14 @@ export class Star implements StreamService {
 
   checkTail(bucket: string, key: string): Position {
     return this.requireStream(bucket, key).tailPosition();
+  }
+
+  /** Stream leadership as one star shows it (spec: States): leased while a producer session is open
+   *  or an append is in flight, and until LEASE_IDLE_MS after the last append; vacant after that. */
+  leased(bucket: string, key: string): boolean {
+    const st = this.streams.get(addr(bucket, key));
+    if (!st) return false;
+    return st.watchers.size > 0 || st.inflightBytes > 0 || this.d.clock.nowMs() - st.lastAppendMs < (this.d.leaseIdleMs ?? LEASE_IDLE_MS);
   }
 
   async readTail(bucket: string, key: string): Promise<Position> {

@@ -33,6 +33,8 @@ export class StreamState {
   tailTs: number;
   readonly mem: MemBatch[] = [];
   inflightBytes = 0;
+  /** Arrival time of the newest append (the leadership view's idle timeout runs from it). */
+  lastAppendMs = 0;
   /** Appends sequenced but not yet committed or failed. */
   private appendsInFlight = 0;
   /** Callers waiting for the committed tail to reach what was sequenced when they asked. */

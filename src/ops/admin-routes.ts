@@ -3,12 +3,11 @@
 // ReadStreamRecords, the one verb returning record bodies.
 
 import { adminReads, type AdminReadContext } from '../api/grpc/admin-reads.ts';
-import { producerLeases } from '../api/producer-leases.ts';
 import { adminBridge } from './admin-bridge.ts';
 import { dashboard } from './dashboard.ts';
 import type { OpsOptions } from './ops-server.ts';
 
-export interface AdminSurfaceOptions extends Omit<AdminReadContext, 'leadership'> {
+export interface AdminSurfaceOptions extends AdminReadContext {
   /** `--admin-ui`: serve /admin/ at all. */
   ui: boolean;
   /** `--admin-ui-reader`: serve ReadStreamRecords. */
@@ -19,7 +18,7 @@ export interface AdminSurfaceOptions extends Omit<AdminReadContext, 'leadership'
 /** The ops listener's `extra` hook for /admin/, or undefined when --admin-ui is off. */
 export function adminSurface(opts: AdminSurfaceOptions): OpsOptions['extra'] {
   if (!opts.ui) return undefined;
-  const bridge = adminBridge({ reads: adminReads({ ...opts, leadership: producerLeases(opts.service) }), reader: opts.reader, logError: opts.logError });
+  const bridge = adminBridge({ reads: adminReads(opts), reader: opts.reader, logError: opts.logError });
   const pages = dashboard();
   return async (method, path, body) => (await bridge(method, path, body)) ?? pages(method, path);
 }

@@ -16,7 +16,7 @@ export interface RealStar {
 
 export async function startRealStar(): Promise<RealStar> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svcd-grpc-'));
-  const running = await startStar(loadConfig(['--listen', '', '--data-dir', dataDir], {}, AUTH_FLAGS));
+  const running = await startStar(loadConfig(['--listen', '', '--data-dir', dataDir, '--lease-idle-ms', '0'], {}, AUTH_FLAGS));
   return {
     star: running.star,
     dataDir,

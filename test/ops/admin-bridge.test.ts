@@ -350,3 +350,19 @@ describe('admin bridge and dashboard flags', () => {
     assert.throws(() => findDashboardDir('/'), /not found/);
   });
 });
+
+describe('admin bridge: the lease idle timeout', () => {
+  let s: OpsStar;
+  before(async () => {
+    s = await startOpsStar({ args: ['--lease-idle-ms', '600000'] });
+    await data(s.srv, 'POST', '/v1/buckets/lt', {});
+    for (const k of ['written', 'quiet']) await data(s.srv, 'POST', `/v1/streams/lt/${k}`, {});
+    await data(s.srv, 'POST', '/v1/streams/lt/written/records', { records: [{ body: 'one-shot' }] });
+  });
+  after(async () => { await s?.stop(); });
+
+  it('keeps a stream leased after a one-shot HTTP append until the idle timeout runs; an unwritten one is idle', async () => {
+    const rows = (await ok(s.ops, 'ListStreamSummaries', { bucket: 'lt' })).streams;
+    assert.deepEqual(rows.map((r: any) => [r.key, r.leader_star_id !== '']), [['quiet', false], ['written', true]]);
+  });
+});

@@ -21,7 +21,8 @@ async function printed(srv: RunningServer, re: RegExp): Promise<RegExpExecArray>
 }
 
 export async function startOpsStar(opts: StartOptions & { grpc?: boolean } = {}): Promise<OpsStar> {
-  const args = ['--metrics-listen', '127.0.0.1:0', ...(opts.grpc ? ['--grpc-listen', '127.0.0.1:0'] : []), ...(opts.args ?? [])];
+  // --lease-idle-ms 0: a stream is leased only while a producer is live, so tests see idle at once.
+  const args = ['--metrics-listen', '127.0.0.1:0', '--lease-idle-ms', '0', ...(opts.grpc ? ['--grpc-listen', '127.0.0.1:0'] : []), ...(opts.args ?? [])];
   const srv = await startServer({ ...opts, args });
   try {
     const ops = `http://127.0.0.1:${(await printed(srv, /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/))[1]}`;

@@ -13,7 +13,6 @@ import type { StreamService } from '../../core/service-api.ts';
 import type { AdminServiceHandlers } from '../../gen/svc/v1/AdminService.ts';
 import type { Credential } from '../../gen/svc/v1/Credential.ts';
 import type { StreamSummary } from '../../gen/svc/v1/StreamSummary.ts';
-import type { Leadership } from '../producer-leases.ts';
 import type { StarIdentity } from './context.ts';
 import {
   bucketFromWire, bucketInfoToWire, clampToCap, keyFromWire, keyToWire, pageLimit, positionToWire,
@@ -40,7 +39,6 @@ export interface AdminReadContext {
   star: Pick<StarIdentity, 'id' | 'address' | 'startedAtMs' | 'nowMs'>;
   /** The credential registry's listing; absent (auth off): ListCredentials is UNIMPLEMENTED. */
   listCredentials?: GrpcAuthHooks['listCredentials'];
-  leadership: Leadership;
 }
 
 /** What a verb names, handed to the gate once the request is validated and before anything is read. */
@@ -66,7 +64,7 @@ export function credentialToWire(c: CredentialRow): Credential {
 
 export function adminReads(ctx: AdminReadContext): AdminReads {
   const svc = ctx.service;
-  const leader = (bucket: string, key: string): string => (ctx.leadership.leased(bucket, key) ? ctx.star.id : '');
+  const leader = (bucket: string, key: string): string => (svc.leased(bucket, key) ? ctx.star.id : '');
 
   /** Streams in a bucket, counted with at most `cap` listed. */
   const countStreams = (bucket: string, cap: number): { count: number; capped: boolean } => {

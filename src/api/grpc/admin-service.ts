@@ -5,7 +5,6 @@
 
 import { ServiceError } from '../../core/errors.ts';
 import type { AdminServiceHandlers } from '../../gen/svc/v1/AdminService.ts';
-import { producerLeases } from '../producer-leases.ts';
 import { adminReads, credentialToWire, type AdminAddress, type AdminGate } from './admin-reads.ts';
 import { authorize, unary, type GrpcContext, type UnaryCallState } from './context.ts';
 import type { GrpcAuthHooks } from './hooks.ts';
@@ -34,7 +33,6 @@ export function adminServiceHandlers(ctx: GrpcContext): AdminServiceHandlers {
     service: ctx.service,
     star: ctx.star,
     ...(ctx.auth?.listCredentials ? { listCredentials: ctx.auth.listCredentials.bind(ctx.auth) } : {}),
-    leadership: producerLeases(ctx.service),
   });
 
   return {
