@@ -55,6 +55,10 @@ export const UNSETTLED_BYTES_MAX = 512 * MiB;
 /** The flusher zero-fills a WAL file ahead of its frames in steps of this size (fdatasync then
  *  needs no metadata commit); sealed and stopped files are cut back to their frames. */
 export const WAL_PREALLOC_STEP_BYTES = 1 * MiB;
+/** Group commit: when the last fdatasync covered at least WAL_GROUP_LINGER_MIN_APPENDS appends and
+ *  fewer are waiting now, the flusher waits this long for the rest of the group before the next one. */
+export const WAL_GROUP_LINGER_MS = 0.1;
+export const WAL_GROUP_LINGER_MIN_APPENDS = 4;
 /** A WAL file is sealed and settled into segments once it holds this much. */
 export const WAL_FILE_BYTES_MAX = 64 * MiB;
 /** Even a quiet WAL is sealed and settled this long after its first record. */

@@ -11,7 +11,7 @@
 
 import { workerData } from 'node:worker_threads';
 import { closeSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, writeSync, writevSync } from 'node:fs';
-import { WAL_PREALLOC_STEP_BYTES } from '../../config/limits.ts';
+import { WAL_GROUP_LINGER_MIN_APPENDS, WAL_GROUP_LINGER_MS, WAL_PREALLOC_STEP_BYTES } from '../../config/limits.ts';
 import { FRAME_ROTATE, sealFrame } from '../format/record-codec.ts';
 import {
   CTRL_DURABLE_SIGNAL, CTRL_FAILED, CTRL_FLUSHER_SLEEPING, CTRL_HEAD_SIGNAL, CTRL_STOP, POS_DURABLE, POS_HEAD, type RingBuffers,
@@ -125,10 +125,26 @@ function drain(head: number): void {
   if (dirty) fdatasyncSync(fd);
 }
 
+/** A private slot nobody notifies: waiting on it is a plain short sleep. */
+const lingerSlot = new Int32Array(new SharedArrayBuffer(4));
+/** Publishes (one per append) covered by the last group commit, and the signal it ended at. */
+let lastGroupAppends = 0;
+let drainedSignal = Atomics.load(ctrl, CTRL_HEAD_SIGNAL);
+
 for (;;) {
-  const signal = Atomics.load(ctrl, CTRL_HEAD_SIGNAL);
-  const head = Number(Atomics.load(pos, POS_HEAD));
+  let signal = Atomics.load(ctrl, CTRL_HEAD_SIGNAL);
+  let head = Number(Atomics.load(pos, POS_HEAD));
   if (head > readPos) {
+    // Under concurrent producers the next group is still arriving when a commit ends (the acks of the
+    // last one are just going out). Fewer appends than last time are waiting: linger briefly so one
+    // fdatasync covers them all. A lone producer (groups of one) never waits.
+    if (lastGroupAppends >= WAL_GROUP_LINGER_MIN_APPENDS && signal - drainedSignal < lastGroupAppends) {
+      Atomics.wait(lingerSlot, 0, 0, WAL_GROUP_LINGER_MS);
+      signal = Atomics.load(ctrl, CTRL_HEAD_SIGNAL);
+      head = Number(Atomics.load(pos, POS_HEAD));
+    }
+    lastGroupAppends = signal - drainedSignal;
+    drainedSignal = signal;
     try {
       drain(head);
     } catch (err) {
