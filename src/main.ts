@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   // The data bridge's line comes first: tools and tests wait for it.
   console.log(`svcd listening on ${running.tls ? 'https' : 'http'}://${host}:${running.port} (engine ${running.engine}) data-dir ${resolve(cfg.dataDir)}`);
   if (running.grpcPort !== undefined) console.log(`svcd grpc listening on ${cfg.grpcListen!.host}:${running.grpcPort}`);
-  if (running.opsPort !== undefined) console.log(`svcd ops on http://${cfg.metricsListen!.host}:${running.opsPort} (/metrics /healthz /readyz /debug/pprof/)`);
+  if (running.opsPort !== undefined) console.log(`svcd ops on http://${cfg.metricsListen!.host}:${running.opsPort} (/metrics /healthz /readyz /debug/pprof/${cfg.adminUi ? ' /admin/' : ''})`);
   let stopping = false;
   const shutdown = (): void => {
     if (stopping) return;
