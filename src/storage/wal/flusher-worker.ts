@@ -14,7 +14,7 @@ import { closeSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, writeSync
 import { WAL_GROUP_LINGER_MIN_APPENDS, WAL_GROUP_LINGER_MS, WAL_PREALLOC_STEP_BYTES } from '../../config/limits.ts';
 import { FRAME_ROTATE, sealFrame } from '../format/record-codec.ts';
 import {
-  CTRL_DURABLE_SIGNAL, CTRL_FAILED, CTRL_FLUSHER_SLEEPING, CTRL_HEAD_SIGNAL, CTRL_STOP, POS_DURABLE, POS_HEAD, type RingBuffers,
+  CTRL_DURABLE_SIGNAL, CTRL_FAILED, CTRL_FLUSHER_SLEEPING, CTRL_HEAD_SIGNAL, CTRL_STOP, POS_DURABLE, headFrom, type RingBuffers,
 } from './log-ring.ts';
 import { walFilePath } from './wal-files.ts';
 
@@ -133,7 +133,7 @@ let drainedSignal = Atomics.load(ctrl, CTRL_HEAD_SIGNAL);
 
 for (;;) {
   let signal = Atomics.load(ctrl, CTRL_HEAD_SIGNAL);
-  let head = Number(Atomics.load(pos, POS_HEAD));
+  let head = headFrom(ctrl, readPos);
   if (head > readPos) {
     // Under concurrent producers the next group is still arriving when a commit ends (the acks of the
     // last one are just going out). Fewer appends than last time are waiting: linger briefly so one
@@ -141,7 +141,7 @@ for (;;) {
     if (lastGroupAppends >= WAL_GROUP_LINGER_MIN_APPENDS && signal - drainedSignal < lastGroupAppends) {
       Atomics.wait(lingerSlot, 0, 0, WAL_GROUP_LINGER_MS);
       signal = Atomics.load(ctrl, CTRL_HEAD_SIGNAL);
-      head = Number(Atomics.load(pos, POS_HEAD));
+      head = headFrom(ctrl, readPos);
     }
     lastGroupAppends = signal - drainedSignal;
     drainedSignal = signal;

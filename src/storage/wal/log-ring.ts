@@ -8,8 +8,18 @@ export const CTRL_DURABLE_SIGNAL = 1; // bumped by the flusher after each group 
 export const CTRL_STOP = 2; // 1 asks the flusher to finish and exit
 export const CTRL_FAILED = 3; // 1 when the flusher hit an I/O error: no more acks
 export const CTRL_FLUSHER_SLEEPING = 4; // 1 while the flusher waits on CTRL_HEAD_SIGNAL: only then does a publish notify
-export const POS_HEAD = 0; // logical offset one past the last published byte
+/** The published head's low 31 bits. The reader is never more than a ring (< 2^31 bytes) behind the
+ *  head, so it recovers the whole offset from its own position (see headFrom), and a publish, once
+ *  per append, stores an int instead of allocating a BigInt. */
+export const CTRL_HEAD_LOW31 = 5;
 export const POS_DURABLE = 1; // logical offset up to which frames are fsynced
+
+const LOW31 = 0x7fffffff;
+
+/** The logical head, given the reader's position `readPos` (head - readPos is below 2^31). */
+export function headFrom(ctrl: Int32Array, readPos: number): number {
+  return readPos + ((Atomics.load(ctrl, CTRL_HEAD_LOW31) - (readPos & LOW31)) & LOW31);
+}
 
 export interface RingBuffers {
   data: SharedArrayBuffer;
@@ -75,7 +85,7 @@ export class LogRingWriter {
    *  the signal (both sequentially consistent), so a publish can never slip past a falling-asleep
    *  flusher; while it is busy, no futex call is made at all. */
   publish(): void {
-    Atomics.store(this.pos, POS_HEAD, BigInt(this.head));
+    Atomics.store(this.ctrl, CTRL_HEAD_LOW31, this.head & LOW31);
     Atomics.add(this.ctrl, CTRL_HEAD_SIGNAL, 1);
     if (Atomics.load(this.ctrl, CTRL_FLUSHER_SLEEPING) !== 0) Atomics.notify(this.ctrl, CTRL_HEAD_SIGNAL);
   }
