@@ -23,7 +23,7 @@ uws.App()
     const chunks: Buffer[] = [];
     res.onAborted(() => { aborted = true; });
     res.onData((ab, isLast) => {
-      chunks.push(Buffer.from(ab.slice(0))); // ab is only valid during the callback
+      chunks.push(Buffer.from(new Uint8Array(ab))); // ab is only valid during the callback; a view copies into the pool
       if (!isLast || aborted) return;
       res.cork(() => { res.writeHeader('Content-Type', 'application/json').end(ANSWER); });
     });

@@ -101,7 +101,9 @@ class UwsExchange implements HttpExchange {
         this.bodyTooLarge = true;
         this.bodyChunks = [];
       } else {
-        this.bodyChunks.push(Buffer.from(ab.slice(0))); // ab is only valid during this callback
+        // ab is only valid during this callback. Copying through a view puts a small body in Node's
+        // buffer pool; ab.slice(0) would allocate a fresh ArrayBuffer for every request.
+        this.bodyChunks.push(Buffer.from(new Uint8Array(ab)));
       }
     }
     if (isLast) this.bodyDone = true;
