@@ -46,6 +46,8 @@ export const STREAM_INFLIGHT_BYTES_MAX = 64 * MiB;
 export const STAR_INFLIGHT_BYTES_MAX = 256 * MiB;
 /** Declared request-body bytes being read or parsed at once for the whole star; past it 429. */
 export const BODY_BYTES_IN_FLIGHT_MAX = 1024 * MiB;
+/** Unsettled frames are carved out of chunks of this size (src/core/frame-arena.ts). */
+export const FRAME_ARENA_CHUNK_BYTES = 1 * MiB;
 /** Size of the SharedArrayBuffer log ring between the sequencer and the flusher. */
 export const LOG_RING_BYTES = 512 * MiB;
 /** Unsettled (WAL-only) bytes held in memory for reads; past it the WAL is rotated and settled early. */

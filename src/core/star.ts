@@ -6,6 +6,7 @@ import {
   LEASE_IDLE_MS, LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
   STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX, UNSETTLED_BYTES_MAX,
 } from '../config/limits.ts';
+import { FrameArena } from './frame-arena.ts';
 import { contentBytes, encodeBatch, encodeRotate, patchBatch, type CodecRecord } from '../storage/format/record-codec.ts';
 import type { BucketMeta, MetadataStore, MetaState, StreamMeta } from '../storage/metadata/metadata-store.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
@@ -69,6 +70,8 @@ export class Star implements StreamService {
   private readonly byBucket = new Map<string, Map<string, StreamState>>();
   private readonly deleted = new Set<string>();
   private readonly reader: PageReader;
+  /** Memory for the frames this star sequences, kept until their WAL file settles. */
+  private readonly frames = new FrameArena();
   private pending: PendingEntry[] = [];
   private pendingHead = 0;
   private inflightBytes = 0;
@@ -413,7 +416,7 @@ export class Star implements StreamService {
       stamps = stampTimestamps(count, (i) => recs[i].timestamp_ms, st.config, arrival, st.lastSeqTs);
       const coded: CodecRecord[] = recs.map((r, i) => ({ timestamp_ms: stamps[i], headers: r.headers, body: r.body }));
       for (const r of coded) content += contentBytes(r);
-      frame = encodeBatch(st.idBytes, firstSeq, coded);
+      frame = encodeBatch(st.idBytes, firstSeq, coded, undefined, this.frames.alloc);
     }
     // Past the in-flight caps the producer is pushed back; a lone batch is always admitted, so a batch
     // bigger than a cap is not refused forever.

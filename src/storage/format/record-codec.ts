@@ -79,10 +79,13 @@ export function bytesToUuid(buf: Uint8Array, off: number): string {
 
 /** Encodes a batch with the given timestamps. `recordOffsets` (optional) receives each record's offset,
  *  so a batch encoded before sequencing (on a worker) can have its timestamps patched in place. */
-export function encodeBatch(streamId: string | Uint8Array, firstSeq: number, records: readonly CodecRecord[], recordOffsets?: Uint32Array): Buffer {
+export function encodeBatch(
+  streamId: string | Uint8Array, firstSeq: number, records: readonly CodecRecord[], recordOffsets?: Uint32Array,
+  alloc: (bytes: number) => Buffer = Buffer.allocUnsafe,
+): Buffer {
   let size = FRAME_HEADER_BYTES;
   for (const r of records) size += encodedRecordBytes(r);
-  const buf = Buffer.allocUnsafe(size);
+  const buf = alloc(size);
   buf.writeUInt32LE(size, 0);
   buf.writeUInt32LE(0, 4);
   buf.writeUInt32LE(FRAME_RECORDS, 8); // kind + reserved bytes zeroed
