@@ -3,7 +3,8 @@
 // and the ops listener. src/main.ts is the CLI around it; tests build stars through it too.
 
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import * as grpc from '@grpc/grpc-js';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Config } from './config/config.ts';
@@ -176,7 +177,11 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   installObjectVending(presigner && { presigner, objects, nowMs: () => Date.now() });
   const vending = { mode: cfg.readplanVending, ttlMs: cfg.readplanTtlMs, storageBucket: objectsDir, ...(presigner ? { presign: presigner.url.bind(presigner) } : {}) };
   const grpcServer = cfg.grpcListen
-    ? await startGrpcServer({ service: star, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, auth: grpcAuthHooks(auth), vending })
+    ? await startGrpcServer({
+      service: star, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, vending,
+      auth: grpcAuthHooks(auth, { clientCertVerified: authConfig.mode === 'mtls' }),
+      ...(tls ? { credentials: grpcTlsCredentials(tls, authConfig.mode === 'mtls') } : {}),
+    })
     : undefined;
   const ops = cfg.metricsListen
     ? await startOpsServer(cfg.metricsListen.host, cfg.metricsListen.port, {
@@ -186,7 +191,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
         ui: cfg.adminUi, reader: cfg.adminUiReader, logError, service: star,
         // The star as the gRPC admin plane names it (startGrpcServer's default id, its bound address).
         star: { id: 'star-0', address: grpcServer ? `${cfg.grpcListen!.host}:${grpcServer.port}` : '', startedAtMs: Date.now(), nowMs: () => Date.now() },
-        listCredentials: grpcAuthHooks(auth)?.listCredentials,
+        listCredentials: grpcAuthHooks(auth, { clientCertVerified: false })?.listCredentials,
       }),
     })
     : undefined;
@@ -216,12 +221,23 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
 }
 
 /** Connects src/auth to the gRPC planes: the same authenticator and the same authorization function. */
-function grpcAuthHooks(auth: AuthModule | undefined): GrpcAuthHooks | undefined {
+/** The gRPC port serves TLS whenever the data bridge does (one mode for every caller, spec: Auth).
+ *  Under mtls the handshake itself verifies the client certificate against --tls-client-ca, so a call
+ *  that reaches a handler carries a verified certificate. */
+function grpcTlsCredentials(tls: { cert: string; key: string; ca?: string }, requireClientCert: boolean): grpc.ServerCredentials {
+  return grpc.ServerCredentials.createSsl(
+    tls.ca ? readFileSync(tls.ca) : null,
+    [{ cert_chain: readFileSync(tls.cert), private_key: readFileSync(tls.key) }],
+    requireClientCert,
+  );
+}
+
+function grpcAuthHooks(auth: AuthModule | undefined, transport: { clientCertVerified: boolean }): GrpcAuthHooks | undefined {
   if (!auth) return undefined;
   return {
     async authorize(req) {
       const v = req.metadata.get('authorization');
-      const principal = await auth.authenticator.authenticate(v.map(String), {});
+      const principal = await auth.authenticator.authenticate(v.map(String), transport);
       const op = (req.plane === 'admin' ? 'Admin' : req.verb) as Operation;
       authorize(principal, op, { bucket: req.bucket, key: req.key });
       checkFencingPin(principal, op, req.fencing_token);

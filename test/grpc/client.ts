@@ -15,9 +15,9 @@ export interface Clients {
   close(): void;
 }
 
-export function connect(port: number): Clients {
+/** Plaintext by default; `creds` for a TLS star (grpc.credentials.createSsl). */
+export function connect(port: number, creds: grpc.ChannelCredentials = grpc.credentials.createInsecure()): Clients {
   const { proto } = loadSvcProto();
-  const creds = grpc.credentials.createInsecure();
   // A Read page may carry 8 MiB: above grpc-js's 4 MiB default receive limit.
   const options = { 'grpc.max_receive_message_length': GRPC_MESSAGE_BYTES_MAX, 'grpc.max_send_message_length': GRPC_MESSAGE_BYTES_MAX };
   const data = new proto.svc.v1.DataService(`127.0.0.1:${port}`, creds, options);
