@@ -178,7 +178,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   const vending = { mode: cfg.readplanVending, ttlMs: cfg.readplanTtlMs, storageBucket: objectsDir, ...(presigner ? { presign: presigner.url.bind(presigner) } : {}) };
   const grpcServer = cfg.grpcListen
     ? await startGrpcServer({
-      service: star, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, vending,
+      service: star, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, vending, star: { settle: () => star.settle() },
       auth: grpcAuthHooks(auth, { clientCertVerified: authConfig.mode === 'mtls' }),
       ...(tls ? { credentials: grpcTlsCredentials(tls, authConfig.mode === 'mtls') } : {}),
     })

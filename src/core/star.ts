@@ -59,6 +59,8 @@ interface PendingEntry {
   reject?: (e: unknown) => void;
   /** A ROTATE marker: the file it closes settles once it is durable. */
   sealedFileNo?: number;
+  /** A ROTATE marker's waiter (SettleStar): called once the file is sealed and queued to settle. */
+  onSealed?: () => void;
 }
 
 const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
@@ -453,16 +455,29 @@ export class Star implements StreamService {
     s.add(st);
   }
 
-  /** Seals the current WAL file: a ROTATE frame goes through the ring like any batch. */
-  private rotate(): void {
+  /** Seals the current WAL file: a ROTATE frame goes through the ring like any batch. False when the
+   *  ring has no room yet (the next append or sweep tries again). */
+  private rotate(waiter?: { onSealed: () => void; reject: (e: unknown) => void }): boolean {
     const frame = encodeRotate();
     const end = this.d.log.tryAppend(frame);
-    if (end < 0) return; // try again on the next append or sweep
+    if (end < 0) return false;
     this.d.log.publish();
-    this.pending.push({ end, frameBytes: 0, sealedFileNo: this.walFileNo });
+    this.pending.push({ end, frameBytes: 0, sealedFileNo: this.walFileNo, ...waiter });
     this.walFileNo += 1;
     this.walFileBytes = 0;
     this.walFileOpenedMs = this.d.clock.nowMs();
+    return true;
+  }
+
+  /** SettleStar: seals the current WAL file when it holds anything, and resolves once every sealed
+   *  file has settled into segments (reads from them are then served from the object store). */
+  async settle(): Promise<void> {
+    if (this.walFileBytes > 0) {
+      await new Promise<void>((resolve, reject) => {
+        if (!this.rotate({ onSealed: resolve, reject })) reject(new ServiceError('resource_exhausted', 'log ring full; retry shortly'));
+      });
+    }
+    await this.settleQueue;
   }
 
   /** Waits on the flusher's durable offset and commits, in ring order, everything below it. */
@@ -484,7 +499,7 @@ export class Star implements StreamService {
     const moved = new Set<StreamState>();
     while (i < q.length && q[i].end <= durable) {
       const p = q[i++];
-      if (p.sealedFileNo !== undefined) { this.enqueueSettle(p.sealedFileNo); continue; }
+      if (p.sealedFileNo !== undefined) { this.enqueueSettle(p.sealedFileNo); p.onSealed?.(); continue; }
       const st = p.st!;
       st.inflightBytes -= p.frameBytes;
       this.inflightBytes -= p.frameBytes;
@@ -694,11 +709,13 @@ export class Star implements StreamService {
   // ---------------------------------------------------------------- read plans and watchers
 
   async readPlan(bucket: string, key: string, start: { kind: 'seq_num' | 'timestamp_ms'; value: number }, maxEntries: number): Promise<PlanResult> {
-    const st = this.requireStream(bucket, key);
+    const st = await this.streamForRead(bucket, key); // a read verb: create_stream_on_read applies
     const segs = st.meta.segments;
     let i: number;
     if (start.kind === 'seq_num') {
       if (start.value < st.trimSeq) throw new ServiceError('trimmed', `records below ${st.trimSeq} were trimmed`);
+      // As a Read without clamp: a start past the tail names no record that will ever be vended there.
+      if (start.value > st.tail) throw new ServiceError('range_not_satisfiable', `start ${start.value} is past the tail ${st.tail}`, { tail: st.tailPosition() });
       i = segs.findIndex((s) => s.end_seq > start.value);
       if (i < 0) return { segments: [], vended_until: Math.max(start.value, 0), more: false };
     } else {

@@ -187,6 +187,30 @@ describe('grpc data plane', () => {
     assert.deepEqual(page.records, []);
   });
 
+  it('a ReadPlan start past the tail is OUT_OF_RANGE with the tail, as a Read without clamp is', async () => {
+    const err = await failure(h.data.ReadPlan.bind(h.data), { bucket: 'orders', key: bytes('rw'), seq_num: 99 });
+    assert.equal(err.code, grpc.status.OUT_OF_RANGE);
+    assert.equal(detailsOf(err)?.sequence?.tail?.seq_num, 4);
+    const atTail = await call(h.data.ReadPlan.bind(h.data), { bucket: 'orders', key: bytes('rw'), seq_num: 4 });
+    assert.deepEqual([atTail.entries.length, atTail.vended_until], [0, 4], 'at the tail: nothing vended yet');
+  });
+
+  it('reads from a negative timestamp start and with a negative until_ms, as over HTTP', async () => {
+    const key = bytes('neg-times');
+    await call(h.data.Append.bind(h.data), { bucket: 'orders', key, records: [{ body: bytes('a') }, { body: bytes('b') }] });
+    const all = await call(h.data.Read.bind(h.data), { bucket: 'orders', key, timestamp_ms: -5 });
+    assert.deepEqual(all.records.map((r) => r.body.toString()), ['a', 'b']);
+    const none = await call(h.data.Read.bind(h.data), { bucket: 'orders', key, seq_num: 0, until_ms: -1 });
+    assert.deepEqual(none.records, [], 'every record is stamped after -1');
+  });
+
+  it('create_stream_on_read applies to ReadPlan, a read verb', async () => {
+    await call(h.data.CreateBucket.bind(h.data), { bucket: 'on-read', config: { create_stream_on_read: true } });
+    const plan = await call(h.data.ReadPlan.bind(h.data), { bucket: 'on-read', key: bytes('fresh'), seq_num: 0 });
+    assert.deepEqual([plan.entries.length, plan.vended_until], [0, 0]);
+    assert.equal((await call(h.data.GetStream.bind(h.data), { bucket: 'on-read', key: bytes('fresh') })).info?.key?.toString(), 'fresh');
+  });
+
   it('refuses deleting a bucket that still holds streams (FAILED_PRECONDITION, no detail)', async () => {
     const err = await failure(h.data.DeleteBucket.bind(h.data), { bucket: 'orders' });
     assert.equal(err.code, grpc.status.FAILED_PRECONDITION);

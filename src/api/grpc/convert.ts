@@ -5,7 +5,7 @@ import { invalid } from '../../core/errors.ts';
 import type { BucketCreate, StreamCreate } from '../../core/service-api.ts';
 import {
   APPEND_RECORDS_MAX, CREATION_TOKEN_BYTES_MAX, FENCING_TOKEN_BYTES_MAX, LIST_PAGE_DEFAULT, LIST_PAGE_MAX,
-  READ_BYTES_MAX, READ_RECORDS_MAX, RECORD_HEADERS_MAX,
+  RECORD_HEADERS_MAX,
 } from '../../config/limits.ts';
 import type {
   BucketConfig, BucketInfo, Header, Position, ProducerPolicy, ReadStart, RecordInput, SequencedRecord,
@@ -59,6 +59,12 @@ export const fencingTokenFromWire = (t: string): string => boundedString(t, 'fen
 /** A 64-bit field decoded to a JS number: refused past 2^53 instead of silently rounded. */
 export function u64FromWire(v: number, field: string): number {
   if (!Number.isSafeInteger(v) || v < 0) throw invalid(`${field} must be a non-negative integer below 2^53`);
+  return v;
+}
+
+/** A signed 64-bit time (a read's timestamp start or until_ms, as over HTTP): refused past 2^53. */
+export function i64FromWire(v: number, field: string): number {
+  if (!Number.isSafeInteger(v)) throw invalid(`${field} must be an integer of magnitude below 2^53`);
   return v;
 }
 
@@ -231,7 +237,7 @@ interface StartFields {
 /** The oneof `start` of Read/Subscribe as a ReadStart; none set is INVALID_ARGUMENT. */
 export function readStartFromWire(m: StartFields): ReadStart {
   if (m.start === 'seq_num' && m.seq_num !== undefined) return { kind: 'seq_num', value: u64FromWire(m.seq_num, 'seq_num') };
-  if (m.start === 'timestamp_ms' && m.timestamp_ms !== undefined) return { kind: 'timestamp_ms', value: u64FromWire(m.timestamp_ms, 'timestamp_ms') };
+  if (m.start === 'timestamp_ms' && m.timestamp_ms !== undefined) return { kind: 'timestamp_ms', value: i64FromWire(m.timestamp_ms, 'timestamp_ms') };
   if (m.start === 'tail_offset' && m.tail_offset !== undefined) return { kind: 'tail_offset', value: u64FromWire(m.tail_offset, 'tail_offset') };
   throw invalid('exactly one start (seq_num, timestamp_ms or tail_offset) is required');
 }
@@ -241,6 +247,4 @@ export function clampToCap(value: number, cap: number): number {
   return value <= 0 || value > cap ? cap : value;
 }
 
-export const readLimit = (limit: number): number => clampToCap(limit, READ_RECORDS_MAX);
-export const readMaxBytes = (maxBytes: number): number => clampToCap(maxBytes, READ_BYTES_MAX);
 export const pageLimit = (limit: number): number => (limit <= 0 ? LIST_PAGE_DEFAULT : Math.min(limit, LIST_PAGE_MAX));

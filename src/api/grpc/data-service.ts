@@ -7,9 +7,9 @@ import { handleAppendSession } from './append-session.ts';
 import { authorize, unary, type GrpcContext, type UnaryCallState } from './context.ts';
 import {
   bucketCreateFromWire, bucketConfigFromWire, bucketFromWire, bucketInfoToWire, fencingTokenFromWire, keyFromWire,
-  newBucketFromWire, pageLimit, positionToWire, readLimit, readMaxBytes, readStartFromWire, recordToWire,
+  newBucketFromWire, pageLimit, positionToWire, readStartFromWire, recordToWire,
   recordsFromWire, streamConfigFromWire, streamCreateFromWire, streamCursorFromWire, streamCursorToWire,
-  streamInfoToWire, u64FromWire,
+  streamInfoToWire, i64FromWire, u64FromWire,
 } from './convert.ts';
 import { handleReadPlan } from './read-plan.ts';
 import { handleSubscribe } from './subscribe.ts';
@@ -68,10 +68,11 @@ export function dataServiceHandlers(ctx: GrpcContext): DataServiceHandlers {
       const { bucket, key } = await streamAddress(ctx, 'Read', req, c);
       const result = await svc.read(bucket, key, {
         start: readStartFromWire(req),
-        limit: readLimit(req.limit),
-        maxBytes: readMaxBytes(req.max_bytes),
+        // 0 takes the star's maximum; the star clamps to --max-read-records / --max-read-bytes.
+        limit: req.limit,
+        maxBytes: req.max_bytes,
         clamp: req.clamp,
-        ...(req.until_ms !== undefined ? { untilMs: u64FromWire(req.until_ms, 'until_ms') } : {}),
+        ...(req.until_ms !== undefined ? { untilMs: i64FromWire(req.until_ms, 'until_ms') } : {}),
       });
       return { records: result.records.map(recordToWire), tail: positionToWire(result.tail) };
     }),

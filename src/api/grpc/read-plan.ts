@@ -13,7 +13,7 @@ import type { ReadPlanEntry } from '../../gen/svc/v1/ReadPlanEntry.ts';
 import type { ReadPlanRequest__Output } from '../../gen/svc/v1/ReadPlanRequest.ts';
 import type { ReadPlanResponse } from '../../gen/svc/v1/ReadPlanResponse.ts';
 import type { GrpcContext } from './context.ts';
-import { clampToCap, u64FromWire } from './convert.ts';
+import { clampToCap, i64FromWire, u64FromWire } from './convert.ts';
 import type { ReadPlanVending } from './hooks.ts';
 
 type Mode = 'presigned' | 'raw';
@@ -48,7 +48,7 @@ export async function handleReadPlan(
 ): Promise<ReadPlanResponse> {
   let start: { kind: 'seq_num' | 'timestamp_ms'; value: number };
   if (req.start === 'seq_num' && req.seq_num !== undefined) start = { kind: 'seq_num', value: u64FromWire(req.seq_num, 'seq_num') };
-  else if (req.start === 'timestamp_ms' && req.timestamp_ms !== undefined) start = { kind: 'timestamp_ms', value: u64FromWire(req.timestamp_ms, 'timestamp_ms') };
+  else if (req.start === 'timestamp_ms' && req.timestamp_ms !== undefined) start = { kind: 'timestamp_ms', value: i64FromWire(req.timestamp_ms, 'timestamp_ms') };
   else throw invalid('exactly one start (seq_num or timestamp_ms) is required');
   const endSeq = req.end_seq_num !== undefined ? u64FromWire(req.end_seq_num, 'end_seq_num') : undefined;
   const vending = ctx.vending;
