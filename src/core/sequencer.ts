@@ -6,10 +6,11 @@ import type { Position, StreamConfig } from './types.ts';
 
 /** Throws the spec's 412 (fence detail) when the presented token does not admit this append. */
 export function checkFence(installed: string, policy: StreamConfig['producer_policy'], presented: string | undefined): void {
-  const mismatch = () => new ServiceError('fence_mismatch', 'fencing token mismatch', { fencing_token: installed });
-  if (policy === 'fenced' && (presented === undefined || presented === '')) throw mismatch();
-  if (presented !== undefined && presented !== installed) throw mismatch();
-  if (presented === undefined && installed !== '') throw mismatch();
+  if ((policy === 'fenced' && (presented === undefined || presented === ''))
+    || (presented !== undefined && presented !== installed)
+    || (presented === undefined && installed !== '')) {
+    throw new ServiceError('fence_mismatch', 'fencing token mismatch', { fencing_token: installed });
+  }
 }
 
 /** Throws the spec's 412 (sequence detail) when the batch would not start at `match`. */
