@@ -6,6 +6,7 @@ import { createServer as createHttps } from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { UNREAD_BODY_DRAIN_BYTES_MAX } from '../src/config/limits.ts';
 import { ServiceError } from '../src/core/errors.ts';
 import type { Dispatcher } from '../src/api/dispatch.ts';
 import type { HttpExchange, SseSink } from '../src/api/exchange.ts';
@@ -34,7 +35,11 @@ class NodeExchange implements HttpExchange {
     return v === undefined ? undefined : v.join(', ');
   }
 
+  /** readBody was called: the body is the route's (a cut one is not drained). */
+  private bodyTaken = false;
+
   readBody(maxBytes: number): Promise<Buffer> {
+    this.bodyTaken = true;
     return new Promise((resolve, reject) => {
       const declared = Number(this.req.headers['content-length'] ?? 0);
       if (declared > maxBytes) {
@@ -60,9 +65,33 @@ class NodeExchange implements HttpExchange {
 
   respond(status: number, headers: [string, string][], body: string | Buffer): void {
     if (this.aborted || this.res.headersSent) return;
+    const declared = this.req.headers['content-length'];
+    const hasBody = (declared !== undefined && declared !== '0') || this.req.headers['transfer-encoding'] !== undefined;
+    if (hasBody && !this.req.complete && !this.bodyTaken) {
+      // An answer before the body was read (a 404, 405, 401 …): read and drop a small body first so
+      // the connection stays usable; past UNREAD_BODY_DRAIN_BYTES_MAX, answer and hang up.
+      this.bodyTaken = true;
+      let n = 0;
+      const onData = (c: Buffer): void => {
+        n += c.length;
+        if (n <= UNREAD_BODY_DRAIN_BYTES_MAX) return;
+        this.req.off('data', onData);
+        this.req.pause();
+        this.send(status, headers, body, true);
+      };
+      this.req.on('data', onData);
+      this.req.once('end', () => this.send(status, headers, body, false));
+      return;
+    }
+    // A body cut short by its cap is left unread: answer and hang up.
+    this.send(status, headers, body, hasBody && !this.req.complete);
+  }
+
+  private send(status: number, headers: [string, string][], body: string | Buffer, close: boolean): void {
+    if (this.aborted || this.res.headersSent) return;
     const h: Record<string, string> = {};
     for (const [k, v] of headers) h[k] = v;
-    if (!this.req.complete) h.Connection = 'close'; // unread (oversized) body: answer and hang up
+    if (close) h.Connection = 'close';
     this.res.writeHead(status, h);
     this.res.end(status === 204 ? undefined : body);
   }

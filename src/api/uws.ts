@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import type * as UWS from '@trufflesuite/uws-js-unofficial';
 import { ServiceError } from '../core/errors.ts';
-import { APPEND_BODY_BYTES_MAX } from '../config/limits.ts';
+import { APPEND_BODY_BYTES_MAX, UNREAD_BODY_DRAIN_BYTES_MAX } from '../config/limits.ts';
 import type { Dispatcher } from './dispatch.ts';
 import { STATUS_TEXT, type HttpExchange, type SseSink } from './exchange.ts';
 
@@ -30,13 +30,15 @@ export interface UwsServer {
 
 /** The request headers routes read, by method. uWS requests are only readable inside the handler's
  *  tick, so these are copied up front; each getHeader is a native call, so only what a method needs. */
-const HEADERS_FOR_GET = ['authorization', 'last-event-id', 'range'];
+const HEADERS_FOR_GET = ['authorization', 'last-event-id', 'range', 'content-length', 'transfer-encoding'];
 const HEADERS_FOR_BODY = ['authorization', 'content-length', 'transfer-encoding'];
 /** With CORS origins configured, plain requests also need their Origin. */
 const HEADERS_FOR_GET_CORS = [...HEADERS_FOR_GET, 'origin'];
 const HEADERS_FOR_BODY_CORS = [...HEADERS_FOR_BODY, 'origin'];
 /** A CORS preflight (read whether or not origins are configured: a denied one is 403). */
-const HEADERS_FOR_OPTIONS = ['authorization', 'origin', 'access-control-request-method', 'access-control-request-headers'];
+const HEADERS_FOR_OPTIONS = [
+  'authorization', 'origin', 'access-control-request-method', 'access-control-request-headers', 'content-length', 'transfer-encoding',
+];
 
 function headersFor(method: string, cors: boolean): readonly string[] {
   if (method === 'GET' || method === 'HEAD') return cors ? HEADERS_FOR_GET_CORS : HEADERS_FOR_GET;
@@ -63,6 +65,8 @@ class UwsExchange implements HttpExchange {
   /** Until a route sets its own cap, no body may grow past the largest any route accepts. */
   private bodyLimit = APPEND_BODY_BYTES_MAX;
   private bodyTooLarge = false;
+  /** An answer given before the body was read (an early error), sent once the body is drained. */
+  private deferred: (() => void) | undefined;
 
   constructor(private readonly res: UWS.HttpResponse, req: UWS.HttpRequest, cors: boolean) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
@@ -108,6 +112,7 @@ class UwsExchange implements HttpExchange {
     }
     if (isLast) this.bodyDone = true;
     if (this.bodyWaiter && (isLast || this.bodyTooLarge)) this.bodyWaiter();
+    if (this.deferred && (isLast || this.bodyTooLarge)) this.deferred();
   }
 
   header(name: string): string | undefined { return this.headers[name]; }
@@ -131,12 +136,27 @@ class UwsExchange implements HttpExchange {
 
   respond(status: number, headers: [string, string][], body: string | Buffer): void {
     if (this.aborted) return;
-    // An unread oversized body: answer and close rather than drain it.
+    if (!this.bodyDone && !this.bodyTooLarge) {
+      // An answer before the body was read (a 404, 405, 401 …): read and drop the rest of a small body
+      // first, so the connection stays usable. Closing on unread bytes makes the kernel reset it, and
+      // the client may lose the answer. A body past UNREAD_BODY_DRAIN_BYTES_MAX is not drained.
+      this.bodyLimit = Math.min(this.bodyLimit, UNREAD_BODY_DRAIN_BYTES_MAX);
+      if (this.bodyBytes <= this.bodyLimit) {
+        this.bodyChunks = [];
+        this.deferred = () => { this.deferred = undefined; this.respond(status, headers, body); };
+        return;
+      }
+      this.bodyTooLarge = true;
+    }
+    // An oversized body left unread: answer and close rather than drain it.
     const close = this.bodyTooLarge || !this.bodyDone;
     this.res.cork(() => {
       this.res.writeStatus(STATUS_LINE[status] ?? `${status}`);
       for (const [k, v] of headers) this.res.writeHeader(k, v);
       if (status === 204) this.res.endWithoutBody(0, close);
+      // A HEAD answer never carries a body, an error's envelope included: bytes after it would be read
+      // as the start of the next answer. (uWS's endWithoutBody(length) leaves the connection stuck.)
+      else if (this.method === 'HEAD') this.res.end('', close);
       else this.res.end(body, close);
     });
     this.aborted = true; // the response object is no longer ours

@@ -28,6 +28,9 @@ export const ADMIN_READER_BYTES_MAX = 1 * MiB;
 // --- Request parsing -----------------------------------------------------------------------------
 /** Base64 inflates 4/3 and JSON adds escaping: the most a valid append body can weigh on the wire. */
 export const APPEND_BODY_BYTES_MAX = Math.ceil((BATCH_CONTENT_BYTES_MAX * 4) / 3) + 16 * MiB;
+/** An answer given before a request's body was read (an early 404 or 401) waits for at most this much
+ *  of the body to arrive and be dropped, so the keep-alive connection stays usable; past it, close. */
+export const UNREAD_BODY_DRAIN_BYTES_MAX = 64 * KiB;
 /** Control-plane bodies (bucket/stream config, trim, fence, exchange) are small. */
 export const CONTROL_BODY_BYTES_MAX = 64 * KiB;
 /** Header count per record: not in the spec; bounded so one record cannot carry a million headers. */

@@ -1,0 +1,70 @@
+// One keep-alive connection stays usable across early answers (raw sockets, both engines): a HEAD
+// answer never carries a body, an error's included, so the next answer is not misread; and an answer
+// given before the body was read (a 404 on an unknown path) waits for a small body to arrive, so the
+// connection is neither reset nor confused by the body's bytes.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { ENGINES, startServer, type RunningServer } from '../helpers/server.ts';
+import { stopServer } from './client.ts';
+
+/** How long to wait for the answers a step expects. */
+const ANSWER_WAIT_MS = 5000;
+
+/** A raw connection that collects everything the star sends. */
+async function rawConn(port: number): Promise<{ sock: Socket; text(): string; closed(): boolean }> {
+  const sock = connect(port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => { sock.once('connect', resolve); sock.once('error', reject); });
+  let text = '';
+  let closed = false;
+  sock.on('data', (d: Buffer) => { text += d.toString('latin1'); });
+  sock.on('close', () => { closed = true; });
+  sock.on('error', () => { closed = true; });
+  return { sock, text: () => text, closed: () => closed };
+}
+
+/** Waits until `count` answers (status lines) arrived, or the wait runs out. */
+async function answers(c: { text(): string }, count: number): Promise<string[]> {
+  const t0 = Date.now();
+  for (;;) {
+    const lines = c.text().match(/HTTP\/1\.1 \d{3}/g) ?? [];
+    if (lines.length >= count || Date.now() - t0 > ANSWER_WAIT_MS) return lines;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+for (const engine of ENGINES) {
+  describe(`keep-alive across early answers (${engine})`, () => {
+    let srv: RunningServer;
+    before(async () => { srv = await startServer({ engine }); });
+    after(() => stopServer(srv));
+
+    test('a HEAD that fails answers without a body, and the next request on the connection is served', async () => {
+      const c = await rawConn(srv.port);
+      try {
+        c.sock.write('HEAD /v1/no/such/path HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+        assert.deepEqual(await answers(c, 2), ['HTTP/1.1 404', 'HTTP/1.1 200']);
+        const head = c.text().slice(0, c.text().indexOf('HTTP/1.1 200'));
+        assert.ok(head.endsWith('\r\n\r\n'), `the HEAD answer ends at its headers: ${JSON.stringify(head)}`);
+        assert.match(c.text(), /\{"status":"ok"\}/);
+      } finally {
+        c.sock.destroy();
+      }
+    });
+
+    test('a 404 given before a small body arrived waits for it; the connection keeps serving', async () => {
+      const c = await rawConn(srv.port);
+      try {
+        c.sock.write('POST /v1/no/such/path HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n');
+        await new Promise((r) => setTimeout(r, 100)); // the body comes in a later packet
+        c.sock.write('{"a":"bc"}\n');
+        c.sock.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+        assert.deepEqual(await answers(c, 2), ['HTTP/1.1 404', 'HTTP/1.1 200']);
+        assert.match(c.text(), /\{"error":"[^"]+"\}/);
+        assert.equal(c.closed(), false);
+      } finally {
+        c.sock.destroy();
+      }
+    });
+  });
+}
