@@ -243,6 +243,9 @@ function grpcAuthHooks(auth: AuthModule | undefined, transport: { clientCertVeri
       checkFencingPin(principal, op, req.fencing_token);
       return { expMs: principal.expMs };
     },
+    async authenticate(metadata) {
+      await auth.authenticator.authenticate(metadata.get('authorization').map(String), transport);
+    },
     exchangeToken: auth.verifier?.signer ? (req) => auth.exchanger.exchange(req) : undefined,
     createCredential: async (req) => {
       const c = await auth.registry.create(req.scope, req.key_id);

@@ -36,6 +36,13 @@ describe('grpc auth (jwt)', () => {
     assert.equal(expired.code, grpc.status.UNAUTHENTICATED);
   });
 
+  it('tells an anonymous caller UNAUTHENTICATED even for a malformed address, and an authenticated one INVALID_ARGUMENT', async () => {
+    const bad = { bucket: 'bad/name', key: bytes('k') };
+    assert.equal((await failure(c.data.CheckTail.bind(c.data), bad)).code, grpc.status.UNAUTHENTICATED);
+    assert.equal((await failure(c.data.GetBucket.bind(c.data), { bucket: '-nope' })).code, grpc.status.UNAUTHENTICATED);
+    assert.equal((await failureMd(c.data.CheckTail.bind(c.data), bad, admin)).code, grpc.status.INVALID_ARGUMENT);
+  });
+
   it('allows exactly what the grants cover, denying before the address resolves', async () => {
     const appender = bearer(await mint('svc:append:b1:* svc:read:b1:k%2A', 600));
     const ack = await callMd(c.data.Append.bind(c.data), { bucket: 'b1', key: bytes('k*'), records: [{ body: bytes('x') }] }, appender);

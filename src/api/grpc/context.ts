@@ -57,6 +57,17 @@ export async function authorize(ctx: GrpcContext, req: GrpcAuthRequest): Promise
   return (await ctx.auth.authorize(req)) ?? {};
 }
 
+/** Decodes a request's address. A malformed one is reported only once the caller authenticated, so
+ *  an anonymous caller learns nothing from how its request is read (as the HTTP bridge does). */
+export async function decodeAfterAuth<T>(ctx: GrpcContext, metadata: grpc.Metadata, decode: () => T): Promise<T> {
+  try {
+    return decode();
+  } catch (err) {
+    if (ctx.auth?.authenticate) await ctx.auth.authenticate(metadata);
+    throw err;
+  }
+}
+
 /** Per-call state a unary handler may set: the caller's exp becomes the call's deadline. */
 export interface UnaryCallState {
   metadata: grpc.Metadata;

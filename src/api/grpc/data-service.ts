@@ -4,7 +4,7 @@
 import { ServiceError } from '../../core/errors.ts';
 import type { DataServiceHandlers } from '../../gen/svc/v1/DataService.ts';
 import { handleAppendSession } from './append-session.ts';
-import { authorize, unary, type GrpcContext, type UnaryCallState } from './context.ts';
+import { authorize, decodeAfterAuth, unary, type GrpcContext, type UnaryCallState } from './context.ts';
 import {
   bucketCreateFromWire, bucketConfigFromWire, bucketFromWire, bucketInfoToWire, fencingTokenFromWire, keyFromWire,
   newBucketFromWire, pageLimit, positionToWire, readStartFromWire, recordToWire,
@@ -24,8 +24,7 @@ interface Addressed {
 async function streamAddress(
   ctx: GrpcContext, verb: string, req: Addressed, call: UnaryCallState, fencingToken?: string,
 ): Promise<{ bucket: string; key: string }> {
-  const bucket = bucketFromWire(req.bucket);
-  const key = keyFromWire(req.key);
+  const { bucket, key } = await decodeAfterAuth(ctx, call.metadata, () => ({ bucket: bucketFromWire(req.bucket), key: keyFromWire(req.key) }));
   const caller = await authorize(ctx, {
     verb, plane: 'data', metadata: call.metadata, bucket, key, ...(fencingToken !== undefined ? { fencing_token: fencingToken } : {}),
   });
@@ -35,7 +34,7 @@ async function streamAddress(
 
 /** Decodes the bucket and runs the auth hook for a bucket-level verb. */
 async function bucketAddress(ctx: GrpcContext, verb: string, name: string, call: UnaryCallState): Promise<string> {
-  const bucket = bucketFromWire(name);
+  const bucket = await decodeAfterAuth(ctx, call.metadata, () => bucketFromWire(name));
   call.deadlineAt((await authorize(ctx, { verb, plane: 'data', metadata: call.metadata, bucket })).expMs);
   return bucket;
 }

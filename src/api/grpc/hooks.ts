@@ -55,6 +55,9 @@ export interface GrpcAuthHooks {
   /** Checks the caller before every verb but ExchangeToken (grants, and the fencing pin for the
    *  verbs that present a token). Absent: every caller passes (`--auth off`). */
   authorize?(req: GrpcAuthRequest): void | GrpcCaller | Promise<void | GrpcCaller>;
+  /** Only checks who the caller is (no grants): run before a malformed request is reported, so an
+   *  anonymous caller is told UNAUTHENTICATED whatever it sent, as over HTTP. */
+  authenticate?(metadata: grpc.Metadata): Promise<void>;
   /** Absent: ExchangeToken answers UNIMPLEMENTED (as under a verify-only JWT source). */
   exchangeToken?(req: TokenExchangeRequest): Promise<IssuedToken>;
   /** Absent (with the two below): the credential verbs answer UNIMPLEMENTED. */

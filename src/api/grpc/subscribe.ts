@@ -9,7 +9,7 @@ import { SSE_STALL_MS } from '../../config/limits.ts';
 import type { Subscription } from '../../core/service-api.ts';
 import type { SubscribeRequest__Output } from '../../gen/svc/v1/SubscribeRequest.ts';
 import type { SubscribeResponse } from '../../gen/svc/v1/SubscribeResponse.ts';
-import { atExpiry, authorize, CREDENTIAL_EXPIRED, type GrpcContext } from './context.ts';
+import { atExpiry, authorize, CREDENTIAL_EXPIRED, decodeAfterAuth, type GrpcContext } from './context.ts';
 import { bucketFromWire, keyFromWire, positionToWire, readStartFromWire, recordToWire } from './convert.ts';
 import { grpcFailure, toGrpcFailure, type GrpcFailure } from './status-mapping.ts';
 
@@ -38,8 +38,7 @@ export function handleSubscribe(ctx: GrpcContext, call: SubscribeCall): void {
 
   const run = async (): Promise<void> => {
     const req = call.request;
-    const bucket = bucketFromWire(req.bucket);
-    const key = keyFromWire(req.key);
+    const { bucket, key } = await decodeAfterAuth(ctx, call.metadata, () => ({ bucket: bucketFromWire(req.bucket), key: keyFromWire(req.key) }));
     const caller = await authorize(ctx, { verb: 'Subscribe', plane: 'data', metadata: call.metadata, bucket, key });
     if (done) return;
     // No subscription outlives its credential: at exp it ends; resume with a fresh token.
