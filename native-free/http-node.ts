@@ -6,7 +6,7 @@ import { createServer as createHttps } from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { UNREAD_BODY_DRAIN_BYTES_MAX } from '../src/config/limits.ts';
+import { UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX } from '../src/config/limits.ts';
 import { ServiceError } from '../src/core/errors.ts';
 import type { Dispatcher } from '../src/api/dispatch.ts';
 import type { HttpExchange, SseSink } from '../src/api/exchange.ts';
@@ -72,15 +72,20 @@ class NodeExchange implements HttpExchange {
       // the connection stays usable; past UNREAD_BODY_DRAIN_BYTES_MAX, answer and hang up.
       this.bodyTaken = true;
       let n = 0;
-      const onData = (c: Buffer): void => {
-        n += c.length;
-        if (n <= UNREAD_BODY_DRAIN_BYTES_MAX) return;
+      const giveUp = (): void => {
+        clearTimeout(timer);
         this.req.off('data', onData);
         this.req.pause();
         this.send(status, headers, body, true);
       };
+      const onData = (c: Buffer): void => {
+        n += c.length;
+        if (n > UNREAD_BODY_DRAIN_BYTES_MAX) giveUp();
+      };
+      // A body that stalls is not waited for long: then answer and hang up.
+      const timer = setTimeout(giveUp, UNREAD_BODY_DRAIN_MS_MAX);
       this.req.on('data', onData);
-      this.req.once('end', () => this.send(status, headers, body, false));
+      this.req.once('end', () => { clearTimeout(timer); this.send(status, headers, body, false); });
       return;
     }
     // A body cut short by its cap is left unread: answer and hang up.

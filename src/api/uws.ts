@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import type * as UWS from '@trufflesuite/uws-js-unofficial';
 import { ServiceError } from '../core/errors.ts';
-import { APPEND_BODY_BYTES_MAX, UNREAD_BODY_DRAIN_BYTES_MAX } from '../config/limits.ts';
+import { APPEND_BODY_BYTES_MAX, UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX } from '../config/limits.ts';
 import type { Dispatcher } from './dispatch.ts';
 import { STATUS_TEXT, type HttpExchange, type SseSink } from './exchange.ts';
 
@@ -46,6 +46,9 @@ function headersFor(method: string, cors: boolean): readonly string[] {
   return cors ? HEADERS_FOR_BODY_CORS : HEADERS_FOR_BODY;
 }
 
+/** Methods whose routes may read a request body. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
 /** Status lines built once. */
 const STATUS_LINE: Record<number, string> = Object.fromEntries(Object.entries(STATUS_TEXT).map(([k, v]) => [k, `${k} ${v}`]));
 
@@ -62,14 +65,19 @@ class UwsExchange implements HttpExchange {
   private bodyBytes = 0;
   private bodyDone = false;
   private bodyWaiter: ((err?: Error) => void) | undefined;
-  /** Until a route sets its own cap, no body may grow past the largest any route accepts. */
-  private bodyLimit = APPEND_BODY_BYTES_MAX;
+  /** Until a route sets its own cap, no body may grow past the largest any route of this method
+   *  accepts: an append's for POST, PUT and PATCH; for the others (no route reads their body) only
+   *  what an early answer would drain. */
+  private bodyLimit: number;
   private bodyTooLarge = false;
+  /** Nobody will read this body (an event stream, an answer already given): count it, keep nothing. */
+  private discardBody = false;
   /** An answer given before the body was read (an early error), sent once the body is drained. */
   private deferred: (() => void) | undefined;
 
   constructor(private readonly res: UWS.HttpResponse, req: UWS.HttpRequest, cors: boolean) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
+    this.bodyLimit = BODY_METHODS.has(this.method) ? APPEND_BODY_BYTES_MAX : UNREAD_BODY_DRAIN_BYTES_MAX;
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
     for (const name of headersFor(this.method, cors)) {
@@ -101,7 +109,9 @@ class UwsExchange implements HttpExchange {
   private onChunk(ab: ArrayBuffer, isLast: boolean): void {
     if (!this.bodyTooLarge) {
       this.bodyBytes += ab.byteLength;
-      if (this.bodyBytes > this.bodyLimit) {
+      if (this.discardBody) {
+        if (this.bodyBytes > this.bodyLimit) this.bodyTooLarge = true;
+      } else if (this.bodyBytes > this.bodyLimit) {
         this.bodyTooLarge = true;
         this.bodyChunks = [];
       } else {
@@ -143,7 +153,10 @@ class UwsExchange implements HttpExchange {
       this.bodyLimit = Math.min(this.bodyLimit, UNREAD_BODY_DRAIN_BYTES_MAX);
       if (this.bodyBytes <= this.bodyLimit) {
         this.bodyChunks = [];
-        this.deferred = () => { this.deferred = undefined; this.respond(status, headers, body); };
+        this.discardBody = true;
+        // A body that stalls is not waited for long: then answer and hang up.
+        const timer = setTimeout(() => { if (this.deferred) { this.bodyTooLarge = true; this.deferred(); } }, UNREAD_BODY_DRAIN_MS_MAX);
+        this.deferred = () => { clearTimeout(timer); this.deferred = undefined; this.respond(status, headers, body); };
         return;
       }
       this.bodyTooLarge = true;
@@ -163,6 +176,9 @@ class UwsExchange implements HttpExchange {
   }
 
   startStream(headers: [string, string][]): SseSink {
+    // A body sent with a subscribe is never read: drop it rather than hold it for the stream's life.
+    this.bodyChunks = [];
+    this.discardBody = true;
     const res = this.res;
     let closed = false;
     let writable: (() => void) | undefined;

@@ -31,6 +31,8 @@ export const APPEND_BODY_BYTES_MAX = Math.ceil((BATCH_CONTENT_BYTES_MAX * 4) / 3
 /** An answer given before a request's body was read (an early 404 or 401) waits for at most this much
  *  of the body to arrive and be dropped, so the keep-alive connection stays usable; past it, close. */
 export const UNREAD_BODY_DRAIN_BYTES_MAX = 64 * KiB;
+/** … and waits at most this long for it, then answers with `Connection: close`. */
+export const UNREAD_BODY_DRAIN_MS_MAX = 2000;
 /** Control-plane bodies (bucket/stream config, trim, fence, exchange) are small. */
 export const CONTROL_BODY_BYTES_MAX = 64 * KiB;
 /** Header count per record: not in the spec; bounded so one record cannot carry a million headers. */

@@ -66,5 +66,33 @@ for (const engine of ENGINES) {
         c.sock.destroy();
       }
     });
+
+    test('a body that stalls is not waited for: the early answer comes, with the connection closed', async () => {
+      const c = await rawConn(srv.port);
+      try {
+        c.sock.write('POST /v1/no/such/path HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":');
+        assert.deepEqual(await answers(c, 1), ['HTTP/1.1 404'], 'answered although 93 body bytes never came');
+        for (let i = 0; i < 100 && !c.closed(); i++) await new Promise((r) => setTimeout(r, 20));
+        assert.equal(c.closed(), true, 'and the connection is closed, since the rest of the body is unread');
+      } finally {
+        c.sock.destroy();
+      }
+    });
+
+    test('a subscribe sent with an 8 MiB body opens its stream, and the star keeps serving', async () => {
+      const c = await rawConn(srv.port);
+      try {
+        await fetch(`${srv.baseUrl}/v1/buckets/ka`, { method: 'POST', body: '{}' });
+        await fetch(`${srv.baseUrl}/v1/streams/ka/s`, { method: 'POST', body: '{}' });
+        const chunk = 'x'.repeat(1 << 20);
+        c.sock.write(`GET /v1/streams/ka/s/records/subscribe?seq_num=0 HTTP/1.1\r\nHost: x\r\nContent-Length: ${8 * chunk.length}\r\n\r\n`);
+        for (let i = 0; i < 8; i++) c.sock.write(chunk);
+        assert.deepEqual(await answers(c, 1), ['HTTP/1.1 200'], 'the stream opens');
+        assert.match(c.text(), /text\/event-stream/);
+        assert.equal((await fetch(`${srv.baseUrl}/healthz`)).status, 200, 'the star keeps serving');
+      } finally {
+        c.sock.destroy();
+      }
+    });
   });
 }
