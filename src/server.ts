@@ -220,7 +220,6 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   };
 }
 
-/** Connects src/auth to the gRPC planes: the same authenticator and the same authorization function. */
 /** The gRPC port serves TLS whenever the data bridge does (one mode for every caller, spec: Auth).
  *  Under mtls the handshake itself verifies the client certificate against --tls-client-ca, so a call
  *  that reaches a handler carries a verified certificate. */
@@ -232,6 +231,7 @@ function grpcTlsCredentials(tls: { cert: string; key: string; ca?: string }, req
   );
 }
 
+/** Connects src/auth to the gRPC planes: the same authenticator and the same authorization function. */
 function grpcAuthHooks(auth: AuthModule | undefined, transport: { clientCertVerified: boolean }): GrpcAuthHooks | undefined {
   if (!auth) return undefined;
   return {

@@ -12,6 +12,7 @@ import { ServiceError } from '../core/errors.ts';
 const ALLOWED_REQUEST_HEADERS = 'Authorization, Content-Type, Last-Event-ID';
 /** Answer headers a browser script may read beyond the CORS-safelisted ones. */
 const EXPOSED_HEADERS = 'Retry-After, Allow';
+const VARY_ONLY: [string, string][] = [['Vary', 'Origin']];
 
 export class CorsPolicy {
   private readonly any: boolean;
@@ -25,13 +26,17 @@ export class CorsPolicy {
   /** True when some origin is allowed, so plain requests must be checked for an Origin header. */
   get enabled(): boolean { return this.any || this.origins.size > 0; }
 
+  /** `*` admits every real origin, not `null` (sandboxed frames, file:), which must be listed. */
   allows(origin: string): boolean {
-    return this.any || this.origins.has(origin.toLowerCase());
+    const o = origin.toLowerCase();
+    return this.origins.has(o) || (this.any && o !== 'null');
   }
 
-  /** Headers for a plain (non-preflight) request from `origin`; none for a denied or absent origin. */
+  /** Headers for a plain (non-preflight) request from `origin`. While any origin is allowed, every
+   *  answer says `Vary: Origin`, so a shared cache never hands one origin's answer to another. */
   responseHeaders(origin: string | undefined): [string, string][] | undefined {
-    if (origin === undefined || !this.allows(origin)) return undefined;
+    if (!this.enabled) return undefined;
+    if (origin === undefined || !this.allows(origin)) return VARY_ONLY;
     return [['Access-Control-Allow-Origin', origin], ['Vary', 'Origin'], ['Access-Control-Expose-Headers', EXPOSED_HEADERS]];
   }
 

@@ -86,6 +86,8 @@ export class Star implements StreamService {
   /** Streams with records in each WAL file not yet settled. */
   private readonly fileStreams = new Map<number, Set<StreamState>>();
   private settleQueue: Promise<void> = Promise.resolve();
+  /** Resolves once the newest ROTATE is durable and its file is queued to settle (see settle()). */
+  private lastSealed: Promise<void> = Promise.resolve();
   /** WAL files recovery found a gap in: never removed automatically. */
   private readonly pinnedWalFiles = new Set<number>();
   private subscriptions = 0;
@@ -400,7 +402,6 @@ export class Star implements StreamService {
     }
     const firstSeq = st.nextSeq;
     const arrival = this.d.clock.nowMs();
-    st.lastAppendMs = arrival;
     let frame: Buffer;
     let stamps: number[];
     let content = 0;
@@ -430,6 +431,7 @@ export class Star implements StreamService {
     const end = this.d.log.tryAppend(frame);
     if (end < 0) throw new ServiceError('resource_exhausted', 'log ring full; retry shortly');
     this.d.log.publish();
+    st.lastAppendMs = arrival; // only an accepted append keeps the stream leased
     st.nextSeq += count;
     st.lastSeqTs = stamps[stamps.length - 1];
     st.inflightBytes += frame.length;
@@ -457,12 +459,16 @@ export class Star implements StreamService {
 
   /** Seals the current WAL file: a ROTATE frame goes through the ring like any batch. False when the
    *  ring has no room yet (the next append or sweep tries again). */
-  private rotate(waiter?: { onSealed: () => void; reject: (e: unknown) => void }): boolean {
+  private rotate(): boolean {
     const frame = encodeRotate();
     const end = this.d.log.tryAppend(frame);
     if (end < 0) return false;
     this.d.log.publish();
-    this.pending.push({ end, frameBytes: 0, sealedFileNo: this.walFileNo, ...waiter });
+    let onSealed!: () => void;
+    let reject!: (e: unknown) => void;
+    this.lastSealed = new Promise<void>((res, rej) => { onSealed = res; reject = rej; });
+    this.lastSealed.catch(() => undefined); // a WAL failure is reported to appends, not here
+    this.pending.push({ end, frameBytes: 0, sealedFileNo: this.walFileNo, onSealed, reject });
     this.walFileNo += 1;
     this.walFileBytes = 0;
     this.walFileOpenedMs = this.d.clock.nowMs();
@@ -472,12 +478,19 @@ export class Star implements StreamService {
   /** SettleStar: seals the current WAL file when it holds anything, and resolves once every sealed
    *  file has settled into segments (reads from them are then served from the object store). */
   async settle(): Promise<void> {
-    if (this.walFileBytes > 0) {
-      await new Promise<void>((resolve, reject) => {
-        if (!this.rotate({ onSealed: resolve, reject })) reject(new ServiceError('resource_exhausted', 'log ring full; retry shortly'));
-      });
+    if (this.walFileBytes > 0 && !this.rotate()) throw new ServiceError('resource_exhausted', 'log ring full; retry shortly');
+    // Also a rotate made just before (a full file, the sweep, another SettleStar) may not be queued
+    // yet: wait for the newest one to be sealed, then for the queue it joined.
+    await this.lastSealed;
+    let timer: { cancel(): void } | undefined;
+    const bound = new Promise<never>((_, reject) => {
+      timer = this.d.timers.setTimeout(() => reject(new ServiceError('unavailable', 'settling is behind or failing; retry shortly')), SETTLE_WAIT_MS_MAX);
+    });
+    try {
+      await Promise.race([this.settleQueue, bound]);
+    } finally {
+      timer?.cancel();
     }
-    await this.settleQueue;
   }
 
   /** Waits on the flusher's durable offset and commits, in ring order, everything below it. */
@@ -758,6 +771,8 @@ export class Star implements StreamService {
   }
 }
 
+/** Longest SettleStar waits for the settle queue (a failing object store retries forever). */
+const SETTLE_WAIT_MS_MAX = 60_000;
 /** Backoff between attempts to settle a WAL file that failed to settle. */
 const SETTLE_RETRY_MS_MIN = 100;
 const SETTLE_RETRY_MS_MAX = 30_000;

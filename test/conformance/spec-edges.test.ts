@@ -79,6 +79,7 @@ for (const engine of ENGINES) {
       const denied = await c.get('/v1/buckets', { headers: { origin: DENIED } });
       assert.equal(denied.status, 200);
       assert.equal(denied.headers.get('access-control-allow-origin'), null);
+      assert.match(denied.headers.get('vary') ?? '', /origin/i, 'the answer varies by Origin even where it grants nothing');
     });
   });
 

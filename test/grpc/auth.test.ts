@@ -41,6 +41,7 @@ describe('grpc auth (jwt)', () => {
     assert.equal((await failure(c.data.CheckTail.bind(c.data), bad)).code, grpc.status.UNAUTHENTICATED);
     assert.equal((await failure(c.data.GetBucket.bind(c.data), { bucket: '-nope' })).code, grpc.status.UNAUTHENTICATED);
     assert.equal((await failureMd(c.data.CheckTail.bind(c.data), bad, admin)).code, grpc.status.INVALID_ARGUMENT);
+    assert.equal((await failure(c.admin.GetStreamDetail.bind(c.admin), bad)).code, grpc.status.UNAUTHENTICATED, 'the admin plane too');
   });
 
   it('allows exactly what the grants cover, denying before the address resolves', async () => {

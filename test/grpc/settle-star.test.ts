@@ -6,6 +6,9 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { bytes, call } from './client.ts';
 import { startGrpcChild, type GrpcChild } from './child.ts';
+import { loadConfig } from '../../src/config/config.ts';
+import { AUTH_FLAGS, startStar } from '../../src/server.ts';
+import { removeDir, tempDir } from '../helpers/server.ts';
 
 describe('SettleStar settles now', () => {
   let c: GrpcChild;
@@ -33,6 +36,32 @@ describe('SettleStar settles now', () => {
     for (const limit of [0, 100]) {
       const page = await call(c.data.Read.bind(c.data), { bucket: 'settle', key, seq_num: 0, limit });
       assert.deepEqual(page.records.map((r) => r.body.toString()), ['r0', 'r1', 'r2', 'r3', 'r4'], `limit ${limit}`);
+    }
+  });
+});
+
+describe('SettleStar right behind an append that sealed the file itself', () => {
+  it('waits for that file too, although it is not yet queued to settle when SettleStar starts', async () => {
+    // In process, so SettleStar starts before the sealing append's ROTATE is durable: the window in
+    // which the file is sealed but not yet queued. Every append fills the tiny WAL file.
+    const dataDir = tempDir('svcd-settle-race-');
+    const running = await startStar(loadConfig(
+      ['--listen', '', '--data-dir', dataDir, '--wal-file-bytes-max', '100', '--wal-settle-after-ms', '3600000'], {}, AUTH_FLAGS,
+    ));
+    try {
+      const star = running.star;
+      await star.createBucket('b', {});
+      await star.createStream('b', 'k', {});
+      for (let round = 1; round <= 3; round++) {
+        const ack = star.append('b', 'k', { records: [{ body: Buffer.alloc(200, 97), headers: [] }] });
+        await star.settle();
+        await ack;
+        const plan = await star.readPlan('b', 'k', { kind: 'seq_num', value: 0 }, 256);
+        assert.equal(plan.vended_until, round, `round ${round}: the record the append sealed is settled`);
+      }
+    } finally {
+      await running.stop();
+      removeDir(dataDir);
     }
   });
 });

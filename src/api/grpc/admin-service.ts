@@ -29,6 +29,8 @@ export function adminServiceHandlers(ctx: GrpcContext): AdminServiceHandlers {
     c.deadlineAt(caller.expMs);
   };
   const gate = (verb: string, c: UnaryCallState): AdminGate => (at) => admin(verb, c, at);
+  /** Who the caller is, checked before its request is read (the grant is checked at the gate). */
+  const authenticated = async (c: UnaryCallState): Promise<void> => { await ctx.auth?.authenticate?.(c.metadata); };
   const reads = adminReads({
     service: ctx.service,
     star: ctx.star,
@@ -60,16 +62,16 @@ export function adminServiceHandlers(ctx: GrpcContext): AdminServiceHandlers {
       return { credential: credentialToWire(await credentialHook(ctx, 'revokeCredential')(req.key_id)) };
     }),
 
-    ListCredentials: unary((req, _md, c) => reads.ListCredentials(req, gate('ListCredentials', c))),
-    Health: unary((req, _md, c) => reads.Health(req, gate('Health', c))),
-    ListStars: unary((req, _md, c) => reads.ListStars(req, gate('ListStars', c))),
-    GetClusterOverview: unary((req, _md, c) => reads.GetClusterOverview(req, gate('GetClusterOverview', c))),
-    ListStreamSummaries: unary((req, _md, c) => reads.ListStreamSummaries(req, gate('ListStreamSummaries', c))),
-    ListBucketSummaries: unary((req, _md, c) => reads.ListBucketSummaries(req, gate('ListBucketSummaries', c))),
-    GetStreamDetail: unary((req, _md, c) => reads.GetStreamDetail(req, gate('GetStreamDetail', c))),
-    GetStreamLiveStats: unary((req, _md, c) => reads.GetStreamLiveStats(req, gate('GetStreamLiveStats', c))),
-    ListAuditQueues: unary((req, _md, c) => reads.ListAuditQueues(req, gate('ListAuditQueues', c))),
-    PeekAuditQueue: unary((req, _md, c) => reads.PeekAuditQueue(req, gate('PeekAuditQueue', c))),
-    ReadStreamRecords: unary((req, _md, c) => reads.ReadStreamRecords(req, gate('ReadStreamRecords', c))),
+    ListCredentials: unary(async (req, _md, c) => { await authenticated(c); return reads.ListCredentials(req, gate('ListCredentials', c)); }),
+    Health: unary(async (req, _md, c) => { await authenticated(c); return reads.Health(req, gate('Health', c)); }),
+    ListStars: unary(async (req, _md, c) => { await authenticated(c); return reads.ListStars(req, gate('ListStars', c)); }),
+    GetClusterOverview: unary(async (req, _md, c) => { await authenticated(c); return reads.GetClusterOverview(req, gate('GetClusterOverview', c)); }),
+    ListStreamSummaries: unary(async (req, _md, c) => { await authenticated(c); return reads.ListStreamSummaries(req, gate('ListStreamSummaries', c)); }),
+    ListBucketSummaries: unary(async (req, _md, c) => { await authenticated(c); return reads.ListBucketSummaries(req, gate('ListBucketSummaries', c)); }),
+    GetStreamDetail: unary(async (req, _md, c) => { await authenticated(c); return reads.GetStreamDetail(req, gate('GetStreamDetail', c)); }),
+    GetStreamLiveStats: unary(async (req, _md, c) => { await authenticated(c); return reads.GetStreamLiveStats(req, gate('GetStreamLiveStats', c)); }),
+    ListAuditQueues: unary(async (req, _md, c) => { await authenticated(c); return reads.ListAuditQueues(req, gate('ListAuditQueues', c)); }),
+    PeekAuditQueue: unary(async (req, _md, c) => { await authenticated(c); return reads.PeekAuditQueue(req, gate('PeekAuditQueue', c)); }),
+    ReadStreamRecords: unary(async (req, _md, c) => { await authenticated(c); return reads.ReadStreamRecords(req, gate('ReadStreamRecords', c)); }),
   };
 }

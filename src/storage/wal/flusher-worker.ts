@@ -45,9 +45,17 @@ function openWal(n: number): number {
   const f = openSync(walFilePath(init.walDir, n), 'wx');
   fileBytes = 0;
   fileAllocated = 0;
-  const dir = openSync(init.walDir, 'r');
-  fsyncSync(dir); // the new file's directory entry must survive a crash too
-  closeSync(dir);
+  try {
+    const dir = openSync(init.walDir, 'r');
+    try {
+      fsyncSync(dir); // the new file's directory entry must survive a crash too
+    } finally {
+      closeSync(dir);
+    }
+  } catch (err) {
+    closeSync(f);
+    throw err;
+  }
   return f;
 }
 
@@ -111,6 +119,7 @@ function drain(head: number): void {
       trimPreallocated();
       fdatasyncSync(fd);
       closeSync(fd);
+      fd = -1; // closed: if opening the next file fails, nothing below may touch a reused descriptor
       fileNo += 1;
       fd = openWal(fileNo);
       dirty = false;
@@ -167,8 +176,10 @@ for (;;) {
   Atomics.wait(ctrl, CTRL_HEAD_SIGNAL, signal);
   Atomics.store(ctrl, CTRL_FLUSHER_SLEEPING, 0);
 }
-if (Atomics.load(ctrl, CTRL_FAILED) === 0) {
-  trimPreallocated();
-  fdatasyncSync(fd);
+if (fd >= 0) {
+  if (Atomics.load(ctrl, CTRL_FAILED) === 0) {
+    trimPreallocated();
+    fdatasyncSync(fd);
+  }
+  closeSync(fd);
 }
-closeSync(fd);

@@ -46,11 +46,17 @@ export class LogRingWriter {
    *  looks short, so most appends skip a BigInt load. */
   private durableSeen = 0;
 
-  constructor(bufs: RingBuffers) {
+  /** `startOffset`: where the logical offsets begin (a star always starts at 0; tests start near 2^31
+   *  to cross the head's 31-bit wrap). The flusher must be started with the same durable offset. */
+  constructor(bufs: RingBuffers, startOffset = 0) {
     this.data = new Uint8Array(bufs.data);
     this.ctrl = new Int32Array(bufs.ctrl);
     this.pos = new BigInt64Array(bufs.pos);
     this.size = this.data.length;
+    this.head = startOffset;
+    this.durableSeen = startOffset;
+    Atomics.store(this.pos, POS_DURABLE, BigInt(startOffset));
+    Atomics.store(this.ctrl, CTRL_HEAD_LOW31, startOffset & LOW31);
   }
 
   get capacityBytes(): number { return this.size; }
