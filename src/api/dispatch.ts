@@ -38,6 +38,10 @@ const JSON_HEADERS: [string, string][] = [['Content-Type', 'application/json']];
 const EMPTY_QUERY = new URLSearchParams();
 const EMPTY_BODY = Buffer.alloc(0);
 
+/** An answer's headers plus the request's CORS headers, if any (the shared arrays stay untouched). */
+const withCors = (headers: [string, string][], cors: [string, string][] | undefined): [string, string][] =>
+  (cors ? [...headers, ...cors] : headers);
+
 /** A route's view of one request (a class, so no closures are made per request). */
 class Context implements RequestCtx {
   readonly query: URLSearchParams;
@@ -126,11 +130,11 @@ export class Dispatcher {
         if (!ex.aborted) ex.respond(200, SSE_HEADERS, ''); // HEAD: the headers a subscribe would send
         return;
       }
-      const jsonHeaders = cors ? [...JSON_HEADERS, ...cors] : JSON_HEADERS;
-      if (ex.method === 'HEAD' && res.kind !== 'sse') ex.respond(res.status, res.kind === 'json' ? jsonHeaders : cors ?? [], ''); // headers only
+      const jsonHeaders = withCors(JSON_HEADERS, cors);
+      if (ex.method === 'HEAD' && res.kind !== 'sse') ex.respond(res.status, res.kind === 'json' ? jsonHeaders : withCors([], cors), ''); // headers only
       else if (res.kind === 'json') ex.respond(res.status, jsonHeaders, res.text ?? JSON.stringify(res.body));
-      else if (res.kind === 'empty') ex.respond(res.status, cors ?? [], '');
-      else if (res.kind === 'bytes') ex.respond(res.status, cors ? [...res.headers, ...cors] : res.headers, res.body);
+      else if (res.kind === 'empty') ex.respond(res.status, withCors([], cors), '');
+      else if (res.kind === 'bytes') ex.respond(res.status, withCors(res.headers, cors), res.body);
       else {
         sseSlot = false; // the stream owns the slot now and frees it when it ends
         this.openStream(ex, res, principal, cors);
@@ -154,7 +158,7 @@ export class Dispatcher {
   }
 
   private openStream(ex: HttpExchange, res: Extract<RouteResult, { kind: 'sse' }>, principal: Principal, cors: [string, string][] | undefined): void {
-    const sink = ex.startStream(cors ? [...SSE_HEADERS, ...cors] : SSE_HEADERS);
+    const sink = ex.startStream(withCors(SSE_HEADERS, cors));
     pumpSse(sink, res.subscription, res.base64, {
       heartbeatMs: this.deps.sse?.heartbeatMs, stallMs: this.deps.sse?.stallMs,
       expiresAtMs: principal.expMs, onEnd: () => { this.sseOpen -= 1; },
@@ -166,7 +170,7 @@ export class Dispatcher {
     const e = asServiceError(err);
     if (e.code === 'internal') this.deps.logError(`bug: unmapped error on ${ex.method} ${ex.path}`, err);
     if (ex.aborted) return e.httpStatus;
-    const headers: [string, string][] = cors ? [...JSON_HEADERS, ...cors] : [...JSON_HEADERS];
+    const headers = [...withCors(JSON_HEADERS, cors)]; // a copy: Allow and Retry-After may be added
     if (e.code === 'method_not_allowed') headers.push(['Allow', (e.detail.allow ?? []).join(', ')]);
     if (e.httpStatus === 503 || e.httpStatus === 429) headers.push(['Retry-After', String(SSE_RETRY_AFTER_S)]);
     ex.respond(e.httpStatus, headers, JSON.stringify(e.toBody()));

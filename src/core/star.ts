@@ -59,7 +59,7 @@ interface PendingEntry {
   reject?: (e: unknown) => void;
   /** A ROTATE marker: the file it closes settles once it is durable. */
   sealedFileNo?: number;
-  /** A ROTATE marker's waiter (SettleStar): called once the file is sealed and queued to settle. */
+  /** A ROTATE marker's: resolves `lastSealed` once the file is sealed and queued to settle. */
   onSealed?: () => void;
 }
 

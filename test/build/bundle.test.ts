@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { REPO_ROOT, removeDir, startServer, tempDir } from '../helpers/server.ts';
+import { REPO_ROOT, removeDir, startServer, tempDir, waitForOutput } from '../helpers/server.ts';
 
 test('the built main serves appends (inline and worker-parsed), reads and a restart', async (t) => {
   execFileSync(process.execPath, [join(REPO_ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' });
@@ -21,9 +21,7 @@ test('the built main serves appends (inline and worker-parsed), reads and a rest
   // With gRPC on: the bundle lives in src/, not src/api/grpc/, and must still find proto/.
   let srv = await startServer({ dataDir, args: ['--grpc-listen', '127.0.0.1:0'] });
   try {
-    // Both lines are printed together once the star is up; the second may arrive in a later chunk.
-    for (let i = 0; i < 50 && !/grpc listening/.test(srv.output()); i++) await new Promise((r) => setTimeout(r, 20));
-    assert.match(srv.output(), /grpc listening on 127\.0\.0\.1:\d+/);
+    await waitForOutput(srv, /grpc listening on 127\.0\.0\.1:\d+/);
     assert.equal((await post(srv.baseUrl, '/v1/buckets/b', {})).status, 201);
     assert.equal((await post(srv.baseUrl, '/v1/streams/b/s', {})).status, 201);
     assert.equal((await post(srv.baseUrl, '/v1/streams/b/s/records', { records: [{ body: 'small' }] })).status, 200);

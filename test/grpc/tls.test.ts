@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { bearer, makeCerts, mint, removeDir, startStar, type Certs, type Star } from '../auth-http/kit.ts';
 import { call, callMd, connect, failureMd, type Clients } from './client.ts';
+import { waitForOutput } from '../helpers/server.ts';
 
 const SECRET = 'grpc-tls-suite-secret-0123456789abcdef';
 
@@ -14,14 +15,9 @@ let certs: Certs;
 before(() => { certs = makeCerts(); });
 after(() => { if (certs) removeDir(certs.dir); });
 
-/** The gRPC port a star printed (its line may come in a later chunk than the bridge's). */
+/** The gRPC port a star printed. */
 async function grpcPort(star: Star): Promise<number> {
-  for (let i = 0; i < 250; i++) {
-    const m = /svcd grpc listening on 127\.0\.0\.1:(\d+)/.exec(star.output());
-    if (m) return Number(m[1]);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`no gRPC listening line:\n${star.output()}`);
+  return Number((await waitForOutput(star, /svcd grpc listening on 127\.0\.0\.1:(\d+)/))[1]);
 }
 
 const md = (headers: Record<string, string>): grpc.Metadata => {

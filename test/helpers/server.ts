@@ -31,6 +31,21 @@ export interface StartOptions {
   env?: Record<string, string>;
 }
 
+/** How long a line the star prints after its listening line (gRPC, ops) may take to arrive. */
+const OUTPUT_WAIT_MS = 10_000;
+
+/** Waits until a star's output matches `re`: its start lines are printed together, but a later one
+ *  may arrive in a later chunk than the listening line startServer waited for. */
+export async function waitForOutput(star: { output(): string }, re: RegExp): Promise<RegExpExecArray> {
+  const deadline = Date.now() + OUTPUT_WAIT_MS;
+  for (;;) {
+    const m = re.exec(star.output());
+    if (m) return m;
+    if (Date.now() > deadline) throw new Error(`expected ${re} in the star's output:\n${star.output()}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 export function tempDir(prefix = 'svcd-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }

@@ -1,7 +1,7 @@
 // Shared by the admin bridge and dashboard tests: a real star with the ops listener (and gRPC), the
 // ports it printed, a bridge caller, and setup over the data bridge.
 import assert from 'node:assert/strict';
-import { startServer, type RunningServer, type StartOptions } from '../helpers/server.ts';
+import { startServer, waitForOutput, type RunningServer, type StartOptions } from '../helpers/server.ts';
 
 export interface OpsStar {
   srv: RunningServer;
@@ -12,21 +12,13 @@ export interface OpsStar {
   stop(): Promise<void>;
 }
 
-/** The star prints its lines together once up; later ones may arrive in a later chunk. */
-async function printed(srv: RunningServer, re: RegExp): Promise<RegExpExecArray> {
-  let m: RegExpExecArray | null = null;
-  for (let i = 0; i < 500 && !(m = re.exec(srv.output())); i++) await new Promise((r) => setTimeout(r, 20));
-  assert.ok(m, `expected ${re} in:\n${srv.output()}`);
-  return m;
-}
-
 export async function startOpsStar(opts: StartOptions & { grpc?: boolean } = {}): Promise<OpsStar> {
   // --lease-idle-ms 0: a stream is leased only while a producer is live, so tests see idle at once.
   const args = ['--metrics-listen', '127.0.0.1:0', '--lease-idle-ms', '0', ...(opts.grpc ? ['--grpc-listen', '127.0.0.1:0'] : []), ...(opts.args ?? [])];
   const srv = await startServer({ ...opts, args });
   try {
-    const ops = `http://127.0.0.1:${(await printed(srv, /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/))[1]}`;
-    const grpcPort = opts.grpc ? Number((await printed(srv, /svcd grpc listening on 127\.0\.0\.1:(\d+)/))[1]) : undefined;
+    const ops = `http://127.0.0.1:${(await waitForOutput(srv, /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/))[1]}`;
+    const grpcPort = opts.grpc ? Number((await waitForOutput(srv, /svcd grpc listening on 127\.0\.0\.1:(\d+)/))[1]) : undefined;
     return { srv, ops, grpcPort, stop: () => srv.stop() };
   } catch (err) {
     await srv.stop();

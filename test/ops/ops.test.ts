@@ -1,15 +1,12 @@
 // The ops listener: /metrics counts what the data bridge served; /healthz and /readyz answer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../helpers/server.ts';
+import { startServer, waitForOutput } from '../helpers/server.ts';
 
 test('ops listener serves /metrics, /healthz and /readyz on its own port', async (t) => {
   const srv = await startServer({ args: ['--metrics-listen', '127.0.0.1:0'] });
   t.after(() => srv.stop());
-  const deadline = Date.now() + 10_000;
-  let m: RegExpExecArray | null = null;
-  while (!(m = /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/.exec(srv.output())) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  assert.ok(m, srv.output());
+  const m = await waitForOutput(srv, /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/);
   const ops = `http://127.0.0.1:${m[1]}`;
   assert.notEqual(Number(m[1]), srv.port);
   assert.equal((await fetch(`${srv.baseUrl}/v1/buckets/nope`)).status, 404);
@@ -26,11 +23,8 @@ test('ops listener serves /metrics, /healthz and /readyz on its own port', async
 test('the open-streams gauge counts live SSE subscriptions; HEAD answers headers only and opens none', async (t) => {
   const srv = await startServer({ args: ['--metrics-listen', '127.0.0.1:0'] });
   t.after(() => srv.stop());
-  const deadline = Date.now() + 10_000;
-  let m: RegExpExecArray | null = null;
-  while (!(m = /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/.exec(srv.output())) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  assert.ok(m, srv.output());
-  const gauge = async (): Promise<string> => /svcd_sse_open (\d+)/.exec(await (await fetch(`http://127.0.0.1:${m![1]}/metrics`)).text())?.[1] ?? '';
+  const m = await waitForOutput(srv, /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/);
+  const gauge = async (): Promise<string> => /svcd_sse_open (\d+)/.exec(await (await fetch(`http://127.0.0.1:${m[1]}/metrics`)).text())?.[1] ?? '';
   const post = (path: string): Promise<Response> => fetch(srv.baseUrl + path, { method: 'POST', body: '{}' });
   assert.equal((await post('/v1/buckets/g')).status, 201);
   assert.equal((await post('/v1/streams/g/s')).status, 201);

@@ -15,7 +15,7 @@ import type { Credential } from '../../gen/svc/v1/Credential.ts';
 import type { StreamSummary } from '../../gen/svc/v1/StreamSummary.ts';
 import type { StarIdentity } from './context.ts';
 import {
-  bucketFromWire, bucketInfoToWire, clampToCap, keyFromWire, keyToWire, pageLimit, positionToWire,
+  addressFromWire, bucketFromWire, bucketInfoToWire, clampToCap, keyToWire, pageLimit, positionToWire,
   recordToWire, streamConfigToWire, streamCursorFromWire, streamCursorToWire, streamInfoToWire, u64FromWire,
 } from './convert.ts';
 import type { CredentialRow, GrpcAuthHooks } from './hooks.ts';
@@ -169,8 +169,7 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
     },
 
     async GetStreamDetail(req, gate) {
-      const bucket = bucketFromWire(req.bucket);
-      const key = keyFromWire(req.key);
+      const { bucket, key } = addressFromWire(req);
       await gate({ bucket, key });
       const s = svc.getStream(bucket, key);
       return {
@@ -182,8 +181,7 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
     },
 
     async GetStreamLiveStats(req, gate) {
-      const bucket = bucketFromWire(req.bucket);
-      const key = keyFromWire(req.key);
+      const { bucket, key } = addressFromWire(req);
       await gate({ bucket, key });
       return { tail: positionToWire(svc.checkTail(bucket, key)), leader_star_id: leader(bucket, key), sampled_at_unix_ms: ctx.star.nowMs() };
     },
@@ -200,8 +198,7 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
     },
 
     async ReadStreamRecords(req, gate) {
-      const bucket = bucketFromWire(req.bucket);
-      const key = keyFromWire(req.key);
+      const { bucket, key } = addressFromWire(req);
       await gate({ bucket, key });
       const seqNum = u64FromWire(req.seq_num, 'seq_num');
       // A view never creates: a missing stream is NOT_FOUND even in a create_stream_on_read bucket.

@@ -47,7 +47,7 @@ import { streamDefaultsOf, type AppendAck, type RecordInput, type StreamConfig }
 import type { AppendSessionRequest__Output } from '../../gen/svc/v1/AppendSessionRequest.ts';
 import type { AppendSessionResponse } from '../../gen/svc/v1/AppendSessionResponse.ts';
 import { atExpiry, authorize, CREDENTIAL_EXPIRED, type GrpcContext } from './context.ts';
-import { bucketFromWire, fencingTokenFromWire, keyFromWire, positionToWire, recordsFromWire, u64FromWire } from './convert.ts';
+import { addressFromWire, fencingTokenFromWire, positionToWire, recordsFromWire, u64FromWire } from './convert.ts';
 import { grpcFailure, toGrpcFailure, type GrpcFailure } from './status-mapping.ts';
 
 /** Unacknowledged content one session may hold before it stops reading its client. */
@@ -298,8 +298,7 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
   const onOpen = (msg: AppendSessionRequest__Output): void => {
     if (msg.request !== 'open' || !msg.open) throw grpcFailure(grpc.status.INVALID_ARGUMENT, 'the first message must be `open`');
     const o = msg.open;
-    bucket = bucketFromWire(o.bucket);
-    key = keyFromWire(o.key);
+    ({ bucket, key } = addressFromWire(o));
     if (o.fencing_token !== undefined) token = fencingTokenFromWire(o.fencing_token);
     opened = true;
     // Read nothing more until the caller is authorized and the stream admits this token.

@@ -47,6 +47,11 @@ export function keyToWire(key: string): Buffer {
 export const LOCATION_BYTES_MAX = 256;
 
 export const bucketFromWire = (bucket: string): string => checkBucketName(bucket);
+
+/** A request's stream address (bucket, key), checked as over HTTP. */
+export const addressFromWire = (m: { bucket: string; key: Uint8Array }): { bucket: string; key: string } => (
+  { bucket: bucketFromWire(m.bucket), key: keyFromWire(m.key) }
+);
 export const newBucketFromWire = (bucket: string): string => checkNewBucketName(bucket);
 
 function boundedString(v: string, field: string, maxBytes: number): string {

@@ -6,7 +6,7 @@ import type { DataServiceHandlers } from '../../gen/svc/v1/DataService.ts';
 import { handleAppendSession } from './append-session.ts';
 import { authorize, decodeAfterAuth, unary, type GrpcContext, type UnaryCallState } from './context.ts';
 import {
-  bucketCreateFromWire, bucketConfigFromWire, bucketFromWire, bucketInfoToWire, fencingTokenFromWire, keyFromWire,
+  addressFromWire, bucketCreateFromWire, bucketConfigFromWire, bucketFromWire, bucketInfoToWire, fencingTokenFromWire,
   newBucketFromWire, pageLimit, positionToWire, readStartFromWire, recordToWire,
   recordsFromWire, streamConfigFromWire, streamCreateFromWire, streamCursorFromWire, streamCursorToWire,
   streamInfoToWire, i64FromWire, u64FromWire,
@@ -24,7 +24,7 @@ interface Addressed {
 async function streamAddress(
   ctx: GrpcContext, verb: string, req: Addressed, call: UnaryCallState, fencingToken?: string,
 ): Promise<{ bucket: string; key: string }> {
-  const { bucket, key } = await decodeAfterAuth(ctx, call.metadata, () => ({ bucket: bucketFromWire(req.bucket), key: keyFromWire(req.key) }));
+  const { bucket, key } = await decodeAfterAuth(ctx, call.metadata, () => addressFromWire(req));
   const caller = await authorize(ctx, {
     verb, plane: 'data', metadata: call.metadata, bucket, key, ...(fencingToken !== undefined ? { fencing_token: fencingToken } : {}),
   });

@@ -10,7 +10,7 @@ import type { Subscription } from '../../core/service-api.ts';
 import type { SubscribeRequest__Output } from '../../gen/svc/v1/SubscribeRequest.ts';
 import type { SubscribeResponse } from '../../gen/svc/v1/SubscribeResponse.ts';
 import { atExpiry, authorize, CREDENTIAL_EXPIRED, decodeAfterAuth, type GrpcContext } from './context.ts';
-import { bucketFromWire, keyFromWire, positionToWire, readStartFromWire, recordToWire } from './convert.ts';
+import { addressFromWire, positionToWire, readStartFromWire, recordToWire } from './convert.ts';
 import { grpcFailure, toGrpcFailure, type GrpcFailure } from './status-mapping.ts';
 
 /** A subscriber that leaves a batch unflushed this long is cut off (the spec's SSE stall rule). */
@@ -38,7 +38,7 @@ export function handleSubscribe(ctx: GrpcContext, call: SubscribeCall): void {
 
   const run = async (): Promise<void> => {
     const req = call.request;
-    const { bucket, key } = await decodeAfterAuth(ctx, call.metadata, () => ({ bucket: bucketFromWire(req.bucket), key: keyFromWire(req.key) }));
+    const { bucket, key } = await decodeAfterAuth(ctx, call.metadata, () => addressFromWire(req));
     const caller = await authorize(ctx, { verb: 'Subscribe', plane: 'data', metadata: call.metadata, bucket, key });
     if (done) return;
     // No subscription outlives its credential: at exp it ends; resume with a fresh token.

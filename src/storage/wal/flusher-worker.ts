@@ -5,7 +5,7 @@
 //
 // The file is zero-filled ahead of the data in steps of WAL_PREALLOC_STEP_BYTES: an fdatasync that
 // only overwrites blocks the file already owns needs no journal commit for its size and block map,
-// which on this machine's ext4 roughly halves its latency and CPU (bench/README: fdatasync modes).
+// which on this machine's ext4 roughly halves its latency and CPU (`npx tsx bench/fdatasync-modes.ts`).
 // The zeros read as "no frame" to recovery and to settling, and a sealed or stopped file is cut
 // back to its frames.
 

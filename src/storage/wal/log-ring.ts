@@ -24,7 +24,7 @@ export function headFrom(ctrl: Int32Array, readPos: number): number {
 export interface RingBuffers {
   data: SharedArrayBuffer;
   ctrl: SharedArrayBuffer; // Int32Array(8)
-  pos: SharedArrayBuffer; // BigInt64Array(2)
+  pos: SharedArrayBuffer; // BigInt64Array(2): slot 0 unused (the head is CTRL_HEAD_LOW31), POS_DURABLE
 }
 
 export function createRingBuffers(bytes: number): RingBuffers {
