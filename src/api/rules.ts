@@ -1,6 +1,7 @@
 // Input rules every transport applies the same way (HTTP in routes.ts/wire.ts, gRPC in grpc/convert.ts):
 // bucket names, key sizes, listing cursors and the Limits table's caps on a batch.
 
+import { keyFromBytes, keyToBytes } from '../core/key-bytes.ts';
 import {
   APPEND_RECORDS_MAX, BATCH_CONTENT_BYTES_MAX, BUCKET_NAME_BYTES_MAX, RECORD_CONTENT_BYTES_MAX,
   RECORD_HEADERS_MAX, STREAM_KEY_BYTES_MAX,
@@ -28,17 +29,20 @@ export function checkNewBucketName(name: string): string {
 
 export function checkKey(key: string): string {
   if (key === '') throw invalid('key is required');
-  if (Buffer.byteLength(key) > STREAM_KEY_BYTES_MAX) throw invalid(`a key is at most ${STREAM_KEY_BYTES_MAX} bytes`);
+  // At most 3 bytes per UTF-16 unit (an escaped byte is 1): a short key cannot be over the limit.
+  if (key.length * 3 > STREAM_KEY_BYTES_MAX && keyToBytes(key).length > STREAM_KEY_BYTES_MAX) {
+    throw invalid(`a key is at most ${STREAM_KEY_BYTES_MAX} bytes`);
+  }
   return key;
 }
 
-/** Stream listing cursors are opaque base64url strings of the last key. */
-export const encodeStreamCursor = (key: string): string => (key === '' ? '' : Buffer.from(key, 'utf8').toString('base64url'));
+/** Stream listing cursors are opaque base64url strings of the last key's bytes. */
+export const encodeStreamCursor = (key: string): string => (key === '' ? '' : keyToBytes(key).toString('base64url'));
 
 export function decodeStreamCursor(c: string | null): string {
   if (c === null || c === '') return '';
   if (!/^[A-Za-z0-9_-]+$/.test(c)) throw invalid('start_after is not a valid cursor');
-  return Buffer.from(c, 'base64url').toString('utf8');
+  return keyFromBytes(Buffer.from(c, 'base64url'));
 }
 
 /** The Limits table on one batch: record count, headers per record, content per record and per

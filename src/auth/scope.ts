@@ -10,6 +10,7 @@
 // more than SCOPE_TOKENS_MAX `svc:` tokens rejects the whole credential so a scope cannot grow
 // without bound.
 
+import { keyToBytes } from '../core/key-bytes.ts';
 import { SCOPE_TOKENS_MAX } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
 
@@ -46,14 +47,13 @@ export type MalformedTokenHook = (token: string, reason: string) => void;
 
 const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
 const HEX = '0123456789ABCDEF';
-const utf8 = new TextEncoder();
 
 /**
  * A key in the form grants compare against (rule 3): every byte outside A-Z a-z 0-9 - . _ ~ as
- * %XX with uppercase hex. Strings are taken as UTF-8; pass the raw bytes when the key is not UTF-8.
+ * %XX with uppercase hex. A string is a core key (core/key-bytes.ts: UTF-8, raw bytes escaped).
  */
 export function encodeKeyForMatch(key: Uint8Array | string): string {
-  const bytes = typeof key === 'string' ? utf8.encode(key) : key;
+  const bytes = typeof key === 'string' ? keyToBytes(key) : key;
   let out = '';
   for (const b of bytes) {
     const isUnreserved =

@@ -194,6 +194,55 @@ for (const engine of ENGINES) {
       assert.deepEqual(new Set(list.body.streams.map((s: any) => s.key)), new Set(keys));
     });
 
+    test('a key is any byte string: bytes that are not UTF-8 name a stream, shown as key_b64', async () => {
+      const b = await c.createBucket();
+      const bytes = Buffer.from([0xff, 0x00, 0x61, 0xc3]); // invalid lead, NUL, 'a', a truncated sequence
+      const seg = [...bytes].map((x) => `%${x.toString(16).padStart(2, '0').toUpperCase()}`).join('');
+      const created = await c.post(`/v1/streams/${b}/${seg}`, {});
+      assert.equal(created.status, 201, created.text);
+      assert.equal(created.body.key, undefined, 'no lossy key field');
+      assert.equal(created.body.key_b64, bytes.toString('base64'));
+      const got = await c.get(`/v1/streams/${b}/${seg.toLowerCase()}`);
+      assert.equal(got.status, 200, got.text);
+      assert.equal(got.body.key_b64, bytes.toString('base64'));
+      assert.equal(got.body.stream_id, created.body.stream_id, 'lowercase escapes name the same bytes');
+      const ack = await c.post(`/v1/streams/${b}/${seg}/records`, { records: [{ body: 'binary-keyed' }] });
+      assert.equal(ack.status, 200, ack.text);
+      const page = await c.get(`/v1/streams/${b}/${seg}/records?seq_num=0`);
+      assert.deepEqual(page.body.records.map((r: any) => r.body), ['binary-keyed']);
+      // A neighbour that differs in one byte is another stream; the text key "\uFFFD\u0000a" too.
+      assertError(await c.get(`/v1/streams/${b}/%FE%00%61%C3`), 404, 'one byte apart');
+      assertError(await c.get(`/v1/streams/${b}/%EF%BF%BD%00a%EF%BF%BD`), 404, 'the replacement-character spelling');
+      // Listed with key_b64, and a cursor after it resumes past it.
+      const other = await c.post(`/v1/streams/${b}/zz`, {});
+      assert.equal(other.status, 201, other.text);
+      const list = await c.get(`/v1/streams/${b}?limit=1`);
+      assert.equal(list.status, 200, list.text);
+      const first = list.body.streams[0];
+      const rest = await c.get(`/v1/streams/${b}?start_after=${list.body.next}`);
+      const all = [first, ...rest.body.streams].map((s: any) => s.key ?? `b64:${s.key_b64}`);
+      assert.deepEqual(all, ['zz', `b64:${bytes.toString('base64')}`], 'listed in byte order: 0x7A before 0xFF');
+      // A GET's answer sent back as a PATCH body is accepted, key_b64 included.
+      const echo = await c.req('PATCH', `/v1/streams/${b}/${seg}`, got.body);
+      assert.equal(echo.status, 200, echo.text);
+    });
+
+    test('streams are listed in the byte order of their keys', async () => {
+      const b = await c.createBucket();
+      // UTF-16 order would put U+1F600 (a surrogate pair) before U+E000 and the byte 0x80 last but one.
+      const segs = ['%EE%80%80', '%F0%9F%98%80', '%80', '%FF', 'a'];
+      for (const seg of segs) assert.equal((await c.post(`/v1/streams/${b}/${seg}`, {})).status, 201, seg);
+      const seen: string[] = [];
+      let next = '';
+      do {
+        const page = await c.get(`/v1/streams/${b}?limit=2${next ? `&start_after=${next}` : ''}`);
+        assert.equal(page.status, 200, page.text);
+        for (const st of page.body.streams) seen.push(st.key_b64 ? Buffer.from(st.key_b64, 'base64').toString('hex') : Buffer.from(st.key).toString('hex'));
+        next = page.body.next;
+      } while (next);
+      assert.deepEqual(seen, ['61', '80', 'ee8080', 'f09f9880', 'ff']);
+    });
+
     test('a bad path segment (bad percent-encoding, a name or key outside the rules) is 404', async () => {
       for (const p of [
         `/v1/streams/${bucket}/%ZZ`, `/v1/streams/${bucket}/%ZZ/records?seq_num=0`, `/v1/streams/${bucket}/a%2`,

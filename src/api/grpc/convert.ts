@@ -1,6 +1,7 @@
 // svc.v1 messages ↔ the core's transport-neutral types. Pure functions; every rule that turns a
 // malformed message into INVALID_ARGUMENT before the core sees it lives here.
 
+import { keyFromBytes, keyToBytes } from '../../core/key-bytes.ts';
 import { invalid } from '../../core/errors.ts';
 import type { BucketCreate, StreamCreate } from '../../core/service-api.ts';
 import {
@@ -22,25 +23,15 @@ import type { StreamConfig as PbStreamConfig, StreamConfig__Output } from '../..
 import type { StreamInfo as PbStreamInfo } from '../../gen/svc/v1/StreamInfo.ts';
 
 // ---- Keys ----------------------------------------------------------------------------------------
-// The wire key is bytes; the core's key is a JS string. The HTTP surface percent-decodes its path
-// segment as UTF-8, so a key reaches the same stream over both transports only if gRPC decodes
-// UTF-8 too. Bytes that are not valid UTF-8 are refused rather than mapped to a string that could
-// collide with a real UTF-8 key. (Should the core move to latin1 byte-strings, change these two.)
-
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+// The wire key is bytes; the core holds it as a string (core/key-bytes.ts), the same string the HTTP
+// surface makes of the same bytes percent-encoded, so both transports reach one stream.
 
 export function keyFromWire(bytes: Uint8Array): string {
-  let key: string;
-  try {
-    key = utf8.decode(bytes);
-  } catch {
-    throw invalid('key must be valid UTF-8');
-  }
-  return checkKey(key);
+  return checkKey(keyFromBytes(bytes));
 }
 
 export function keyToWire(key: string): Buffer {
-  return Buffer.from(key, 'utf8');
+  return keyToBytes(key);
 }
 
 /** Longest bucket `location` label (as the HTTP surface). */
