@@ -75,7 +75,7 @@ export class Dispatcher {
   }
 
   async handle(ex: HttpExchange): Promise<void> {
-    const t0 = performance.now();
+    const t0 = ex.startedAt ?? performance.now();
     let verb = 'Unmatched';
     let declared = 0;
     let sseSlot = false;
@@ -141,7 +141,8 @@ export class Dispatcher {
       }
       this.observe(verb, res.kind === 'sse' ? 200 : res.status, t0);
     } catch (err) {
-      this.observe(verb, this.fail(ex, err, cors), t0);
+      // A client that went away is not answered; its request is neither counted nor logged as a bug.
+      if (!ex.aborted) this.observe(verb, this.fail(ex, err, cors), t0);
     } finally {
       this.bodyBytesInFlight -= declared;
       if (sseSlot) this.sseOpen -= 1;

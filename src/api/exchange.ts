@@ -29,6 +29,9 @@ export interface HttpExchange {
   readonly clientCertVerified: boolean;
   /** True once the client went away. */
   readonly aborted: boolean;
+  /** performance.now() when the request's head arrived, when the adapter dispatches later than that
+   *  (uWS waits for a small body first); request latency is measured from it. */
+  readonly startedAt?: number;
 }
 
 export const STATUS_TEXT: Record<number, string> = {

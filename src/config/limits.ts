@@ -44,6 +44,19 @@ export const CREATION_TOKEN_BYTES_MAX = 256;
 /** Appends whose body is at least this big are parsed and encoded on a piscina worker (bench/parse-threshold). */
 export const WORKER_PARSE_BYTES_MIN = 256 * KiB;
 
+/** On uWS, a request declaring a body of at most this many bytes is dispatched once the body is
+ *  whole (larger ones are dispatched at once, so a refused upload is not read first). */
+export const UWS_BODY_FIRST_BYTES_MAX = 64 * KiB;
+/** … and one whose body stalls is dispatched without it after one to two periods of this sweep. */
+export const UWS_BODY_WAIT_SWEEP_MS = 250;
+/** At most this many requests wait for their small body at once (so at most 256 MiB of bodies sit
+ *  outside BODY_BYTES_IN_FLIGHT_MAX); past it a request is dispatched at once. */
+export const UWS_BODY_WAITING_MAX = 4096;
+/** Route matches kept by method and raw path (src/api/routes.ts); the cache is emptied when full. */
+export const ROUTE_MATCH_CACHE_ENTRIES_MAX = 4096;
+/** Longer paths are matched every time rather than kept. */
+export const ROUTE_MATCH_CACHE_PATH_CHARS_MAX = 512;
+
 // --- Memory bounds (back-pressure, never unbounded buffering) ----------------------------------------
 /** Sequenced-but-not-yet-durable bytes per stream; past it an append is refused with 429. */
 export const STREAM_INFLIGHT_BYTES_MAX = 64 * MiB;

@@ -2,6 +2,7 @@
 // hands sequenced frames to the log ring, acknowledges on the flusher's durable offset, settles
 // sealed WAL files into segments, and enforces trim and retention.
 
+import { keyUpperBound, sortKeysByBytes } from './key-bytes.ts';
 import {
   LEASE_IDLE_MS, LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
   STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX, UNSETTLED_BYTES_MAX,
@@ -362,8 +363,9 @@ export class Star implements StreamService {
 
   listStreams(bucket: string, startAfter: string, limit: number): ListPage<StreamInfo> {
     this.requireBucket(bucket);
-    const keys = [...(this.byBucket.get(bucket)?.keys() ?? [])].sort();
-    const from = startAfter === '' ? 0 : upperBound(keys, startAfter);
+    // Keys are listed in the order of their bytes (keys are byte strings; cursors carry the bytes).
+    const keys = sortKeysByBytes([...(this.byBucket.get(bucket)?.keys() ?? [])]);
+    const from = startAfter === '' ? 0 : keyUpperBound(keys, startAfter);
     const n = Math.min(Math.max(limit, 1), LIST_PAGE_MAX);
     const page = keys.slice(from, from + n);
     const more = from + n < keys.length;
@@ -373,7 +375,24 @@ export class Star implements StreamService {
 
   // ---------------------------------------------------------------- append
 
-  async append(bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
+  /** Sequences a batch into the ring; the promise settles when the flusher has made it durable.
+   *  Not async: the common case returns the pending ack itself, since an async function that
+   *  returns a promise costs extra microtask turns on every append. */
+  append(bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
+    const st = this.streams.get(addr(bucket, key));
+    if (st && !st.metaPending && (input.match_seq_num === undefined || input.match_seq_num === st.nextSeq)) {
+      try {
+        return this.sequence(st, bucket, key, input);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    return this.appendAfterWaits(bucket, key, input);
+  }
+
+  /** An append that must first wait: for its stream to be created or its metadata to be written,
+   *  or for in-flight appends to commit so a match_seq_num mismatch reports the committed tail. */
+  private async appendAfterWaits(bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
     let st = this.streams.get(addr(bucket, key));
     if (!st) {
       const b = this.requireBucket(bucket);
@@ -385,21 +404,36 @@ export class Star implements StreamService {
         void created.catch(() => undefined);
       }
     }
-    // Every check runs again after each wait, and nothing awaits between the last check and the
-    // copy into the ring, so no append slips past a delete, a fence or a WAL failure.
     let waitedForDrain = false;
     for (;;) {
       if (st.metaPending) { await st.metaPending; continue; } // call order is kept: one shared promise
-      if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
-      if (this.d.log.failed()) throw new ServiceError('unavailable', 'the write-ahead log is failing; not accepting appends');
-      if (this.unsettledBytes > UNSETTLED_BYTES_MAX) throw new ServiceError('unavailable', 'settling into segments is behind; retry shortly');
-      checkFence(st.meta.fencing_token, st.config.producer_policy, input.fencing_token);
-      if (input.match_seq_num !== undefined && input.match_seq_num !== st.nextSeq) {
-        if (!waitedForDrain) { waitedForDrain = true; await st.drained(); continue; } // report the committed tail
-        checkMatch(input.match_seq_num, st.nextSeq, st.tailPosition());
+      // A mismatch is reported with the committed tail: wait once for in-flight appends to commit,
+      // but only after every other refusal had its chance to answer at once.
+      if (!waitedForDrain && input.match_seq_num !== undefined && input.match_seq_num !== st.nextSeq) {
+        this.admit(st, bucket, key, input);
+        waitedForDrain = true;
+        await st.drained();
+        continue;
       }
       break;
     }
+    return this.sequence(st, bucket, key, input);
+  }
+
+  /** The refusals that do not depend on the tail, in the order they are reported. */
+  private admit(st: StreamState, bucket: string, key: string, input: AppendInput): void {
+    if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
+    if (this.d.log.failed()) throw new ServiceError('unavailable', 'the write-ahead log is failing; not accepting appends');
+    if (this.unsettledBytes > UNSETTLED_BYTES_MAX) throw new ServiceError('unavailable', 'settling into segments is behind; retry shortly');
+    checkFence(st.meta.fencing_token, st.config.producer_policy, input.fencing_token);
+  }
+
+  /** Checks and sequences one batch. Every check runs here, after the last wait, and nothing awaits
+   *  between them and the copy into the ring, so no append slips past a delete, a fence or a WAL failure. */
+  private sequence(st: StreamState, bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
+    this.admit(st, bucket, key, input);
+    // The tail is built only for a mismatch's answer, not on every append.
+    if (input.match_seq_num !== undefined && input.match_seq_num !== st.nextSeq) checkMatch(input.match_seq_num, st.nextSeq, st.tailPosition());
     const firstSeq = st.nextSeq;
     const arrival = this.d.clock.nowMs();
     let frame: Buffer;

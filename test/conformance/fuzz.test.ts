@@ -6,20 +6,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINES, startServer } from '../helpers/server.ts';
 import { rawRequest, stopServer } from './client.ts';
+import { rng } from '../helpers/rng.ts';
 
 /** Requests per engine: enough to cover every route with several shapes, quick on this host. */
 const REQUESTS_PER_ENGINE = 600;
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 const SEGMENTS = ['b', 'k', 'records', 'tail', 'subscribe', 'trim', 'fence', '%2F', '%ZZ', '%', '%00', '.', '..', '', 'a%2Fb', 'x'.repeat(300), '%F0%9F%98%80', 'api', '-x', 'v1', 'streams', 'buckets'];

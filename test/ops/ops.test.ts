@@ -1,6 +1,8 @@
 // The ops listener: /metrics counts what the data bridge served; /healthz and /readyz answer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { once } from 'node:events';
 import { startServer, waitForOutput } from '../helpers/server.ts';
 
 test('ops listener serves /metrics, /healthz and /readyz on its own port', async (t) => {
@@ -13,7 +15,11 @@ test('ops listener serves /metrics, /healthz and /readyz on its own port', async
   assert.equal((await fetch(`${srv.baseUrl}/healthz`)).status, 200);
   const metrics = await (await fetch(`${ops}/metrics`)).text();
   assert.match(metrics, /svcd_requests_total\{verb="GetBucket",status="404"\} 1/);
-  assert.match(metrics, /svcd_request_seconds_bucket/);
+  // The latency histogram is cumulative and ends in +Inf, with _count equal to the requests.
+  assert.match(metrics, /svcd_request_seconds_bucket\{le="\+Inf",verb="GetBucket"\} 1\n/);
+  assert.match(metrics, /svcd_request_seconds_count\{verb="GetBucket"\} 1\n/);
+  const buckets = [...metrics.matchAll(/svcd_request_seconds_bucket\{le="[^"]+",verb="GetBucket"\} (\d+)/g)].map((x) => Number(x[1]));
+  assert.ok(buckets.length > 2 && buckets.every((n, i) => i === 0 || n >= buckets[i - 1]), `cumulative buckets: ${buckets.join(',')}`);
   assert.equal((await fetch(`${ops}/healthz`)).status, 200);
   assert.equal((await fetch(`${ops}/readyz`)).status, 200);
   // The ops surface carries no data-plane routes.
@@ -49,3 +55,27 @@ test('the open-streams gauge counts live SSE subscriptions; HEAD answers headers
   assert.equal(await gauge(), '0');
 });
 
+
+for (const engine of ['uws', 'node'] as const) {
+  test(`request latency counts from the request's head, upload time included (${engine})`, async (t) => {
+    const srv = await startServer({ engine, args: ['--metrics-listen', '127.0.0.1:0'] });
+    t.after(() => srv.stop());
+    const m = await waitForOutput(srv, /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/);
+    assert.equal((await fetch(`${srv.baseUrl}/v1/buckets/lat`, { method: 'POST', body: '{}' })).status, 201);
+    assert.equal((await fetch(`${srv.baseUrl}/v1/streams/lat/s`, { method: 'POST', body: '{}' })).status, 201);
+    // The head and half the body, then the rest after a pause the server cannot know about.
+    const body = '{"records":[{"body":"slow upload"}]}';
+    const sock = connect(srv.port, '127.0.0.1');
+    await once(sock, 'connect');
+    const PAUSE_MS = 300;
+    sock.write(`POST /v1/streams/lat/s/records HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+    await new Promise((r) => setTimeout(r, PAUSE_MS));
+    sock.write(body.slice(10));
+    const [answer] = await once(sock, 'data') as [Buffer];
+    sock.destroy();
+    assert.match(answer.toString(), /^HTTP\/1\.1 200/);
+    const text = await (await fetch(`http://127.0.0.1:${m[1]}/metrics`)).text();
+    const sum = Number(/svcd_request_seconds_sum\{verb="Append"\} ([0-9.e-]+)/.exec(text)?.[1]);
+    assert.ok(sum >= PAUSE_MS / 1000, `Append latency sum ${sum} s leaves out the ${PAUSE_MS} ms upload`);
+  });
+}
