@@ -6,7 +6,7 @@ import { createServer as createHttps } from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX } from '../src/config/limits.ts';
+import { REQUEST_BODY_IDLE_MS_MAX, UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX } from '../src/config/limits.ts';
 import { ServiceError } from '../src/core/errors.ts';
 import type { Dispatcher } from '../src/api/dispatch.ts';
 import type { HttpExchange, SseSink } from '../src/api/exchange.ts';
@@ -46,6 +46,16 @@ class NodeExchange implements HttpExchange {
         reject(new ServiceError('payload_too_large', `request body is over the ${maxBytes}-byte limit`));
         return;
       }
+      // A body that stops arriving is cut, as uWS cuts it on its own idle timeout: no answer, the
+      // connection closed, and the request's share of the body budget handed back.
+      const sock = this.req.socket;
+      const onIdle = (): void => { sock.destroy(); };
+      const settle = (): void => { sock.setTimeout(0); sock.off('timeout', onIdle); };
+      sock.setTimeout(REQUEST_BODY_IDLE_MS_MAX, onIdle);
+      this.req.once('close', () => {
+        settle();
+        if (!this.req.complete) reject(new ServiceError('invalid_argument', 'the request body was cut short'));
+      });
       const chunks: Buffer[] = [];
       let n = 0;
       this.req.on('data', (c: Buffer) => {
@@ -58,7 +68,7 @@ class NodeExchange implements HttpExchange {
         }
         chunks.push(c);
       });
-      this.req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+      this.req.once('end', () => { settle(); resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)); });
       this.req.once('error', reject);
     });
   }
@@ -67,7 +77,9 @@ class NodeExchange implements HttpExchange {
     if (this.aborted || this.res.headersSent) return;
     const declared = this.req.headers['content-length'];
     const hasBody = (declared !== undefined && declared !== '0') || this.req.headers['transfer-encoding'] !== undefined;
-    if (hasBody && !this.req.complete && !this.bodyTaken) {
+    // A body declared past what would be drained is not waited for at all.
+    const drainable = !(Number(declared) > UNREAD_BODY_DRAIN_BYTES_MAX);
+    if (hasBody && !this.req.complete && !this.bodyTaken && drainable) {
       // An answer before the body was read (a 404, 405, 401 …): read and drop a small body first so
       // the connection stays usable; past UNREAD_BODY_DRAIN_BYTES_MAX, answer and hang up.
       this.bodyTaken = true;
@@ -97,6 +109,9 @@ class NodeExchange implements HttpExchange {
     const h: Record<string, string> = {};
     for (const [k, v] of headers) h[k] = v;
     if (close) h.Connection = 'close';
+    // Headers set whole by writeHead leave node:http no room to add the length itself: without it,
+    // every answer would go out chunked.
+    if (status !== 204) h['Content-Length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
     this.res.writeHead(status, h);
     this.res.end(status === 204 ? undefined : body);
   }

@@ -149,7 +149,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     if (p.fencing_token !== undefined) input.fencing_token = p.fencing_token;
     return input;
   };
-  const metrics = new Metrics(() => dispatcher.openStreams);
+  const metrics = new Metrics({ sseOpen: () => dispatcher.openStreams, bodyBytesInFlight: () => dispatcher.requestBodyBytesInFlight });
   const exchange = auth?.verifier?.signer ? (body: unknown) => auth.exchanger.exchange(body) : undefined;
   const dispatcher = new Dispatcher({
     svc: star, parseOffThread, logError, sse: cfg.sse,

@@ -66,6 +66,7 @@ export class Dispatcher {
   constructor(private readonly deps: DispatchDeps) {}
 
   get openStreams(): number { return this.sseOpen; }
+  get requestBodyBytesInFlight(): number { return this.bodyBytesInFlight; }
 
   /** Whether plain requests need their Origin header read (some origin is allowed). */
   get readsOrigin(): boolean { return this.deps.cors?.enabled ?? false; }

@@ -168,7 +168,9 @@ class UwsExchange implements HttpExchange {
       // first, so the connection stays usable. Closing on unread bytes makes the kernel reset it, and
       // the client may lose the answer. A body past UNREAD_BODY_DRAIN_BYTES_MAX is not drained.
       this.bodyLimit = Math.min(this.bodyLimit, UNREAD_BODY_DRAIN_BYTES_MAX);
-      if (this.bodyBytes <= this.bodyLimit) {
+      // A body declared past what would be drained is not waited for at all.
+      const drainable = !(Number(this.headers['content-length']) > UNREAD_BODY_DRAIN_BYTES_MAX);
+      if (drainable && this.bodyBytes <= this.bodyLimit) {
         this.bodyChunks = [];
         this.discardBody = true;
         // A body that stalls is not waited for long: then answer and hang up.

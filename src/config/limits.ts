@@ -44,6 +44,9 @@ export const CREATION_TOKEN_BYTES_MAX = 256;
 /** Appends whose body is at least this big are parsed and encoded on a piscina worker (bench/parse-threshold). */
 export const WORKER_PARSE_BYTES_MIN = 256 * KiB;
 
+/** A request body that sends nothing for this long is cut (connection closed, no answer). uWS does
+ *  so on its own fixed HTTP idle timeout (10 s); native-free/ matches it. */
+export const REQUEST_BODY_IDLE_MS_MAX = 10_000;
 /** On uWS, a request declaring a body of at most this many bytes is dispatched once the body is
  *  whole (larger ones are dispatched at once, so a refused upload is not read first). */
 export const UWS_BODY_FIRST_BYTES_MAX = 64 * KiB;

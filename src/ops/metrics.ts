@@ -1,4 +1,5 @@
-// Prometheus metrics (prom-client): requests by verb and status, request latency, open event streams.
+// Prometheus metrics (prom-client): requests by verb and status, request latency, open event streams,
+// request-body bytes in flight.
 // Label sets are bounded: verbs come from the route table and statuses from the error table. A
 // request counts once answered; one whose client went away before its answer is not counted.
 //
@@ -10,6 +11,12 @@ import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Upper bounds (seconds) of the latency histogram's buckets; +Inf is implied. */
 const LATENCY_BUCKETS_S = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+/** What the HTTP dispatcher reports at scrape time. */
+export interface HttpGauges {
+  sseOpen(): number;
+  bodyBytesInFlight(): number;
+}
 
 /** One verb's counters since start. */
 class VerbStats {
@@ -47,18 +54,23 @@ interface ScrapedMetric {
 
 export class Metrics {
   readonly registry = new Registry();
-  readonly sseOpen: Gauge;
   private readonly verbs = new Map<string, VerbStats>();
 
-  /** `sseOpen` reports the open event streams when /metrics is scraped. */
-  constructor(sseOpen: () => number = () => 0) {
+  /** The gauges are read from the HTTP dispatcher when /metrics is scraped. */
+  constructor(gauges: HttpGauges = { sseOpen: () => 0, bodyBytesInFlight: () => 0 }) {
     collectDefaultMetrics({ register: this.registry });
     // registerMetric is typed for prom-client's own classes; the Registry only calls get() and reset().
     this.registry.registerMetric(this.requestsMetric() as unknown as Gauge);
     this.registry.registerMetric(this.latencyMetric() as unknown as Gauge);
-    this.sseOpen = new Gauge({
+    new Gauge({
       name: 'svcd_sse_open', help: 'open SSE subscriptions on this host', registers: [this.registry],
-      collect() { this.set(sseOpen()); },
+      collect() { this.set(gauges.sseOpen()); },
+    });
+    new Gauge({
+      name: 'svcd_request_body_bytes_in_flight',
+      help: 'declared bytes of request bodies being read or parsed (the star-wide budget; past it 429)',
+      registers: [this.registry],
+      collect() { this.set(gauges.bodyBytesInFlight()); },
     });
   }
 
