@@ -1,5 +1,40 @@
-// CRC-32C (Castagnoli), slicing-by-8 over eight 256-entry tables. Pure JS so the project stays
-// install-script free; it runs on the flusher and the segment builder, never on the event loop.
+// CRC-32C (Castagnoli). It runs on the flusher (sealing every frame before the group commit),
+// in recovery and in the segment builder, never per record on the event loop.
+//
+// The CPU's own CRC32 instruction, through @node-rs/crc32 (a prebuilt binary shipped in the npm
+// package: no install script), is about 8x the pure-JS table code on 4 KiB frames (4.7 GB/s
+// against 0.58 GB/s, bench/crc32c.ts), and sealing is on the flusher's serial path: with the JS code
+// 64 producers of 4 KiB records got about 25 % fewer appends/s. When the binary does not load, or
+// fails the check value, the slicing-by-8 JS code below serves; both give the same sums.
+
+import { createRequire } from 'node:module';
+
+type NativeCrc32c = (input: Uint8Array, initialState?: number) => number;
+
+/** CRC-32C of the ASCII digits 1-9: the standard check value. */
+export const CRC32C_CHECK_VALUE = 0xe3069283;
+
+function loadNative(): NativeCrc32c | undefined {
+  try {
+    const mod = createRequire(import.meta.url)('@node-rs/crc32') as { crc32c?: NativeCrc32c };
+    const f = mod.crc32c;
+    if (typeof f !== 'function' || f(Buffer.from('123456789')) >>> 0 !== CRC32C_CHECK_VALUE) return undefined;
+    return f;
+  } catch {
+    return undefined;
+  }
+}
+
+const native = loadNative();
+
+/** Which implementation crc32c() runs: 'native' (the CPU instruction) or 'js'. */
+export const crc32cImplementation: 'native' | 'js' = native ? 'native' : 'js';
+
+/** CRC-32C of buf[start, end); `seed` is the sum of the bytes before them (for chaining). */
+export function crc32c(buf: Uint8Array, start = 0, end = buf.length, seed = 0): number {
+  if (native) return native(start === 0 && end === buf.length ? buf : buf.subarray(start, end), seed) >>> 0;
+  return crc32cJs(buf, start, end, seed);
+}
 
 const POLY_REVERSED = 0x82f63b78;
 const TABLES: Uint32Array[] = (() => {
@@ -16,7 +51,8 @@ const TABLES: Uint32Array[] = (() => {
   return t;
 })();
 
-export function crc32c(buf: Uint8Array, start = 0, end = buf.length, seed = 0): number {
+/** The pure-JS CRC-32C: slicing-by-8 over eight 256-entry tables. */
+export function crc32cJs(buf: Uint8Array, start = 0, end = buf.length, seed = 0): number {
   const [t0, t1, t2, t3, t4, t5, t6, t7] = TABLES;
   let crc = ~seed >>> 0;
   let i = start;
