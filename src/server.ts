@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Config } from './config/config.ts';
-import { LOG_RING_BYTES, META_JOURNAL_ENTRIES_MAX } from './config/limits.ts';
+import { LOG_RING_BYTES } from './config/limits.ts';
 import { Star } from './core/star.ts';
 import { ERROR_TABLE, ServiceError } from './core/errors.ts';
 import type { AppendInput } from './core/types.ts';
@@ -17,7 +17,7 @@ import { loadNativeUws, startUwsServer } from './api/uws.ts';
 import { CorsPolicy } from './api/cors.ts';
 import { startNodeServer } from '../native-free/http-node.ts';
 import { frameTimestamps, forEachRecord, contentBytes } from './storage/format/record-codec.ts';
-import { LocalMetadataStore } from './storage/metadata/local-store.ts';
+import { openMetadataStore } from './storage/metadata/open-store.ts';
 import { FsObjectStore } from './storage/objects/fs-store.ts';
 import { createRingBuffers, LogRingWriter } from './storage/wal/log-ring.ts';
 import { recoverWal, removeWalFile } from './storage/wal/wal-files.ts';
@@ -75,8 +75,15 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   mkdirSync(objectsDir, { recursive: true });
   const lock = lockDataDir(dataDir);
 
-  const metadata = new LocalMetadataStore(join(dataDir, 'meta'), META_JOURNAL_ENTRIES_MAX);
-  const state = await metadata.load();
+  const metadata = openMetadataStore(cfg.metadata, dataDir);
+  let state: Awaited<ReturnType<typeof metadata.load>>;
+  try {
+    state = await metadata.load();
+  } catch (err) {
+    await metadata.close().catch(() => undefined);
+    lock.release();
+    throw err;
+  }
   const get = (f: string): string | undefined => cfg.raw.get(f) || undefined;
   const tls = get('tls-cert') && get('tls-key') ? { cert: get('tls-cert')!, key: get('tls-key')!, ca: get('tls-client-ca') } : undefined;
   const authConfig = parseAuthConfig(get, process.env, tls !== undefined);

@@ -8,7 +8,7 @@ import {
 } from '../config/limits.ts';
 import { checkBucketName, checkKey, checkNewBucketName, decodeStreamCursor, encodeStreamCursor } from './rules.ts';
 import { ServiceError, invalid, notFound } from '../core/errors.ts';
-import { keyFromBytes, keyIsText, keyToBytes } from '../core/key-bytes.ts';
+import { keyFromBytes, keyIsText, keyToBytes } from '../storage/format/key-bytes.ts';
 import type { StreamService, Subscription } from '../core/service-api.ts';
 import type { AppendInput, ReadStart } from '../core/types.ts';
 import { checkFencingPin, type Principal } from '../auth/index.ts';
@@ -298,7 +298,7 @@ function decodeSegment(raw: string, what: string): string {
 const HEX_PAIR = /^[0-9A-Fa-f]{2}$/;
 const NOT_TARGET_CHAR = /[^\x21-\x7e]/;
 
-/** A key segment's bytes, percent-decoded; any bytes, UTF-8 or not, name a key (core/key-bytes.ts). */
+/** A key segment's bytes, percent-decoded; any bytes, UTF-8 or not, name a key (storage/format/key-bytes.ts). */
 function decodeKeySegment(raw: string): string {
   // A request target is ASCII: a raw byte past it reached us decoded lossily (uWS turns invalid
   // UTF-8 into U+FFFD), so it cannot name the key's bytes; such a key must be percent-encoded.

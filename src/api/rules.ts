@@ -1,7 +1,7 @@
 // Input rules every transport applies the same way (HTTP in routes.ts/wire.ts, gRPC in grpc/convert.ts):
 // bucket names, key sizes, listing cursors and the Limits table's caps on a batch.
 
-import { keyFromBytes, keyToBytes } from '../core/key-bytes.ts';
+import { keyFromBytes, keyToBytes } from '../storage/format/key-bytes.ts';
 import {
   APPEND_RECORDS_MAX, BATCH_CONTENT_BYTES_MAX, BUCKET_NAME_BYTES_MAX, RECORD_CONTENT_BYTES_MAX,
   RECORD_HEADERS_MAX, STREAM_KEY_BYTES_MAX,

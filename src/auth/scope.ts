@@ -10,7 +10,7 @@
 // more than SCOPE_TOKENS_MAX `svc:` tokens rejects the whole credential so a scope cannot grow
 // without bound.
 
-import { keyToBytes } from '../core/key-bytes.ts';
+import { keyToBytes } from '../storage/format/key-bytes.ts';
 import { SCOPE_TOKENS_MAX } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
 
@@ -50,7 +50,7 @@ const HEX = '0123456789ABCDEF';
 
 /**
  * A key in the form grants compare against (rule 3): every byte outside A-Z a-z 0-9 - . _ ~ as
- * %XX with uppercase hex. A string is a core key (core/key-bytes.ts: UTF-8, raw bytes escaped).
+ * %XX with uppercase hex. A string is a core key (storage/format/key-bytes.ts: UTF-8, raw bytes escaped).
  */
 export function encodeKeyForMatch(key: Uint8Array | string): string {
   const bytes = typeof key === 'string' ? keyToBytes(key) : key;

@@ -7,10 +7,10 @@
 
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { META_JOURNAL_ENTRIES_MAX } from '../config/limits.ts';
+import { metadataConfigFromEnv, type MetadataConfig } from '../config/config.ts';
 import { ServiceError } from '../core/errors.ts';
 import { CredentialRegistry } from '../auth/credentials.ts';
-import { LocalMetadataStore } from '../storage/metadata/local-store.ts';
+import { openMetadataStore } from '../storage/metadata/open-store.ts';
 import { credentialStoreOf } from '../credential-store.ts';
 import { lockDataDir } from '../storage/data-dir-lock.ts';
 
@@ -25,6 +25,9 @@ export const CREDENTIALS_USAGE = [
   '  revoke --key-id KEY_ID   mark a credential revoked (idempotent)',
   '',
   '  --data-dir DIR           the star\'s data dir (or SVCD_DATA_DIR)',
+  '',
+  'The metadata backend is the star\'s: SVCD_METADATA (local or postgres), SVCD_POSTGRES_URL and',
+  'SVCD_POSTGRES_SCHEMA, read from the environment.',
   '',
   'Run with the star stopped: a running star picks up changes made here only at its next start.',
 ].join('\n');
@@ -78,14 +81,18 @@ function parseArgs(argv: readonly string[]): Parsed {
   return { command, flags };
 }
 
-/** The registry over a data dir's metadata store, and how to close it (flushes pending writes). */
-export async function openCredentialRegistry(dataDir: string): Promise<{ registry: CredentialRegistry; close(): Promise<void> }> {
+/** The registry over a star's metadata store, and how to close it (flushes pending writes). */
+export async function openCredentialRegistry(
+  dataDir: string, metadataCfg: MetadataConfig = { backend: 'local' },
+): Promise<{ registry: CredentialRegistry; close(): Promise<void> }> {
   mkdirSync(resolve(dataDir), { recursive: true });
   const lock = lockDataDir(resolve(dataDir)); // throws while a star runs on this data dir
-  const metadata = new LocalMetadataStore(join(resolve(dataDir), 'meta'), META_JOURNAL_ENTRIES_MAX);
+  // On postgres, the schema's lock also refuses while a star owns it.
+  const metadata = openMetadataStore(metadataCfg, resolve(dataDir));
   try {
     await metadata.load();
   } catch (err) {
+    await metadata.close().catch(() => undefined);
     lock.release();
     throw err;
   }
@@ -125,14 +132,15 @@ export async function runCredentialsCli(argv: string[], io: CliIo = STDIO, env: 
     }
     const dataDir = flags.get('data-dir') ?? (env.SVCD_DATA_DIR || undefined);
     if (dataDir === undefined || dataDir === '') throw new UsageError('needs --data-dir (or SVCD_DATA_DIR)');
+    const metadataCfg = metadataConfigFromEnv(env);
     // Reading or revoking in a directory that holds no star is a typo, not an empty registry.
-    if (command !== 'create' && !existsSync(join(resolve(dataDir), 'meta'))) {
+    if (metadataCfg.backend === 'local' && command !== 'create' && !existsSync(join(resolve(dataDir), 'meta'))) {
       io.err(`svcd credentials: ${resolve(dataDir)} holds no star metadata (no meta/ directory)`);
       return 1;
     }
     const scope = command === 'create' ? need(flags, 'scope', 'create') : '';
     const keyId = command === 'revoke' ? need(flags, 'key-id', 'revoke') : flags.get('key-id') ?? '';
-    opened = await openCredentialRegistry(dataDir);
+    opened = await openCredentialRegistry(dataDir, metadataCfg);
     const { registry } = opened;
     switch (command) {
       case 'create': {

@@ -37,13 +37,39 @@ export const FLAGS: FlagSpec[] = [
   { name: 'cors-allowed-origins', env: 'SVCD_CORS_ALLOWED_ORIGINS', help: 'comma-separated browser origins allowed to call the data bridge (* for any); empty denies every CORS preflight', default: '' },
   { name: 'express-bucket', env: 'SVCD_EXPRESS_BUCKET', help: 'object-store bucket for the express storage class; without it no stream can be switched to express', default: '' },
   { name: 'object-store', env: 'SVCD_OBJECT_STORE', help: 'fs (a directory under --data-dir)', default: 'fs' },
-  { name: 'metadata', env: 'SVCD_METADATA', help: 'local (journal + snapshot under --data-dir)', default: 'local' },
+  { name: 'metadata', env: 'SVCD_METADATA', help: 'local (journal + snapshot under --data-dir) or postgres (--postgres-url, --postgres-schema)', default: 'local' },
+  { name: 'postgres-url', env: 'SVCD_POSTGRES_URL', help: 'PostgreSQL for --metadata postgres, postgres://user@host:port/db (prefer the variable when it holds a password)', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
+  { name: 'postgres-schema', env: 'SVCD_POSTGRES_SCHEMA', help: 'schema holding the metadata tables (created when absent); one star owns a schema', default: 'svcd' },
   { name: 'help', env: '', help: 'print this help and exit', boolean: true },
 ];
+
+/** Where buckets, streams and credentials are kept (the WAL and fs objects stay in the data dir). */
+export type MetadataConfig = { backend: 'local' } | { backend: 'postgres'; url: string; schema: string };
+
+const POSTGRES_SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+function metadataConfig(backend: string, url: string, schema: string): MetadataConfig {
+  if (backend === 'local') return { backend };
+  if (backend !== 'postgres') throw new ConfigError('--metadata must be local or postgres');
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new ConfigError('--postgres-url must be a postgres:// URL');
+  if (!POSTGRES_SCHEMA_NAME.test(schema)) throw new ConfigError('--postgres-schema must be a lower-case identifier (a-z, 0-9, _)');
+  return { backend, url, schema };
+}
+
+/** The metadata backend named by SVCD_METADATA, SVCD_POSTGRES_URL and SVCD_POSTGRES_SCHEMA (for tools,
+ *  such as the credentials CLI, that take no star flags). */
+export function metadataConfigFromEnv(env: NodeJS.ProcessEnv): MetadataConfig {
+  const value = (name: string): string => {
+    const spec = FLAGS.find((f) => f.name === name)!;
+    return env[spec.env] || spec.default || '';
+  };
+  return metadataConfig(value('metadata'), value('postgres-url'), value('postgres-schema'));
+}
 
 export interface Config {
   listen: { host: string; port: number } | undefined;
   dataDir: string;
+  metadata: MetadataConfig;
   httpEngine: 'uws' | 'node';
   grpcListen: { host: string; port: number } | undefined;
   metricsListen: { host: string; port: number } | undefined;
@@ -142,10 +168,11 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
   const vending = get('readplan-vending');
   if (vending !== 'presigned' && vending !== 'raw') throw new ConfigError('--readplan-vending must be presigned or raw');
   if (get('object-store') !== 'fs') throw new ConfigError('--object-store: only fs is available in this build');
-  if (get('metadata') !== 'local') throw new ConfigError('--metadata: only local is available in this build');
+  const metadata = metadataConfig(get('metadata'), get('postgres-url'), get('postgres-schema'));
   return {
     listen: hostPort(get('listen'), 'listen'),
     dataDir: get('data-dir'),
+    metadata,
     httpEngine: engine,
     grpcListen: hostPort(get('grpc-listen'), 'grpc-listen'),
     metricsListen: hostPort(get('metrics-listen'), 'metrics-listen'),

@@ -90,6 +90,10 @@ export const WAL_SETTLE_AFTER_MS = 30_000;
 export const LEASE_IDLE_MS = 10_000;
 /** Background retention sweep period. */
 export const RETENTION_SWEEP_MS = 1000;
+/** The postgres metadata backend gives up connecting after this long (start-up fails)… */
+export const POSTGRES_CONNECT_MS_MAX = 10_000;
+/** … and PostgreSQL cancels any one of its statements that runs longer than this. */
+export const POSTGRES_STATEMENT_MS_MAX = 30_000;
 /** Metadata journal is compacted into a snapshot after this many entries. */
 export const META_JOURNAL_ENTRIES_MAX = 10_000;
 

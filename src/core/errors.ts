@@ -1,7 +1,7 @@
 // One error type for the whole service, and one table from its code to the HTTP status, the gRPC
 // status and retryability. No handler picks a status number or reads an error's message.
 
-import { showRawBytes } from './key-bytes.ts';
+import { showRawBytes } from '../storage/format/key-bytes.ts';
 import type { Position } from './types.ts';
 
 export type ErrorCode =
@@ -76,7 +76,7 @@ export class ServiceError extends Error {
   readonly detail: ErrorDetail;
 
   constructor(code: ErrorCode, message: string, detail: ErrorDetail = {}) {
-    // A message may quote a key holding raw bytes (core/key-bytes.ts): show them as \xHH, so it
+    // A message may quote a key holding raw bytes (storage/format/key-bytes.ts): show them as \xHH, so it
     // stays well-formed text on every wire (gRPC's grpc-message header cannot carry lone surrogates).
     super(message.isWellFormed() ? message : showRawBytes(message));
     this.name = 'ServiceError';

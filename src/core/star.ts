@@ -2,7 +2,7 @@
 // hands sequenced frames to the log ring, acknowledges on the flusher's durable offset, settles
 // sealed WAL files into segments, and enforces trim and retention.
 
-import { keyUpperBound, sortKeysByBytes } from './key-bytes.ts';
+import { keyUpperBound, sortKeysByBytes } from '../storage/format/key-bytes.ts';
 import {
   LEASE_IDLE_MS, LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
   STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX, UNSETTLED_BYTES_MAX,

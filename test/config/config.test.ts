@@ -26,3 +26,18 @@ test('--cors-allowed-origins is a trimmed comma list; empty allows none', () => 
   assert.deepEqual(loadConfig(['--cors-allowed-origins', ' https://a.example, https://b.example ,'], {}).corsAllowedOrigins, ['https://a.example', 'https://b.example']);
   assert.deepEqual(loadConfig([], { SVCD_CORS_ALLOWED_ORIGINS: '*' }).corsAllowedOrigins, ['*']);
 });
+
+test('--metadata is local by default; postgres takes a postgres:// URL and a plain schema name', () => {
+  assert.deepEqual(loadConfig([], {}).metadata, { backend: 'local' });
+  assert.deepEqual(loadConfig(['--metadata', 'postgres'], { SVCD_POSTGRES_SCHEMA: 'star_1' }).metadata, {
+    backend: 'postgres', url: 'postgres://postgres@127.0.0.1:5432/postgres', schema: 'star_1',
+  });
+  assert.deepEqual(loadConfig([], { SVCD_METADATA: 'postgres', SVCD_POSTGRES_URL: 'postgresql://u@db:5433/m' }).metadata, {
+    backend: 'postgres', url: 'postgresql://u@db:5433/m', schema: 'svcd',
+  });
+  assert.throws(() => loadConfig(['--metadata', 'etcd'], {}), ConfigError);
+  assert.throws(() => loadConfig(['--metadata', 'postgres', '--postgres-url', 'mysql://x'], {}), ConfigError);
+  for (const schema of ['Svcd', 'a-b', 'x;drop', '1abc', '']) {
+    assert.throws(() => loadConfig(['--metadata', 'postgres', '--postgres-schema', schema], {}), ConfigError, `schema "${schema}" is refused`);
+  }
+});

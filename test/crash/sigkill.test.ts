@@ -1,25 +1,32 @@
 // SIGKILL under concurrent load, several times over one data dir: after every restart each stream
 // must hold every acknowledged record at exactly its acked seq_num with the same body, with no gap
 // and no duplicate from 0 to the tail; unacknowledged batches may or may not be there, but only
-// whole, contiguous and in order. Replay a failure with SVCD_CRASH_SEED=<seed printed below>.
-import { test, type TestContext } from 'node:test';
+// whole, contiguous and in order. Replay a failure with SVCD_CRASH_SEED=<seed printed below>. The
+// same runs are repeated with the metadata in PostgreSQL.
+import { after, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { removeDir, startServer, tempDir, type Engine, type RunningServer } from '../helpers/server.ts';
 import { Rng, StreamModel, createBucket, createStream, finishRun, req, runSeed, sleep, streamPath, verifyStream, within } from './crash-kit.ts';
 import { startLoad } from './load.ts';
+import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
 
 /** Most a cycle's producers may take to notice the kill (their requests are bounded anyway). */
 const LOAD_END_MAX_MS = 30_000;
 const FIRST_ACK_MAX_MS = 15_000;
 
-interface RunOptions { engine: Engine; cycles: number; producers: number; streams: number }
+interface RunOptions {
+  engine: Engine; cycles: number; producers: number; streams: number;
+  /** Extra star flags (the postgres metadata backend). */
+  args?: string[];
+}
 
 async function crashRun(t: TestContext, o: RunOptions): Promise<void> {
   const seed = runSeed();
   t.diagnostic(`engine ${o.engine} seed ${seed} (SVCD_CRASH_SEED=${seed} replays the kill schedule)`);
   const schedule = new Rng(seed);
   const dataDir = tempDir('svcd-crash-');
-  let server: RunningServer = await startServer({ engine: o.engine, dataDir });
+  let server: RunningServer = await startServer({ engine: o.engine, dataDir, args: o.args });
   let ok = false;
   try {
     const bucket = `crash-${o.engine}`;
@@ -46,7 +53,7 @@ async function crashRun(t: TestContext, o: RunOptions): Promise<void> {
       assert.ok(ended, `cycle ${cycle}: producers still running ${LOAD_END_MAX_MS} ms after the kill`);
       assert.deepEqual(load.anomalies, [], `cycle ${cycle}: failed answers under load before the kill`);
 
-      server = await startServer({ engine: o.engine, dataDir });
+      server = await startServer({ engine: o.engine, dataDir, args: o.args });
       const lines: string[] = [];
       for (const m of all) {
         const r = await verifyStream(server.baseUrl, m);
@@ -71,8 +78,42 @@ test('node: three SIGKILLs under 8 concurrent producers lose no acknowledged rec
 });
 
 test('control-plane changes acknowledged before a SIGKILL survive it', { timeout: 60_000 }, async (t) => {
+  await controlPlaneRun(t, []);
+});
+
+// The same proofs with the metadata in PostgreSQL (a fresh schema each): stream rows, fences, trims,
+// deletes and, with small WAL files, the settled segment chains all live there across the kills.
+const pgSkip = await postgresSkipReason();
+
+describe('with the postgres metadata backend', { skip: pgSkip }, () => {
+  const schemas: string[] = [];
+  const pgArgs = (): string[] => {
+    schemas.push(freshSchema());
+    return ['--metadata', 'postgres', '--postgres-url', TEST_POSTGRES_URL, '--postgres-schema', schemas[schemas.length - 1]];
+  };
+  after(async () => { for (const s of schemas) await dropSchema(s); });
+
+  test('node: three SIGKILLs under 8 producers, WAL files settling into segments, lose no acknowledged record', { timeout: 90_000 }, async (t) => {
+    await crashRun(t, { engine: 'node', cycles: 3, producers: 8, streams: 3, args: [...pgArgs(), '--wal-file-bytes-max', String(256 * 1024)] });
+    const sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await sql.connect();
+    try {
+      const r = await sql.query<{ n: string }>(`SELECT coalesce(sum(json_array_length((doc::json)->'segments')), 0) AS n FROM ${schemas[schemas.length - 1]}.streams`);
+      assert.ok(Number(r.rows[0].n) > 0, 'WAL files settled, and their segment chains are in PostgreSQL');
+      t.diagnostic(`${r.rows[0].n} segments recorded in PostgreSQL`);
+    } finally {
+      await sql.end();
+    }
+  });
+
+  test('control-plane changes acknowledged before a SIGKILL survive it', { timeout: 60_000 }, async (t) => {
+    await controlPlaneRun(t, pgArgs());
+  });
+});
+
+async function controlPlaneRun(t: TestContext, args: string[]): Promise<void> {
   const dataDir = tempDir('svcd-crash-meta-');
-  let server: RunningServer = await startServer({ engine: 'uws', dataDir });
+  let server: RunningServer = await startServer({ engine: 'uws', dataDir, args });
   let ok = false;
   try {
     const u = server.baseUrl;
@@ -92,7 +133,7 @@ test('control-plane changes acknowledged before a SIGKILL survive it', { timeout
     assert.equal(r.status, 204, `delete: ${r.text}`);
     await server.kill();
 
-    server = await startServer({ engine: 'uws', dataDir });
+    server = await startServer({ engine: 'uws', dataDir, args });
     const v = server.baseUrl;
     r = await req(v, 'GET', '/v1/buckets/meta');
     assert.equal(r.status, 200, `bucket after restart: ${r.text}`);
@@ -115,4 +156,4 @@ test('control-plane changes acknowledged before a SIGKILL survive it', { timeout
     if (ok) removeDir(dataDir);
     else t.diagnostic(`data dir kept for inspection: ${dataDir}`);
   }
-});
+}

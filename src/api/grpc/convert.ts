@@ -1,7 +1,7 @@
 // svc.v1 messages ↔ the core's transport-neutral types. Pure functions; every rule that turns a
 // malformed message into INVALID_ARGUMENT before the core sees it lives here.
 
-import { keyFromBytes, keyToBytes } from '../../core/key-bytes.ts';
+import { keyFromBytes, keyToBytes } from '../../storage/format/key-bytes.ts';
 import { invalid } from '../../core/errors.ts';
 import type { BucketCreate, StreamCreate } from '../../core/service-api.ts';
 import {
@@ -23,7 +23,7 @@ import type { StreamConfig as PbStreamConfig, StreamConfig__Output } from '../..
 import type { StreamInfo as PbStreamInfo } from '../../gen/svc/v1/StreamInfo.ts';
 
 // ---- Keys ----------------------------------------------------------------------------------------
-// The wire key is bytes; the core holds it as a string (core/key-bytes.ts), the same string the HTTP
+// The wire key is bytes; the core holds it as a string (storage/format/key-bytes.ts), the same string the HTTP
 // surface makes of the same bytes percent-encoded, so both transports reach one stream.
 
 export function keyFromWire(bytes: Uint8Array): string {

@@ -1,8 +1,8 @@
-// Keys are byte strings held as JS strings (core/key-bytes.ts): the mapping must be one-to-one, leave
+// Keys are byte strings held as JS strings (storage/format/key-bytes.ts): the mapping must be one-to-one, leave
 // UTF-8 keys exactly as they decode, and give every byte string back unchanged.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { keyFromBytes, keyIsText, keyToBytes, keyUpperBound, sortKeysByBytes } from '../../src/core/key-bytes.ts';
+import { keyFromBytes, keyIsText, keyToBytes, keyUpperBound, sortKeysByBytes } from '../../src/storage/format/key-bytes.ts';
 import { rng } from '../helpers/rng.ts';
 
 /** Random bytes biased toward UTF-8 edge cases: lead and continuation bytes, surrogate and overlong ranges. */

@@ -1,0 +1,196 @@
+// The MetadataStore contract, run against both backends: `local` (journal + snapshot in a directory)
+// and `postgres` (a fresh schema in the test PostgreSQL; skipped with the reason when there is none,
+// required under CI). Then what only postgres has: one star per schema, and fail-stop after a lost
+// connection.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { keyFromBytes, keyToBytes } from '../../src/storage/format/key-bytes.ts';
+import { LocalMetadataStore } from '../../src/storage/metadata/local-store.ts';
+import type { MetadataStore, StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
+import { MetadataOwnedError, PostgresMetadataStore } from '../../src/storage/metadata/postgres-store.ts';
+import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
+import { removeDir, tempDir } from '../helpers/server.ts';
+
+const stream = (key: string, trim = 0, bucket = 'b'): StreamMeta => ({
+  stream_id: `id-${keyToBytes(key).toString('hex')}`, bucket, key, config: { class: 'standard' }, created_at_unix_ms: 1,
+  creation_token: '', fencing_token: '', trim_seq: trim, settled_end_seq: 0, settled_end_ts: 0, segments: [],
+});
+
+interface Backend {
+  name: string;
+  /** Why this backend's tests skip, when they do. */
+  skip?: string;
+  /** A store over fresh, empty state; `again` reopens the state the previous store of this test used. */
+  open(again?: boolean): MetadataStore;
+  cleanup(): Promise<void>;
+}
+
+function localBackend(): Backend {
+  const dirs: string[] = [];
+  return {
+    name: 'local',
+    open(again) {
+      if (!again) dirs.push(tempDir());
+      return new LocalMetadataStore(dirs[dirs.length - 1], 1000);
+    },
+    async cleanup() { for (const d of dirs) removeDir(d); },
+  };
+}
+
+async function postgresBackend(): Promise<Backend> {
+  const skip = await postgresSkipReason();
+  const schemas: string[] = [];
+  return {
+    name: 'postgres',
+    skip,
+    open(again) {
+      if (!again) schemas.push(freshSchema());
+      return new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema: schemas[schemas.length - 1] });
+    },
+    async cleanup() { for (const s of schemas) await dropSchema(s); },
+  };
+}
+
+const backends: Backend[] = [localBackend(), await postgresBackend()];
+
+for (const be of backends) {
+  describe(`metadata store contract (${be.name})`, { skip: be.skip }, () => {
+    after(() => be.cleanup());
+
+    test('what was written is there after a reopen, deletes included', async () => {
+      const a = be.open();
+      await a.load();
+      await a.putBucket({ name: 'b', config: { location: 'x' }, created_at_unix_ms: 1, creation_token: 'tok' });
+      await Promise.all([a.putStream(stream('k1')), a.putStream(stream('k2')), a.putCredential({ key_id: 'ck_1', scope: 'svc:admin' })]);
+      await a.deleteStream('b', 'k2');
+      await a.close();
+      const b = be.open(true);
+      const s = await b.load();
+      assert.deepEqual(s.buckets.map((x) => [x.name, x.creation_token, x.config]), [['b', 'tok', { location: 'x' }]]);
+      assert.deepEqual(s.streams.map((x) => x.key), ['k1']);
+      assert.deepEqual(s.deleted, [{ bucket: 'b', key: 'k2' }]);
+      assert.deepEqual(s.credentials, [{ key_id: 'ck_1', scope: 'svc:admin' }]);
+      assert.deepEqual(await b.listCredentials(), [{ key_id: 'ck_1', scope: 'svc:admin' }]);
+      await b.close();
+    });
+
+    test('writes apply in the order they were made, even when not awaited one by one', async () => {
+      const a = be.open();
+      await a.load();
+      const writes: Promise<void>[] = [];
+      for (let trim = 0; trim < 50; trim++) writes.push(a.putStream(stream('k', trim)));
+      writes.push(a.deleteStream('b', 'gone'), a.putStream(stream('gone', 3)), a.deleteStream('b', 'gone'));
+      await Promise.all(writes);
+      await a.close();
+      const b = be.open(true);
+      const s = await b.load();
+      assert.deepEqual(s.streams.map((x) => [x.key, x.trim_seq]), [['k', 49]]);
+      assert.deepEqual(s.deleted, [{ bucket: 'b', key: 'gone' }]);
+      await b.close();
+    });
+
+    test('several streams move in one write; the newest row of an address wins; a re-created address is no longer deleted', async () => {
+      const a = be.open();
+      await a.load();
+      await a.deleteStream('b', 'k2');
+      await a.putStreams([stream('k1', 1), stream('k2', 2), stream('k1', 5), stream('k3', 3, 'c')]);
+      await a.close();
+      const b = be.open(true);
+      const s = await b.load();
+      const rows = s.streams.map((x) => [x.bucket, x.key, x.trim_seq]).sort();
+      assert.deepEqual(rows, [['b', 'k1', 5], ['b', 'k2', 2], ['c', 'k3', 3]]);
+      assert.deepEqual(s.deleted, []);
+      await b.close();
+    });
+
+    test('keys are byte strings: bytes that are not UTF-8 come back exactly, one byte apart is another key', async () => {
+      const raw = keyFromBytes(Buffer.from([0xff, 0x00, 0x2f, 0xc3]));
+      const near = keyFromBytes(Buffer.from([0xff, 0x00, 0x2f, 0xc4]));
+      const a = be.open();
+      await a.load();
+      await a.putStreams([stream(raw, 1), stream(near, 2)]);
+      await a.deleteStream('b', near);
+      await a.close();
+      const b = be.open(true);
+      const s = await b.load();
+      assert.equal(s.streams.length, 1);
+      assert.deepEqual(keyToBytes(s.streams[0].key), Buffer.from([0xff, 0x00, 0x2f, 0xc3]));
+      assert.equal(s.streams[0].trim_seq, 1);
+      assert.deepEqual(s.deleted.map((d) => keyToBytes(d.key)), [Buffer.from([0xff, 0x00, 0x2f, 0xc4])]);
+      await b.close();
+    });
+
+    test('deleting a bucket forgets its deleted addresses, after a reopen too', async () => {
+      const a = be.open();
+      await a.load();
+      await a.putBucket({ name: 'b', config: {}, created_at_unix_ms: 1, creation_token: '' });
+      await a.putBucket({ name: 'other', config: {}, created_at_unix_ms: 1, creation_token: '' });
+      await a.putStream(stream('k1'));
+      await a.deleteStream('b', 'k1');
+      await a.deleteStream('other', 'k9');
+      await a.deleteBucket('b');
+      await a.close();
+      const b = be.open(true);
+      const s = await b.load();
+      assert.deepEqual(s.buckets.map((x) => x.name), ['other']);
+      assert.deepEqual(s.deleted, [{ bucket: 'other', key: 'k9' }]);
+      await b.close();
+    });
+  });
+}
+
+const pgSkip = backends[1].skip;
+
+describe('postgres metadata: one star per schema, fail-stop', { skip: pgSkip }, () => {
+  const schemas: string[] = [];
+  let admin: pg.Client;
+  before(async () => {
+    admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await admin.connect();
+  });
+  after(async () => {
+    await admin.end();
+    for (const s of schemas) await dropSchema(s);
+  });
+
+  test('a second store on a schema is refused while the first holds it, and opens once it closed', async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const first = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
+    await first.load();
+    const second = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
+    await assert.rejects(second.load(), (err: Error) => err instanceof MetadataOwnedError && err.message.includes(schema));
+    await second.close();
+    const otherSchema = freshSchema();
+    schemas.push(otherSchema);
+    const other = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema: otherSchema });
+    await other.load(); // another schema is another star's
+    await other.close();
+    await first.close();
+    const third = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
+    await third.load();
+    await third.close();
+  });
+
+  test('after its connection is lost, the store refuses every later write (the star must restart)', async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const store = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
+    await store.load();
+    await store.putStream(stream('before'));
+    // The lock's holder is this store's backend: end it from outside.
+    const killed = await admin.query(
+      `SELECT pg_terminate_backend(pid) AS ok FROM pg_locks WHERE locktype = 'advisory' AND objid = hashtext($1)::oid AND granted`,
+      [`svcd:${schema}`],
+    );
+    assert.equal(killed.rows.length, 1, 'the store holds the schema lock');
+    await assert.rejects(store.putStream(stream('lost')));
+    await assert.rejects(store.putStream(stream('after')), /failed earlier/);
+    await store.close().catch(() => undefined);
+    const again = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
+    const s = await again.load();
+    assert.deepEqual(s.streams.map((x) => x.key), ['before']);
+    await again.close();
+  });
+});
