@@ -27,7 +27,7 @@ async function main(): Promise<void> {
     running = await startStar(cfg);
   } catch (err) {
     // Startup refusals (auth: …) are one line; anything else is a crash with its stack.
-    if (err instanceof Error && /^(auth: |cannot listen |data dir |metadata: )/.test(err.message)) {
+    if (err instanceof Error && /^(auth: |cannot listen |data dir |metadata: |objects: )/.test(err.message)) {
       console.error(`svcd: ${err.message}`);
       process.exit(2);
     }

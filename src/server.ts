@@ -18,7 +18,9 @@ import { CorsPolicy } from './api/cors.ts';
 import { startNodeServer } from '../native-free/http-node.ts';
 import { frameTimestamps, forEachRecord, contentBytes } from './storage/format/record-codec.ts';
 import { openMetadataStore } from './storage/metadata/open-store.ts';
-import { FsObjectStore } from './storage/objects/fs-store.ts';
+import type { ObjectStoreConfig } from './storage/objects/object-store.ts';
+import { openObjectStore } from './storage/objects/open-store.ts';
+import { S3ObjectStore } from './storage/objects/s3-store.ts';
 import { createRingBuffers, LogRingWriter } from './storage/wal/log-ring.ts';
 import { recoverWal, removeWalFile } from './storage/wal/wal-files.ts';
 import { createPool, PoolSettler } from './workers/pool.ts';
@@ -31,7 +33,7 @@ import { startGrpcServer } from './api/grpc/server.ts';
 import { Metrics } from './ops/metrics.ts';
 import { startOpsServer } from './ops/ops-server.ts';
 import { adminSurface } from './ops/admin-routes.ts';
-import type { GrpcAuthHooks } from './api/grpc/hooks.ts';
+import type { GrpcAuthHooks, ReadPlanVending } from './api/grpc/hooks.ts';
 import { authorize, checkFencingPin, type Operation } from './auth/index.ts';
 import { bridgeBaseUrl, installObjectVending, loadPresignSecret, Presigner } from './api/presign.ts';
 
@@ -75,6 +77,19 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   mkdirSync(objectsDir, { recursive: true });
   const lock = lockDataDir(dataDir);
 
+  // Settled segments: the data dir's objects/ or an S3 bucket, which must answer before anything starts.
+  const storeCfg: ObjectStoreConfig = cfg.objectStore.backend === 's3' ? cfg.objectStore : { backend: 'fs', dir: objectsDir };
+  const objects = openObjectStore(storeCfg);
+  if (objects instanceof S3ObjectStore) {
+    try {
+      await objects.check();
+    } catch (err) {
+      objects.close();
+      lock.release();
+      throw err;
+    }
+  }
+
   const metadata = openMetadataStore(cfg.metadata, dataDir);
   let state: Awaited<ReturnType<typeof metadata.load>>;
   try {
@@ -116,7 +131,6 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   });
   const parsePool = createPool('parse', WORKER_ENTRY, workerExecArgv());
   const settlePool = createPool('settle', WORKER_ENTRY, workerExecArgv());
-  const objects = new FsObjectStore(objectsDir);
   const log = new LogRingWriter(ring);
   const star = new Star({
     clock: { nowMs: () => Date.now() },
@@ -129,7 +143,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     log,
     metadata,
     objects,
-    settler: new PoolSettler(settlePool, { backend: 'fs', dir: objectsDir }, walDir),
+    settler: new PoolSettler(settlePool, storeCfg, walDir),
     wal: { removeFile: (n) => { void removeWalFile(walDir, n); } },
     walFileNo,
     readRecordsMax: cfg.maxReadRecords,
@@ -181,8 +195,15 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     server ??= await startNodeServer(cfg.listen.host, cfg.listen.port, dispatcher, tls && { ...tls, requestCert: authConfig.mode === 'mtls' });
   }
   const presigner = server && cfg.listen ? new Presigner(loadPresignSecret(dataDir), bridgeBaseUrl(cfg.listen.host, server.port, tls !== undefined)) : undefined;
-  installObjectVending(presigner && { presigner, objects, nowMs: () => Date.now() });
-  const vending = { mode: cfg.readplanVending, ttlMs: cfg.readplanTtlMs, storageBucket: objectsDir, ...(presigner ? { presign: presigner.url.bind(presigner) } : {}) };
+  // ReadPlan's presigned URLs: S3 signs its own; on fs the data bridge serves what the star signed.
+  const s3 = objects instanceof S3ObjectStore ? objects : undefined;
+  installObjectVending(presigner && !s3 ? { presigner, objects, nowMs: () => Date.now() } : undefined);
+  const vending: ReadPlanVending = {
+    mode: cfg.readplanVending, ttlMs: cfg.readplanTtlMs, storageBucket: s3 ? s3.bucket : objectsDir,
+    ...(s3
+      ? { presign: (o: { objectKey: string; expiresAtMs: number }) => s3.presignGet(o.objectKey, o.expiresAtMs, Date.now()) }
+      : presigner ? { presign: presigner.url.bind(presigner) } : {}),
+  };
   const grpcServer = cfg.grpcListen
     ? await startGrpcServer({
       service: star, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, vending, star: { settle: () => star.settle() },
@@ -222,6 +243,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
       await star.close();
       await Promise.all([parsePool.destroy(), settlePool.destroy()]);
       await metadata.close();
+      s3?.close();
       lock.release();
     },
   };

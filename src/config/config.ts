@@ -36,7 +36,12 @@ export const FLAGS: FlagSpec[] = [
   { name: 'lease-idle-ms', env: 'SVCD_LEASE_IDLE_MS', help: 'a stream stays leased this long after its last append (then vacant, shown idle)', default: String(LEASE_IDLE_MS) },
   { name: 'cors-allowed-origins', env: 'SVCD_CORS_ALLOWED_ORIGINS', help: 'comma-separated browser origins allowed to call the data bridge (* for any); empty denies every CORS preflight', default: '' },
   { name: 'express-bucket', env: 'SVCD_EXPRESS_BUCKET', help: 'object-store bucket for the express storage class; without it no stream can be switched to express', default: '' },
-  { name: 'object-store', env: 'SVCD_OBJECT_STORE', help: 'fs (a directory under --data-dir)', default: 'fs' },
+  { name: 'object-store', env: 'SVCD_OBJECT_STORE', help: 'fs (a directory under --data-dir) or s3 (--s3-bucket; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the SDK\'s chain)', default: 'fs' },
+  { name: 's3-bucket', env: 'SVCD_S3_BUCKET', help: 'S3 bucket for settled segments (--object-store s3)', default: '' },
+  { name: 's3-prefix', env: 'SVCD_S3_PREFIX', help: 'prefix of every object key in the S3 bucket', default: '' },
+  { name: 's3-region', env: 'SVCD_S3_REGION', help: 'S3 region', default: 'us-east-1' },
+  { name: 's3-endpoint', env: 'SVCD_S3_ENDPOINT', help: 'an S3-protocol endpoint other than AWS (MinIO, s3rver), http(s)://host:port', default: '' },
+  { name: 's3-force-path-style', env: 'SVCD_S3_FORCE_PATH_STYLE', help: 'address the bucket in the path, not the host name (most S3-protocol servers)', default: 'false', boolean: true },
   { name: 'metadata', env: 'SVCD_METADATA', help: 'local (journal + snapshot under --data-dir) or postgres (--postgres-url, --postgres-schema)', default: 'local' },
   { name: 'postgres-url', env: 'SVCD_POSTGRES_URL', help: 'PostgreSQL for --metadata postgres, postgres://user@host:port/db (prefer the variable when it holds a password)', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
   { name: 'postgres-schema', env: 'SVCD_POSTGRES_SCHEMA', help: 'schema holding the metadata tables (created when absent); one star owns a schema', default: 'svcd' },
@@ -66,10 +71,30 @@ export function metadataConfigFromEnv(env: NodeJS.ProcessEnv): MetadataConfig {
   return metadataConfig(value('metadata'), value('postgres-url'), value('postgres-schema'));
 }
 
+/** Where settled segments go: the data dir's objects/ (fs) or an S3 bucket. */
+export type ObjectStoreChoice =
+  | { backend: 'fs' }
+  | { backend: 's3'; bucket: string; prefix: string; region: string; endpoint: string; forcePathStyle: boolean };
+
+function objectStoreConfig(get: (flag: string) => string): ObjectStoreChoice {
+  const backend = get('object-store');
+  if (backend === 'fs') return { backend };
+  if (backend !== 's3') throw new ConfigError('--object-store must be fs or s3');
+  const bucket = get('s3-bucket');
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new ConfigError('--object-store s3 needs --s3-bucket, a valid S3 bucket name');
+  const endpoint = get('s3-endpoint');
+  if (endpoint !== '' && !/^https?:\/\/[^/]+\/?$/.test(endpoint)) throw new ConfigError('--s3-endpoint must be http(s)://host[:port]');
+  return {
+    backend, bucket, prefix: get('s3-prefix'), region: get('s3-region') || 'us-east-1', endpoint,
+    forcePathStyle: boolValue(get('s3-force-path-style'), 's3-force-path-style'),
+  };
+}
+
 export interface Config {
   listen: { host: string; port: number } | undefined;
   dataDir: string;
   metadata: MetadataConfig;
+  objectStore: ObjectStoreChoice;
   httpEngine: 'uws' | 'node';
   grpcListen: { host: string; port: number } | undefined;
   metricsListen: { host: string; port: number } | undefined;
@@ -167,12 +192,13 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
   if (engine !== 'uws' && engine !== 'node') throw new ConfigError('--http-engine must be uws or node');
   const vending = get('readplan-vending');
   if (vending !== 'presigned' && vending !== 'raw') throw new ConfigError('--readplan-vending must be presigned or raw');
-  if (get('object-store') !== 'fs') throw new ConfigError('--object-store: only fs is available in this build');
+  const objectStore = objectStoreConfig(get);
   const metadata = metadataConfig(get('metadata'), get('postgres-url'), get('postgres-schema'));
   return {
     listen: hostPort(get('listen'), 'listen'),
     dataDir: get('data-dir'),
     metadata,
+    objectStore,
     httpEngine: engine,
     grpcListen: hostPort(get('grpc-listen'), 'grpc-listen'),
     metricsListen: hostPort(get('metrics-listen'), 'metrics-listen'),

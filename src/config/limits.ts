@@ -94,6 +94,11 @@ export const RETENTION_SWEEP_MS = 1000;
 export const POSTGRES_CONNECT_MS_MAX = 10_000;
 /** … and PostgreSQL cancels any one of its statements that runs longer than this. */
 export const POSTGRES_STATEMENT_MS_MAX = 30_000;
+/** The s3 object store gives one S3 request this long (connect, then the whole answer) … */
+export const S3_REQUEST_MS_MAX = 30_000;
+/** … and this many attempts, with the SDK's backoff, before the operation fails (a failed settle is
+ *  retried in order by the star). */
+export const S3_ATTEMPTS_MAX = 3;
 /** Metadata journal is compacted into a snapshot after this many entries. */
 export const META_JOURNAL_ENTRIES_MAX = 10_000;
 

@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { FRAME_RECORDS, contentBytes, forEachRecord, frameInfo, frameIsIntact, frameTimestamps } from '../storage/format/record-codec.ts';
 import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
 import type { ObjectStore, ObjectStoreConfig } from '../storage/objects/object-store.ts';
-import { FsObjectStore } from '../storage/objects/fs-store.ts';
+import { openObjectStore } from '../storage/objects/open-store.ts';
 import { buildSegment } from '../storage/segments/segment-format.ts';
 
 export interface SettleTask {
@@ -25,7 +25,7 @@ export function segmentKey(streamId: string, firstSeq: number): string {
 }
 
 export default async function settle(task: SettleTask): Promise<SettledSegment[]> {
-  store ??= new FsObjectStore(task.store.dir);
+  store ??= openObjectStore(task.store);
   const want = new Map(task.streams.map((s) => [s.streamId, s.fromSeq]));
   const byStream = new Map<string, Uint8Array[]>();
   const buf = await readFile(task.walPath);

@@ -41,3 +41,14 @@ test('--metadata is local by default; postgres takes a postgres:// URL and a pla
     assert.throws(() => loadConfig(['--metadata', 'postgres', '--postgres-schema', schema], {}), ConfigError, `schema "${schema}" is refused`);
   }
 });
+
+test('--object-store is fs by default; s3 needs a valid --s3-bucket and takes an http(s) endpoint', () => {
+  assert.deepEqual(loadConfig([], {}).objectStore, { backend: 'fs' });
+  assert.deepEqual(loadConfig(['--object-store', 's3', '--s3-bucket', 'segs', '--s3-force-path-style'], { SVCD_S3_ENDPOINT: 'http://127.0.0.1:9000', SVCD_S3_PREFIX: 'a/' }).objectStore, {
+    backend: 's3', bucket: 'segs', prefix: 'a/', region: 'us-east-1', endpoint: 'http://127.0.0.1:9000', forcePathStyle: true,
+  });
+  assert.throws(() => loadConfig(['--object-store', 's3'], {}), ConfigError, 'no bucket');
+  assert.throws(() => loadConfig(['--object-store', 's3', '--s3-bucket', 'Bad_Bucket'], {}), ConfigError);
+  assert.throws(() => loadConfig(['--object-store', 's3', '--s3-bucket', 'ok-b', '--s3-endpoint', 'ftp://x'], {}), ConfigError);
+  assert.throws(() => loadConfig(['--object-store', 'gcs'], {}), ConfigError);
+});

@@ -75,9 +75,10 @@ export interface ReadPlanVending {
   ttlMs: number;
   /** Raw mode: the storage bucket named in entries (the fs root directory, or the S3 bucket). */
   storageBucket: string;
-  /** Presigned mode: signs a GET of one object until `expiresAtMs`. Absent (no data bridge to serve
-   *  the URLs): presigned plans answer FAILED_PRECONDITION. */
-  presign?(o: { objectKey: string; sizeBytes: number; expiresAtMs: number }): string;
+  /** Presigned mode: signs a GET of one object until `expiresAtMs` (by the star for fs, by S3's own
+   *  query signing for s3). Absent (fs without a data bridge to serve the URLs): presigned plans
+   *  answer FAILED_PRECONDITION. */
+  presign?(o: { objectKey: string; sizeBytes: number; expiresAtMs: number }): string | Promise<string>;
 }
 
 /** The star this adapter fronts. A single star is a one-star cluster. */

@@ -1,8 +1,9 @@
 // ReadPlan: vends the settled segments that hold a range, so a consumer fetches history straight
 // from object storage. The core (StreamService.readPlan) picks the segments, tiling, at most
 // max_entries; this file locates them per the vending mode and stamps the plan's expiry:
-//   presigned: a URL signed by the star (on the fs backend the data bridge serves it:
-//              GET /v1/objects/{key}?size&expires&sig, honouring one Range), valid until the plan expires;
+//   presigned: a URL valid until the plan expires: on the fs backend signed by the star and served by
+//              the data bridge (GET /v1/objects/{key}?size&expires&sig, honouring one Range); on s3,
+//              S3's own SigV4 query-signed GET;
 //   raw:       storage_bucket (the fs root directory, or the S3 bucket) and object_key.
 // A segment object is its frames (payload_bytes), then the footer [footer_offset, +footer_length).
 
@@ -28,7 +29,7 @@ function modeOf(req: ReadPlanRequest__Output, vending: ReadPlanVending): Mode {
   throw invalid(`unknown mode: ${String(req.mode)}`);
 }
 
-function entryToWire(s: PlanSegment, mode: Mode, vending: ReadPlanVending, expiresAtMs: number): ReadPlanEntry {
+async function entryToWire(s: PlanSegment, mode: Mode, vending: ReadPlanVending, expiresAtMs: number): Promise<ReadPlanEntry> {
   const entry: ReadPlanEntry = {
     footer_offset: s.footer_offset,
     footer_length: s.footer_bytes,
@@ -39,7 +40,7 @@ function entryToWire(s: PlanSegment, mode: Mode, vending: ReadPlanVending, expir
     max_timestamp_ms: s.max_ts,
   };
   if (mode === 'raw') entry.raw = { storage_bucket: vending.storageBucket, object_key: s.object_key };
-  else entry.presigned_url = vending.presign!({ objectKey: s.object_key, sizeBytes: s.footer_offset + s.footer_bytes, expiresAtMs });
+  else entry.presigned_url = await vending.presign!({ objectKey: s.object_key, sizeBytes: s.footer_offset + s.footer_bytes, expiresAtMs });
   return entry;
 }
 
@@ -70,7 +71,7 @@ export async function handleReadPlan(
   }
   const expiresAtMs = ctx.star.nowMs() + vending.ttlMs;
   const res: ReadPlanResponse = {
-    entries: segments.map((s) => entryToWire(s, mode, vending, expiresAtMs)),
+    entries: await Promise.all(segments.map((s) => entryToWire(s, mode, vending, expiresAtMs))),
     more,
     expires_at_unix_ms: expiresAtMs,
   };

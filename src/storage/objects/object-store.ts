@@ -12,7 +12,22 @@ export interface ObjectStore {
   delete(key: string): Promise<void>;
 }
 
-export interface ObjectStoreConfig {
+export interface FsObjectStoreConfig {
   backend: 'fs';
   dir: string;
 }
+
+export interface S3ObjectStoreConfig {
+  backend: 's3';
+  bucket: string;
+  /** Prepended to every object key (`''` for none; end it with `/` for a folder). */
+  prefix: string;
+  region: string;
+  /** An S3-protocol endpoint other than AWS's (MinIO, s3rver); '' for AWS. */
+  endpoint: string;
+  /** Bucket in the path rather than the host name (what most S3-protocol servers need). */
+  forcePathStyle: boolean;
+}
+
+/** Plain data, so the settle workers can open the same store. */
+export type ObjectStoreConfig = FsObjectStoreConfig | S3ObjectStoreConfig;

@@ -1,0 +1,97 @@
+// The `s3` object store: settled segments as objects in an S3 bucket (AWS S3, or any S3-protocol
+// server: MinIO, s3rver in the tests), through @aws-sdk/client-s3. A PUT is durable once S3 answers
+// 200, and an object appears whole or not at all, so no temp-and-rename is needed. Credentials come
+// from the SDK's usual chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, a profile, an instance
+// role). ReadPlan's presigned mode signs GETs with the same credentials (SigV4 query signing).
+
+import {
+  DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client, S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { S3_ATTEMPTS_MAX, S3_REQUEST_MS_MAX } from '../../config/limits.ts';
+import type { ByteRange, ObjectStore, S3ObjectStoreConfig } from './object-store.ts';
+
+/** An error the way the fs store reports a missing object, so readers treat both alike. */
+function missing(key: string): Error {
+  return Object.assign(new Error(`object ${key} not found`), { code: 'ENOENT' });
+}
+
+function isMissing(err: unknown): boolean {
+  return err instanceof NoSuchKey || (err instanceof S3ServiceException && (err.name === 'NoSuchKey' || err.$metadata.httpStatusCode === 404));
+}
+
+export class S3ObjectStore implements ObjectStore {
+  private readonly client: S3Client;
+
+  constructor(private readonly cfg: S3ObjectStoreConfig) {
+    this.client = new S3Client({
+      region: cfg.region,
+      ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}),
+      forcePathStyle: cfg.forcePathStyle,
+      maxAttempts: S3_ATTEMPTS_MAX,
+      requestHandler: { requestTimeout: S3_REQUEST_MS_MAX, connectionTimeout: S3_REQUEST_MS_MAX },
+    });
+  }
+
+  /** Fails unless the bucket answers with these credentials: a misconfigured store refuses the
+   *  star's start rather than its first settle. */
+  async check(): Promise<void> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.cfg.bucket }));
+    } catch (err) {
+      const status = err instanceof S3ServiceException ? ` (HTTP ${err.$metadata.httpStatusCode ?? '?'})` : '';
+      throw new Error(`objects: s3 bucket ${this.cfg.bucket} at ${this.cfg.endpoint || 'AWS'} did not answer: ${(err as Error).name}${status}`);
+    }
+  }
+
+  /** The bucket's object key for a store key. */
+  objectKey(key: string): string { return `${this.cfg.prefix}${key}`; }
+
+  get bucket(): string { return this.cfg.bucket; }
+
+  async put(key: string, body: Uint8Array): Promise<void> {
+    await this.client.send(new PutObjectCommand({ Bucket: this.cfg.bucket, Key: this.objectKey(key), Body: body, ContentLength: body.length }));
+  }
+
+  async get(key: string, range?: ByteRange): Promise<Buffer> {
+    if (range && range.length === 0) return Buffer.alloc(0);
+    try {
+      const res = await this.client.send(new GetObjectCommand({
+        Bucket: this.cfg.bucket,
+        Key: this.objectKey(key),
+        ...(range ? { Range: `bytes=${range.offset}-${range.offset + range.length - 1}` } : {}),
+      }));
+      if (!res.Body) return Buffer.alloc(0);
+      const bytes = await res.Body.transformToByteArray();
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+    } catch (err) {
+      if (isMissing(err)) throw missing(key);
+      throw err;
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const out: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(new ListObjectsV2Command({
+        Bucket: this.cfg.bucket, Prefix: this.objectKey(prefix), ...(token ? { ContinuationToken: token } : {}),
+      }));
+      for (const o of page.Contents ?? []) if (o.Key) out.push(o.Key.slice(this.cfg.prefix.length));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return out.sort();
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.cfg.bucket, Key: this.objectKey(key) }));
+  }
+
+  /** A URL that GETs the object (the caller adds its own Range) until `expiresAtMs`. */
+  presignGet(key: string, expiresAtMs: number, nowMs: number): Promise<string> {
+    const expiresIn = Math.max(1, Math.ceil((expiresAtMs - nowMs) / 1000));
+    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.cfg.bucket, Key: this.objectKey(key) }), { expiresIn });
+  }
+
+  close(): void { this.client.destroy(); }
+}

@@ -1,0 +1,39 @@
+// An S3-protocol server for tests: s3rver on loopback, started by the test itself, with one bucket,
+// its files in a temp dir; and the environment a star (or the SDK in this process) needs to reach it.
+import S3rver from 's3rver';
+import { removeDir, tempDir } from './server.ts';
+
+export interface TestS3 {
+  endpoint: string;
+  bucket: string;
+  /** AWS_* credentials s3rver accepts (its fixed pair), for a star's environment. */
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** s3rver's fixed credentials. */
+const S3RVER_KEY = 'S3RVER';
+
+export async function startS3(bucket = 'svcd-test'): Promise<TestS3> {
+  const dir = tempDir('svcd-s3rver-');
+  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: bucket }] });
+  const { port } = await server.run();
+  const env = {
+    AWS_ACCESS_KEY_ID: S3RVER_KEY, AWS_SECRET_ACCESS_KEY: S3RVER_KEY, AWS_REGION: 'us-east-1',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    bucket,
+    env,
+    async close() {
+      await server.close();
+      removeDir(dir);
+    },
+  };
+}
+
+/** Star flags for the s3 object store on `s3`, under `prefix`. */
+export function s3Args(s3: TestS3, prefix: string): string[] {
+  return ['--object-store', 's3', '--s3-bucket', s3.bucket, '--s3-endpoint', s3.endpoint, '--s3-force-path-style', '--s3-prefix', prefix];
+}
