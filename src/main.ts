@@ -5,9 +5,15 @@ import { resolve } from 'node:path';
 import { ConfigError, helpText, loadConfig, type Config } from './config/config.ts';
 import { AUTH_FLAGS, logError, startStar } from './server.ts';
 import { runCredentialsCli } from './cli/credentials.ts';
+import { runGateway } from './gateway/cli.ts';
 
 async function main(): Promise<void> {
   if (process.argv[2] === 'credentials') process.exit(await runCredentialsCli(process.argv.slice(3)));
+  if (process.argv[2] === 'gateway') {
+    const code = await runGateway(process.argv.slice(3));
+    if (code !== undefined) process.exit(code);
+    return;
+  }
   let cfg: Config;
   try {
     cfg = loadConfig(process.argv.slice(2), process.env, AUTH_FLAGS);

@@ -89,6 +89,8 @@ export const AUTH_SETTINGS: readonly AuthSetting[] = [
 export interface ParseAuthOptions {
   /** Where boot warnings go (one line each, already prefixed `auth: warning: `). Default: stderr. */
   warn?: (line: string) => void;
+  /** The Gateway's edge verification: it only verifies, never calls a peer, so it needs no peer token. */
+  verifyOnly?: boolean;
 }
 
 type Reader = (name: string) => string | undefined;
@@ -307,7 +309,7 @@ export function parseAuthConfig(
     const asymmetric = config.jwt.source.kind === 'jwks-url' || config.jwt.source.kind === 'oidc-issuer';
     const peer = parsePeerToken(read, env);
     // Spec: required, boot refuses without it, whether or not this star has peers yet.
-    if (asymmetric && peer === undefined) {
+    if (asymmetric && peer === undefined && !options.verifyOnly) {
       refuse('jwt with JWKS/OIDC cannot mint peer tokens; give --peer-service-token-file or SVCD_PEER_SERVICE_TOKEN');
     }
     if (peer !== undefined) config.peerServiceToken = peer;

@@ -142,7 +142,7 @@ export function parseArgv(argv: readonly string[], specs: readonly FlagSpec[]): 
   return out;
 }
 
-function hostPort(v: string, flag: string): { host: string; port: number } | undefined {
+export function hostPort(v: string, flag: string): { host: string; port: number } | undefined {
   if (v === '') return undefined;
   const i = v.lastIndexOf(':');
   const host = i < 0 ? '127.0.0.1' : v.slice(0, i).replace(/^\[|\]$/g, '') || '0.0.0.0';
@@ -173,7 +173,7 @@ export function durationMs(v: string, flag: string): number {
   return n;
 }
 
-function boolValue(v: string, flag: string): boolean {
+export function boolValue(v: string, flag: string): boolean {
   if (v === 'true' || v === '1') return true;
   if (v === 'false' || v === '0') return false;
   throw new ConfigError(`--${flag} must be true or false`);
@@ -225,9 +225,9 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
   };
 }
 
-export function helpText(extra: readonly FlagSpec[] = []): string {
-  const lines = ['usage: svcd [flags]', '', 'Every flag can also be set by its environment variable; the flag wins.', ''];
-  for (const s of [...FLAGS, ...extra]) {
+export function helpText(extra: readonly FlagSpec[] = [], base: readonly FlagSpec[] = FLAGS, usage = 'usage: svcd [flags]'): string {
+  const lines = [usage, '', 'Every flag can also be set by its environment variable; the flag wins.', ''];
+  for (const s of [...base, ...extra]) {
     const left = s.envOnly ? `(env only)` : `--${s.name}${s.boolean ? '' : ' <value>'}`;
     const env = s.env ? ` [${s.env}]` : '';
     const def = s.default !== undefined && s.default !== '' ? ` (default ${s.default})` : '';

@@ -102,6 +102,14 @@ export const S3_ATTEMPTS_MAX = 3;
 /** Metadata journal is compacted into a snapshot after this many entries. */
 export const META_JOURNAL_ENTRIES_MAX = 10_000;
 
+// --- Gateway -----------------------------------------------------------------------------------
+/** Distinct subs whose svc_aux.limits buckets one Gateway keeps; idle ones are forgotten first. */
+export const GATEWAY_SUBS_TRACKED_MAX = 100_000;
+/** Upstream connections the Gateway keeps open per star (keep-alive), and the most in use at once. */
+export const GATEWAY_UPSTREAM_SOCKETS_MAX = 512;
+/** An upstream that has not answered a request's head in this long is given up (503). */
+export const GATEWAY_UPSTREAM_HEAD_MS_MAX = 30_000;
+
 // --- SSE --------------------------------------------------------------------------------------
 /** A subscriber's single batch in flight holds at most this many records / bytes. */
 export const SSE_BATCH_RECORDS_MAX = 1000;

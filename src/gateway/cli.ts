@@ -1,0 +1,105 @@
+// `svcd gateway`: the Gateway process. Flags and SVCD_* variables like the star's, its own listener,
+// the star it forwards to, the DNS zone of bucket hosts, and edge verification and limits, which
+// refuse to boot in an unsafe combination (limits without verification, spec: Gateway, bridge and peers).
+
+import { AUTH_SETTINGS, createAuthenticator, createJwtVerifier, parseAuthConfig, type Authenticator, type JwtVerifier } from '../auth/index.ts';
+import { boolValue, ConfigError, helpText, hostPort, parseArgv, type FlagSpec } from '../config/config.ts';
+import { GatewayLimiter } from './limiter.ts';
+import { startGateway, type RunningGateway } from './server.ts';
+
+/** The auth settings that matter at the edge: the mode and the JWT sources. */
+const EDGE_AUTH = new Set(['SVCD_AUTH', 'SVCD_INSECURE_AUTH', 'SVCD_JWT_HMAC_SECRET_FILE', 'SVCD_JWT_HMAC_SECRET', 'SVCD_JWT_HMAC_KEYS', 'SVCD_JWT_JWKS_URL', 'SVCD_JWT_OIDC_ISSUER', 'SVCD_JWT_AUDIENCE']);
+
+export const GATEWAY_FLAGS: FlagSpec[] = [
+  { name: 'listen', env: 'SVCD_GATEWAY_LISTEN', help: 'Gateway address host:port', default: '127.0.0.1:8080' },
+  { name: 'upstream', env: 'SVCD_GATEWAY_UPSTREAM', help: 'the star\'s data bridge the Gateway forwards to, http(s)://host:port', default: 'http://127.0.0.1:7070' },
+  { name: 'dns-zone', env: 'SVCD_DNS_ZONE', help: 'zone of bucket hosts: {bucket}.{zone} carries the bucket, api.{zone} serves path-style (empty: path-style only)', default: '' },
+  { name: 'gateway-limits', env: 'SVCD_GATEWAY_LIMITS', help: 'enforce the svc_aux.limits ceilings per sub (needs --auth jwt: edge verification)', default: 'false', boolean: true },
+  ...AUTH_SETTINGS.filter((a) => EDGE_AUTH.has(a.env)).map((a) => ({
+    name: a.flag ?? '', env: a.env, help: a.flag === 'auth' ? 'off (forward unverified; the star decides) or jwt (verify at the edge too)' : a.help,
+    boolean: a.boolean, envOnly: a.flag === undefined,
+  })),
+  { name: 'help', env: '', help: 'print this help and exit', boolean: true },
+];
+
+export interface GatewayConfig {
+  listen: { host: string; port: number };
+  upstream: URL;
+  zone: string;
+  limits: boolean;
+  help: boolean;
+  get(flag: string): string | undefined;
+}
+
+export function loadGatewayConfig(argv: readonly string[], env: NodeJS.ProcessEnv): GatewayConfig {
+  const flags = parseArgv(argv, GATEWAY_FLAGS);
+  const value = (name: string): string | undefined => {
+    const spec = GATEWAY_FLAGS.find((f) => f.name === name);
+    return flags.get(name) ?? (spec?.env ? env[spec.env] || undefined : undefined) ?? spec?.default;
+  };
+  const listen = hostPort(value('listen') ?? '', 'listen');
+  if (!listen) throw new ConfigError('--listen is required');
+  let upstream: URL;
+  try {
+    upstream = new URL(value('upstream') ?? '');
+  } catch {
+    throw new ConfigError('--upstream must be an http(s)://host:port URL');
+  }
+  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new ConfigError('--upstream must be http:// or https://');
+  const zone = (value('dns-zone') ?? '').trim().toLowerCase().replace(/\.$/, '');
+  if (zone !== '' && !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(zone)) throw new ConfigError('--dns-zone must be a DNS name');
+  return {
+    listen, upstream, zone,
+    limits: boolValue(value('gateway-limits') ?? 'false', 'gateway-limits'),
+    help: flags.get('help') === 'true',
+    get: (flag) => flags.get(flag),
+  };
+}
+
+/** Runs `svcd gateway …` until SIGTERM/SIGINT; answers the exit code for a refused start. */
+export async function runGateway(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number | undefined> {
+  let cfg: GatewayConfig;
+  let authenticator: Authenticator | undefined;
+  let verifier: JwtVerifier | undefined;
+  try {
+    cfg = loadGatewayConfig(argv, env);
+    if (cfg.help) {
+      console.log(helpText([], GATEWAY_FLAGS, 'usage: svcd gateway [flags]'));
+      return 0;
+    }
+    const auth = parseAuthConfig(cfg.get, env, false, { verifyOnly: true });
+    if (auth.mode !== 'off' && auth.mode !== 'jwt') throw new ConfigError(`the Gateway verifies JWTs only: --auth off or jwt, not ${auth.mode}`);
+    if (cfg.limits && auth.mode !== 'jwt') {
+      throw new ConfigError('--gateway-limits needs edge verification (--auth jwt): limits ride verified tokens');
+    }
+    if (auth.jwt) {
+      verifier = await createJwtVerifier(auth.jwt, { log: (m) => console.error(`svcd gateway: ${m}`) });
+      authenticator = createAuthenticator(auth, verifier);
+    }
+  } catch (err) {
+    if (err instanceof ConfigError || (err instanceof Error && err.message.startsWith('auth: '))) {
+      console.error(`svcd gateway: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+  let running: RunningGateway;
+  try {
+    running = await startGateway({
+      host: cfg.listen.host, port: cfg.listen.port, upstream: cfg.upstream, zone: cfg.zone, authenticator,
+      limiter: cfg.limits ? new GatewayLimiter(() => Date.now()) : undefined,
+      logError: (msg, err) => console.error(`svcd gateway: ${msg}${err ? `: ${String(err)}` : ''}`),
+    });
+  } catch (err) {
+    verifier?.close();
+    console.error(`svcd gateway: cannot listen on ${cfg.listen.host}:${cfg.listen.port}: ${(err as Error).message}`);
+    return 2;
+  }
+  console.log(`svcd gateway listening on http://${cfg.listen.host}:${running.port} upstream ${cfg.upstream.origin}${cfg.zone ? ` zone ${cfg.zone}` : ''}${authenticator ? ' (edge verification' : ''}${cfg.limits ? ', limits)' : authenticator ? ')' : ''}`);
+  const shutdown = (): void => {
+    void running.close().then(() => { verifier?.close(); process.exit(0); });
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+  return undefined;
+}

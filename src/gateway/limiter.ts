@@ -1,0 +1,129 @@
+// Per-sub ceilings from the token's svc_aux.limits (spec: Claims, Limits), enforced per Gateway
+// instance: `rps` (every request), `write_Bps` (declared request-body bytes), `read_Bps` (served
+// bytes) and `connections` (concurrent subscriptions). Each rate is a token bucket holding at most
+// one second of its rate. Past a ceiling a request is 429; an event stream whose byte budget is spent
+// pauses until it refills rather than being dropped (spec: Events, rule 8).
+
+import { GATEWAY_SUBS_TRACKED_MAX } from '../config/limits.ts';
+import { ServiceError } from '../core/errors.ts';
+import type { TokenLimits } from '../auth/index.ts';
+
+class TokenBucket {
+  private tokens: number;
+  private at: number;
+
+  constructor(private readonly ratePerS: number, nowMs: number) {
+    this.tokens = ratePerS;
+    this.at = nowMs;
+  }
+
+  private refill(nowMs: number): void {
+    this.tokens = Math.min(this.ratePerS, this.tokens + ((nowMs - this.at) * this.ratePerS) / 1000);
+    this.at = nowMs;
+  }
+
+  /** Takes `n` when there are that many; false (nothing taken) otherwise. */
+  tryTake(n: number, nowMs: number): boolean {
+    this.refill(nowMs);
+    if (this.tokens < n) return false;
+    this.tokens -= n;
+    return true;
+  }
+
+  /** Takes `n` even into debt (bytes already served). */
+  charge(n: number, nowMs: number): void {
+    this.refill(nowMs);
+    this.tokens -= n;
+  }
+
+  /** Milliseconds until the bucket is out of debt (0 when it is not in debt). */
+  debtMs(nowMs: number): number {
+    this.refill(nowMs);
+    return this.tokens >= 0 ? 0 : Math.ceil((-this.tokens * 1000) / this.ratePerS);
+  }
+}
+
+interface SubState {
+  rps?: TokenBucket;
+  write?: TokenBucket;
+  read?: TokenBucket;
+  /** The rates the buckets were made for: a new token with other limits starts fresh buckets. */
+  key: string;
+  connections: number;
+}
+
+const exhausted = (why: string): ServiceError => new ServiceError('resource_exhausted', why);
+
+export class GatewayLimiter {
+  private readonly subs = new Map<string, SubState>();
+
+  constructor(private readonly nowMs: () => number, private readonly subsMax = GATEWAY_SUBS_TRACKED_MAX) {}
+
+  private state(sub: string, limits: TokenLimits): SubState {
+    const key = `${limits.rps ?? ''}/${limits.write_Bps ?? ''}/${limits.read_Bps ?? ''}`;
+    let s = this.subs.get(sub);
+    if (s) {
+      this.subs.delete(sub); // re-inserted below: the map's order is least recently used first
+    } else {
+      if (this.subs.size >= this.subsMax) this.evictIdle();
+      s = { key: '', connections: 0 };
+    }
+    if (s.key !== key) {
+      const now = this.nowMs();
+      s.key = key;
+      // A ceiling of 0 (or none) is no ceiling, as 0 is unbounded for every bound of the spec.
+      s.rps = limits.rps ? new TokenBucket(limits.rps, now) : undefined;
+      s.write = limits.write_Bps ? new TokenBucket(limits.write_Bps, now) : undefined;
+      s.read = limits.read_Bps ? new TokenBucket(limits.read_Bps, now) : undefined;
+    }
+    this.subs.set(sub, s);
+    return s;
+  }
+
+  /** Forgets the least recently seen subs without open subscriptions, down to 90 % of the cap. */
+  private evictIdle(): void {
+    const target = Math.floor(this.subsMax * 0.9);
+    for (const [sub, s] of this.subs) {
+      if (this.subs.size <= target) break;
+      if (s.connections === 0) this.subs.delete(sub);
+    }
+    if (this.subs.size >= this.subsMax) throw exhausted('too many distinct callers at this gateway');
+  }
+
+  /** Admits one request of `declaredBodyBytes`, or throws 429 naming the ceiling it hit. */
+  admit(sub: string, limits: TokenLimits, declaredBodyBytes: number): void {
+    const s = this.state(sub, limits);
+    const now = this.nowMs();
+    if (s.read && s.read.debtMs(now) > 0) throw exhausted('read_Bps ceiling reached; retry shortly');
+    if (s.rps && !s.rps.tryTake(1, now)) throw exhausted('rps ceiling reached; retry shortly');
+    if (s.write && declaredBodyBytes > 0 && !s.write.tryTake(declaredBodyBytes, now)) {
+      throw exhausted(`write_Bps ceiling: a ${declaredBodyBytes}-byte body does not fit; retry shortly`);
+    }
+  }
+
+  /** Opens one subscription; past `connections` throws 429. Returns its release. */
+  openSubscription(sub: string, limits: TokenLimits): () => void {
+    const s = this.state(sub, limits);
+    if (limits.connections && s.connections >= limits.connections) {
+      throw exhausted(`connections ceiling: ${limits.connections} concurrent subscriptions`);
+    }
+    s.connections += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      s.connections -= 1;
+    };
+  }
+
+  /** Counts `bytes` served; answers how long to pause before serving more (0: go on). */
+  served(sub: string, limits: TokenLimits, bytes: number): number {
+    if (!limits.read_Bps) return 0;
+    const s = this.state(sub, limits);
+    const now = this.nowMs();
+    s.read!.charge(bytes, now);
+    return s.read!.debtMs(now);
+  }
+
+  get trackedSubs(): number { return this.subs.size; }
+}

@@ -1,0 +1,230 @@
+// The Gateway as a real child process (`svcd gateway`) in front of a real star: virtual hosts,
+// /healthz outside everything, event streams through it, edge verification answering 401/403
+// before the star is reached, the svc_aux.limits ceilings, and its refusals to start.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { request, type IncomingHttpHeaders } from 'node:http';
+import { REPO_ROOT, removeDir, startServer, type RunningServer } from '../helpers/server.ts';
+import { JWT_SECRET, mint } from '../grpc/child.ts';
+
+/** How long a gateway may take to print its listening line, or to exit when refused. */
+const START_WAIT_MS = 20_000;
+const ZONE = 'svc.test';
+
+interface Gateway { url: string; proc: ChildProcess; stop(): Promise<void> }
+
+function runGateway(args: string[], env: Record<string, string> = {}): Promise<Gateway | { code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src', 'main.ts'), 'gateway', '--listen', '127.0.0.1:0', ...args], {
+      cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`gateway did not start:\n${out}`)); }, START_WAIT_MS);
+    const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+    const onData = (c: Buffer): void => {
+      out += c.toString();
+      const m = /svcd gateway listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1], proc, async stop() { proc.kill('SIGTERM'); await exited; } });
+      }
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', onData);
+    proc.once('exit', (code) => { clearTimeout(timer); resolve({ code, out }); });
+  });
+}
+
+async function startGatewayChild(args: string[], env: Record<string, string> = {}): Promise<Gateway> {
+  const g = await runGateway(args, env);
+  if (!('url' in g)) throw new Error(`gateway exited (${g.code}):\n${g.out}`);
+  return g;
+}
+
+/** A loopback port nothing listens on. */
+async function deadPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+interface Answer { status: number; headers: IncomingHttpHeaders; text: string }
+
+/** One request with its own Host header (fetch does not let a caller set Host). */
+function onHost(host: string, url: string, method = 'GET', body?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers: { host, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) } }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => { text += c.toString(); });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+const bearer = (token: string, init: RequestInit = {}): RequestInit => ({ ...init, headers: { ...(init.headers as Record<string, string> ?? {}), authorization: `Bearer ${token}` } });
+
+describe('gateway: hosts, health and event streams (auth off)', () => {
+  let star: RunningServer;
+  let gw: Gateway;
+  before(async () => {
+    star = await startServer();
+    gw = await startGatewayChild(['--upstream', star.baseUrl, '--dns-zone', ZONE]);
+  });
+  after(async () => {
+    await gw.stop();
+    await star.stop();
+    removeDir(star.dataDir);
+  });
+
+  test('bucket hosts carry the bucket; api and other hosts are path-style; other paths on a bucket host are 404', async () => {
+    let r = await onHost(`api.${ZONE}`, `${gw.url}/v1/buckets/orders`, 'POST', '{"create_stream_on_append":true}');
+    assert.equal(r.status, 201, r.text);
+    r = await onHost(`orders.${ZONE}`, `${gw.url}/v1/streams/eu%2F1/records`, 'POST', '{"records":[{"body":"via host"}]}');
+    assert.equal(r.status, 200, r.text);
+    const read = await fetch(`${gw.url}/v1/streams/orders/eu%2F1/records?seq_num=0`);
+    assert.equal(read.status, 200);
+    assert.deepEqual(((await read.json()) as { records: { body: string }[] }).records.map((x) => x.body), ['via host'], 'path-style sees the same stream');
+    r = await onHost(`orders.${ZONE}:8080`, `${gw.url}/v1/streams/eu%2F1/records/tail`);
+    assert.equal(r.status, 200, 'a port in Host changes nothing');
+    assert.equal((JSON.parse(r.text) as { seq_num: number }).seq_num, 1);
+    for (const [host, path] of [[`orders.${ZONE}`, '/v1/buckets'], [`orders.${ZONE}`, '/v1/buckets/orders'], [`a.b.${ZONE}`, '/v1/streams/k']]) {
+      r = await onHost(host, `${gw.url}${path}`);
+      assert.equal(r.status, 404, `${host}${path}`);
+      assert.equal(r.headers['content-type'], 'application/json');
+      assert.equal(typeof (JSON.parse(r.text) as { error: unknown }).error, 'string');
+    }
+    r = await onHost(`api.${ZONE}`, `${gw.url}/v1/buckets/api`, 'POST', '{}');
+    assert.equal(r.status, 400, 'api is reserved, never a bucket');
+    r = await onHost('elsewhere.example', `${gw.url}/v1/buckets/orders`);
+    assert.equal(r.status, 200, 'a host outside the zone is path-style');
+  });
+
+  test('/healthz answers 200 on any host; a star that does not answer is 503 with Retry-After', async () => {
+    for (const host of [`orders.${ZONE}`, `api.${ZONE}`, 'elsewhere']) {
+      const r = await onHost(host, `${gw.url}/healthz`);
+      assert.equal(r.status, 200, host);
+    }
+    const lonely = await startGatewayChild(['--upstream', `http://127.0.0.1:${await deadPort()}`]);
+    try {
+      const r = await fetch(`${lonely.url}/v1/buckets`);
+      assert.equal(r.status, 503);
+      assert.equal(r.headers.get('retry-after'), '1');
+      assert.equal((await fetch(`${lonely.url}/healthz`)).status, 200);
+    } finally {
+      await lonely.stop();
+    }
+  });
+
+  test('an event stream flows through the gateway, on a bucket host, as records commit', async () => {
+    assert.equal((await fetch(`${gw.url}/v1/streams/orders/live`, { method: 'POST', body: '{}' })).status, 201);
+    const received = new Promise<string>((resolve, reject) => {
+      const req = request(`${gw.url}/v1/streams/live/records/subscribe?seq_num=0`, { headers: { host: `orders.${ZONE}` } }, (res) => {
+        if (res.statusCode !== 200 || !/text\/event-stream/.test(res.headers['content-type'] ?? '')) {
+          reject(new Error(`subscribe answered ${res.statusCode} ${res.headers['content-type']}`));
+          return;
+        }
+        let text = '';
+        res.on('data', (c: Buffer) => {
+          text += c.toString();
+          if (text.includes('"pushed"')) { resolve(text); req.destroy(); }
+        });
+        // The append goes in once the stream is open, so the record arrives live.
+        void fetch(`${gw.url}/v1/streams/orders/live/records`, { method: 'POST', body: '{"records":[{"body":"pushed"}]}' });
+      });
+      req.on('error', (err) => { if (!(err as NodeJS.ErrnoException).code?.includes('ECONNRESET')) reject(err); });
+      req.end();
+    });
+    assert.match(await received, /id: 1\ndata: \{"records":\[\{"seq_num":0,/);
+  });
+});
+
+describe('gateway: edge verification and limits (auth jwt)', () => {
+  const env = { SVCD_JWT_HMAC_SECRET: JWT_SECRET };
+  let star: RunningServer;
+  let gw: Gateway;
+  before(async () => {
+    star = await startServer({ args: ['--auth', 'jwt', '--insecure-auth'], env });
+    gw = await startGatewayChild(['--upstream', star.baseUrl, '--auth', 'jwt', '--insecure-auth', '--gateway-limits'], env);
+    const admin = await mint('svc:admin', 600);
+    const r = await fetch(`${star.baseUrl}/v1/buckets/lim`, bearer(admin, { method: 'POST', body: '{"create_stream_on_append":true,"create_stream_on_read":true}' }));
+    assert.equal(r.status, 201);
+  });
+  after(async () => {
+    await gw.stop();
+    await star.stop();
+    removeDir(star.dataDir);
+  });
+
+  test('401 without a valid token and 403 without a grant, decided at the edge (the star is not even up)', async () => {
+    const edge = await startGatewayChild(['--upstream', `http://127.0.0.1:${await deadPort()}`, '--auth', 'jwt', '--insecure-auth'], env);
+    try {
+      let r = await fetch(`${edge.url}/v1/streams/lim/k/records?seq_num=0`);
+      assert.equal(r.status, 401);
+      assert.equal(typeof ((await r.json()) as { error: unknown }).error, 'string');
+      r = await fetch(`${edge.url}/v1/streams/lim/k/records?seq_num=0`, bearer('not.a.jwt'));
+      assert.equal(r.status, 401);
+      r = await fetch(`${edge.url}/v1/streams/lim/k/records?seq_num=0`, bearer(await mint('svc:read:other:*', 60)));
+      assert.equal(r.status, 403);
+      r = await fetch(`${edge.url}/v1/streams/lim/k/records?seq_num=0`, bearer(await mint('svc:read:lim:*', 60)));
+      assert.equal(r.status, 503, 'a covered request passes the edge and finds no star');
+      r = await fetch(`${edge.url}/v1/token/exchange`, { method: 'POST', body: '{}' });
+      assert.equal(r.status, 503, 'the exchange is exempt from verification and goes upstream');
+    } finally {
+      await edge.stop();
+    }
+  });
+
+  test('connections: one subscription per sub at a time, 429 with Retry-After for the next, free again once it ends', async () => {
+    const token = await mint('svc:read:lim:*', 600, { limits: { connections: 1 } });
+    const ac = new AbortController();
+    const first = await fetch(`${gw.url}/v1/streams/lim/s/records/subscribe?seq_num=0`, bearer(token, { signal: ac.signal }));
+    assert.equal(first.status, 200);
+    const second = await fetch(`${gw.url}/v1/streams/lim/s/records/subscribe?seq_num=0`, bearer(token));
+    assert.equal(second.status, 429);
+    assert.equal(second.headers.get('retry-after'), '1');
+    ac.abort();
+    const deadline = Date.now() + START_WAIT_MS;
+    let again: Response;
+    for (;;) {
+      const ac2 = new AbortController();
+      again = await fetch(`${gw.url}/v1/streams/lim/s/records/subscribe?seq_num=0`, bearer(token, { signal: ac2.signal }));
+      ac2.abort();
+      if (again.status === 200 || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(again.status, 200, 'the slot comes back when the first stream ends');
+  });
+
+  test('write_Bps: a declared body past the budget is 429 before it reaches the star; a small one passes', async () => {
+    const token = await mint('svc:append:lim:*', 600, { limits: { write_Bps: 200 } });
+    const big = JSON.stringify({ records: [{ body: 'x'.repeat(400) }] });
+    let r = await fetch(`${gw.url}/v1/streams/lim/w/records`, bearer(token, { method: 'POST', body: big }));
+    assert.equal(r.status, 429);
+    r = await fetch(`${gw.url}/v1/streams/lim/w/records`, bearer(token, { method: 'POST', body: '{"records":[{"body":"ok"}]}' }));
+    assert.equal(r.status, 200, await r.text());
+  });
+
+  test('a token without limits is not limited', async () => {
+    const token = await mint('svc:read:lim:*', 600);
+    for (let i = 0; i < 20; i++) {
+      const r = await fetch(`${gw.url}/v1/streams/lim/w/records/tail`, bearer(token));
+      assert.equal(r.status, 200);
+    }
+  });
+});
+
+test('the gateway refuses to start with limits but no edge verification, or a bad upstream', async () => {
+  let g = await runGateway(['--gateway-limits']);
+  assert.ok(!('url' in g) && g.code === 2, 'limits without --auth jwt');
+  assert.match((g as { out: string }).out, /--gateway-limits needs edge verification/);
+  g = await runGateway(['--upstream', 'ftp://x']);
+  assert.ok(!('url' in g) && g.code === 2);
+  g = await runGateway(['--auth', 'basic', '--insecure-auth', '--admin-username', 'a'], { SVCD_ADMIN_PASSWORD: 'p' });
+  assert.ok(!('url' in g) && g.code === 2, 'basic is not an edge mode');
+});

@@ -1,0 +1,71 @@
+// The Gateway's per-sub ceilings on a clock the test moves: each rate holds one second of itself,
+// refills with time, and is kept per sub; connections count open subscriptions; a spent read budget
+// asks the stream to pause for as long as it takes to refill.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GatewayLimiter } from '../../src/gateway/limiter.ts';
+import { ServiceError } from '../../src/core/errors.ts';
+
+const exhausted = (fn: () => unknown): boolean => {
+  try { fn(); return false; } catch (e) { return e instanceof ServiceError && e.httpStatus === 429; }
+};
+
+test('rps: a second of requests, then 429 until time refills it; subs are apart', () => {
+  let now = 1_000_000;
+  const l = new GatewayLimiter(() => now);
+  for (let i = 0; i < 3; i++) l.admit('alice', { rps: 3 }, 0);
+  assert.ok(exhausted(() => l.admit('alice', { rps: 3 }, 0)));
+  l.admit('bob', { rps: 3 }, 0);
+  now += 334;
+  l.admit('alice', { rps: 3 }, 0);
+  assert.ok(exhausted(() => l.admit('alice', { rps: 3 }, 0)));
+  now += 10_000;
+  for (let i = 0; i < 3; i++) l.admit('alice', { rps: 3 }, 0);
+  assert.ok(exhausted(() => l.admit('alice', { rps: 3 }, 0)), 'refill stops at one second of the rate');
+});
+
+test('write_Bps: declared bodies draw on the budget; a body over the whole budget is always 429', () => {
+  let now = 0;
+  const l = new GatewayLimiter(() => now);
+  assert.ok(exhausted(() => l.admit('a', { write_Bps: 1000 }, 1001)));
+  l.admit('a', { write_Bps: 1000 }, 600);
+  assert.ok(exhausted(() => l.admit('a', { write_Bps: 1000 }, 600)));
+  l.admit('a', { write_Bps: 1000 }, 0); // a request without a body is not a write
+  now += 200;
+  l.admit('a', { write_Bps: 1000 }, 600);
+});
+
+test('read_Bps: served bytes go into debt; the stream pauses until it is repaid, and new requests are 429 meanwhile', () => {
+  let now = 0;
+  const l = new GatewayLimiter(() => now);
+  assert.equal(l.served('r', { read_Bps: 1000 }, 900), 0);
+  assert.equal(l.served('r', { read_Bps: 1000 }, 600), 500, '500 bytes of debt at 1000 B/s');
+  assert.ok(exhausted(() => l.admit('r', { read_Bps: 1000 }, 0)));
+  now += 500;
+  l.admit('r', { read_Bps: 1000 }, 0);
+  assert.equal(l.served('r', {}, 10_000), 0, 'no ceiling, no pause');
+});
+
+test('connections: open subscriptions up to the ceiling; a release frees one, once', () => {
+  const l = new GatewayLimiter(() => 0);
+  const a = l.openSubscription('s', { connections: 2 });
+  l.openSubscription('s', { connections: 2 });
+  assert.ok(exhausted(() => l.openSubscription('s', { connections: 2 })));
+  a();
+  a();
+  l.openSubscription('s', { connections: 2 });
+  assert.ok(exhausted(() => l.openSubscription('s', { connections: 2 })), 'a second release of one subscription frees nothing');
+});
+
+test('0 is no ceiling; new limits on a sub start fresh buckets; idle subs are forgotten past the cap', () => {
+  const l = new GatewayLimiter(() => 0, 10);
+  for (let i = 0; i < 50; i++) l.admit('z', { rps: 0, write_Bps: 0, read_Bps: 0, connections: 0 }, 100);
+  l.admit('n', { rps: 1 }, 0);
+  assert.ok(exhausted(() => l.admit('n', { rps: 1 }, 0)));
+  l.admit('n', { rps: 2 }, 0);
+  const held = l.openSubscription('keep', { connections: 1 });
+  for (let i = 0; i < 40; i++) l.admit(`sub-${i}`, { rps: 5 }, 0);
+  assert.ok(l.trackedSubs <= 10);
+  assert.ok(exhausted(() => l.openSubscription('keep', { connections: 1 })), 'a sub with an open subscription is kept');
+  held();
+});
