@@ -112,7 +112,8 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     const path = routed.path;
 
     let principal: Principal | undefined;
-    if (o.authenticator && path !== EXCHANGE_PATH) {
+    // CORS preflights carry no credentials by design: the star answers them (and denies unknown origins).
+    if (o.authenticator && path !== EXCHANGE_PATH && method !== 'OPTIONS') {
       const auth = req.headersDistinct.authorization;
       principal = await o.authenticator.authenticate(auth === undefined ? undefined : auth.join(', '));
       authorizeEarly(principal, method, path);

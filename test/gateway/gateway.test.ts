@@ -175,6 +175,8 @@ describe('gateway: edge verification and limits (auth jwt)', () => {
       assert.equal(r.status, 503, 'a covered request passes the edge and finds no star');
       r = await fetch(`${edge.url}/v1/token/exchange`, { method: 'POST', body: '{}' });
       assert.equal(r.status, 503, 'the exchange is exempt from verification and goes upstream');
+      r = await fetch(`${edge.url}/v1/streams/lim/k/records`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
+      assert.equal(r.status, 503, 'a CORS preflight carries no credentials and goes upstream for the star to answer');
     } finally {
       await edge.stop();
     }
