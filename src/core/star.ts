@@ -611,6 +611,17 @@ export class Star implements StreamService {
     const touched = [...(this.fileStreams.get(fileNo) ?? [])].filter((st) => !st.deleted && st.mem.some((b) => b.walFileNo === fileNo));
     if (touched.length) {
       const settled = await this.d.settler.settle(fileNo, touched.map((st) => ({ streamId: st.streamId, fromSeq: st.settledEnd })));
+      // Every stream with records in this file must get a segment reaching past them: the settler
+      // stops at the first frame that fails its checksum, and removing the file after a short
+      // settle would lose what it held. Throwing keeps the file, and the settle is retried.
+      for (const st of touched) {
+        let need = 0;
+        for (const b of st.mem) if (b.walFileNo === fileNo) need = Math.max(need, b.firstSeq + b.count);
+        const seg = settled.find((x) => x.streamId === st.streamId)?.segment;
+        if (!st.deleted && (!seg || seg.end_seq < need)) {
+          throw new Error(`settling WAL file ${fileNo} gave stream ${st.streamId} ${seg ? `records up to ${seg.end_seq}` : 'no segment'}, short of ${need}`);
+        }
+      }
       const byId = new Map(touched.map((st) => [st.streamId, st]));
       const rows: StreamMeta[] = [];
       const orphans: string[] = [];

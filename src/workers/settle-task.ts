@@ -26,9 +26,14 @@ export function segmentKey(streamId: string, firstSeq: number): string {
 
 export default async function settle(task: SettleTask): Promise<SettledSegment[]> {
   store ??= openObjectStore(task.store);
-  const want = new Map(task.streams.map((s) => [s.streamId, s.fromSeq]));
+  return settleWalBytes(await readFile(task.walPath), task.streams, store);
+}
+
+/** Settles the whole frames of one WAL file's bytes: one segment per requested stream, uploaded to
+ *  `objects`. (The seeded simulation in test/sim calls it with an in-memory WAL and store.) */
+export async function settleWalBytes(buf: Buffer, streams: SettleTask['streams'], objects: ObjectStore): Promise<SettledSegment[]> {
+  const want = new Map(streams.map((s) => [s.streamId, s.fromSeq]));
   const byStream = new Map<string, Uint8Array[]>();
-  const buf = await readFile(task.walPath);
   let off = 0;
   while (off < buf.length && frameIsIntact(buf, off, buf.length - off)) {
     const info = frameInfo(buf, off);
@@ -50,7 +55,7 @@ export default async function settle(task: SettleTask): Promise<SettledSegment[]
     const last = frameInfo(lastFrame);
     const lastTs = frameTimestamps(lastFrame);
     const objectKey = segmentKey(streamId, first.firstSeq);
-    await store.put(objectKey, seg.bytes);
+    await objects.put(objectKey, seg.bytes);
     out.push({
       streamId,
       segment: {

@@ -1,0 +1,237 @@
+// A seeded simulation of the star (DESIGN.md: Determinism). The real Star runs on in-memory ports
+// (test/sim/ports.ts) and a seed decides everything else: which producer appends what (some with
+// match_seq_num), when group commits, metadata writes and object uploads land, when time passes,
+// when settle runs, when an upload fails, and when the process crashes. After every crash and at
+// the end, each stream must hold every acknowledged batch at exactly its acknowledged position,
+// whole, with no gap and no duplicate; a batch in flight at a crash may be there or not, but only
+// whole. The same seed must give the same trace, so a failure replays from its seed:
+// SVCD_SIM_SEED=<seed> (one seed), SVCD_SIM_SEEDS=<n> (how many), SVCD_SIM_STEPS=<n>.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { Star } from '../../src/core/star.ts';
+import { ServiceError } from '../../src/core/errors.ts';
+import { rng } from '../helpers/rng.ts';
+import { Incarnation, World } from './ports.ts';
+
+const SEEDS = Number(process.env.SVCD_SIM_SEEDS ?? 16);
+const STEPS = Number(process.env.SVCD_SIM_STEPS ?? 500);
+const STREAMS = 3;
+const BUCKET = 'sim';
+/** Small WAL files, so files seal and settle many times in a run. */
+const WAL_FILE_BYTES = 2048;
+
+interface Batch {
+  id: string;
+  stream: number;
+  size: number;
+  state: 'inflight' | 'acked' | 'refused' | 'ambiguous';
+  start?: number;
+  match?: number;
+}
+
+interface Booted { inc: Incarnation; star: Star }
+
+async function boot(world: World, random: () => number, errors: string[]): Promise<Booted> {
+  const { frames, files, nextFileNo } = Incarnation.recover(world);
+  const inc = new Incarnation(world, random, nextFileNo);
+  const star = new Star({
+    clock: inc.clock, timers: inc.timerPort, ids: inc.ids, log: inc.log, metadata: inc.metadata, objects: inc.objects,
+    settler: inc.settler, wal: inc.wal, walFileNo: nextFileNo, walFileBytesMax: WAL_FILE_BYTES, walSettleAfterMs: 5000,
+    log_error: (msg) => { if (!msg.includes('simulated object store fault')) errors.push(msg); },
+  });
+  star.open(await inc.metadata.load(), frames, files);
+  return { inc, star };
+}
+
+/** Lets every promise the last step resolved run its continuations. */
+async function drain(inc: Incarnation): Promise<void> {
+  for (let i = 0; i < 4; i++) {
+    inc.runDeferred();
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+/** Settles `p`, committing metadata, uploads and group commits while it waits (setup only). */
+async function until<T>(b: Booted, p: Promise<T>): Promise<T> {
+  let done = false;
+  let value!: T;
+  let error: unknown;
+  p.then((v) => { value = v; done = true; }, (e) => { error = e; done = true; });
+  for (let i = 0; !done && i < 100; i++) {
+    b.inc.log.flush();
+    b.inc.commitMeta();
+    b.inc.completeObjectPuts();
+    await drain(b.inc);
+  }
+  if (!done) throw new Error('setup step did not finish');
+  if (error !== undefined) throw error;
+  return value;
+}
+
+async function readAll(star: Star, key: string): Promise<{ seq: number; body: string }[]> {
+  const out: { seq: number; body: string }[] = [];
+  let seq = 0;
+  for (;;) {
+    const page = await star.read(BUCKET, key, { start: { kind: 'seq_num', value: seq }, limit: 1000, maxBytes: 0, clamp: true });
+    for (const r of page.records) out.push({ seq: r.seq_num, body: Buffer.from(r.body).toString() });
+    if (page.records.length === 0) return out;
+    seq = page.records[page.records.length - 1].seq_num + 1;
+  }
+}
+
+/** Checks every stream against what producers were told. */
+async function verify(b: Booted, batches: Map<string, Batch>, where: string): Promise<void> {
+  for (let s = 0; s < STREAMS; s++) {
+    const records = await readAll(b.star, `k${s}`);
+    const seen = new Set<string>();
+    for (let i = 0; i < records.length;) {
+      assert.equal(records[i].seq, i, `${where}: stream k${s} has a gap or duplicate at ${i}`);
+      const [id, pos] = records[i].body.split('.');
+      const batch = batches.get(id);
+      assert.ok(batch && batch.stream === s, `${where}: k${s}@${i} holds ${records[i].body}, from no batch of this stream`);
+      assert.equal(pos, '0', `${where}: batch ${id} starts mid-batch at ${i}`);
+      assert.ok(!seen.has(id), `${where}: batch ${id} appears twice`);
+      seen.add(id);
+      assert.ok(batch.state === 'acked' || batch.state === 'ambiguous', `${where}: batch ${id} is visible but was ${batch.state}`);
+      if (batch.state === 'acked') assert.equal(batch.start, i, `${where}: batch ${id} acked at ${batch.start} but found at ${i}`);
+      for (let j = 0; j < batch.size; j++) {
+        assert.equal(records[i + j]?.body, `${id}.${j}`, `${where}: batch ${id} is not whole and in order at ${i + j}`);
+      }
+      i += batch.size;
+    }
+    for (const batch of batches.values()) {
+      if (batch.stream === s && batch.state === 'acked') assert.ok(seen.has(batch.id), `${where}: acknowledged batch ${batch.id} of k${s} is missing`);
+    }
+    assert.equal(b.star.checkTail(BUCKET, `k${s}`).seq_num, records.length, `${where}: the tail of k${s} is past its records`);
+  }
+}
+
+/** One run; answers its trace (what happened, in order) and a few counts. A failure carries the end
+ *  of the trace that led to it. */
+async function simulate(seed: number, steps: number): Promise<{ trace: string[]; acked: number; crashes: number; settled: number }> {
+  const trace: string[] = [];
+  try {
+    return await run(seed, steps, trace);
+  } catch (err) {
+    if (err instanceof Error) err.message += `\n  last steps of seed ${seed}:\n    ${trace.slice(-TRACE_TAIL_LINES).join('\n    ')}`;
+    throw err;
+  }
+}
+
+/** Trace lines a failure shows. */
+const TRACE_TAIL_LINES = 40;
+
+async function run(seed: number, steps: number, trace: string[]): Promise<{ trace: string[]; acked: number; crashes: number; settled: number }> {
+  const random = rng(seed);
+  const pick = (n: number): number => Math.floor(random() * n);
+  const world = new World();
+  const errors: string[] = [];
+  const batches = new Map<string, Batch>();
+  let b = await boot(world, random, errors);
+  await until(b, b.star.createBucket(BUCKET, {}));
+  for (let s = 0; s < STREAMS; s++) await until(b, b.star.createStream(BUCKET, `k${s}`, {}));
+  let crashes = 0;
+  let nextBatch = 0;
+
+  for (let step = 0; step < steps; step++) {
+    const r = random();
+    if (r < 0.34) {
+      const stream = pick(STREAMS);
+      const batch: Batch = { id: `b${nextBatch++}`, stream, size: 1 + pick(4), state: 'inflight' };
+      if (random() < 0.15) batch.match = b.star.checkTail(BUCKET, `k${stream}`).seq_num;
+      batches.set(batch.id, batch);
+      const records = Array.from({ length: batch.size }, (_, i) => ({ headers: [], body: Buffer.from(`${batch.id}.${i}`) }));
+      const star = b.star;
+      star.append(BUCKET, `k${stream}`, { records, ...(batch.match !== undefined ? { match_seq_num: batch.match } : {}) }).then(
+        (ack) => {
+          if (star !== b.star) return; // a crashed star's late answer never reaches a producer
+          batch.state = 'acked';
+          batch.start = ack.start.seq_num;
+          if (batch.match !== undefined) assert.equal(ack.start.seq_num, batch.match, `seed ${seed}: match_seq_num ${batch.match} acked at ${ack.start.seq_num}`);
+          assert.equal(ack.end.seq_num - ack.start.seq_num, batch.size);
+          trace.push(`ack ${batch.id} k${stream}@${ack.start.seq_num}`);
+        },
+        (err: unknown) => {
+          if (star !== b.star) return;
+          assert.ok(err instanceof ServiceError, `seed ${seed}: append failed with ${String(err)}`);
+          batch.state = 'refused';
+          trace.push(`refused ${batch.id} ${err.code}`);
+        },
+      );
+      trace.push(`append ${batch.id} k${stream} x${batch.size}${batch.match !== undefined ? ` match ${batch.match}` : ''}`);
+    } else if (r < 0.56) {
+      trace.push(`flush ${b.inc.log.flush()}`);
+    } else if (r < 0.66) {
+      trace.push(`meta ${b.inc.commitMeta(1 + pick(3))}`);
+    } else if (r < 0.74) {
+      if (random() < 0.2) world.objectPutFailures += 1;
+      trace.push(`objects ${b.inc.completeObjectPuts()}`);
+    } else if (r < 0.84) {
+      const ms = 1 + pick(3000);
+      b.inc.advance(ms);
+      trace.push(`time +${ms}`);
+    } else if (r < 0.92) {
+      await verify(b, batches, `seed ${seed} step ${step}`);
+      trace.push('verify');
+    } else if (r < 0.96) {
+      b.star.settle().catch(() => undefined);
+      trace.push('settle');
+    } else if (r < 0.985) {
+      b.inc.crash();
+      crashes++;
+      for (const batch of batches.values()) if (batch.state === 'inflight') batch.state = 'ambiguous';
+      b = await boot(world, random, errors);
+      await verify(b, batches, `seed ${seed} after crash ${crashes} at step ${step}`);
+      trace.push(`crash ${crashes}: wal files ${[...world.walFiles.keys()].join(',')}; objects ${world.objects.size}`);
+    } else {
+      const stream = pick(STREAMS);
+      const page = await b.star.read(BUCKET, `k${stream}`, { start: { kind: 'tail_offset', value: 3 }, limit: 10, maxBytes: 0, clamp: true });
+      trace.push(`read k${stream}: ${page.records.map((x) => Buffer.from(x.body).toString()).join(' ')}`);
+    }
+    await drain(b.inc);
+  }
+  // Let everything in flight land, then check, then once more across a last crash.
+  for (let i = 0; i < 20; i++) {
+    b.inc.log.flush();
+    b.inc.commitMeta();
+    b.inc.completeObjectPuts();
+    b.inc.advance(1000);
+    await drain(b.inc);
+  }
+  for (const batch of batches.values()) assert.notEqual(batch.state, 'inflight', `seed ${seed}: batch ${batch.id} never answered`);
+  await verify(b, batches, `seed ${seed} at the end`);
+  b.inc.crash();
+  b = await boot(world, random, errors);
+  await verify(b, batches, `seed ${seed} after the last crash`);
+  assert.deepEqual(errors.filter((e) => !/settling WAL file \d+ failed/.test(e)), [], `seed ${seed}: the star logged errors`);
+  const acked = [...batches.values()].filter((x) => x.state === 'acked').length;
+  return { trace, acked, crashes, settled: world.objects.size };
+}
+
+const seeds = process.env.SVCD_SIM_SEED ? [Number(process.env.SVCD_SIM_SEED)] : Array.from({ length: SEEDS }, (_, i) => 1000 + i * 7919);
+
+test(`the star under ${seeds.length} seeded schedules of appends, commits, faults and crashes loses no acknowledged batch`, { timeout: 120_000 }, async (t) => {
+  let acked = 0;
+  let crashes = 0;
+  let settled = 0;
+  for (const seed of seeds) {
+    const r = await simulate(seed, STEPS);
+    acked += r.acked;
+    crashes += r.crashes;
+    settled += r.settled;
+  }
+  const shown = seeds.length > 4 ? `${seeds.slice(0, 3).join(',')},…,${seeds[seeds.length - 1]}` : seeds.join(',');
+  t.diagnostic(`${seeds.length} seeds (${shown}) x ${STEPS} steps: ${acked} acknowledged batches, ${crashes} crashes, ${settled} segments left in the store`);
+  assert.ok(acked > seeds.length * 10 && crashes > 0 && settled > 0, 'the runs exercised acks, crashes and settling');
+});
+
+test('the same seed gives the same trace', async () => {
+  const a = await simulate(4242, 300);
+  const b = await simulate(4242, 300);
+  const digest = (trace: string[]): string => createHash('sha256').update(trace.join('\n')).digest('hex');
+  assert.ok(a.trace.length > 300);
+  assert.equal(digest(a.trace), digest(b.trace));
+  const c = await simulate(4243, 300);
+  assert.notEqual(digest(a.trace), digest(c.trace), 'another seed, another schedule');
+});
