@@ -714,12 +714,19 @@ export class Star implements StreamService {
   }
 
   private async advanceTrim(st: StreamState, target: number): Promise<void> {
-    if (target <= st.trimSeq || st.deleted) return; // the watermark only advances
+    if (st.deleted) return;
+    // The watermark only advances. A trim it already covers is answered once the write that moved
+    // it there is durable: that write may still be pending, and a crash before it lands would put
+    // the watermark back below this trim (found by the seeded simulation, test/sim).
+    if (target <= st.trimSeq) return st.trimWrite;
     st.meta = { ...st.meta, trim_seq: target };
     const dead = st.meta.segments.filter((s) => s.end_seq <= target);
     st.meta.segments = st.meta.segments.filter((s) => s.end_seq > target);
     st.wake();
-    await this.d.metadata.putStream(st.meta);
+    const write = this.d.metadata.putStream(st.meta);
+    st.trimWrite = write;
+    write.catch(() => undefined); // reported to the trims that wait on it
+    await write;
     for (const s of dead) {
       this.reader.forget(s.object_key);
       void this.d.objects.delete(s.object_key).catch(() => undefined);

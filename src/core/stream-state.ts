@@ -31,6 +31,9 @@ export class StreamState {
   /** Committed tail. */
   tail: number;
   tailTs: number;
+  /** The metadata write that moved the trim watermark last: a trim the watermark already covers
+   *  is answered only once it is durable. */
+  trimWrite: Promise<void> = Promise.resolve();
   readonly mem: MemBatch[] = [];
   inflightBytes = 0;
   /** Arrival time of the newest append (the leadership view's idle timeout runs from it). */
