@@ -72,6 +72,8 @@ export class Star implements StreamService {
   private readonly streams = new Map<string, StreamState>();
   private readonly byBucket = new Map<string, Map<string, StreamState>>();
   private readonly deleted = new Set<string>();
+  /** Deletions whose metadata write is still pending, by address (see deleteStream). */
+  private readonly deleteWrites = new Map<string, Promise<void>>();
   private readonly reader: PageReader;
   /** Memory for the frames this star sequences, kept until their WAL file settles. */
   private readonly frames = new FrameArena();
@@ -338,7 +340,9 @@ export class Star implements StreamService {
   async deleteStream(bucket: string, key: string): Promise<void> {
     const st = this.streams.get(addr(bucket, key));
     if (!st) {
-      if (this.deleted.has(addr(bucket, key))) return; // idempotent on a deleted stream
+      // Idempotent on a deleted stream, once its deletion is durable: a crash before that write
+      // lands would bring the stream back after this answer said it was gone.
+      if (this.deleted.has(addr(bucket, key))) return this.deleteWrites.get(addr(bucket, key));
       if (!this.buckets.has(bucket)) throw notFound(`bucket ${bucket} not found`);
       throw notFound(`stream ${bucket}/${key} not found`);
     }
@@ -350,7 +354,15 @@ export class Star implements StreamService {
     st.mem.length = 0;
     st.wake();
     st.emit({ kind: 'deleted' });
-    await this.d.metadata.deleteStream(bucket, key);
+    const write = this.d.metadata.deleteStream(bucket, key);
+    const a = addr(bucket, key);
+    this.deleteWrites.set(a, write);
+    write.catch(() => undefined); // reported to the deletes that wait on it
+    try {
+      await write;
+    } finally {
+      if (this.deleteWrites.get(a) === write) this.deleteWrites.delete(a);
+    }
     // Reclaimed in the background: gone for every caller already.
     const segs = st.meta.segments;
     void (async () => {

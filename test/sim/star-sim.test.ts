@@ -317,6 +317,22 @@ test('found: a trim the watermark already covers is answered only once that wate
   assert.equal(page.records[0].seq_num, 8);
 });
 
+test('a repeated delete is answered only once the deletion is durable', async () => {
+  const { world, b } = await oneStream();
+  const first = b.star.deleteStream(BUCKET, 'k0'); // its metadata write is left pending
+  let repeated = false;
+  const second = b.star.deleteStream(BUCKET, 'k0').then(() => { repeated = true; });
+  await drain(b.inc);
+  assert.equal(repeated, false, 'answered while the deletion could still be lost');
+  b.inc.commitMeta();
+  await drain(b.inc);
+  assert.equal(repeated, true);
+  await Promise.all([first, second]);
+  b.inc.crash();
+  const again = await boot(world, rng(9), []);
+  assert.throws(() => again.star.getStream(BUCKET, 'k0'), (e: ServiceError) => e.code === 'not_found');
+});
+
 test('found: a WAL file whose frames fail their checksum is kept, not removed after a short settle', async () => {
   const { world, b, errors } = await oneStream();
   const [fileNo, frames] = [...world.walFiles.entries()][0];
