@@ -72,6 +72,8 @@ export class Star implements StreamService {
   private readonly streams = new Map<string, StreamState>();
   private readonly byBucket = new Map<string, Map<string, StreamState>>();
   private readonly deleted = new Set<string>();
+  /** Bucket creations whose metadata write is still pending (a converging retry waits for it). */
+  private readonly bucketWrites = new Map<string, Promise<void>>();
   /** Deletions whose metadata write is still pending, by address (see deleteStream). */
   private readonly deleteWrites = new Map<string, Promise<void>>();
   private readonly reader: PageReader;
@@ -179,7 +181,11 @@ export class Star implements StreamService {
     const token = body.creation_token ?? '';
     const existing = this.buckets.get(name);
     if (existing) {
-      if (token !== '' && existing.creation_token === token) return this.bucketInfo(existing);
+      if (token !== '' && existing.creation_token === token) {
+        await this.bucketWrites.get(name); // converge only once the creation is durable
+        if (this.buckets.get(name) === existing) return this.bucketInfo(existing);
+        return this.createBucket(name, body);
+      }
       throw new ServiceError('already_exists', `bucket ${name} already exists`);
     }
     const config: BucketConfig = { ...DEFAULT_BUCKET_CONFIG };
@@ -189,7 +195,13 @@ export class Star implements StreamService {
     }
     const meta: BucketMeta = { name, config: { ...config }, created_at_unix_ms: this.d.clock.nowMs(), creation_token: token };
     this.buckets.set(name, meta);
-    await this.d.metadata.putBucket(meta);
+    const write = this.d.metadata.putBucket(meta);
+    this.bucketWrites.set(name, write.then(() => undefined, () => undefined));
+    try {
+      await write;
+    } finally {
+      this.bucketWrites.delete(name);
+    }
     return this.bucketInfo(meta);
   }
 

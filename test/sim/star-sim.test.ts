@@ -333,6 +333,23 @@ test('a repeated delete is answered only once the deletion is durable', async ()
   assert.throws(() => again.star.getStream(BUCKET, 'k0'), (e: ServiceError) => e.code === 'not_found');
 });
 
+test('a bucket creation retried with its creation_token converges only once the creation is durable', async () => {
+  const world = new World();
+  const b = await boot(world, rng(10), []);
+  const first = b.star.createBucket('conv', { creation_token: 'c1' }); // its metadata write is left pending
+  let converged = false;
+  const retry = b.star.createBucket('conv', { creation_token: 'c1' }).then(() => { converged = true; });
+  await drain(b.inc);
+  assert.equal(converged, false, 'a 201 while the creation could still be lost');
+  b.inc.commitMeta();
+  await drain(b.inc);
+  assert.equal(converged, true);
+  await Promise.all([first, retry]);
+  b.inc.crash();
+  const again = await boot(world, rng(11), []);
+  assert.equal(again.star.getBucket('conv').creation_token, 'c1');
+});
+
 test('found: a WAL file whose frames fail their checksum is kept, not removed after a short settle', async () => {
   const { world, b, errors } = await oneStream();
   const [fileNo, frames] = [...world.walFiles.entries()][0];
