@@ -212,6 +212,30 @@ describe('gateway: edge verification and limits (auth jwt)', () => {
     assert.equal(r.status, 200, await r.text());
   });
 
+  test('read_Bps: an event stream past its byte budget is paused, not dropped: every record still arrives', { timeout: 30_000 }, async () => {
+    const token = await mint('svc:read:lim:* svc:append:lim:*', 600, { limits: { read_Bps: 4000 } });
+    const bodies = Array.from({ length: 12 }, (_, i) => `${i}:`.padEnd(900, 'r'));
+    const ac = new AbortController();
+    const res = await fetch(`${gw.url}/v1/streams/lim/slow/records/subscribe?seq_num=0`, bearer(token, { signal: ac.signal }));
+    assert.equal(res.status, 200);
+    // One append per record, straight to the star: each commits as its own frame, about 11 KB in
+    // all against a 4000 B/s budget, so the stream has to pause between frames.
+    const appender = await mint('svc:append:lim:*', 600);
+    for (const body of bodies) {
+      const append = await fetch(`${star.baseUrl}/v1/streams/lim/slow/records`, bearer(appender, { method: 'POST', body: JSON.stringify({ records: [{ body }] }) }));
+      assert.equal(append.status, 200, await append.text());
+    }
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes(`"${bodies[bodies.length - 1]}"`)) {
+      const { value, done } = await reader.read();
+      assert.ok(!done, 'the stream was dropped');
+      text += Buffer.from(value).toString();
+    }
+    for (const body of bodies) assert.ok(text.includes(`"${body}"`), `record ${body.slice(0, 3)} arrived`);
+    ac.abort();
+  });
+
   test('a token without limits is not limited', async () => {
     const token = await mint('svc:read:lim:*', 600);
     for (let i = 0; i < 20; i++) {
