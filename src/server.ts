@@ -214,7 +214,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   const ops = cfg.metricsListen
     ? await startOpsServer(cfg.metricsListen.host, cfg.metricsListen.port, {
       metrics,
-      ready: () => !log.failed(),
+      ready: () => !log.failed() && metadata.healthy(),
       extra: adminSurface({
         ui: cfg.adminUi, reader: cfg.adminUiReader, logError, service: star,
         // The star as the gRPC admin plane names it (startGrpcServer's default id, its bound address).

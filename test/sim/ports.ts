@@ -96,6 +96,7 @@ export class Incarnation {
     }),
     putCredential: (c) => this.metaRows([c]),
     listCredentials: async () => [...this.world.meta.credentials.values()].map((c) => structuredClone(c)),
+    healthy: () => true,
     close: async () => undefined,
   };
 

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { REPO_ROOT, removeDir, startServer, tempDir } from '../helpers/server.ts';
+import { REPO_ROOT, removeDir, startServer, tempDir, waitForOutput } from '../helpers/server.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
 
 /** How long a refused star may take to exit. */
@@ -90,6 +90,32 @@ describe('a star on the postgres metadata backend', { skip }, () => {
       assert.deepEqual(read.records.map((r) => r.body), ['a']);
     } finally {
       await again.stop();
+    }
+  });
+
+  test('a star whose PostgreSQL connection is lost stops being ready (/readyz 503)', { timeout: 60_000 }, async () => {
+    const lostSchema = freshSchema();
+    const dataDir = tempDir();
+    dirs.push(dataDir);
+    const star = await startServer({ dataDir, args: ['--metadata', 'postgres', '--postgres-url', TEST_POSTGRES_URL, '--postgres-schema', lostSchema, '--metrics-listen', '127.0.0.1:0'] });
+    try {
+      const ops = `http://127.0.0.1:${(await waitForOutput(star, /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/))[1]}`;
+      assert.equal((await fetch(`${ops}/readyz`)).status, 200);
+      const killed = await sql.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = hashtext($1)::oid AND granted`, [`svcd:${lostSchema}`],
+      );
+      assert.equal(killed.rows.length, 1, 'the star held its schema lock');
+      const deadline = Date.now() + REFUSAL_WAIT_MS;
+      let status = 200;
+      while (status === 200 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        status = (await fetch(`${ops}/readyz`)).status;
+      }
+      assert.equal(status, 503);
+      assert.equal((await fetch(`${ops}/healthz`)).status, 200, 'alive, but not ready');
+    } finally {
+      await star.stop();
+      await dropSchema(lostSchema);
     }
   });
 });

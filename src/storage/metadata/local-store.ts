@@ -169,6 +169,7 @@ export class LocalMetadataStore implements MetadataStore {
   deleteStream(bucket: string, key: string): Promise<void> { return this.write({ op: 'stream-del', bucket, key }); }
   putCredential(c: CredentialMeta): Promise<void> { return this.write({ op: 'cred', c }); }
   async listCredentials(): Promise<CredentialMeta[]> { return [...this.credentials.values()]; }
+  healthy(): boolean { return this.failed === undefined; }
 
   async close(): Promise<void> {
     while (this.flushing || this.pending.length) await new Promise((r) => setImmediate(r));

@@ -61,5 +61,8 @@ export interface MetadataStore {
   deleteStream(bucket: string, key: string): Promise<void>;
   putCredential(c: CredentialMeta): Promise<void>;
   listCredentials(): Promise<CredentialMeta[]>;
+  /** False once a write failed: the store refuses every later write until the star restarts
+   *  (/readyz reports it, so a balancer takes the star out). */
+  healthy(): boolean;
   close(): Promise<void>;
 }

@@ -147,6 +147,8 @@ export class PostgresMetadataStore implements MetadataStore {
     return res.rows.map((r) => JSON.parse(r.doc) as CredentialMeta);
   }
 
+  healthy(): boolean { return this.failed === undefined; }
+
   /** Waits for queued writes, then closes the connection (which releases the schema's lock). */
   async close(): Promise<void> {
     if (!this.connected) return;
