@@ -76,6 +76,8 @@ for (const engine of ['uws', 'node'] as const) {
     assert.match(answer.toString(), /^HTTP\/1\.1 200/);
     const text = await (await fetch(`http://127.0.0.1:${m[1]}/metrics`)).text();
     const sum = Number(/svcd_request_seconds_sum\{verb="Append"\} ([0-9.e-]+)/.exec(text)?.[1]);
-    assert.ok(sum >= PAUSE_MS / 1000, `Append latency sum ${sum} s leaves out the ${PAUSE_MS} ms upload`);
+    // Half the pause: the client's timer starts before its first write reaches the server, so the
+    // server can see a little less than the whole pause; leaving the upload out would show ~1 ms.
+    assert.ok(sum >= PAUSE_MS / 2 / 1000, `Append latency sum ${sum} s leaves out the ${PAUSE_MS} ms upload`);
   });
 }
