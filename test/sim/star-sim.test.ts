@@ -350,6 +350,19 @@ test('a bucket creation retried with its creation_token converges only once the 
   assert.equal(again.star.getBucket('conv').creation_token, 'c1');
 });
 
+test('a stream deleted and made again at its address recovers as the new stream only, its old frames still in the WAL', async () => {
+  const { world, b } = await oneStream(); // k0 holds r0..r9, unsettled, in the WAL
+  await until(b, b.star.deleteStream(BUCKET, 'k0'));
+  const made = await until(b, b.star.createStream(BUCKET, 'k0', {}));
+  const records = ['n0', 'n1', 'n2'].map((x) => ({ headers: [], body: Buffer.from(x) }));
+  await until(b, b.star.append(BUCKET, 'k0', { records }));
+  b.inc.crash();
+  const again = await boot(world, rng(12), []);
+  assert.equal(again.star.getStream(BUCKET, 'k0').stream_id, made.stream_id);
+  const page = await again.star.read(BUCKET, 'k0', { start: { kind: 'seq_num', value: 0 }, limit: 100, maxBytes: 0, clamp: true });
+  assert.deepEqual(page.records.map((r) => [r.seq_num, Buffer.from(r.body).toString()]), [[0, 'n0'], [1, 'n1'], [2, 'n2']]);
+});
+
 test('found: a WAL file whose frames fail their checksum is kept, not removed after a short settle', async () => {
   const { world, b, errors } = await oneStream();
   const [fileNo, frames] = [...world.walFiles.entries()][0];
