@@ -5,7 +5,7 @@
 // REQUEST_BODY_IDLE_MS_MAX, so stalled uploads cannot hold the budget forever.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type Socket } from 'node:net';
+import { rawConn, type RawConn } from '../helpers/raw-conn.ts';
 import { APPEND_BODY_BYTES_MAX, BODY_BYTES_IN_FLIGHT_MAX, REQUEST_BODY_IDLE_MS_MAX } from '../../src/config/limits.ts';
 import { ENGINES } from '../helpers/server.ts';
 import { startOpsStar, type OpsStar } from '../ops/kit.ts';
@@ -18,19 +18,13 @@ const IDLE_CUT_SLACK_MS = 10_000;
 /** Uploads of the largest declared size that fit in the budget together. */
 const FITTING_UPLOADS = Math.floor(BODY_BYTES_IN_FLIGHT_MAX / APPEND_BODY_BYTES_MAX);
 
-interface Upload { sock: Socket; text(): string; closed(): boolean }
+type Upload = RawConn;
 
 /** Starts an append declaring the largest body a route accepts and sends only its first byte. */
 async function stalledUpload(port: number, path: string): Promise<Upload> {
-  const sock = connect(port, '127.0.0.1');
-  await new Promise<void>((resolve, reject) => { sock.once('connect', resolve); sock.once('error', reject); });
-  let text = '';
-  let closed = false;
-  sock.on('data', (d: Buffer) => { text += d.toString('latin1'); });
-  sock.on('close', () => { closed = true; });
-  sock.on('error', () => { closed = true; });
-  sock.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${APPEND_BODY_BYTES_MAX}\r\n\r\n{`);
-  return { sock, text: () => text, closed: () => closed };
+  const c = await rawConn(port);
+  c.sock.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${APPEND_BODY_BYTES_MAX}\r\n\r\n{`);
+  return c;
 }
 
 async function bodyBytesInFlight(ops: string): Promise<number> {

@@ -4,24 +4,12 @@
 // connection is neither reset nor confused by the body's bytes.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type Socket } from 'node:net';
 import { ENGINES, startServer, type RunningServer } from '../helpers/server.ts';
 import { stopServer } from './client.ts';
+import { rawConn } from '../helpers/raw-conn.ts';
 
 /** How long to wait for the answers a step expects. */
 const ANSWER_WAIT_MS = 5000;
-
-/** A raw connection that collects everything the star sends. */
-async function rawConn(port: number): Promise<{ sock: Socket; text(): string; closed(): boolean }> {
-  const sock = connect(port, '127.0.0.1');
-  await new Promise<void>((resolve, reject) => { sock.once('connect', resolve); sock.once('error', reject); });
-  let text = '';
-  let closed = false;
-  sock.on('data', (d: Buffer) => { text += d.toString('latin1'); });
-  sock.on('close', () => { closed = true; });
-  sock.on('error', () => { closed = true; });
-  return { sock, text: () => text, closed: () => closed };
-}
 
 /** Waits until `count` answers (status lines) arrived, or the wait runs out. */
 async function answers(c: { text(): string }, count: number): Promise<string[]> {

@@ -300,17 +300,22 @@ async function oneStream(): Promise<{ world: World; b: Booted; errors: string[] 
   return { world, b, errors };
 }
 
-test('found: a trim the watermark already covers is answered only once that watermark is durable', async () => {
-  const { world, b } = await oneStream();
-  const first = b.star.trim(BUCKET, 'k0', { seq_num: 8 }); // its metadata write is left pending
-  let covered = false;
-  const second = b.star.trim(BUCKET, 'k0', { seq_num: 5 }).then(() => { covered = true; });
+/** Holds `first`'s metadata write back and runs the repeat: it must not answer before that write
+ *  lands (a crash could still undo it), and must once it has. */
+async function answersOnlyOnceDurable(b: Booted, first: Promise<unknown>, repeat: () => Promise<unknown>, what: string): Promise<void> {
+  let answered = false;
+  const second = repeat().then(() => { answered = true; });
   await drain(b.inc);
-  assert.equal(covered, false, 'answered while the write that moved the watermark past it could still be lost');
+  assert.equal(answered, false, `${what} answered while the write it rests on could still be lost`);
   b.inc.commitMeta();
   await drain(b.inc);
-  assert.equal(covered, true);
+  assert.equal(answered, true, `${what} answered once that write landed`);
   await Promise.all([first, second]);
+}
+
+test('found: a trim the watermark already covers is answered only once that watermark is durable', async () => {
+  const { world, b } = await oneStream();
+  await answersOnlyOnceDurable(b, b.star.trim(BUCKET, 'k0', { seq_num: 8 }), () => b.star.trim(BUCKET, 'k0', { seq_num: 5 }), 'the covered trim');
   b.inc.crash();
   const again = await boot(world, rng(8), []);
   const page = await again.star.read(BUCKET, 'k0', { start: { kind: 'seq_num', value: 0 }, limit: 100, maxBytes: 0, clamp: true });
@@ -319,15 +324,7 @@ test('found: a trim the watermark already covers is answered only once that wate
 
 test('a repeated delete is answered only once the deletion is durable', async () => {
   const { world, b } = await oneStream();
-  const first = b.star.deleteStream(BUCKET, 'k0'); // its metadata write is left pending
-  let repeated = false;
-  const second = b.star.deleteStream(BUCKET, 'k0').then(() => { repeated = true; });
-  await drain(b.inc);
-  assert.equal(repeated, false, 'answered while the deletion could still be lost');
-  b.inc.commitMeta();
-  await drain(b.inc);
-  assert.equal(repeated, true);
-  await Promise.all([first, second]);
+  await answersOnlyOnceDurable(b, b.star.deleteStream(BUCKET, 'k0'), () => b.star.deleteStream(BUCKET, 'k0'), 'the repeated delete');
   b.inc.crash();
   const again = await boot(world, rng(9), []);
   assert.throws(() => again.star.getStream(BUCKET, 'k0'), (e: ServiceError) => e.code === 'not_found');
@@ -336,15 +333,7 @@ test('a repeated delete is answered only once the deletion is durable', async ()
 test('a bucket creation retried with its creation_token converges only once the creation is durable', async () => {
   const world = new World();
   const b = await boot(world, rng(10), []);
-  const first = b.star.createBucket('conv', { creation_token: 'c1' }); // its metadata write is left pending
-  let converged = false;
-  const retry = b.star.createBucket('conv', { creation_token: 'c1' }).then(() => { converged = true; });
-  await drain(b.inc);
-  assert.equal(converged, false, 'a 201 while the creation could still be lost');
-  b.inc.commitMeta();
-  await drain(b.inc);
-  assert.equal(converged, true);
-  await Promise.all([first, retry]);
+  await answersOnlyOnceDurable(b, b.star.createBucket('conv', { creation_token: 'c1' }), () => b.star.createBucket('conv', { creation_token: 'c1' }), 'the converging retry');
   b.inc.crash();
   const again = await boot(world, rng(11), []);
   assert.equal(again.star.getBucket('conv').creation_token, 'c1');
