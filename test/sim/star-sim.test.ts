@@ -62,6 +62,18 @@ async function drain(inc: Incarnation): Promise<void> {
   }
 }
 
+/** Lets everything in flight land: group commits, metadata, uploads, and 20 s of timers (settle
+ *  retries back off for up to a few seconds). */
+async function landEverything(b: Booted): Promise<void> {
+  for (let i = 0; i < 20; i++) {
+    b.inc.log.flush();
+    b.inc.commitMeta();
+    b.inc.completeObjectPuts();
+    b.inc.advance(1000);
+    await drain(b.inc);
+  }
+}
+
 /** Settles `p`, committing metadata, uploads and group commits while it waits (setup only). */
 async function until<T>(b: Booted, p: Promise<T>): Promise<T> {
   let done = false;
@@ -252,13 +264,7 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
     await drain(b.inc);
   }
   // Let everything in flight land, then check, then once more across a last crash.
-  for (let i = 0; i < 20; i++) {
-    b.inc.log.flush();
-    b.inc.commitMeta();
-    b.inc.completeObjectPuts();
-    b.inc.advance(1000);
-    await drain(b.inc);
-  }
+  await landEverything(b);
   for (const batch of batches.values()) assert.notEqual(batch.state, 'inflight', `seed ${seed}: batch ${batch.id} never answered`);
   await verify(b, batches, trims, fences, `seed ${seed} at the end`);
   b.inc.crash();
@@ -358,13 +364,7 @@ test('found: a WAL file whose frames fail their checksum is kept, not removed af
   frames[0][frames[0].length - 1] ^= 0xff; // rot in the file after it was written
   const settled = b.star.settle();
   settled.catch(() => undefined);
-  for (let i = 0; i < 20; i++) {
-    b.inc.log.flush();
-    b.inc.commitMeta();
-    b.inc.completeObjectPuts();
-    b.inc.advance(1000);
-    await drain(b.inc);
-  }
+  await landEverything(b);
   assert.ok(world.walFiles.has(fileNo), 'the WAL file is still there');
   assert.equal(world.objects.size, 0);
   assert.ok(errors.some((e) => /settling WAL file \d+ failed/.test(e)), 'the failed settle is reported and retried');
