@@ -576,7 +576,13 @@ export class Star implements StreamService {
       this.inflightBytes -= p.frameBytes;
       if (st.deleted) {
         st.appendSettled();
-        p.reject!(new ServiceError('stream_deleted', 'the stream was deleted while the append was in flight'));
+        // Its frame is durable: refuse it only once the deletion is too. A crash before the deletion
+        // lands brings the stream back with this batch in it, so by then the producer must have
+        // heard nothing rather than a refusal (found by the seeded simulation, test/sim).
+        const refuse = (): void => p.reject!(new ServiceError('stream_deleted', 'the stream was deleted while the append was in flight'));
+        const deletion = this.deleteWrites.get(addr(st.meta.bucket, st.meta.key));
+        if (deletion) void deletion.then(refuse, refuse);
+        else refuse();
         continue;
       }
       st.commitBatch(p.batch!);
@@ -670,6 +676,15 @@ export class Star implements StreamService {
         void this.d.objects.delete(key).catch(() => undefined);
       }
     }
+    // A stream deleted while its deletion is not yet durable still owns its frames in this file: a
+    // crash before the deletion lands brings the stream back, and its records must be here then
+    // (found by the seeded simulation, test/sim). A failed deletion throws: the file is kept.
+    const deletions: Promise<void>[] = [];
+    for (const st of this.fileStreams.get(fileNo) ?? []) {
+      const pending = st.deleted ? this.deleteWrites.get(addr(st.meta.bucket, st.meta.key)) : undefined;
+      if (pending) deletions.push(pending);
+    }
+    await Promise.all(deletions);
     this.fileStreams.delete(fileNo);
     if (!this.pinnedWalFiles.has(fileNo)) this.d.wal.removeFile(fileNo);
   }

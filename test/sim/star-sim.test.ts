@@ -28,6 +28,8 @@ interface Batch {
   state: 'inflight' | 'acked' | 'refused' | 'ambiguous';
   start?: number;
   match?: number;
+  /** The generation of the stream it was sent to (DELETABLE is deleted and made again). */
+  gen: number;
 }
 
 interface Booted { inc: Incarnation; star: Star }
@@ -41,6 +43,43 @@ interface Trims { acked: number[]; asked: number[] }
 interface Fences { asked: string[][]; acked: number[] }
 
 const TOKENS = ['', 'ta', 'tb', 'tc'];
+
+/** The stream the schedule deletes and makes again (trims and fences go to the others). */
+const DELETABLE = STREAMS - 1;
+
+/** One life of the deletable stream: its creation and its deletion as far as producers know. */
+interface Gen {
+  streamId?: string;
+  create: 'acked' | 'asked' | 'lost';
+  del: 'none' | 'asked' | 'acked';
+}
+
+/** The deletable stream as the star shows it now: its id, or undefined when it does not exist. */
+function liveId(star: Star): string | undefined {
+  try {
+    return star.getStream(BUCKET, `k${DELETABLE}`).stream_id;
+  } catch (err) {
+    if (err instanceof ServiceError && err.code === 'not_found') return undefined;
+    throw err;
+  }
+}
+
+/** After a crash, what landed decides the pending creation or deletion of the newest life. */
+function reconcile(star: Star, gens: Gen[], where: string): void {
+  const cur = gens[gens.length - 1];
+  const id = liveId(star);
+  if (id === undefined) {
+    assert.ok(!(cur.create === 'acked' && cur.del === 'none'), `${where}: k${DELETABLE} is gone, but its creation was acknowledged and no delete asked`);
+    if (cur.create === 'asked') cur.create = 'lost';
+    else if (cur.del === 'asked') cur.del = 'acked';
+  } else {
+    assert.notEqual(cur.del, 'acked', `${where}: k${DELETABLE} came back after its deletion was acknowledged`);
+    assert.ok(cur.create !== 'lost', `${where}: k${DELETABLE} exists, but its newest creation was lost`);
+    if (cur.create === 'asked') { cur.create = 'acked'; cur.streamId = id; }
+    assert.equal(id, cur.streamId, `${where}: k${DELETABLE} is an older life of the stream`);
+    if (cur.del === 'asked') cur.del = 'none';
+  }
+}
 
 async function boot(world: World, random: () => number, errors: string[]): Promise<Booted> {
   const { frames, files, nextFileNo } = Incarnation.recover(world);
@@ -104,8 +143,19 @@ async function readAll(star: Star, key: string): Promise<{ seq: number; body: st
 
 /** Checks every stream against what producers were told: visible records run without gaps or
  *  duplicates from the trim watermark to the tail; below it nothing is readable. */
-async function verify(b: Booted, batches: Map<string, Batch>, trims: Trims, fences: Fences, where: string): Promise<void> {
+async function verify(b: Booted, batches: Map<string, Batch>, trims: Trims, fences: Fences, gens: Gen[], where: string): Promise<void> {
   for (let s = 0; s < STREAMS; s++) {
+    let gen = 0;
+    if (s === DELETABLE) {
+      const cur = gens[gens.length - 1];
+      const id = liveId(b.star);
+      if (id === undefined) {
+        assert.ok(!(cur.create === 'acked' && cur.del === 'none'), `${where}: k${s} is gone, but its creation was acknowledged and no delete asked`);
+        continue;
+      }
+      assert.ok(cur.del !== 'acked' && (cur.streamId === undefined || cur.streamId === id), `${where}: k${s} is not its newest life`);
+      gen = gens.length - 1;
+    }
     const installed = b.star.getStream(BUCKET, `k${s}`).fencing_token;
     const allowed = fences.acked[s] < 0 ? ['', ...fences.asked[s]] : fences.asked[s].slice(fences.acked[s]);
     assert.ok(allowed.includes(installed), `${where}: k${s} is fenced with '${installed}'; acknowledged fences allow only ${JSON.stringify(allowed)}`);
@@ -121,7 +171,7 @@ async function verify(b: Booted, batches: Map<string, Batch>, trims: Trims, fenc
       const [id, posText] = records[i].body.split('.');
       const pos = Number(posText);
       const batch = batches.get(id);
-      assert.ok(batch && batch.stream === s, `${where}: k${s}@${seq} holds ${records[i].body}, from no batch of this stream`);
+      assert.ok(batch && batch.stream === s && batch.gen === gen, `${where}: k${s}@${seq} holds ${records[i].body}, from no batch of this life of the stream`);
       assert.ok(batch.state === 'acked' || batch.state === 'ambiguous', `${where}: batch ${id} is visible but was ${batch.state}`);
       if (batch.state === 'acked') assert.equal(batch.start! + pos, seq, `${where}: ${records[i].body} acked at ${batch.start! + pos}, found at ${seq}`);
       const before = seen.get(id);
@@ -135,7 +185,7 @@ async function verify(b: Booted, batches: Map<string, Batch>, trims: Trims, fenc
       if (batches.get(id)!.size - 1 !== last) assert.fail(`${where}: batch ${id} ends early at the tail`);
     }
     for (const batch of batches.values()) {
-      if (batch.stream !== s || batch.state !== 'acked') continue;
+      if (batch.stream !== s || batch.gen !== gen || batch.state !== 'acked') continue;
       const end = batch.start! + batch.size;
       if (end > first) assert.ok(seen.has(batch.id), `${where}: acknowledged batch ${batch.id} of k${s} (${batch.start}..${end}) is missing`);
     }
@@ -169,7 +219,9 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
   const known = Array<string>(STREAMS).fill('');
   let b = await boot(world, random, errors);
   await until(b, b.star.createBucket(BUCKET, {}));
-  for (let s = 0; s < STREAMS; s++) await until(b, b.star.createStream(BUCKET, `k${s}`, {}));
+  const ids: string[] = [];
+  for (let s = 0; s < STREAMS; s++) ids.push((await until(b, b.star.createStream(BUCKET, `k${s}`, {}))).stream_id);
+  const gens: Gen[] = [{ streamId: ids[DELETABLE], create: 'acked', del: 'none' }];
   let crashes = 0;
   let nextBatch = 0;
 
@@ -177,8 +229,8 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
     const r = random();
     if (r < 0.34) {
       const stream = pick(STREAMS);
-      const batch: Batch = { id: `b${nextBatch++}`, stream, size: 1 + pick(4), state: 'inflight' };
-      if (random() < 0.15) batch.match = b.star.checkTail(BUCKET, `k${stream}`).seq_num;
+      const batch: Batch = { id: `b${nextBatch++}`, stream, size: 1 + pick(4), state: 'inflight', gen: stream === DELETABLE ? gens.length - 1 : 0 };
+      if (random() < 0.15 && (stream !== DELETABLE || liveId(b.star) !== undefined)) batch.match = b.star.checkTail(BUCKET, `k${stream}`).seq_num;
       // Mostly the token the producer knows; now and then a stale or wrong one (refused with 412).
       const token = random() < 0.9 ? known[stream] : TOKENS[pick(TOKENS.length)];
       batches.set(batch.id, batch);
@@ -214,13 +266,13 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
       b.inc.advance(ms);
       trace.push(`time +${ms}`);
     } else if (r < 0.92) {
-      await verify(b, batches, trims, fences, `seed ${seed} step ${step}`);
+      await verify(b, batches, trims, fences, gens, `seed ${seed} step ${step}`);
       trace.push('verify');
     } else if (r < 0.945) {
       b.star.settle().catch(() => undefined);
       trace.push('settle');
     } else if (r < 0.955) {
-      const stream = pick(STREAMS);
+      const stream = pick(STREAMS - 1);
       const token = TOKENS[pick(TOKENS.length)];
       const index = fences.asked[stream].push(token) - 1;
       const star = b.star;
@@ -235,7 +287,7 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
       );
       trace.push(`fence k${stream} '${token}'`);
     } else if (r < 0.965) {
-      const stream = pick(STREAMS);
+      const stream = pick(STREAMS - 1);
       const tail = b.star.checkTail(BUCKET, `k${stream}`).seq_num;
       const to = trims.acked[stream] + pick(Math.max(1, tail - trims.acked[stream] + 1));
       trims.asked[stream] = Math.max(trims.asked[stream], Math.min(to, tail));
@@ -254,10 +306,31 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
       crashes++;
       for (const batch of batches.values()) if (batch.state === 'inflight') batch.state = 'ambiguous';
       b = await boot(world, random, errors);
-      await verify(b, batches, trims, fences, `seed ${seed} after crash ${crashes} at step ${step}`);
+      reconcile(b.star, gens, `seed ${seed} after crash ${crashes} at step ${step}`);
+      await verify(b, batches, trims, fences, gens, `seed ${seed} after crash ${crashes} at step ${step}`);
       trace.push(`crash ${crashes}: wal files ${[...world.walFiles.keys()].join(',')}; objects ${world.objects.size}`);
+    } else if (r < 0.995) {
+      // The deletable stream: delete its life, or make a new one once the deletion is known.
+      const cur = gens[gens.length - 1];
+      const star = b.star;
+      if (cur.create === 'acked' && cur.del === 'none') {
+        cur.del = 'asked';
+        star.deleteStream(BUCKET, `k${DELETABLE}`).then(
+          () => { if (star === b.star) { cur.del = 'acked'; trace.push(`deleted k${DELETABLE}`); } },
+          (err: unknown) => { if (star === b.star) assert.fail(`seed ${seed}: delete failed: ${String(err)}`); },
+        );
+        trace.push(`delete k${DELETABLE}`);
+      } else if (cur.del === 'acked' || cur.create === 'lost') {
+        const next: Gen = { create: 'asked', del: 'none' };
+        gens.push(next);
+        star.createStream(BUCKET, `k${DELETABLE}`, {}).then(
+          (info) => { if (star === b.star) { next.create = 'acked'; next.streamId = info.stream_id; trace.push(`made k${DELETABLE} again`); } },
+          (err: unknown) => { if (star === b.star) assert.fail(`seed ${seed}: create failed: ${String(err)}`); },
+        );
+        trace.push(`make k${DELETABLE} again`);
+      }
     } else {
-      const stream = pick(STREAMS);
+      const stream = pick(STREAMS - 1);
       const page = await b.star.read(BUCKET, `k${stream}`, { start: { kind: 'tail_offset', value: 3 }, limit: 10, maxBytes: 0, clamp: true });
       trace.push(`read k${stream}: ${page.records.map((x) => Buffer.from(x.body).toString()).join(' ')}`);
     }
@@ -266,10 +339,11 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
   // Let everything in flight land, then check, then once more across a last crash.
   await landEverything(b);
   for (const batch of batches.values()) assert.notEqual(batch.state, 'inflight', `seed ${seed}: batch ${batch.id} never answered`);
-  await verify(b, batches, trims, fences, `seed ${seed} at the end`);
+  await verify(b, batches, trims, fences, gens, `seed ${seed} at the end`);
   b.inc.crash();
   b = await boot(world, random, errors);
-  await verify(b, batches, trims, fences, `seed ${seed} after the last crash`);
+  reconcile(b.star, gens, `seed ${seed} after the last crash`);
+  await verify(b, batches, trims, fences, gens, `seed ${seed} after the last crash`);
   assert.deepEqual(errors.filter((e) => !/settling WAL file \d+ failed/.test(e)), [], `seed ${seed}: the star logged errors`);
   const acked = [...batches.values()].filter((x) => x.state === 'acked').length;
   return { trace, acked, crashes, settled: world.objects.size };
@@ -289,7 +363,8 @@ test(`the star under ${seeds.length} seeded schedules of appends, commits, fault
   }
   const shown = seeds.length > 4 ? `${seeds.slice(0, 3).join(',')},…,${seeds[seeds.length - 1]}` : seeds.join(',');
   t.diagnostic(`${seeds.length} seeds (${shown}) x ${STEPS} steps: ${acked} acknowledged batches, ${crashes} crashes, ${settled} segments left in the store`);
-  assert.ok(acked > seeds.length * 10 && crashes > 0 && settled > 0, 'the runs exercised acks, crashes and settling');
+  // A replayed seed may happen to settle nothing; the default set must exercise everything.
+  if (!process.env.SVCD_SIM_SEED) assert.ok(acked > seeds.length * 10 && crashes > 0 && settled > 0, 'the runs exercised acks, crashes and settling');
 });
 
 // What the simulation found, pinned as exact scenarios (a seed's schedule changes whenever the
@@ -356,6 +431,39 @@ test('a stream deleted and made again at its address recovers as the new stream 
   assert.equal(again.star.getStream(BUCKET, 'k0').stream_id, made.stream_id);
   const page = await again.star.read(BUCKET, 'k0', { start: { kind: 'seq_num', value: 0 }, limit: 100, maxBytes: 0, clamp: true });
   assert.deepEqual(page.records.map((r) => [r.seq_num, Buffer.from(r.body).toString()]), [[0, 'n0'], [1, 'n1'], [2, 'n2']]);
+});
+
+test('found: an append in flight when its stream is deleted is refused only once the deletion is durable', async () => {
+  const { world, b } = await oneStream();
+  let outcome = 'none';
+  b.star.append(BUCKET, 'k0', { records: [{ headers: [], body: Buffer.from('late') }] })
+    .then(() => { outcome = 'acked'; }, (e: ServiceError) => { outcome = e.code; });
+  await drain(b.inc);
+  const deletion = b.star.deleteStream(BUCKET, 'k0'); // its metadata write is left pending
+  b.inc.log.flush(); // the append's frame is durable now
+  await drain(b.inc);
+  assert.equal(outcome, 'none', 'refused while a crash could still bring the stream back with it');
+  b.inc.crash();
+  const again = await boot(world, rng(13), []);
+  const page = await again.star.read(BUCKET, 'k0', { start: { kind: 'seq_num', value: 10 }, limit: 10, maxBytes: 0, clamp: true });
+  assert.deepEqual(page.records.map((r) => Buffer.from(r.body).toString()), ['late'], 'the deletion was lost, the batch is there');
+  void deletion;
+});
+
+test('found: a WAL file holding a deleted stream\'s records is kept until the deletion is durable', async () => {
+  const { world, b } = await oneStream(); // k0's ten records are only in the WAL
+  void b.star.deleteStream(BUCKET, 'k0'); // its metadata write is left pending
+  b.star.settle().catch(() => undefined);
+  for (let i = 0; i < 20; i++) {
+    b.inc.log.flush();
+    b.inc.completeObjectPuts();
+    b.inc.advance(1000);
+    await drain(b.inc);
+  }
+  b.inc.crash();
+  const again = await boot(world, rng(14), []);
+  const page = await again.star.read(BUCKET, 'k0', { start: { kind: 'seq_num', value: 0 }, limit: 100, maxBytes: 0, clamp: true });
+  assert.equal(page.records.length, 10, 'the deletion was lost, so every record must still be there');
 });
 
 test('found: a WAL file whose frames fail their checksum is kept, not removed after a short settle', async () => {
