@@ -2,6 +2,7 @@
 // status and retryability. No handler picks a status number or reads an error's message.
 
 import { showRawBytes } from '../storage/format/key-bytes.ts';
+import { MetadataUnavailableError } from '../storage/metadata/metadata-store.ts';
 import type { Position } from './types.ts';
 
 export type ErrorCode =
@@ -103,5 +104,7 @@ export const notFound = (message: string): ServiceError => new ServiceError('not
 /** Any thrown value as a ServiceError; unknown ones become `internal` (the caller logs them as bugs). */
 export function asServiceError(err: unknown): ServiceError {
   if (err instanceof ServiceError && ERROR_TABLE[err.code] !== undefined) return err;
+  // Not a bug: the metadata store is down (fail-stop). /readyz says so too; a balancer moves callers on.
+  if (err instanceof MetadataUnavailableError) return new ServiceError('unavailable', 'the metadata store is unavailable; retry shortly');
   return new ServiceError('internal', 'internal error');
 }

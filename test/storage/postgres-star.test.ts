@@ -93,7 +93,7 @@ describe('a star on the postgres metadata backend', { skip }, () => {
     }
   });
 
-  test('a star whose PostgreSQL connection is lost stops being ready (/readyz 503)', { timeout: 60_000 }, async () => {
+  test('a star whose PostgreSQL connection is lost stops being ready (/readyz 503) and answers writes 503', { timeout: 60_000 }, async () => {
     const lostSchema = freshSchema();
     const dataDir = tempDir();
     dirs.push(dataDir);
@@ -113,6 +113,11 @@ describe('a star on the postgres metadata backend', { skip }, () => {
       }
       assert.equal(status, 503);
       assert.equal((await fetch(`${ops}/healthz`)).status, 200, 'alive, but not ready');
+      const create = await fetch(`${star.baseUrl}/v1/buckets/after`, { method: 'POST', body: '{}' });
+      assert.equal(create.status, 503, 'a write the store cannot take is 503, not a 500 bug');
+      assert.equal(create.headers.get('retry-after'), '1');
+      assert.equal(typeof ((await create.json()) as { error: unknown }).error, 'string');
+      assert.doesNotMatch(star.output(), /bug: unmapped error/);
     } finally {
       await star.stop();
       await dropSchema(lostSchema);

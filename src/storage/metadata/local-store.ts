@@ -6,7 +6,7 @@ import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, r
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32c } from '../format/crc32c.ts';
-import type { BucketMeta, CredentialMeta, MetadataStore, MetaState, StreamMeta } from './metadata-store.ts';
+import { MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StreamMeta } from './metadata-store.ts';
 
 type Entry =
   | { op: 'bucket'; b: BucketMeta }
@@ -104,7 +104,7 @@ export class LocalMetadataStore implements MetadataStore {
   }
 
   private write(e: Entry): Promise<void> {
-    if (this.failed !== undefined) return Promise.reject(new Error(`metadata journal failed earlier: ${String(this.failed)}`));
+    if (this.failed !== undefined) return Promise.reject(new MetadataUnavailableError(`metadata journal failed earlier: ${String(this.failed)}`));
     this.apply(e);
     const body = Buffer.from(JSON.stringify(e), 'utf8');
     const bytes = Buffer.allocUnsafe(ENTRY_HEADER_BYTES + body.length);
@@ -133,7 +133,8 @@ export class LocalMetadataStore implements MetadataStore {
           for (const p of batch) p.resolve();
         } catch (err) {
           this.failed ??= err;
-          for (const p of batch) p.reject(err);
+          const refusal = new MetadataUnavailableError(`metadata journal write failed: ${(err as Error).message}`, { cause: err });
+          for (const p of batch) p.reject(refusal);
           continue;
         }
         if (this.entriesSinceSnapshot >= this.journalEntriesMax) {

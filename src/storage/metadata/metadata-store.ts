@@ -66,3 +66,12 @@ export interface MetadataStore {
   healthy(): boolean;
   close(): Promise<void>;
 }
+
+/** A write the metadata store could not make, or refuses after an earlier failure (the store is
+ *  fail-stop): the star answers 503 and reports not ready until it restarts. */
+export class MetadataUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'MetadataUnavailableError';
+  }
+}

@@ -14,7 +14,7 @@
 import pg from 'pg';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
 import { POSTGRES_CONNECT_MS_MAX, POSTGRES_STATEMENT_MS_MAX } from '../../config/limits.ts';
-import type { BucketMeta, CredentialMeta, MetadataStore, MetaState, StreamMeta } from './metadata-store.ts';
+import { MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StreamMeta } from './metadata-store.ts';
 
 export interface PostgresMetadataOptions {
   /** A libpq-style connection URL: postgres://user@host:port/database */
@@ -85,12 +85,12 @@ export class PostgresMetadataStore implements MetadataStore {
 
   /** Runs one write statement, in order behind every earlier one. */
   private async write(sql: string, params: unknown[]): Promise<void> {
-    if (this.failed !== undefined) throw new Error(`metadata store failed earlier: ${String(this.failed)}`);
+    if (this.failed !== undefined) throw new MetadataUnavailableError(`metadata store failed earlier: ${String(this.failed)}`);
     try {
       await this.serial(sql, params);
     } catch (err) {
       this.failed ??= err;
-      throw err;
+      throw new MetadataUnavailableError(`metadata write failed: ${(err as Error).message}`, { cause: err });
     }
   }
 
