@@ -84,6 +84,9 @@ export const WAL_GROUP_LINGER_MS = 0.1;
 export const WAL_GROUP_LINGER_MIN_APPENDS = 4;
 /** A WAL file is sealed and settled into segments once it holds this much. */
 export const WAL_FILE_BYTES_MAX = 64 * MiB;
+/** After a failed WAL write the flusher probes for room again after this long, doubling up to the max. */
+export const WAL_RECOVERY_RETRY_MS_MIN = 50;
+export const WAL_RECOVERY_RETRY_MS_MAX = 2000;
 /** Even a quiet WAL is sealed and settled this long after its first record. */
 export const WAL_SETTLE_AFTER_MS = 30_000;
 /** A stream stays leased this long after its last append (spec: States, "the idle timeout runs"). */
@@ -92,6 +95,9 @@ export const LEASE_IDLE_MS = 10_000;
 export const RETENTION_SWEEP_MS = 1000;
 /** The postgres metadata backend gives up connecting after this long (start-up fails)… */
 export const POSTGRES_CONNECT_MS_MAX = 10_000;
+/** A lost PostgreSQL connection is tried again after this long, doubling up to the max. */
+export const POSTGRES_RECONNECT_MS_MIN = 100;
+export const POSTGRES_RECONNECT_MS_MAX = 5000;
 /** … and PostgreSQL cancels any one of its statements that runs longer than this. */
 export const POSTGRES_STATEMENT_MS_MAX = 30_000;
 /** The s3 object store gives one S3 request this long (connect, then the whole answer) … */
@@ -99,6 +105,9 @@ export const S3_REQUEST_MS_MAX = 30_000;
 /** … and this many attempts, with the SDK's backoff, before the operation fails (a failed settle is
  *  retried in order by the star). */
 export const S3_ATTEMPTS_MAX = 3;
+/** After a failed journal write the local metadata store tries to recover after this long, doubling up to the max. */
+export const META_JOURNAL_RETRY_MS_MIN = 50;
+export const META_JOURNAL_RETRY_MS_MAX = 2000;
 /** Metadata journal is compacted into a snapshot after this many entries. */
 export const META_JOURNAL_ENTRIES_MAX = 10_000;
 

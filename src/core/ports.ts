@@ -23,7 +23,15 @@ export interface LogPort {
   durableOffset(): number;
   durableSignal(): number;
   waitDurable(seen: number): Promise<unknown>;
+  /** True while the WAL cannot be written (disk full, an I/O error, the flusher gone). */
   failed(): boolean;
+  /** Why, in a few words ('' when it is not failing). */
+  failureCause(): string;
+  /** After a failure: everything appended and not durable is dropped, never to be written; the
+   *  failure clears by itself once the WAL can be written again. */
+  discardUndurable(): void;
+  /** The WAL file new frames go to (read after a failure clears). */
+  currentFileNo(): number;
 }
 
 /** A stream whose frames in a sealed WAL file should settle, from `fromSeq` on. */

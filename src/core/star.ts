@@ -74,8 +74,11 @@ export class Star implements StreamService {
   private readonly deleted = new Set<string>();
   /** Bucket creations whose metadata write is still pending (a converging retry waits for it). */
   private readonly bucketWrites = new Map<string, Promise<void>>();
-  /** Deletions whose metadata write is still pending, by address (see deleteStream). */
-  private readonly deleteWrites = new Map<string, Promise<void>>();
+  /** Buckets whose last write failed: read back before anything else is written (see reconcile). */
+  private readonly suspectBuckets = new Set<string>();
+  /** Streams whose last row write failed (StreamState.suspect), read back by reconcile(). */
+  private readonly suspectStreams = new Set<StreamState>();
+  private reconciling = false;
   private readonly reader: PageReader;
   /** Memory for the frames this star sequences, kept until their WAL file settles. */
   private readonly frames = new FrameArena();
@@ -85,6 +88,8 @@ export class Star implements StreamService {
   /** Committed bytes held in memory until their WAL file settles (bounded by UNSETTLED_BYTES_MAX). */
   private unsettledBytes = 0;
   private sweeping = false;
+  /** The WAL failed and the sequencer has not yet seen it recover (see durableLoop). */
+  private walDown = false;
   private walFileNo: number;
   private walFileBytes = 0;
   private walFileOpenedMs = 0;
@@ -195,10 +200,13 @@ export class Star implements StreamService {
     }
     const meta: BucketMeta = { name, config: { ...config }, created_at_unix_ms: this.d.clock.nowMs(), creation_token: token };
     this.buckets.set(name, meta);
-    const write = this.d.metadata.putBucket(meta);
+    const write = this.bucketWrite(name, this.d.metadata.putBucket(meta));
     this.bucketWrites.set(name, write.then(() => undefined, () => undefined));
     try {
       await write;
+    } catch (err) {
+      if (this.buckets.get(name) === meta) this.buckets.delete(name); // not durable: it never existed
+      throw err;
     } finally {
       this.bucketWrites.delete(name);
     }
@@ -217,7 +225,12 @@ export class Star implements StreamService {
     }
     const meta: BucketMeta = { ...b, config: { ...config } };
     this.buckets.set(name, meta);
-    await this.d.metadata.putBucket(meta);
+    try {
+      await this.bucketWrite(name, this.d.metadata.putBucket(meta));
+    } catch (err) {
+      if (this.buckets.get(name) === meta) this.buckets.set(name, b);
+      throw err;
+    }
     return this.bucketInfo(meta);
   }
 
@@ -225,9 +238,23 @@ export class Star implements StreamService {
     this.requireBucket(name);
     const live = this.byBucket.get(name);
     if (live && live.size > 0) throw new ServiceError('bucket_not_empty', `bucket ${name} is not empty: delete its ${live.size} stream(s) first`);
+    const b = this.buckets.get(name)!;
     this.buckets.delete(name);
+    try {
+      await this.bucketWrite(name, this.d.metadata.deleteBucket(name));
+    } catch (err) {
+      if (!this.buckets.has(name)) this.buckets.set(name, b);
+      throw err;
+    }
     for (const a of [...this.deleted]) if (a.startsWith(`${name}\u0000`)) this.deleted.delete(a);
-    await this.d.metadata.deleteBucket(name);
+  }
+
+  /** A bucket row write: when it fails, the store may hold it or not, so the row is read back. */
+  private bucketWrite(name: string, write: Promise<void>): Promise<void> {
+    return write.catch((err: unknown) => {
+      this.suspectBuckets.add(name);
+      throw err;
+    });
   }
 
   listBuckets(startAfter: string, limit: number): ListPage<BucketInfo> {
@@ -286,7 +313,7 @@ export class Star implements StreamService {
     const wasDeleted = this.deleted.delete(addr(bucket.name, key));
     // Appends must not be acknowledged before the stream they belong to is durable.
     try {
-      await st.gate(this.d.metadata.putStream(meta));
+      await st.gate(this.withRows([st], () => this.rowWrite([st], this.d.metadata.putStream(meta))));
     } catch (err) {
       // Not durable: the stream never existed. Callers waiting on it see it gone.
       this.dropStream(st);
@@ -319,6 +346,18 @@ export class Star implements StreamService {
   async reconfigureStream(bucket: string, key: string, patch: StreamConfigInput): Promise<StreamInfo> {
     const st = this.requireStream(bucket, key);
     const b = this.requireBucket(bucket);
+    // Built from the config the previous row write left (under the row lock), so two concurrent
+    // reconfigures never undo each other.
+    const retentionChanged = await this.withRows([st], () => this.reconfigureLocked(st, b, bucket, key, patch));
+    // Retention takes effect immediately (spec: States), not at the next background sweep. It takes
+    // the row lock itself, so it runs once the config's write has released it.
+    if (retentionChanged) await this.applyRetention(st, this.d.clock.nowMs());
+    return st.info();
+  }
+
+  /** Writes the patched config; answers whether retention changed. */
+  private async reconfigureLocked(st: StreamState, b: BucketMeta, bucket: string, key: string, patch: StreamConfigInput): Promise<boolean> {
+    if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
     const defaults = streamDefaultsOf(b.config as unknown as BucketConfig);
     const config = { ...st.config };
     for (const k of Object.keys(config) as (keyof StreamConfig)[]) {
@@ -337,44 +376,33 @@ export class Star implements StreamService {
     st.config = config;
     st.meta = { ...st.meta, config: { ...config } };
     try {
-      await st.gate(this.d.metadata.putStream(st.meta));
+      await st.gate(this.rowWrite([st], this.d.metadata.putStream(st.meta)));
     } catch (err) {
       if (st.config === config) { st.config = beforeConfig; st.meta = { ...st.meta, config: { ...beforeConfig } }; }
       throw err;
     }
     // A change that alters nothing causes no handoff; retention-only changes take effect in place.
     if (changed) st.emit({ kind: 'reconfigured', handoff, config: { ...config } });
-    // Retention takes effect immediately (spec: States), not at the next background sweep.
-    if (retentionChanged) await this.applyRetention(st, this.d.clock.nowMs());
-    return st.info();
+    return retentionChanged;
   }
 
   async deleteStream(bucket: string, key: string): Promise<void> {
-    const st = this.streams.get(addr(bucket, key));
+    const a = addr(bucket, key);
+    const st = this.streams.get(a);
     if (!st) {
-      // Idempotent on a deleted stream, once its deletion is durable: a crash before that write
-      // lands would bring the stream back after this answer said it was gone.
-      if (this.deleted.has(addr(bucket, key))) return this.deleteWrites.get(addr(bucket, key));
+      // Idempotent on a deleted stream: its deletion was durable before it left memory.
+      if (this.deleted.has(a)) return;
       if (!this.buckets.has(bucket)) throw notFound(`bucket ${bucket} not found`);
       throw notFound(`stream ${bucket}/${key} not found`);
     }
-    this.streams.delete(addr(bucket, key));
-    this.byBucket.get(bucket)?.delete(key);
-    this.deleted.add(addr(bucket, key));
-    st.deleted = true;
-    this.unsettledBytes -= st.memBytes();
-    st.mem.length = 0;
-    st.wake();
-    st.emit({ kind: 'deleted' });
-    const write = this.d.metadata.deleteStream(bucket, key);
-    const a = addr(bucket, key);
-    this.deleteWrites.set(a, write);
-    write.catch(() => undefined); // reported to the deletes that wait on it
-    try {
-      await write;
-    } finally {
-      if (this.deleteWrites.get(a) === write) this.deleteWrites.delete(a);
-    }
+    // Durable first, then gone from memory: a failed write leaves the stream as it was, and a crash
+    // can never bring back a stream this answer said was gone. Appends wait for the write (gate) and
+    // are then refused; one in flight is refused when it commits.
+    await st.gate(this.withRows([st], async () => {
+      if (st.deleted) return; // a concurrent delete got there first
+      await this.rowWrite([st], this.d.metadata.deleteStream(bucket, key));
+      this.forgetStream(st);
+    }));
     // Reclaimed in the background: gone for every caller already.
     const segs = st.meta.segments;
     void (async () => {
@@ -383,6 +411,21 @@ export class Star implements StreamService {
         await this.d.objects.delete(s.object_key).catch(() => undefined);
       }
     })();
+  }
+
+  /** A stream whose deletion is durable leaves memory. */
+  private forgetStream(st: StreamState): void {
+    const a = addr(st.meta.bucket, st.meta.key);
+    if (this.streams.get(a) === st) {
+      this.streams.delete(a);
+      this.byBucket.get(st.meta.bucket)?.delete(st.meta.key);
+    }
+    this.deleted.add(a);
+    st.deleted = true;
+    this.unsettledBytes -= st.memBytes();
+    st.mem.length = 0;
+    st.wake();
+    st.emit({ kind: 'deleted' });
   }
 
   listStreams(bucket: string, startAfter: string, limit: number): ListPage<StreamInfo> {
@@ -447,7 +490,10 @@ export class Star implements StreamService {
   /** The refusals that do not depend on the tail, in the order they are reported. */
   private admit(st: StreamState, bucket: string, key: string, input: AppendInput): void {
     if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
-    if (this.d.log.failed()) throw new ServiceError('unavailable', 'the write-ahead log is failing; not accepting appends');
+    if (this.walDown || this.d.log.failed()) throw new ServiceError('unavailable', `the write-ahead log cannot be written (${this.d.log.failureCause()}); not accepting appends until it recovers`);
+    // The metadata store is down, or a row write's outcome is still unknown: no ack until the star
+    // knows what the store holds (a lost delete or fence may have landed).
+    if (!this.metadataReady()) throw new ServiceError('unavailable', 'the metadata store is unavailable; not accepting appends until it is back');
     if (this.unsettledBytes > UNSETTLED_BYTES_MAX) throw new ServiceError('unavailable', 'settling into segments is behind; retry shortly');
     checkFence(st.meta.fencing_token, st.config.producer_policy, input.fencing_token);
   }
@@ -518,6 +564,8 @@ export class Star implements StreamService {
   /** Seals the current WAL file: a ROTATE frame goes through the ring like any batch. False when the
    *  ring has no room yet (the next append or sweep tries again). */
   private rotate(): boolean {
+    // While the WAL is failing, nothing enters the ring: what is there is about to be discarded.
+    if (this.walDown || this.d.log.failed()) return false;
     const frame = encodeRotate();
     const end = this.d.log.tryAppend(frame);
     if (end < 0) return false;
@@ -536,6 +584,7 @@ export class Star implements StreamService {
   /** SettleStar: seals the current WAL file when it holds anything, and resolves once every sealed
    *  file has settled into segments (reads from them are then served from the object store). */
   async settle(): Promise<void> {
+    if (this.walDown || this.d.log.failed()) throw new ServiceError('unavailable', `the write-ahead log cannot be written (${this.d.log.failureCause()}); retry shortly`);
     if (this.walFileBytes > 0 && !this.rotate()) throw new ServiceError('resource_exhausted', 'log ring full; retry shortly');
     // Also a rotate made just before (a full file, the sweep, another SettleStar) may not be queued
     // yet: wait for the newest one to be sealed, then for the queue it joined.
@@ -551,12 +600,25 @@ export class Star implements StreamService {
     }
   }
 
-  /** Waits on the flusher's durable offset and commits, in ring order, everything below it. */
+  /** Waits on the flusher's durable offset and commits, in ring order, everything below it. When the
+   *  WAL fails, every append not yet durable is refused and its frame discarded; when the flusher
+   *  can write again, sequencing resumes on its current file. */
   private async durableLoop(): Promise<void> {
     while (!this.closed) {
       const seen = this.d.log.durableSignal();
       this.commitDurable();
-      if (this.d.log.failed()) { this.failPending(); return; }
+      if (this.d.log.failed()) {
+        if (!this.walDown) {
+          this.walDown = true;
+          this.failPending(new ServiceError('unavailable', `the write-ahead log cannot be written (${this.d.log.failureCause()}); the append was not acknowledged`));
+          this.d.log.discardUndurable();
+        }
+      } else if (this.walDown) {
+        this.walDown = false;
+        this.walFileNo = this.d.log.currentFileNo();
+        this.walFileBytes = 0;
+        this.walFileOpenedMs = this.d.clock.nowMs();
+      }
       await this.d.log.waitDurable(seen);
     }
   }
@@ -576,13 +638,9 @@ export class Star implements StreamService {
       this.inflightBytes -= p.frameBytes;
       if (st.deleted) {
         st.appendSettled();
-        // Its frame is durable: refuse it only once the deletion is too. A crash before the deletion
-        // lands brings the stream back with this batch in it, so by then the producer must have
-        // heard nothing rather than a refusal (found by the seeded simulation, test/sim).
-        const refuse = (): void => p.reject!(new ServiceError('stream_deleted', 'the stream was deleted while the append was in flight'));
-        const deletion = this.deleteWrites.get(addr(st.meta.bucket, st.meta.key));
-        if (deletion) void deletion.then(refuse, refuse);
-        else refuse();
+        // The deletion is durable (a stream leaves memory only then), so a crash cannot bring this
+        // batch back: refusing it is the truth.
+        p.reject!(new ServiceError('stream_deleted', 'the stream was deleted while the append was in flight'));
         continue;
       }
       st.commitBatch(p.batch!);
@@ -607,28 +665,44 @@ export class Star implements StreamService {
     else this.pendingHead = i;
   }
 
-  /** Fails every append not yet acknowledged (the WAL failed, or the star is closing). */
-  private failPending(err = new ServiceError('unavailable', 'the write-ahead log failed; the append was not acknowledged')): void {
+  /** Fails every append not yet acknowledged (the WAL failed, or the star is closing). Their frames
+   *  are never written (the flusher discards them and cuts its file back to what was durable), so
+   *  each stream's next sequence number goes back to its committed tail. */
+  private failPending(err: ServiceError): void {
+    const rolledBack = new Set<StreamState>();
     for (let i = this.pendingHead; i < this.pending.length; i++) {
-      this.pending[i].st?.appendSettled();
-      this.pending[i].reject?.(err);
+      const p = this.pending[i];
+      if (p.st) {
+        p.st.inflightBytes -= p.frameBytes;
+        this.inflightBytes -= p.frameBytes;
+        rolledBack.add(p.st);
+      }
+      p.reject?.(err);
     }
     this.pending = [];
     this.pendingHead = 0;
+    for (const st of rolledBack) {
+      st.nextSeq = st.tail;
+      st.lastSeqTs = st.tailTs;
+    }
+    // Waiters are released only once every stream's next number is back at its tail.
+    for (const st of rolledBack) st.appendsFailed();
   }
 
   // ---------------------------------------------------------------- settle
 
   /** Settles sealed files strictly in order. A failure is retried (with backoff) until it succeeds:
-   *  settling a later file first would mark the failed file's records settled without a segment. */
+   *  settling a later file first would mark the failed file's records settled without a segment.
+   *  One line when an episode starts and one when it ends, not a stack per attempt. */
   private enqueueSettle(fileNo: number): void {
     this.settleQueue = this.settleQueue.then(async () => {
       for (let attempt = 0; !this.closed; attempt++) {
         try {
           await this.settleFile(fileNo);
+          if (attempt > 0) this.d.log_error?.(`settling WAL file ${fileNo} succeeded after ${attempt + 1} attempts`);
           return;
         } catch (err) {
-          this.d.log_error?.(`settling WAL file ${fileNo} failed (attempt ${attempt + 1}); it stays in the WAL and is retried`, err);
+          if (attempt === 0) this.d.log_error?.(`settling WAL file ${fileNo} failed (${errorText(err)}); it stays in the WAL and is retried with backoff`);
           const delayMs = Math.min(SETTLE_RETRY_MS_MIN * 2 ** attempt, SETTLE_RETRY_MS_MAX);
           await new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, delayMs); });
         }
@@ -636,57 +710,146 @@ export class Star implements StreamService {
     });
   }
 
-  /** Moves one sealed WAL file's batches into segments, records them, then drops the file. */
+  /** Moves one sealed WAL file's batches into segments and records them; the file is removed only
+   *  once every row that points at its records elsewhere is durable. Until then the batches stay in
+   *  memory and the file stays on disk, so a failed row write is simply retried (and a crash
+   *  replays the file). */
   private async settleFile(fileNo: number): Promise<void> {
     const touched = [...(this.fileStreams.get(fileNo) ?? [])].filter((st) => !st.deleted && st.mem.some((b) => b.walFileNo === fileNo));
     if (touched.length) {
-      const settled = await this.d.settler.settle(fileNo, touched.map((st) => ({ streamId: st.streamId, fromSeq: st.settledEnd })));
-      // Every stream with records in this file must get a segment reaching past them: the settler
-      // stops at the first frame that fails its checksum, and removing the file after a short
-      // settle would lose what it held. Throwing keeps the file, and the settle is retried.
+      // Where each stream's records in this file end: its segment must reach that far.
+      const need = new Map<StreamState, number>();
       for (const st of touched) {
-        let need = 0;
-        for (const b of st.mem) if (b.walFileNo === fileNo) need = Math.max(need, b.firstSeq + b.count);
+        let end = 0;
+        for (const b of st.mem) if (b.walFileNo === fileNo) end = Math.max(end, b.firstSeq + b.count);
+        need.set(st, end);
+      }
+      const settled = await this.d.settler.settle(fileNo, touched.map((st) => ({ streamId: st.streamId, fromSeq: st.settledEnd })));
+      // The settler stops at the first frame that fails its checksum, and removing the file after a
+      // short settle would lose what it held. Throwing keeps the file, and the settle is retried.
+      for (const st of touched) {
         const seg = settled.find((x) => x.streamId === st.streamId)?.segment;
-        if (!st.deleted && (!seg || seg.end_seq < need)) {
-          throw new Error(`settling WAL file ${fileNo} gave stream ${st.streamId} ${seg ? `records up to ${seg.end_seq}` : 'no segment'}, short of ${need}`);
+        if (!st.deleted && (!seg || seg.end_seq < need.get(st)!)) {
+          throw new Error(`settling WAL file ${fileNo} gave stream ${st.streamId} ${seg ? `records up to ${seg.end_seq}` : 'no segment'}, short of ${need.get(st)}`);
         }
       }
       const byId = new Map(touched.map((st) => [st.streamId, st]));
-      const rows: StreamMeta[] = [];
       const orphans: string[] = [];
-      for (const { streamId, segment } of settled) {
-        const st = byId.get(streamId);
-        if (!st || st.deleted) { orphans.push(segment.object_key); continue; }
-        if (segment.first_seq !== st.settledEnd) {
-          throw new Error(`segment of stream ${streamId} starts at ${segment.first_seq}, not at its settled end ${st.settledEnd}`);
+      for (const { streamId, segment } of settled) if (!byId.has(streamId)) orphans.push(segment.object_key);
+      await this.withRows(touched, async () => {
+        // Built under the row locks: from the rows as the last write left them (a trim or a fence
+        // may have landed while the segments uploaded), so this write undoes none of them.
+        const next: { st: StreamState; meta: StreamMeta; dead: string[] }[] = [];
+        for (const { streamId, segment } of settled) {
+          const st = byId.get(streamId);
+          if (!st) continue;
+          if (st.deleted) { orphans.push(segment.object_key); continue; }
+          if (segment.first_seq !== st.settledEnd) {
+            throw new Error(`segment of stream ${streamId} starts at ${segment.first_seq}, not at its settled end ${st.settledEnd}`);
+          }
+          // A trim that ran while this file settled may already cover the new segment.
+          const all = [...st.meta.segments, segment];
+          const meta: StreamMeta = {
+            ...st.meta, segments: all.filter((x) => x.end_seq > st.trimSeq), settled_end_seq: segment.end_seq, settled_end_ts: segment.max_ts,
+          };
+          next.push({ st, meta, dead: all.filter((x) => x.end_seq <= st.trimSeq).map((x) => x.object_key) });
         }
-        this.unsettledBytes -= st.settle([segment], segment.end_seq, segment.max_ts);
-        // A trim that ran while this file settled may already cover the new segment.
-        const dead = st.meta.segments.filter((x) => x.end_seq <= st.trimSeq);
-        if (dead.length) {
-          st.meta.segments = st.meta.segments.filter((x) => x.end_seq > st.trimSeq);
-          orphans.push(...dead.map((x) => x.object_key));
+        if (next.length) await this.rowWrite(next.map((n) => n.st), this.d.metadata.putStreams(next.map((n) => n.meta)));
+        // Durable: the segments serve these records now, and memory lets them go.
+        for (const n of next) {
+          n.st.meta = n.meta;
+          this.unsettledBytes -= n.st.dropSettled(n.meta.settled_end_seq);
+          orphans.push(...n.dead);
         }
-        rows.push(st.meta);
-      }
-      if (rows.length) await this.d.metadata.putStreams(rows);
+      });
       for (const key of orphans) {
         this.reader.forget(key);
         void this.d.objects.delete(key).catch(() => undefined);
       }
     }
-    // A stream deleted while its deletion is not yet durable still owns its frames in this file: a
-    // crash before the deletion lands brings the stream back, and its records must be here then
-    // (found by the seeded simulation, test/sim). A failed deletion throws: the file is kept.
-    const deletions: Promise<void>[] = [];
-    for (const st of this.fileStreams.get(fileNo) ?? []) {
-      const pending = st.deleted ? this.deleteWrites.get(addr(st.meta.bucket, st.meta.key)) : undefined;
-      if (pending) deletions.push(pending);
-    }
-    await Promise.all(deletions);
     this.fileStreams.delete(fileNo);
     if (!this.pinnedWalFiles.has(fileNo)) this.d.wal.removeFile(fileNo);
+  }
+
+  // ---------------------------------------------------------------- metadata rows
+
+  /** Runs `fn` holding the row locks of `sts`: row writes of one stream run one at a time, each built
+   *  from the state the last one left, so a full-row write never undoes another (a settle's row
+   *  cannot drop a trim, nor a trim's row a settle). All locks are queued for in one step, so two
+   *  writers of overlapping sets never wait for each other in a cycle. A suspect row is read back
+   *  first. */
+  private async withRows<T>(sts: StreamState[], fn: () => Promise<T>): Promise<T> {
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    const before = sts.map((st) => { const prev = st.rowTail; st.rowTail = held; return prev; });
+    try {
+      await Promise.all(before);
+      for (const st of sts) if (st.suspect) await this.reconcileStream(st);
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+
+  /** A stream row write: when it fails, the store may hold it or not (PostgreSQL's connection can
+   *  drop after the commit), so the rows become suspect and are read back before the next write
+   *  or ack (see reconcile). */
+  private rowWrite(sts: StreamState[], write: Promise<void>): Promise<void> {
+    return write.catch((err: unknown) => {
+      for (const st of sts) { st.suspect = true; this.suspectStreams.add(st); }
+      throw err;
+    });
+  }
+
+  /** True when the metadata store answers and no row write's outcome is unknown. */
+  metadataReady(): boolean {
+    return this.d.metadata.healthy() && this.suspectStreams.size === 0 && this.suspectBuckets.size === 0;
+  }
+
+  /** Reads back every suspect row once the store answers again, and takes what the store holds as
+   *  the truth (it is what a restart would load). Run by the sweep; one pass at a time. */
+  private reconcile(): void {
+    if (this.reconciling || !this.d.metadata.healthy()) return;
+    if (this.suspectStreams.size === 0 && this.suspectBuckets.size === 0) return;
+    this.reconciling = true;
+    void (async () => {
+      for (const name of [...this.suspectBuckets]) {
+        const row = await this.d.metadata.readBucket(name);
+        if (row) this.buckets.set(name, row);
+        else if (this.buckets.has(name) && !this.byBucket.get(name)?.size) this.buckets.delete(name);
+        this.suspectBuckets.delete(name);
+      }
+      for (const st of [...this.suspectStreams]) await this.withRows([st], async () => undefined);
+    })().catch(() => undefined).finally(() => { this.reconciling = false; });
+  }
+
+  /** Takes the store's row of a suspect stream (called holding its row lock). */
+  private async reconcileStream(st: StreamState): Promise<void> {
+    const { row, deleted } = await this.d.metadata.readStream(st.meta.bucket, st.meta.key);
+    st.suspect = false;
+    this.suspectStreams.delete(st);
+    const a = addr(st.meta.bucket, st.meta.key);
+    if (st.deleted) {
+      // A creation reported failed whose row landed after all: the stream exists.
+      if (row && row.stream_id === st.streamId && !this.streams.has(a)) {
+        this.addStream(new StreamState(row, row.config as unknown as StreamConfig));
+        this.deleted.delete(a);
+      }
+      return;
+    }
+    if (!row || row.stream_id !== st.streamId) {
+      // The deletion landed (or the creation did not): the stream is gone.
+      this.forgetStream(st);
+      if (!deleted) this.deleted.delete(a);
+      return;
+    }
+    const before = st.meta;
+    st.meta = row;
+    st.config = row.config as unknown as StreamConfig;
+    // A settle whose write landed after all: its segments serve those records now.
+    if (row.settled_end_seq > before.settled_end_seq) this.unsettledBytes -= st.dropSettled(row.settled_end_seq);
+    if (row.fencing_token !== before.fencing_token) st.emit({ kind: 'fenced', fencing_token: row.fencing_token });
+    st.wake();
   }
 
   // ---------------------------------------------------------------- read
@@ -752,36 +915,37 @@ export class Star implements StreamService {
     await this.advanceTrim(st, target);
   }
 
-  private async advanceTrim(st: StreamState, target: number): Promise<void> {
-    if (st.deleted) return;
-    // The watermark only advances. A trim it already covers is answered once the write that moved
-    // it there is durable: that write may still be pending, and a crash before it lands would put
-    // the watermark back below this trim (found by the seeded simulation, test/sim).
-    if (target <= st.trimSeq) return st.trimWrite;
-    st.meta = { ...st.meta, trim_seq: target };
-    const dead = st.meta.segments.filter((s) => s.end_seq <= target);
-    st.meta.segments = st.meta.segments.filter((s) => s.end_seq > target);
-    st.wake();
-    const write = this.d.metadata.putStream(st.meta);
-    st.trimWrite = write;
-    write.catch(() => undefined); // reported to the trims that wait on it
-    await write;
-    for (const s of dead) {
-      this.reader.forget(s.object_key);
-      void this.d.objects.delete(s.object_key).catch(() => undefined);
-    }
+  /** Moves the watermark to `target` (it only advances). Readers see the trim only once its row is
+   *  durable: a crash before then would bring the records back for readers already told they were
+   *  gone. Segments wholly below it are deleted after that. */
+  private advanceTrim(st: StreamState, target: number): Promise<void> {
+    return this.withRows([st], async () => {
+      if (st.deleted || target <= st.trimSeq) return;
+      const dead = st.meta.segments.filter((s) => s.end_seq <= target);
+      const meta: StreamMeta = { ...st.meta, trim_seq: target, segments: st.meta.segments.filter((s) => s.end_seq > target) };
+      await this.rowWrite([st], this.d.metadata.putStream(meta));
+      st.meta = meta;
+      st.wake();
+      for (const s of dead) {
+        this.reader.forget(s.object_key);
+        void this.d.objects.delete(s.object_key).catch(() => undefined);
+      }
+    });
   }
 
   async fence(bucket: string, key: string, token: string): Promise<Position> {
     const st = this.requireStream(bucket, key);
-    const before = st.meta;
-    st.meta = { ...st.meta, fencing_token: token };
-    try {
-      await st.gate(this.d.metadata.putStream(st.meta));
-    } catch (err) {
-      if (st.meta.fencing_token === token) st.meta = { ...st.meta, fencing_token: before.fencing_token };
-      throw err;
-    }
+    await this.withRows([st], async () => {
+      if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
+      const before = st.meta;
+      st.meta = { ...st.meta, fencing_token: token };
+      try {
+        await st.gate(this.rowWrite([st], this.d.metadata.putStream(st.meta)));
+      } catch (err) {
+        if (st.meta.fencing_token === token) st.meta = { ...st.meta, fencing_token: before.fencing_token };
+        throw err;
+      }
+    });
     st.emit({ kind: 'fenced', fencing_token: token });
     await st.drained();
     return st.tailPosition();
@@ -791,6 +955,7 @@ export class Star implements StreamService {
   private sweep(): void {
     const now = this.d.clock.nowMs();
     if (this.walFileBytes > 0 && now - this.walFileOpenedMs >= this.walSettleAfterMs) this.rotate();
+    this.reconcile();
     if (this.sweeping) return; // one retention pass at a time
     const due = [...this.streams.values()].filter((st) => st.config.retention_max_age_ms || st.config.retention_max_bytes);
     if (!due.length) return;
@@ -867,6 +1032,10 @@ const SETTLE_WAIT_MS_MAX = 60_000;
 /** Backoff between attempts to settle a WAL file that failed to settle. */
 const SETTLE_RETRY_MS_MIN = 100;
 const SETTLE_RETRY_MS_MAX = 30_000;
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
 
 /** Config changes that make live producer sessions reconnect (spec: States, PATCH). */
 const HANDOFF_FIELDS: readonly (keyof StreamConfig)[] = [

@@ -2,7 +2,7 @@
 // watermark, the settled chain and the committed-but-unsettled batches. An idle stream holds only
 // these fields: its unsettled batches leave memory when its WAL file settles.
 
-import type { SegmentMeta, StreamMeta } from '../storage/metadata/metadata-store.ts';
+import type { StreamMeta } from '../storage/metadata/metadata-store.ts';
 import { uuidBytes } from '../storage/format/record-codec.ts';
 import type { StreamEvent } from './service-api.ts';
 import type { Position, StreamConfig, StreamInfo } from './types.ts';
@@ -31,9 +31,12 @@ export class StreamState {
   /** Committed tail. */
   tail: number;
   tailTs: number;
-  /** The metadata write that moved the trim watermark last: a trim the watermark already covers
-   *  is answered only once it is durable. */
-  trimWrite: Promise<void> = Promise.resolve();
+  /** Row writes of this stream run one at a time, each built from the state the last one left:
+   *  resolves when the newest has finished (see Star.withRows). Never rejects. */
+  rowTail: Promise<void> = Promise.resolve();
+  /** A row write of this stream failed: the store may or may not hold it (a connection lost mid-
+   *  commit), so the row is read back before anything else is written or acknowledged. */
+  suspect = false;
   readonly mem: MemBatch[] = [];
   inflightBytes = 0;
   /** Arrival time of the newest append (the leadership view's idle timeout runs from it). */
@@ -114,6 +117,12 @@ export class StreamState {
     this.drainWaiters = keep;
   }
 
+  /** Every append in flight failed (the WAL failed; nextSeq is back at the tail): drain() callers go on. */
+  appendsFailed(): void {
+    this.appendsInFlight = 0;
+    for (const w of this.drainWaiters.splice(0)) w.resolve();
+  }
+
   /** Resolves when every append sequenced before the call has committed or failed. Later appends do
    *  not hold it up, so a steady stream of producers cannot starve a fence or a trim. */
   drained(): Promise<void> {
@@ -162,12 +171,9 @@ export class StreamState {
     return -1;
   }
 
-  /** Settled batches leave memory once their segments are recorded in metadata. Returns the bytes
-   *  freed. */
-  settle(segments: SegmentMeta[], endSeq: number, endTs: number): number {
-    this.meta.segments.push(...segments);
-    this.meta.settled_end_seq = endSeq;
-    this.meta.settled_end_ts = endTs;
+  /** Settled batches leave memory once the row recording their segments is durable. Returns the
+   *  bytes freed. */
+  dropSettled(endSeq: number): number {
     // One splice, not a shift per batch: a file of single-record appends holds ~500k batches, and
     // shifting them one by one is quadratic (it stalled the event loop for seconds).
     let freed = 0;

@@ -6,7 +6,7 @@
 
 import { FRAME_ROTATE, contentBytes, forEachRecord, frameInfo, frameTimestamps, sealFrame } from '../../src/storage/format/record-codec.ts';
 import type { Clock, Ids, LogPort, SegmentSettler, Timers, WalJanitor } from '../../src/core/ports.ts';
-import type { BucketMeta, CredentialMeta, MetadataStore, MetaState, StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
+import { MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
 import type { ByteRange, ObjectStore } from '../../src/storage/objects/object-store.ts';
 import { settleWalBytes } from '../../src/workers/settle-task.ts';
 
@@ -34,7 +34,7 @@ export class Incarnation {
   private readonly timers: { at: number; seq: number; fn: () => void; every?: number; cancelled: boolean }[] = [];
   private timerSeq = 0;
   private readonly deferred: (() => void)[] = [];
-  private readonly metaQueue: { apply: () => void; resolve: () => void }[] = [];
+  private readonly metaQueue: { apply: () => void; resolve: () => void; reject: (e: Error) => void }[] = [];
   private readonly objectQueue: { key: string; body: Buffer; resolve: () => void; reject: (e: Error) => void }[] = [];
   readonly log: SimLog;
 
@@ -96,6 +96,15 @@ export class Incarnation {
     }),
     putCredential: (c) => this.metaRows([c]),
     listCredentials: async () => [...this.world.meta.credentials.values()].map((c) => structuredClone(c)),
+    readStream: async (bucket, key) => {
+      const a = `${bucket}\u0000${key}`;
+      const row = this.world.meta.streams.get(a);
+      return { row: row && structuredClone(row), deleted: this.world.meta.deleted.has(a) };
+    },
+    readBucket: async (name) => {
+      const row = this.world.meta.buckets.get(name);
+      return row && structuredClone(row);
+    },
     healthy: () => true,
     close: async () => undefined,
   };
@@ -109,7 +118,7 @@ export class Incarnation {
 
   private metaWrite(apply: () => void): Promise<void> {
     if (this.dead) return never();
-    return new Promise<void>((resolve) => { this.metaQueue.push({ apply, resolve }); });
+    return new Promise<void>((resolve, reject) => { this.metaQueue.push({ apply, resolve, reject }); });
   }
 
   /** Rows are copied when the star asks, as a real store serializes them then: the star's later
@@ -141,6 +150,16 @@ export class Incarnation {
       done++;
     }
     return done;
+  }
+
+  /** The next queued metadata write fails: `landed` applies it first (a connection lost after the
+   *  commit: the store holds what the star was told failed), `lost` drops it. */
+  failMeta(how: 'landed' | 'lost'): boolean {
+    const w = this.metaQueue.shift();
+    if (!w || this.dead) return false;
+    if (how === 'landed') w.apply();
+    w.reject(new MetadataUnavailableError(`simulated metadata fault (${how})`));
+    return true;
   }
 
   get metaPending(): number { return this.metaQueue.length; }
@@ -240,6 +259,9 @@ export class SimLog implements LogPort {
   durableOffset(): number { return this.durable; }
   durableSignal(): number { return this.signal; }
   failed(): boolean { return false; }
+  failureCause(): string { return ''; }
+  discardUndurable(): void { /* the simulated WAL never fails */ }
+  currentFileNo(): number { return this.fileNo; }
 
   waitDurable(seen: number): Promise<unknown> {
     if (this.dead) return never();

@@ -1,10 +1,17 @@
 // The `local` metadata backend: state in memory, made durable by an append-only journal of
 // checksummed JSON entries (group-committed with fdatasync) plus a snapshot that the journal is
 // compacted into. A torn journal tail is cut at the last whole entry on load.
+//
+// A failed journal write (a full disk, EIO) makes the store unhealthy and refuses writes; with
+// backoff it cuts the journal back to its last synced entry, proves a small entry can be written and
+// synced, and reloads its maps from disk (a failed batch's entries were applied to them before the
+// write), so what it serves is exactly what a restart would load.
 
 import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { META_JOURNAL_RETRY_MS_MAX, META_JOURNAL_RETRY_MS_MIN } from '../../config/limits.ts';
+import { DependencyHealth } from '../dependency-health.ts';
 import { crc32c } from '../format/crc32c.ts';
 import { MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StreamMeta } from './metadata-store.ts';
 
@@ -13,7 +20,9 @@ type Entry =
   | { op: 'bucket-del'; name: string }
   | { op: 'streams'; s: StreamMeta[] }
   | { op: 'stream-del'; bucket: string; key: string }
-  | { op: 'cred'; c: CredentialMeta };
+  | { op: 'cred'; c: CredentialMeta }
+  /** Written by the recovery probe; changes nothing. */
+  | { op: 'nop' };
 
 const ENTRY_HEADER_BYTES = 8;
 
@@ -29,12 +38,18 @@ export class LocalMetadataStore implements MetadataStore {
   private entriesSinceSnapshot = 0;
   private pending: { bytes: Buffer; resolve: () => void; reject: (e: unknown) => void }[] = [];
   private flushing = false;
-  /** Set after a failed write: the journal may end in torn bytes, so nothing more is written (a
-   *  later entry behind them would be lost at load) and the star must restart to recover. */
+  /** Set after a failed write until recovery: the journal may end in torn bytes, so nothing more is
+   *  written until they are cut (a later entry behind them would be lost at load). */
   private failed: unknown;
+  /** Bytes of the journal known synced: where a failed write's torn bytes are cut. */
+  private journalBytes = 0;
+  private recoverTimer: ReturnType<typeof setTimeout> | undefined;
+  private recoverDelayMs = META_JOURNAL_RETRY_MS_MIN;
+  readonly health: DependencyHealth;
 
-  constructor(dir: string, private readonly journalEntriesMax: number) {
+  constructor(dir: string, private readonly journalEntriesMax: number, health?: DependencyHealth) {
     this.dir = dir;
+    this.health = health ?? new DependencyHealth('metadata store (local journal)', undefined);
   }
 
   private get journalPath(): string { return join(this.dir, 'journal.log'); }
@@ -42,6 +57,19 @@ export class LocalMetadataStore implements MetadataStore {
 
   async load(): Promise<MetaState> {
     mkdirSync(this.dir, { recursive: true });
+    this.readDisk();
+    this.fh = await open(this.journalPath, 'a');
+    return this.state();
+  }
+
+  /** Fills the maps from the snapshot and the journal, cutting a torn journal tail. */
+  private readDisk(): void {
+    this.buckets.clear();
+    this.streams.clear();
+    this.deleted.clear();
+    this.credentials.clear();
+    this.entriesSinceSnapshot = 0;
+    this.journalBytes = 0;
     if (existsSync(this.snapshotPath)) {
       const snap = JSON.parse(readFileSync(this.snapshotPath, 'utf8')) as MetaState;
       for (const b of snap.buckets) this.buckets.set(b.name, b);
@@ -63,13 +91,15 @@ export class LocalMetadataStore implements MetadataStore {
       }
       if (off < buf.length) {
         const fd = openSync(this.journalPath, 'r+');
-        ftruncateSync(fd, off);
-        fsyncSync(fd);
-        closeSync(fd);
+        try {
+          ftruncateSync(fd, off);
+          fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
       }
+      this.journalBytes = off;
     }
-    this.fh = await open(this.journalPath, 'a');
-    return this.state();
   }
 
   private state(): MetaState {
@@ -100,17 +130,14 @@ export class LocalMetadataStore implements MetadataStore {
         this.deleted.set(addr(e.bucket, e.key), { bucket: e.bucket, key: e.key });
         break;
       case 'cred': this.credentials.set(e.c.key_id, e.c); break;
+      case 'nop': break;
     }
   }
 
   private write(e: Entry): Promise<void> {
-    if (this.failed !== undefined) return Promise.reject(new MetadataUnavailableError(`metadata journal failed earlier: ${String(this.failed)}`));
+    if (this.failed !== undefined) return Promise.reject(new MetadataUnavailableError(`the metadata journal cannot be written (${errorText(this.failed)}); retrying`));
     this.apply(e);
-    const body = Buffer.from(JSON.stringify(e), 'utf8');
-    const bytes = Buffer.allocUnsafe(ENTRY_HEADER_BYTES + body.length);
-    bytes.writeUInt32LE(body.length, 0);
-    bytes.writeUInt32LE(crc32c(body), 4);
-    body.copy(bytes, ENTRY_HEADER_BYTES);
+    const bytes = encodeEntry(e);
     return new Promise((resolve, reject) => {
       this.pending.push({ bytes, resolve, reject });
       void this.flush();
@@ -130,10 +157,15 @@ export class LocalMetadataStore implements MetadataStore {
           await this.fh.writev(batch.map((p) => p.bytes));
           await this.fh.datasync();
           this.entriesSinceSnapshot += batch.length;
+          for (const p of batch) this.journalBytes += p.bytes.length;
           for (const p of batch) p.resolve();
         } catch (err) {
-          this.failed ??= err;
-          const refusal = new MetadataUnavailableError(`metadata journal write failed: ${(err as Error).message}`, { cause: err });
+          if (this.failed === undefined) {
+            this.failed = err;
+            this.health.failed(errorText(err));
+            this.scheduleRecover();
+          }
+          const refusal = new MetadataUnavailableError(`metadata journal write failed: ${errorText(err)}`, { cause: err });
           for (const p of batch) p.reject(refusal);
           continue;
         }
@@ -147,6 +179,39 @@ export class LocalMetadataStore implements MetadataStore {
     }
   }
 
+  private scheduleRecover(): void {
+    if (this.recoverTimer) return;
+    const delayMs = this.recoverDelayMs;
+    this.recoverDelayMs = Math.min(this.recoverDelayMs * 2, META_JOURNAL_RETRY_MS_MAX);
+    this.recoverTimer = setTimeout(() => {
+      this.recoverTimer = undefined;
+      void this.recover().catch((err: unknown) => {
+        this.health.failed(errorText(err));
+        this.scheduleRecover();
+      });
+    }, delayMs);
+    this.recoverTimer.unref?.();
+  }
+
+  /** Cuts the journal back to its synced entries, proves an entry can be written and synced, and
+   *  reloads the maps from disk; throws while it cannot. */
+  private async recover(): Promise<void> {
+    if (this.flushing || !this.fh) throw new Error('the journal is busy');
+    await this.fh.truncate(this.journalBytes);
+    const probe = encodeEntry({ op: 'nop' });
+    try {
+      await this.fh.write(probe);
+      await this.fh.datasync();
+    } catch (err) {
+      await this.fh.truncate(this.journalBytes).catch(() => undefined);
+      throw err;
+    }
+    this.readDisk();
+    this.failed = undefined;
+    this.recoverDelayMs = META_JOURNAL_RETRY_MS_MIN;
+    this.health.succeeded();
+  }
+
   /** Writes the whole state as a snapshot (temp + fsync + rename) and starts an empty journal. */
   private async compact(): Promise<void> {
     const tmp = `${this.snapshotPath}.tmp`;
@@ -157,6 +222,7 @@ export class LocalMetadataStore implements MetadataStore {
     renameSync(tmp, this.snapshotPath);
     await this.fh?.truncate(0);
     await this.fh?.datasync();
+    this.journalBytes = 0;
     const dir = openSync(this.dir, 'r');
     fsyncSync(dir);
     closeSync(dir);
@@ -170,11 +236,29 @@ export class LocalMetadataStore implements MetadataStore {
   deleteStream(bucket: string, key: string): Promise<void> { return this.write({ op: 'stream-del', bucket, key }); }
   putCredential(c: CredentialMeta): Promise<void> { return this.write({ op: 'cred', c }); }
   async listCredentials(): Promise<CredentialMeta[]> { return [...this.credentials.values()]; }
+  async readStream(bucket: string, key: string): Promise<{ row?: StreamMeta; deleted: boolean }> {
+    return { row: this.streams.get(addr(bucket, key)), deleted: this.deleted.has(addr(bucket, key)) };
+  }
+  async readBucket(name: string): Promise<BucketMeta | undefined> { return this.buckets.get(name); }
   healthy(): boolean { return this.failed === undefined; }
 
   async close(): Promise<void> {
+    if (this.recoverTimer) clearTimeout(this.recoverTimer);
     while (this.flushing || this.pending.length) await new Promise((r) => setImmediate(r));
     await this.fh?.close();
     this.fh = undefined;
   }
+}
+
+function encodeEntry(e: Entry): Buffer {
+  const body = Buffer.from(JSON.stringify(e), 'utf8');
+  const bytes = Buffer.allocUnsafe(ENTRY_HEADER_BYTES + body.length);
+  bytes.writeUInt32LE(body.length, 0);
+  bytes.writeUInt32LE(crc32c(body), 4);
+  body.copy(bytes, ENTRY_HEADER_BYTES);
+  return bytes;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -60,15 +60,21 @@ export interface MetadataStore {
   putStreams(s: StreamMeta[]): Promise<void>;
   deleteStream(bucket: string, key: string): Promise<void>;
   putCredential(c: CredentialMeta): Promise<void>;
+  /** A stream's row as the store holds it now, and whether its address is recorded as deleted: what
+   *  the star reads back after a failed write, whose outcome it cannot know (see Star.reconcile). */
+  readStream(bucket: string, key: string): Promise<{ row?: StreamMeta; deleted: boolean }>;
+  /** A bucket's row as the store holds it now. */
+  readBucket(name: string): Promise<BucketMeta | undefined>;
   listCredentials(): Promise<CredentialMeta[]>;
-  /** False once a write failed: the store refuses every later write until the star restarts
-   *  (/readyz reports it, so a balancer takes the star out). */
+  /** False while the store is unreachable or its last write failed; it comes back by itself (the
+   *  postgres store reconnects, the local journal cuts its torn tail and probes) and is true again
+   *  once a write can be made. /readyz reports it. */
   healthy(): boolean;
   close(): Promise<void>;
 }
 
-/** A write the metadata store could not make, or refuses after an earlier failure (the store is
- *  fail-stop): the star answers 503 and reports not ready until it restarts. */
+/** A write the metadata store could not make, or refuses while it is down: the star answers 503 and
+ *  reports not ready until the store is back. */
 export class MetadataUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);

@@ -8,12 +8,18 @@
 // - One star owns a schema: it holds a session advisory lock on the schema's name for as long as its
 //   connection lives, and a second star is refused at start. A killed star's connection closes with
 //   its process, and the lock with it.
-// - Like the local journal, the store stops writing after a failed write: the star's memory may then
-//   hold a change the store does not, so only a restart (which reloads from here) is safe.
+// - A lost connection (every PostgreSQL restart, failover or terminated backend does it) makes the
+//   store unhealthy: writes are refused at once with MetadataUnavailableError, and a new connection is
+//   tried with bounded backoff (taking the schema's lock again) until one answers. A write whose
+//   connection dropped mid-statement may or may not have committed; the star reads such rows back
+//   (readStream, readBucket) before it writes or acknowledges anything again.
 
 import pg from 'pg';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
-import { POSTGRES_CONNECT_MS_MAX, POSTGRES_STATEMENT_MS_MAX } from '../../config/limits.ts';
+import {
+  POSTGRES_CONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MIN, POSTGRES_STATEMENT_MS_MAX,
+} from '../../config/limits.ts';
+import { DependencyHealth } from '../dependency-health.ts';
 import { MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StreamMeta } from './metadata-store.ts';
 
 export interface PostgresMetadataOptions {
@@ -21,6 +27,8 @@ export interface PostgresMetadataOptions {
   url: string;
   /** The schema that holds this star's tables; created when absent. */
   schema: string;
+  /** Up/down of the connection, with its episode log lines (a quiet one when absent). */
+  health?: DependencyHealth;
 }
 
 /** Schema names the store accepts: a plain lower-case SQL identifier, so it is never quoted wrong
@@ -30,44 +38,91 @@ const POSTGRES_SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 export class MetadataOwnedError extends Error {}
 
 export class PostgresMetadataStore implements MetadataStore {
-  private readonly client: pg.Client;
+  private client: pg.Client | undefined;
   private readonly s: string;
-  private failed: unknown;
-  private connected = false;
+  /** False from a lost connection until a new one holds the schema's lock again. */
+  private up = false;
+  private closed = false;
+  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private reconnectDelayMs = POSTGRES_RECONNECT_MS_MIN;
   /** Settles once the newest statement has (statements run one at a time, in order). */
   private lastStatement: Promise<void> = Promise.resolve();
+  readonly health: DependencyHealth;
 
   constructor(private readonly opts: PostgresMetadataOptions) {
     if (!POSTGRES_SCHEMA_PATTERN.test(opts.schema)) throw new Error(`postgres schema ${JSON.stringify(opts.schema)} is not a plain lower-case identifier`);
     this.s = opts.schema;
-    this.client = new pg.Client({
-      connectionString: opts.url,
+    this.health = opts.health ?? new DependencyHealth('metadata store (postgres)', undefined);
+  }
+
+  /** A new connection holding the schema's lock; throws MetadataOwnedError when another star has it. */
+  private async connect(): Promise<pg.Client> {
+    const client = new pg.Client({
+      connectionString: this.opts.url,
       connectionTimeoutMillis: POSTGRES_CONNECT_MS_MAX,
       statement_timeout: POSTGRES_STATEMENT_MS_MAX,
       application_name: 'svcd',
     });
-    // A connection lost later fails the next write (and every one after it); without a listener the
-    // client's 'error' event would end the process.
-    this.client.on('error', (err) => { this.failed ??= err; });
+    // Without a listener the client's 'error' event would end the process.
+    client.on('error', (err) => this.lost(client, err));
+    client.on('end', () => this.lost(client, new Error('the connection ended')));
+    try {
+      await client.connect();
+      const owned = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [`svcd:${this.s}`]);
+      if (!owned.rows[0]?.ok) throw new MetadataOwnedError(`metadata: postgres schema ${this.s} is in use by another star`);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    return client;
+  }
+
+  /** The current connection broke: refuse writes and start reconnecting. */
+  private lost(client: pg.Client, err: unknown): void {
+    if (client !== this.client || this.closed) return;
+    this.client = undefined;
+    this.up = false;
+    void client.end().catch(() => undefined);
+    this.health.failed(`connection lost: ${(err as Error).message ?? String(err)}`);
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.reconnectTimer || this.closed) return;
+    const delayMs = this.reconnectDelayMs;
+    this.reconnectDelayMs = Math.min(this.reconnectDelayMs * 2, POSTGRES_RECONNECT_MS_MAX);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      void this.connect().then((client) => {
+        if (this.closed) { void client.end().catch(() => undefined); return; }
+        this.client = client;
+        this.up = true;
+        this.reconnectDelayMs = POSTGRES_RECONNECT_MS_MIN;
+        this.health.succeeded();
+      }, (err: unknown) => {
+        this.health.failed((err as Error).message ?? String(err));
+        this.scheduleReconnect();
+      });
+    }, delayMs);
+    this.reconnectTimer.unref?.();
   }
 
   async load(): Promise<MetaState> {
-    await this.client.connect();
-    this.connected = true;
+    this.client = await this.connect();
+    this.up = true;
     const s = this.s;
-    const owned = await this.client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [`svcd:${s}`]);
-    if (!owned.rows[0]?.ok) throw new MetadataOwnedError(`metadata: postgres schema ${s} is in use by another star`);
-    await this.client.query(`
+    const client = this.client;
+    await client.query(`
       CREATE SCHEMA IF NOT EXISTS ${s};
       CREATE TABLE IF NOT EXISTS ${s}.buckets (name text PRIMARY KEY, doc text NOT NULL);
       CREATE TABLE IF NOT EXISTS ${s}.streams (bucket text NOT NULL, key bytea NOT NULL, doc text NOT NULL, PRIMARY KEY (bucket, key));
       CREATE TABLE IF NOT EXISTS ${s}.deleted (bucket text NOT NULL, key bytea NOT NULL, PRIMARY KEY (bucket, key));
       CREATE TABLE IF NOT EXISTS ${s}.credentials (key_id text PRIMARY KEY, doc text NOT NULL);
     `);
-    const buckets = await this.client.query<{ doc: string }>(`SELECT doc FROM ${s}.buckets ORDER BY name`);
-    const streams = await this.client.query<{ doc: string }>(`SELECT doc FROM ${s}.streams ORDER BY bucket, key`);
-    const deleted = await this.client.query<{ bucket: string; key: Buffer }>(`SELECT bucket, key FROM ${s}.deleted ORDER BY bucket, key`);
-    const credentials = await this.client.query<{ doc: string }>(`SELECT doc FROM ${s}.credentials ORDER BY key_id`);
+    const buckets = await client.query<{ doc: string }>(`SELECT doc FROM ${s}.buckets ORDER BY name`);
+    const streams = await client.query<{ doc: string }>(`SELECT doc FROM ${s}.streams ORDER BY bucket, key`);
+    const deleted = await client.query<{ bucket: string; key: Buffer }>(`SELECT bucket, key FROM ${s}.deleted ORDER BY bucket, key`);
+    const credentials = await client.query<{ doc: string }>(`SELECT doc FROM ${s}.credentials ORDER BY key_id`);
     return {
       buckets: buckets.rows.map((r) => JSON.parse(r.doc) as BucketMeta),
       streams: streams.rows.map((r) => JSON.parse(r.doc) as StreamMeta),
@@ -76,22 +131,48 @@ export class PostgresMetadataStore implements MetadataStore {
     };
   }
 
-  /** Runs one statement once every earlier one has finished: one at a time on the one connection. */
+  /** Runs one statement once every earlier one has finished: one at a time on the one connection.
+   *  Refused at once while the store is down. */
   private serial<T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<T>> {
-    const run = this.lastStatement.then(() => this.client.query<T>(sql, params));
+    const run = this.lastStatement.then(() => {
+      const client = this.client;
+      if (!this.up || !client) throw new MetadataUnavailableError('the metadata store (postgres) is unavailable; reconnecting');
+      return client.query<T>(sql, params).catch((err: unknown) => {
+        // A broken connection also ends in 'error' or 'end', but maybe later; a plain statement error
+        // leaves it usable. Classes 08 (connection exception) and 57P (the server ended the session,
+        // e.g. pg_terminate_backend or a shutdown) mean it is gone.
+        const code = err instanceof pg.DatabaseError ? err.code ?? '' : '';
+        if (!(err instanceof pg.DatabaseError) || code.startsWith('08') || code.startsWith('57P')) this.lost(client, err);
+        throw err;
+      });
+    });
     this.lastStatement = run.then(() => undefined, () => undefined);
     return run;
   }
 
   /** Runs one write statement, in order behind every earlier one. */
   private async write(sql: string, params: unknown[]): Promise<void> {
-    if (this.failed !== undefined) throw new MetadataUnavailableError(`metadata store failed earlier: ${String(this.failed)}`);
     try {
       await this.serial(sql, params);
     } catch (err) {
-      this.failed ??= err;
+      if (err instanceof MetadataUnavailableError) throw err;
       throw new MetadataUnavailableError(`metadata write failed: ${(err as Error).message}`, { cause: err });
     }
+  }
+
+  async readStream(bucket: string, key: string): Promise<{ row?: StreamMeta; deleted: boolean }> {
+    const res = await this.serial<{ doc: string | null; deleted: boolean }>(
+      `SELECT (SELECT doc FROM ${this.s}.streams WHERE bucket = $1 AND key = $2) AS doc,
+              EXISTS (SELECT 1 FROM ${this.s}.deleted WHERE bucket = $1 AND key = $2) AS deleted`,
+      [bucket, keyToBytes(key)],
+    );
+    const r = res.rows[0];
+    return { row: r?.doc ? JSON.parse(r.doc) as StreamMeta : undefined, deleted: r?.deleted ?? false };
+  }
+
+  async readBucket(name: string): Promise<BucketMeta | undefined> {
+    const res = await this.serial<{ doc: string }>(`SELECT doc FROM ${this.s}.buckets WHERE name = $1`, [name]);
+    return res.rows[0] ? JSON.parse(res.rows[0].doc) as BucketMeta : undefined;
   }
 
   putBucket(b: BucketMeta): Promise<void> {
@@ -147,13 +228,17 @@ export class PostgresMetadataStore implements MetadataStore {
     return res.rows.map((r) => JSON.parse(r.doc) as CredentialMeta);
   }
 
-  healthy(): boolean { return this.failed === undefined; }
+  healthy(): boolean { return this.up; }
 
   /** Waits for queued writes, then closes the connection (which releases the schema's lock). */
   async close(): Promise<void> {
-    if (!this.connected) return;
-    this.connected = false;
+    if (this.closed) return;
+    this.closed = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     await this.lastStatement;
-    await this.client.end();
+    const client = this.client;
+    this.client = undefined;
+    this.up = false;
+    await client?.end().catch(() => undefined);
   }
 }

@@ -8,13 +8,23 @@
 // which on this machine's ext4 roughly halves its latency and CPU (`npx tsx bench/fdatasync-modes.ts`).
 // The zeros read as "no frame" to recovery and to settling, and a sealed or stopped file is cut
 // back to its frames.
+//
+// A failed write (a full disk, EIO) never ends the flusher. It flags the failure (no append is
+// acknowledged meanwhile), waits for the sequencer to fail the appends not yet durable and discard
+// their frames, cuts its file back to what was durable, and probes with backoff until a
+// preallocation step can be written and synced; then it clears the failure and appends resume.
+// Durability is published after every fdatasync (also the one that seals a file at a ROTATE), so
+// what the sequencer fails is exactly what was never synced.
 
 import { workerData } from 'node:worker_threads';
-import { closeSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, writeSync, writevSync } from 'node:fs';
-import { WAL_GROUP_LINGER_MIN_APPENDS, WAL_GROUP_LINGER_MS, WAL_PREALLOC_STEP_BYTES } from '../../config/limits.ts';
+import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, unlinkSync, writeSync, writevSync } from 'node:fs';
+import {
+  WAL_GROUP_LINGER_MIN_APPENDS, WAL_GROUP_LINGER_MS, WAL_PREALLOC_STEP_BYTES, WAL_RECOVERY_RETRY_MS_MAX, WAL_RECOVERY_RETRY_MS_MIN,
+} from '../../config/limits.ts';
 import { FRAME_ROTATE, sealFrame } from '../format/record-codec.ts';
 import {
-  CTRL_DURABLE_SIGNAL, CTRL_FAILED, CTRL_FLUSHER_SLEEPING, CTRL_HEAD_SIGNAL, CTRL_STOP, POS_DURABLE, headFrom, type RingBuffers,
+  CTRL_DISCARD_REQ, CTRL_DURABLE_SIGNAL, CTRL_FAILED, CTRL_FILE_NO, CTRL_FLUSHER_SLEEPING, CTRL_HEAD_SIGNAL, CTRL_STOP, POS_DISCARD_TO,
+  POS_DURABLE, headFrom, walFailureCode, walFailureText, type RingBuffers,
 } from './log-ring.ts';
 import { walFilePath } from './wal-files.ts';
 
@@ -34,17 +44,19 @@ const pos = new BigInt64Array(init.ring.pos);
 const size = data.length;
 const zeros = new Uint8Array(WAL_PREALLOC_STEP_BYTES);
 let fileNo = init.fileNo;
-/** Bytes of frames in the current file, and how far it is zero-filled (its size). */
+/** Bytes of frames in the current file, how many of them are synced, and how far the file is
+ *  zero-filled (its size). */
 let fileBytes = 0;
+let durableFileBytes = 0;
 let fileAllocated = 0;
 let fd = openWal(fileNo);
+Atomics.store(ctrl, CTRL_FILE_NO, fileNo);
 let readPos = Number(Atomics.load(pos, POS_DURABLE));
 
 function openWal(n: number): number {
   // 'wx': a new file number never exists (recovery resumes after the newest); never clobber one.
-  const f = openSync(walFilePath(init.walDir, n), 'wx');
-  fileBytes = 0;
-  fileAllocated = 0;
+  const path = walFilePath(init.walDir, n);
+  const f = openSync(path, 'wx');
   try {
     const dir = openSync(init.walDir, 'r');
     try {
@@ -54,9 +66,21 @@ function openWal(n: number): number {
     }
   } catch (err) {
     closeSync(f);
+    try { unlinkSync(path); } catch { /* the next attempt's 'wx' reports it */ }
     throw err;
   }
+  fileBytes = 0;
+  durableFileBytes = 0;
+  fileAllocated = 0;
   return f;
+}
+
+/** Everything read so far is on disk: tell the sequencer, which acknowledges up to here. */
+function publishDurable(): void {
+  durableFileBytes = fileBytes;
+  Atomics.store(pos, POS_DURABLE, BigInt(readPos));
+  Atomics.add(ctrl, CTRL_DURABLE_SIGNAL, 1);
+  Atomics.notify(ctrl, CTRL_DURABLE_SIGNAL);
 }
 
 /** Zero-fills the file up to at least `end` (no sync: the next group commit's fdatasync carries it). */
@@ -118,10 +142,14 @@ function drain(head: number): void {
       chunks = [];
       trimPreallocated();
       fdatasyncSync(fd);
-      closeSync(fd);
-      fd = -1; // closed: if opening the next file fails, nothing below may touch a reused descriptor
+      publishDurable(); // the sealed file's frames, before anything that can fail on the next file
+      // The next file opens before this one closes: when it cannot, this one stays current and the
+      // ROTATE is discarded with everything after it.
+      const prev = fd;
+      fd = openWal(fileNo + 1);
       fileNo += 1;
-      fd = openWal(fileNo);
+      closeSync(prev);
+      Atomics.store(ctrl, CTRL_FILE_NO, fileNo);
       dirty = false;
     } else {
       sealFrame(data, at, n);
@@ -132,10 +160,68 @@ function drain(head: number): void {
   }
   if (chunks.length) writeAll(chunks);
   if (dirty) fdatasyncSync(fd);
+  publishDurable();
 }
 
 /** A private slot nobody notifies: waiting on it is a plain short sleep. */
-const lingerSlot = new Int32Array(new SharedArrayBuffer(4));
+const sleepSlot = new Int32Array(new SharedArrayBuffer(4));
+const stopAsked = (): boolean => Atomics.load(ctrl, CTRL_STOP) !== 0;
+
+/** After a failed write: flag it, wait for the sequencer to fail what was not durable and ask for
+ *  the discard, cut the file back to its synced frames and probe until a write fits. False when the
+ *  star stopped meanwhile. */
+function recoverFrom(err: unknown): boolean {
+  const code = walFailureCode(err);
+  const startedMs = Date.now();
+  console.error(`svcd flusher: WAL write failed (${walFailureText(code)}: ${(err as Error)?.message ?? String(err)}); appends are refused until it can be written again`);
+  const discardSeen = Atomics.load(ctrl, CTRL_DISCARD_REQ);
+  Atomics.store(ctrl, CTRL_FAILED, code);
+  Atomics.add(ctrl, CTRL_DURABLE_SIGNAL, 1);
+  Atomics.notify(ctrl, CTRL_DURABLE_SIGNAL);
+  while (Atomics.load(ctrl, CTRL_DISCARD_REQ) === discardSeen) {
+    if (stopAsked()) return false;
+    Atomics.wait(ctrl, CTRL_HEAD_SIGNAL, Atomics.load(ctrl, CTRL_HEAD_SIGNAL), WAL_RECOVERY_RETRY_MS_MAX);
+  }
+  // Nothing past the durable point is ever written: the sequencer failed those appends.
+  readPos = Number(Atomics.load(pos, POS_DISCARD_TO));
+  Atomics.store(pos, POS_DURABLE, BigInt(readPos));
+  for (let delayMs = WAL_RECOVERY_RETRY_MS_MIN; ; delayMs = Math.min(delayMs * 2, WAL_RECOVERY_RETRY_MS_MAX)) {
+    try {
+      restoreFile();
+      break;
+    } catch {
+      if (stopAsked()) return false;
+      Atomics.wait(sleepSlot, 0, 0, delayMs);
+    }
+  }
+  console.error(`svcd flusher: the WAL can be written again after ${Date.now() - startedMs} ms; appends resume`);
+  Atomics.store(ctrl, CTRL_FILE_NO, fileNo);
+  Atomics.store(ctrl, CTRL_FAILED, 0);
+  Atomics.add(ctrl, CTRL_DURABLE_SIGNAL, 1);
+  Atomics.notify(ctrl, CTRL_DURABLE_SIGNAL);
+  return true;
+}
+
+/** Cuts the current file back to its synced frames (a partial group may sit past them) and proves a
+ *  preallocation step can be written and synced; throws while it cannot. */
+function restoreFile(): void {
+  if (fd < 0) {
+    const path = walFilePath(init.walDir, fileNo);
+    fd = existsSync(path) ? openSync(path, 'r+') : openWal(fileNo);
+  }
+  ftruncateSync(fd, durableFileBytes);
+  fileBytes = durableFileBytes;
+  fileAllocated = durableFileBytes;
+  try {
+    preallocate(durableFileBytes + WAL_PREALLOC_STEP_BYTES);
+    fdatasyncSync(fd);
+  } catch (err) {
+    ftruncateSync(fd, durableFileBytes); // give back what the probe took
+    fileAllocated = durableFileBytes;
+    throw err;
+  }
+}
+
 /** Publishes (one per append) covered by the last group commit, and the signal it ended at. */
 let lastGroupAppends = 0;
 let drainedSignal = Atomics.load(ctrl, CTRL_HEAD_SIGNAL);
@@ -148,7 +234,7 @@ for (;;) {
     // last one are just going out). Fewer appends than last time are waiting: linger briefly so one
     // fdatasync covers them all. A lone producer (groups of one) never waits.
     if (lastGroupAppends >= WAL_GROUP_LINGER_MIN_APPENDS && signal - drainedSignal < lastGroupAppends) {
-      Atomics.wait(lingerSlot, 0, 0, WAL_GROUP_LINGER_MS);
+      Atomics.wait(sleepSlot, 0, 0, WAL_GROUP_LINGER_MS);
       signal = Atomics.load(ctrl, CTRL_HEAD_SIGNAL);
       head = headFrom(ctrl, readPos);
     }
@@ -157,16 +243,9 @@ for (;;) {
     try {
       drain(head);
     } catch (err) {
-      // A WAL that cannot be written must never ack: flag it and stop publishing durability.
-      Atomics.store(ctrl, CTRL_FAILED, 1);
-      Atomics.add(ctrl, CTRL_DURABLE_SIGNAL, 1);
-      Atomics.notify(ctrl, CTRL_DURABLE_SIGNAL);
-      console.error('svcd flusher: WAL write failed:', err);
-      break;
+      // A WAL that cannot be written must never ack: fail, discard, cut back, probe, resume.
+      if (!recoverFrom(err)) break;
     }
-    Atomics.store(pos, POS_DURABLE, BigInt(readPos));
-    Atomics.add(ctrl, CTRL_DURABLE_SIGNAL, 1);
-    Atomics.notify(ctrl, CTRL_DURABLE_SIGNAL);
     continue;
   }
   if (Atomics.load(ctrl, CTRL_STOP) !== 0) break;

@@ -6,13 +6,45 @@
 export const CTRL_HEAD_SIGNAL = 0; // bumped by the writer after each publish; the flusher waits on it
 export const CTRL_DURABLE_SIGNAL = 1; // bumped by the flusher after each group commit; main waits on it
 export const CTRL_STOP = 2; // 1 asks the flusher to finish and exit
-export const CTRL_FAILED = 3; // 1 when the flusher hit an I/O error: no more acks
+export const CTRL_FAILED = 3; // a WalFailure code while the WAL cannot be written (0: it can): no acks
 export const CTRL_FLUSHER_SLEEPING = 4; // 1 while the flusher waits on CTRL_HEAD_SIGNAL: only then does a publish notify
 /** The published head's low 31 bits. The reader is never more than a ring (< 2^31 bytes) behind the
  *  head, so it recovers the whole offset from its own position (see headFrom), and a publish, once
  *  per append, stores an int instead of allocating a BigInt. */
 export const CTRL_HEAD_LOW31 = 5;
-export const POS_DURABLE = 1; // logical offset up to which frames are fsynced
+/** Bumped by the writer to ask a failed flusher to discard everything up to POS_DISCARD_TO. */
+export const CTRL_DISCARD_REQ = 6;
+/** The WAL file the flusher writes now (it tells the sequencer after recovering). */
+export const CTRL_FILE_NO = 7;
+export const POS_DISCARD_TO = 0; // after a failure: frames below it are never written
+export const POS_DURABLE = 1; // logical offset up to which frames are fsynced (or discarded)
+
+/** Why the WAL cannot be written (CTRL_FAILED). Every code but FLUSHER_GONE clears by itself once
+ *  the flusher can write again. */
+export const WalFailure = { NONE: 0, OTHER: 1, ENOSPC: 2, EIO: 3, EDQUOT: 4, EROFS: 5, FLUSHER_GONE: 9 } as const;
+
+export function walFailureCode(err: unknown): number {
+  const code = (err as { code?: unknown } | null)?.code;
+  switch (code) {
+    case 'ENOSPC': return WalFailure.ENOSPC;
+    case 'EIO': return WalFailure.EIO;
+    case 'EDQUOT': return WalFailure.EDQUOT;
+    case 'EROFS': return WalFailure.EROFS;
+    default: return WalFailure.OTHER;
+  }
+}
+
+export function walFailureText(code: number): string {
+  switch (code) {
+    case WalFailure.NONE: return '';
+    case WalFailure.ENOSPC: return 'ENOSPC: the disk under the WAL is full';
+    case WalFailure.EIO: return 'EIO: the disk under the WAL failed an I/O';
+    case WalFailure.EDQUOT: return 'EDQUOT: the disk quota under the WAL is used up';
+    case WalFailure.EROFS: return 'EROFS: the file system under the WAL is read-only';
+    case WalFailure.FLUSHER_GONE: return 'the flusher thread exited';
+    default: return 'an I/O error';
+  }
+}
 
 const LOW31 = 0x7fffffff;
 
@@ -24,7 +56,7 @@ export function headFrom(ctrl: Int32Array, readPos: number): number {
 export interface RingBuffers {
   data: SharedArrayBuffer;
   ctrl: SharedArrayBuffer; // Int32Array(8)
-  pos: SharedArrayBuffer; // BigInt64Array(2): slot 0 unused (the head is CTRL_HEAD_LOW31), POS_DURABLE
+  pos: SharedArrayBuffer; // BigInt64Array(2): POS_DISCARD_TO, POS_DURABLE (the head is CTRL_HEAD_LOW31)
 }
 
 export function createRingBuffers(bytes: number): RingBuffers {
@@ -63,6 +95,18 @@ export class LogRingWriter {
   get headOffset(): number { return this.head; }
   durableOffset(): number { return Number(Atomics.load(this.pos, POS_DURABLE)); }
   failed(): boolean { return Atomics.load(this.ctrl, CTRL_FAILED) !== 0; }
+  failureCause(): string { return walFailureText(Atomics.load(this.ctrl, CTRL_FAILED)); }
+  currentFileNo(): number { return Atomics.load(this.ctrl, CTRL_FILE_NO); }
+
+  /** After a failure, once the sequencer has failed every append not yet durable: asks the flusher
+   *  to drop everything appended so far (it is never written) and to cut its file back to what was
+   *  durable. The flusher clears the failure once it can write again. */
+  discardUndurable(): void {
+    Atomics.store(this.pos, POS_DISCARD_TO, BigInt(this.head));
+    Atomics.add(this.ctrl, CTRL_DISCARD_REQ, 1);
+    Atomics.add(this.ctrl, CTRL_HEAD_SIGNAL, 1);
+    Atomics.notify(this.ctrl, CTRL_HEAD_SIGNAL);
+  }
 
   /** Bytes the writer may still use without overwriting frames the flusher has not written. */
   private freeBytes(): number { return this.size - (this.head - this.durableSeen); }
@@ -107,7 +151,7 @@ export class LogRingWriter {
   /** The flusher is gone (crashed or exited): no append may be acknowledged any more, and every
    *  waiter is woken so pending appends fail instead of hanging. */
   markFailed(): void {
-    Atomics.store(this.ctrl, CTRL_FAILED, 1);
+    Atomics.store(this.ctrl, CTRL_FAILED, WalFailure.FLUSHER_GONE);
     Atomics.add(this.ctrl, CTRL_DURABLE_SIGNAL, 1);
     Atomics.notify(this.ctrl, CTRL_DURABLE_SIGNAL);
   }
