@@ -8,10 +8,11 @@ import * as grpc from '@grpc/grpc-js';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Config } from './config/config.ts';
-import { LOG_RING_BYTES } from './config/limits.ts';
+import { LOG_RING_BYTES, WAL_HEALTH_SAMPLE_MS } from './config/limits.ts';
 import { Star } from './core/star.ts';
 import { ERROR_TABLE, ServiceError } from './core/errors.ts';
 import type { AppendInput } from './core/types.ts';
+import type { SegmentSettler } from './core/ports.ts';
 import { Dispatcher } from './api/dispatch.ts';
 import { loadNativeUws, startUwsServer } from './api/uws.ts';
 import { CorsPolicy } from './api/cors.ts';
@@ -21,6 +22,8 @@ import { openMetadataStore } from './storage/metadata/open-store.ts';
 import type { ObjectStoreConfig } from './storage/objects/object-store.ts';
 import { openObjectStore } from './storage/objects/open-store.ts';
 import { S3ObjectStore } from './storage/objects/s3-store.ts';
+import { TrackedObjectStore } from './storage/objects/tracked-store.ts';
+import { DependencyHealth } from './storage/dependency-health.ts';
 import { createRingBuffers, LogRingWriter } from './storage/wal/log-ring.ts';
 import { recoverWal, removeWalFile } from './storage/wal/wal-files.ts';
 import { createPool, PoolSettler } from './workers/pool.ts';
@@ -79,18 +82,26 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
 
   // Settled segments: the data dir's objects/ or an S3 bucket, which must answer before anything starts.
   const storeCfg: ObjectStoreConfig = cfg.objectStore.backend === 's3' ? cfg.objectStore : { backend: 'fs', dir: objectsDir };
-  const objects = openObjectStore(storeCfg);
-  if (objects instanceof S3ObjectStore) {
+  const rawObjects = openObjectStore(storeCfg);
+  if (rawObjects instanceof S3ObjectStore) {
     try {
-      await objects.check();
+      await rawObjects.check();
     } catch (err) {
-      objects.close();
+      rawObjects.close();
       lock.release();
       throw err;
     }
   }
+  // What the star depends on, each up or down with one log line per outage and its /metrics series.
+  const logLine = (line: string): void => { console.error(`svcd: ${line}`); };
+  const health = {
+    metadata: new DependencyHealth(`metadata store (${cfg.metadata.backend})`, logLine),
+    wal: new DependencyHealth('WAL disk', undefined), // the flusher logs its own outages
+    objects: new DependencyHealth(`object store (${storeCfg.backend})`, logLine),
+  };
+  const objects = new TrackedObjectStore(rawObjects, health.objects);
 
-  const metadata = openMetadataStore(cfg.metadata, dataDir);
+  const metadata = openMetadataStore(cfg.metadata, dataDir, health.metadata);
   let state: Awaited<ReturnType<typeof metadata.load>>;
   try {
     state = await metadata.load();
@@ -143,7 +154,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     log,
     metadata,
     objects,
-    settler: new PoolSettler(settlePool, storeCfg, walDir),
+    settler: trackSettler(new PoolSettler(settlePool, storeCfg, walDir), health.objects),
     wal: { removeFile: (n) => { void removeWalFile(walDir, n); } },
     walFileNo,
     readRecordsMax: cfg.maxReadRecords,
@@ -170,7 +181,15 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     if (p.fencing_token !== undefined) input.fencing_token = p.fencing_token;
     return input;
   };
-  const metrics = new Metrics({ sseOpen: () => dispatcher.openStreams, bodyBytesInFlight: () => dispatcher.requestBodyBytesInFlight });
+  // The WAL's outages are the flusher's (it logs them); sampled here for /metrics.
+  const walWatch = setInterval(() => {
+    if (log.failed()) { if (health.wal.up) health.wal.failed(log.failureCause()); } else health.wal.succeeded();
+  }, WAL_HEALTH_SAMPLE_MS);
+  walWatch.unref();
+  const metrics = new Metrics(
+    { sseOpen: () => dispatcher.openStreams, bodyBytesInFlight: () => dispatcher.requestBodyBytesInFlight },
+    () => [health.metadata, health.wal, health.objects],
+  );
   const exchange = auth?.verifier?.signer ? (body: unknown) => auth.exchanger.exchange(body) : undefined;
   const dispatcher = new Dispatcher({
     svc: star, parseOffThread, logError, sse: cfg.sse,
@@ -196,7 +215,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   }
   const presigner = server && cfg.listen ? new Presigner(loadPresignSecret(dataDir), bridgeBaseUrl(cfg.listen.host, server.port, tls !== undefined)) : undefined;
   // ReadPlan's presigned URLs: S3 signs its own; on fs the data bridge serves what the star signed.
-  const s3 = objects instanceof S3ObjectStore ? objects : undefined;
+  const s3 = rawObjects instanceof S3ObjectStore ? rawObjects : undefined;
   installObjectVending(presigner && !s3 ? { presigner, objects, nowMs: () => Date.now() } : undefined);
   const vending: ReadPlanVending = {
     mode: cfg.readplanVending, ttlMs: cfg.readplanTtlMs, storageBucket: s3 ? s3.bucket : objectsDir,
@@ -214,7 +233,9 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   const ops = cfg.metricsListen
     ? await startOpsServer(cfg.metricsListen.host, cfg.metricsListen.port, {
       metrics,
-      ready: () => !log.failed() && metadata.healthy(),
+      // Not ready while appends would be refused: the WAL cannot be written, or the metadata store is
+      // away (or a row write's outcome is still being read back).
+      ready: () => !log.failed() && star.metadataReady(),
       extra: adminSurface({
         ui: cfg.adminUi, reader: cfg.adminUiReader, logError, service: star,
         // The star as the gRPC admin plane names it (startGrpcServer's default id, its bound address).
@@ -233,6 +254,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     opsPort: ops?.port,
     async stop() {
       stopping = true;
+      clearInterval(walWatch);
       server?.close();
       ops?.close();
       await grpcServer?.close();
@@ -246,6 +268,20 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
       s3?.close();
       lock.release();
     },
+  };
+}
+
+/** Settle uploads run in workers with their own store client: their outcome is the object store's
+ *  health as the star sees it. */
+function trackSettler(settler: SegmentSettler, health: DependencyHealth): SegmentSettler {
+  return {
+    settle: (fileNo, streams) => settler.settle(fileNo, streams).then((r) => {
+      health.succeeded();
+      return r;
+    }, (err: unknown) => {
+      health.failed(err instanceof Error ? err.message : String(err));
+      throw err;
+    }),
   };
 }
 

@@ -87,6 +87,8 @@ export const WAL_FILE_BYTES_MAX = 64 * MiB;
 /** After a failed WAL write the flusher probes for room again after this long, doubling up to the max. */
 export const WAL_RECOVERY_RETRY_MS_MIN = 50;
 export const WAL_RECOVERY_RETRY_MS_MAX = 2000;
+/** How often the WAL's up/down state is sampled for /metrics (the flusher logs outages itself). */
+export const WAL_HEALTH_SAMPLE_MS = 250;
 /** Even a quiet WAL is sealed and settled this long after its first record. */
 export const WAL_SETTLE_AFTER_MS = 30_000;
 /** A stream stays leased this long after its last append (spec: States, "the idle timeout runs"). */
@@ -108,6 +110,8 @@ export const S3_ATTEMPTS_MAX = 3;
 /** After a failed journal write the local metadata store tries to recover after this long, doubling up to the max. */
 export const META_JOURNAL_RETRY_MS_MIN = 50;
 export const META_JOURNAL_RETRY_MS_MAX = 2000;
+/** … and must first write and sync this much (then cut it away): proof there is room again. */
+export const META_JOURNAL_PROBE_BYTES = 64 * KiB;
 /** Metadata journal is compacted into a snapshot after this many entries. */
 export const META_JOURNAL_ENTRIES_MAX = 10_000;
 

@@ -3,6 +3,7 @@
 
 import { showRawBytes } from '../storage/format/key-bytes.ts';
 import { MetadataUnavailableError } from '../storage/metadata/metadata-store.ts';
+import { ObjectStoreUnavailableError } from '../storage/objects/object-store.ts';
 import type { Position } from './types.ts';
 
 export type ErrorCode =
@@ -106,5 +107,7 @@ export function asServiceError(err: unknown): ServiceError {
   if (err instanceof ServiceError && ERROR_TABLE[err.code] !== undefined) return err;
   // Not a bug: the metadata store is down (fail-stop). /readyz says so too; a balancer moves callers on.
   if (err instanceof MetadataUnavailableError) return new ServiceError('unavailable', 'the metadata store is unavailable; retry shortly');
+  // Nor is an object store that does not answer: settled reads wait for it to come back.
+  if (err instanceof ObjectStoreUnavailableError) return new ServiceError('unavailable', 'the object store is unavailable; retry shortly');
   return new ServiceError('internal', 'internal error');
 }

@@ -814,6 +814,7 @@ export class Star implements StreamService {
     this.reconciling = true;
     void (async () => {
       for (const name of [...this.suspectBuckets]) {
+        if (!this.d.metadata.healthy()) return;
         const row = await this.d.metadata.readBucket(name);
         if (row) this.buckets.set(name, row);
         else if (this.buckets.has(name) && !this.byBucket.get(name)?.size) this.buckets.delete(name);
@@ -823,8 +824,10 @@ export class Star implements StreamService {
     })().catch(() => undefined).finally(() => { this.reconciling = false; });
   }
 
-  /** Takes the store's row of a suspect stream (called holding its row lock). */
+  /** Takes the store's row of a suspect stream (called holding its row lock). Only from a store that
+   *  answers: what a failing store holds in memory may be what it failed to write. */
   private async reconcileStream(st: StreamState): Promise<void> {
+    if (!this.d.metadata.healthy()) throw new ServiceError('unavailable', 'the metadata store is unavailable; retry shortly');
     const { row, deleted } = await this.d.metadata.readStream(st.meta.bucket, st.meta.key);
     st.suspect = false;
     this.suspectStreams.delete(st);

@@ -18,6 +18,14 @@ export interface HttpGauges {
   bodyBytesInFlight(): number;
 }
 
+/** One dependency's state as /metrics shows it (storage/dependency-health.ts). */
+export interface DependencyGauge {
+  readonly name: string;
+  readonly up: boolean;
+  readonly errors: number;
+  downMs(): number;
+}
+
 /** One verb's counters since start. */
 class VerbStats {
   /** Answers by HTTP status. */
@@ -57,7 +65,7 @@ export class Metrics {
   private readonly verbs = new Map<string, VerbStats>();
 
   /** The gauges are read from the HTTP dispatcher when /metrics is scraped. */
-  constructor(gauges: HttpGauges = { sseOpen: () => 0, bodyBytesInFlight: () => 0 }) {
+  constructor(gauges: HttpGauges = { sseOpen: () => 0, bodyBytesInFlight: () => 0 }, dependencies: () => readonly DependencyGauge[] = () => []) {
     collectDefaultMetrics({ register: this.registry });
     // registerMetric is typed for prom-client's own classes; the Registry only calls get() and reset().
     this.registry.registerMetric(this.requestsMetric() as unknown as Gauge);
@@ -71,6 +79,21 @@ export class Metrics {
       help: 'declared bytes of request bodies being read or parsed (the star-wide budget; past it 429)',
       registers: [this.registry],
       collect() { this.set(gauges.bodyBytesInFlight()); },
+    });
+    // Each dependency (metadata store, WAL disk, object store): up or down, how long down in all,
+    // how many failed operations. prom-client's counters only inc(), so these are gauges read at
+    // scrape time from the health objects that count them.
+    new Gauge({
+      name: 'svcd_dependency_up', help: '1 while the dependency answers, 0 during an outage', labelNames: ['dependency'], registers: [this.registry],
+      collect() { for (const d of dependencies()) this.set({ dependency: d.name }, d.up ? 1 : 0); },
+    });
+    new Gauge({
+      name: 'svcd_dependency_down_seconds', help: 'seconds the dependency has been down since start, the current outage included', labelNames: ['dependency'], registers: [this.registry],
+      collect() { for (const d of dependencies()) this.set({ dependency: d.name }, d.downMs() / 1000); },
+    });
+    new Gauge({
+      name: 'svcd_dependency_errors', help: 'failed operations against the dependency since start', labelNames: ['dependency'], registers: [this.registry],
+      collect() { for (const d of dependencies()) this.set({ dependency: d.name }, d.errors); },
     });
   }
 

@@ -26,6 +26,8 @@ export class World {
   };
   /** How many settle uploads fail before one succeeds (a storage fault the simulation injects). */
   objectPutFailures = 0;
+  /** Object reads asked for, one per GET a real store would make. */
+  objectGets = 0;
 }
 
 /** One star's life: its timers, pending writes and ring, all dropped at its crash. */
@@ -171,6 +173,7 @@ export class Incarnation {
       return new Promise<void>((resolve, reject) => { this.objectQueue.push({ key, body: Buffer.from(body), resolve, reject }); });
     },
     get: async (key, range?: ByteRange) => {
+      this.world.objectGets += 1;
       const o = this.world.objects.get(key);
       if (!o) throw Object.assign(new Error(`object ${key} not found`), { code: 'ENOENT' });
       return range ? Buffer.from(o.subarray(range.offset, range.offset + range.length)) : Buffer.from(o);

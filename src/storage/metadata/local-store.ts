@@ -10,7 +10,7 @@
 import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { META_JOURNAL_RETRY_MS_MAX, META_JOURNAL_RETRY_MS_MIN } from '../../config/limits.ts';
+import { META_JOURNAL_PROBE_BYTES, META_JOURNAL_RETRY_MS_MAX, META_JOURNAL_RETRY_MS_MIN } from '../../config/limits.ts';
 import { DependencyHealth } from '../dependency-health.ts';
 import { crc32c } from '../format/crc32c.ts';
 import { MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StreamMeta } from './metadata-store.ts';
@@ -22,7 +22,7 @@ type Entry =
   | { op: 'stream-del'; bucket: string; key: string }
   | { op: 'cred'; c: CredentialMeta }
   /** Written by the recovery probe; changes nothing. */
-  | { op: 'nop' };
+  | { op: 'nop'; pad: string };
 
 const ENTRY_HEADER_BYTES = 8;
 
@@ -154,7 +154,7 @@ export class LocalMetadataStore implements MetadataStore {
         this.pending = [];
         try {
           if (this.failed !== undefined) throw this.failed;
-          await this.fh.writev(batch.map((p) => p.bytes));
+          await writeWhole(this.fh, Buffer.concat(batch.map((p) => p.bytes)));
           await this.fh.datasync();
           this.entriesSinceSnapshot += batch.length;
           for (const p of batch) this.journalBytes += p.bytes.length;
@@ -198,14 +198,16 @@ export class LocalMetadataStore implements MetadataStore {
   private async recover(): Promise<void> {
     if (this.flushing || !this.fh) throw new Error('the journal is busy');
     await this.fh.truncate(this.journalBytes);
-    const probe = encodeEntry({ op: 'nop' });
+    // The probe must find new room, not just the bytes the cut gave back, or a full disk would flap
+    // between failing and recovering; it is cut away again once it is synced.
+    const probe = encodeEntry({ op: 'nop', pad: ' '.repeat(META_JOURNAL_PROBE_BYTES) });
     try {
-      await this.fh.write(probe);
+      await writeWhole(this.fh, probe);
       await this.fh.datasync();
-    } catch (err) {
+    } finally {
       await this.fh.truncate(this.journalBytes).catch(() => undefined);
-      throw err;
     }
+    await this.fh.datasync();
     this.readDisk();
     this.failed = undefined;
     this.recoverDelayMs = META_JOURNAL_RETRY_MS_MIN;
@@ -236,10 +238,20 @@ export class LocalMetadataStore implements MetadataStore {
   deleteStream(bucket: string, key: string): Promise<void> { return this.write({ op: 'stream-del', bucket, key }); }
   putCredential(c: CredentialMeta): Promise<void> { return this.write({ op: 'cred', c }); }
   async listCredentials(): Promise<CredentialMeta[]> { return [...this.credentials.values()]; }
+  // Read back only from a healthy store: while it fails, the maps hold entries whose write failed
+  // (recovery reloads them from disk).
   async readStream(bucket: string, key: string): Promise<{ row?: StreamMeta; deleted: boolean }> {
+    this.requireHealthy();
     return { row: this.streams.get(addr(bucket, key)), deleted: this.deleted.has(addr(bucket, key)) };
   }
-  async readBucket(name: string): Promise<BucketMeta | undefined> { return this.buckets.get(name); }
+  async readBucket(name: string): Promise<BucketMeta | undefined> {
+    this.requireHealthy();
+    return this.buckets.get(name);
+  }
+
+  private requireHealthy(): void {
+    if (this.failed !== undefined) throw new MetadataUnavailableError(`the metadata journal cannot be written (${errorText(this.failed)}); retrying`);
+  }
   healthy(): boolean { return this.failed === undefined; }
 
   async close(): Promise<void> {
@@ -261,4 +273,14 @@ function encodeEntry(e: Entry): Buffer {
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** Writes all of `bytes`: on a nearly full disk a write can take only part of them without an error
+ *  (the next one then fails with ENOSPC), and a short write must never count as a durable entry. */
+async function writeWhole(fh: FileHandle, bytes: Buffer): Promise<void> {
+  for (let off = 0; off < bytes.length;) {
+    const { bytesWritten } = await fh.write(bytes, off, bytes.length - off);
+    if (bytesWritten <= 0) throw Object.assign(new Error('the journal write made no progress'), { code: 'EIO' });
+    off += bytesWritten;
+  }
 }

@@ -31,3 +31,12 @@ export interface S3ObjectStoreConfig {
 
 /** Plain data, so the settle workers can open the same store. */
 export type ObjectStoreConfig = FsObjectStoreConfig | S3ObjectStoreConfig;
+
+/** An object store call failed for a reason other than a missing object (the store is down, slow
+ *  past its timeout, refusing): the star answers 503 and retries what it must (settling). */
+export class ObjectStoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ObjectStoreUnavailableError';
+  }
+}

@@ -163,6 +163,16 @@ function drain(head: number): void {
   publishDurable();
 }
 
+/** Writes one line to stderr at once. console.error in a worker posts to the main thread and
+ *  buffers every later line until this thread's event loop runs, which this loop never lets it. */
+function logLine(line: string): void {
+  try {
+    writeSync(2, `${line}\n`);
+  } catch {
+    // stderr gone: nothing else to tell it to
+  }
+}
+
 /** A private slot nobody notifies: waiting on it is a plain short sleep. */
 const sleepSlot = new Int32Array(new SharedArrayBuffer(4));
 const stopAsked = (): boolean => Atomics.load(ctrl, CTRL_STOP) !== 0;
@@ -173,7 +183,7 @@ const stopAsked = (): boolean => Atomics.load(ctrl, CTRL_STOP) !== 0;
 function recoverFrom(err: unknown): boolean {
   const code = walFailureCode(err);
   const startedMs = Date.now();
-  console.error(`svcd flusher: WAL write failed (${walFailureText(code)}: ${(err as Error)?.message ?? String(err)}); appends are refused until it can be written again`);
+  logLine(`svcd flusher: WAL write failed (${walFailureText(code)}: ${(err as Error)?.message ?? String(err)}); appends are refused until it can be written again`);
   const discardSeen = Atomics.load(ctrl, CTRL_DISCARD_REQ);
   Atomics.store(ctrl, CTRL_FAILED, code);
   Atomics.add(ctrl, CTRL_DURABLE_SIGNAL, 1);
@@ -194,7 +204,7 @@ function recoverFrom(err: unknown): boolean {
       Atomics.wait(sleepSlot, 0, 0, delayMs);
     }
   }
-  console.error(`svcd flusher: the WAL can be written again after ${Date.now() - startedMs} ms; appends resume`);
+  logLine(`svcd flusher: the WAL can be written again after ${Date.now() - startedMs} ms; appends resume`);
   Atomics.store(ctrl, CTRL_FILE_NO, fileNo);
   Atomics.store(ctrl, CTRL_FAILED, 0);
   Atomics.add(ctrl, CTRL_DURABLE_SIGNAL, 1);
@@ -202,22 +212,28 @@ function recoverFrom(err: unknown): boolean {
   return true;
 }
 
-/** Cuts the current file back to its synced frames (a partial group may sit past them) and proves a
- *  preallocation step can be written and synced; throws while it cannot. */
+/** Clears what a failed group left past the synced frames and proves there is room again; throws
+ *  while there is not. The partial group is overwritten with zeros rather than cut: cutting would
+ *  free the preallocated blocks, a probe would fit in them, and a full disk would flap between
+ *  failing and recovering every step. The probe asks for one preallocation step of new space. */
 function restoreFile(): void {
   if (fd < 0) {
     const path = walFilePath(init.walDir, fileNo);
     fd = existsSync(path) ? openSync(path, 'r+') : openWal(fileNo);
   }
-  ftruncateSync(fd, durableFileBytes);
+  const allocated = Math.max(fileAllocated, fileBytes);
+  for (let at = durableFileBytes; at < fileBytes;) {
+    at += writeSync(fd, zeros, 0, Math.min(zeros.length, fileBytes - at), at);
+  }
+  fdatasyncSync(fd);
   fileBytes = durableFileBytes;
-  fileAllocated = durableFileBytes;
+  fileAllocated = allocated;
   try {
-    preallocate(durableFileBytes + WAL_PREALLOC_STEP_BYTES);
+    preallocate(allocated + WAL_PREALLOC_STEP_BYTES);
     fdatasyncSync(fd);
   } catch (err) {
-    ftruncateSync(fd, durableFileBytes); // give back what the probe took
-    fileAllocated = durableFileBytes;
+    ftruncateSync(fd, allocated); // give back what the probe took
+    fileAllocated = allocated;
     throw err;
   }
 }

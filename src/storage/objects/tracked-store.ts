@@ -1,0 +1,31 @@
+// The object store as the main thread uses it (reads, trims, deletes): every call reports to the
+// store's DependencyHealth, and a failure other than "no such object" becomes
+// ObjectStoreUnavailableError, which the star answers as 503 (retry) rather than a 500 bug.
+
+import type { DependencyHealth } from '../dependency-health.ts';
+import { ObjectStoreUnavailableError, type ByteRange, type ObjectStore } from './object-store.ts';
+
+export class TrackedObjectStore implements ObjectStore {
+  constructor(private readonly inner: ObjectStore, readonly health: DependencyHealth) {}
+
+  put(key: string, body: Uint8Array): Promise<void> { return this.track(this.inner.put(key, body)); }
+  get(key: string, range?: ByteRange): Promise<Buffer> { return this.track(this.inner.get(key, range)); }
+  list(prefix: string): Promise<string[]> { return this.track(this.inner.list(prefix)); }
+  delete(key: string): Promise<void> { return this.track(this.inner.delete(key)); }
+
+  private track<T>(op: Promise<T>): Promise<T> {
+    return op.then((v) => {
+      this.health.succeeded();
+      return v;
+    }, (err: unknown) => {
+      // An absent object is an answer, not an outage (a segment trimmed under a read).
+      if ((err as { code?: unknown } | null)?.code === 'ENOENT') {
+        this.health.succeeded();
+        throw err;
+      }
+      const why = err instanceof Error ? err.message : String(err);
+      this.health.failed(why);
+      throw new ObjectStoreUnavailableError(`the object store is unavailable: ${why}`, { cause: err });
+    });
+  }
+}

@@ -1,0 +1,153 @@
+// Helpers for the dependency-fault tests (test/crash/dependency-faults.test.ts): producers that
+// remember exactly what was acknowledged, a check that every acknowledged record reads back at its
+// sequence number with its body, the ops listener's /readyz and /metrics, and a small tmpfs the test
+// mounts itself (root only) to fill a file system for real.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { waitForOutput, type RunningServer } from '../helpers/server.ts';
+
+/** One request's longest wait; a star that hangs fails the test instead of stalling it. */
+const REQUEST_MS_MAX = 20_000;
+/** Pause between a producer's refused append and its next try. */
+const RETRY_PAUSE_MS = 20;
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export interface Answer { status: number; body: any; text: string }
+
+export async function call(baseUrl: string, method: string, path: string, body?: unknown): Promise<Answer> {
+  const res = await fetch(baseUrl + path, {
+    method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(REQUEST_MS_MAX),
+  });
+  const text = await res.text();
+  let parsed: unknown;
+  try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+  return { status: res.status, body: parsed, text };
+}
+
+export async function ok(baseUrl: string, method: string, path: string, body?: unknown): Promise<any> {
+  const a = await call(baseUrl, method, path, body);
+  assert.ok(a.status < 300, `${method} ${path}: ${a.status} ${a.text}`);
+  return a.body;
+}
+
+/** What producers were told: seq_num -> body of every acknowledged record, and the refusals seen. */
+export class Acks {
+  readonly bySeq = new Map<number, string>();
+  readonly refusals = new Map<number, number>();
+  /** Answers that are neither 200 nor a documented refusal (503 while a dependency is away, 429). */
+  readonly anomalies: string[] = [];
+  /** Requests that never answered (a broken connection, a timeout). */
+  unanswered = 0;
+  get count(): number { return this.bySeq.size; }
+}
+
+/** Producers appending one-record batches to bucket/key until `stop()`; refused appends are retried
+ *  with new bodies (a refusal is never counted as acknowledged). */
+export function produce(baseUrl: () => string, bucket: string, key: string, producers: number, acks: Acks): { stop(): Promise<void> } {
+  let stopped = false;
+  let n = 0;
+  const one = async (pid: number): Promise<void> => {
+    while (!stopped) {
+      const body = `p${pid}-${n++}`;
+      let a: Answer;
+      try {
+        a = await call(baseUrl(), 'POST', `/v1/streams/${bucket}/${encodeURIComponent(key)}/records`, { records: [{ body }] });
+      } catch {
+        acks.unanswered += 1;
+        await sleep(RETRY_PAUSE_MS);
+        continue;
+      }
+      if (a.status === 200) {
+        const seq = a.body.start.seq_num as number;
+        assert.ok(!acks.bySeq.has(seq), `seq_num ${seq} acknowledged twice`);
+        acks.bySeq.set(seq, body);
+        continue;
+      }
+      acks.refusals.set(a.status, (acks.refusals.get(a.status) ?? 0) + 1);
+      if (a.status !== 503 && a.status !== 429) acks.anomalies.push(`${a.status} ${a.text}`);
+      else assert.equal(typeof a.body?.error, 'string', `a refusal carries the error envelope: ${a.text}`);
+      await sleep(RETRY_PAUSE_MS);
+    }
+  };
+  const all = Promise.all(Array.from({ length: producers }, (_, i) => one(i)));
+  return { async stop() { stopped = true; await all; } };
+}
+
+/** Every acknowledged record reads back at its seq_num with its body; the stream has no gap. */
+export async function verifyAcks(baseUrl: string, bucket: string, key: string, acks: Acks): Promise<number> {
+  const got = new Map<number, string>();
+  let seq = 0;
+  for (let pages = 0; pages < 100_000; pages++) {
+    const page = await ok(baseUrl, 'GET', `/v1/streams/${bucket}/${encodeURIComponent(key)}/records?seq_num=${seq}`);
+    for (const r of page.records as { seq_num: number; body: string }[]) {
+      assert.equal(r.seq_num, seq, `a gap or a duplicate at ${seq}`);
+      got.set(seq++, r.body);
+    }
+    if (seq >= page.tail.seq_num) break;
+  }
+  for (const [s, body] of acks.bySeq) assert.equal(got.get(s), body, `acknowledged record ${s} (${body}) reads back as ${got.get(s)} (${got.size} records read, ${acks.count} acknowledged)`);
+  return got.size;
+}
+
+/** The ops listener's address, from the star's start line. */
+export async function opsUrl(star: RunningServer): Promise<string> {
+  return (await waitForOutput(star, /svcd ops on (http:\/\/[^ ]+)/))[1];
+}
+
+export async function readyz(ops: string): Promise<number> {
+  return (await fetch(`${ops}/readyz`, { signal: AbortSignal.timeout(REQUEST_MS_MAX) })).status;
+}
+
+/** A sample of /metrics, or undefined when the series is absent. */
+export async function metric(ops: string, name: string, labelPart: string): Promise<number | undefined> {
+  const text = await (await fetch(`${ops}/metrics`, { signal: AbortSignal.timeout(REQUEST_MS_MAX) })).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(labelPart));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+export async function until(what: string, cond: () => boolean | Promise<boolean>, maxMs = 30_000): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** Why a tmpfs cannot be mounted here ('' when it can): mounting needs root. */
+export function tmpfsSkipReason(): string | undefined {
+  if (process.getuid?.() !== 0) return 'mounting a small tmpfs to fill needs root; run the tests as root to include it';
+  return undefined; // node:test skips on any string, the empty one too
+}
+
+/** A tmpfs of `bytes` mounted at `dir` (made when absent), and a file that fills it. */
+export class SmallFs {
+  private readonly filler: string;
+  constructor(readonly dir: string, bytes: number) {
+    mkdirSync(dir, { recursive: true });
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes}`, 'tmpfs', dir]);
+    this.filler = join(dir, 'filler.bin');
+  }
+
+  /** Writes zeros until the file system refuses with ENOSPC. */
+  fill(): void {
+    const chunk = Buffer.alloc(64 * 1024);
+    try {
+      writeFileSync(this.filler, '');
+      for (;;) writeFileSync(this.filler, chunk, { flag: 'a' });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+    }
+    // Small writes may still fit in the last partial block: take that too.
+    try { for (;;) writeFileSync(this.filler, Buffer.alloc(512), { flag: 'a' }); } catch { /* full */ }
+  }
+
+  free(): void { rmSync(this.filler, { force: true }); }
+
+  unmount(): void {
+    try { execFileSync('umount', ['-l', this.dir]); } catch { /* already gone */ }
+  }
+}
