@@ -2,7 +2,6 @@
 // hands sequenced frames to the log ring, acknowledges on the flusher's durable offset, settles
 // sealed WAL files into segments, and enforces trim and retention.
 
-import { keyUpperBound, sortKeysByBytes } from '../storage/format/key-bytes.ts';
 import {
   LEASE_IDLE_MS, LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
   STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX, UNSETTLED_BYTES_MAX,
@@ -11,6 +10,7 @@ import { FrameArena } from './frame-arena.ts';
 import { contentBytes, encodeBatch, encodeRotate, patchBatch, type CodecRecord } from '../storage/format/record-codec.ts';
 import type { BucketMeta, MetadataStore, MetaState, StreamMeta } from '../storage/metadata/metadata-store.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
+import { OrderedMap } from './ordered-keys.ts';
 import { ServiceError, invalid, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
 import type { Clock, Ids, LogPort, SegmentSettler, Timers, WalJanitor } from './ports.ts';
@@ -68,9 +68,9 @@ const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
 
 export class Star implements StreamService {
   private readonly d: StarDeps;
-  private readonly buckets = new Map<string, BucketMeta>();
+  private readonly buckets = new OrderedMap<BucketMeta>();
   private readonly streams = new Map<string, StreamState>();
-  private readonly byBucket = new Map<string, Map<string, StreamState>>();
+  private readonly byBucket = new Map<string, OrderedMap<StreamState>>();
   private readonly deleted = new Set<string>();
   /** Bucket creations whose metadata write is still pending (a converging retry waits for it). */
   private readonly bucketWrites = new Map<string, Promise<void>>();
@@ -258,12 +258,8 @@ export class Star implements StreamService {
   }
 
   listBuckets(startAfter: string, limit: number): ListPage<BucketInfo> {
-    const names = [...this.buckets.keys()].sort();
-    const from = startAfter === '' ? 0 : upperBound(names, startAfter);
-    const n = Math.min(Math.max(limit, 1), LIST_PAGE_MAX);
-    const page = names.slice(from, from + n);
-    const more = from + n < names.length;
-    return { items: page.map((x) => this.bucketInfo(this.buckets.get(x)!)), next: more ? page[page.length - 1] : '' };
+    const { entries, more } = this.buckets.page(startAfter, Math.min(Math.max(limit, 1), LIST_PAGE_MAX));
+    return { items: entries.map(([, b]) => this.bucketInfo(b)), next: more ? entries[entries.length - 1][0] : '' };
   }
 
   // ---------------------------------------------------------------- streams
@@ -275,7 +271,7 @@ export class Star implements StreamService {
   private addStream(st: StreamState): void {
     this.streams.set(addr(st.meta.bucket, st.meta.key), st);
     let m = this.byBucket.get(st.meta.bucket);
-    if (!m) this.byBucket.set(st.meta.bucket, (m = new Map()));
+    if (!m) this.byBucket.set(st.meta.bucket, (m = new OrderedMap()));
     m.set(st.meta.key, st);
   }
 
@@ -431,13 +427,10 @@ export class Star implements StreamService {
   listStreams(bucket: string, startAfter: string, limit: number): ListPage<StreamInfo> {
     this.requireBucket(bucket);
     // Keys are listed in the order of their bytes (keys are byte strings; cursors carry the bytes).
-    const keys = sortKeysByBytes([...(this.byBucket.get(bucket)?.keys() ?? [])]);
-    const from = startAfter === '' ? 0 : keyUpperBound(keys, startAfter);
-    const n = Math.min(Math.max(limit, 1), LIST_PAGE_MAX);
-    const page = keys.slice(from, from + n);
-    const more = from + n < keys.length;
-    const m = this.byBucket.get(bucket)!;
-    return { items: page.map((k) => m.get(k)!.info()), next: more ? page[page.length - 1] : '' };
+    const m = this.byBucket.get(bucket);
+    if (!m) return { items: [], next: '' };
+    const { entries, more } = m.page(startAfter, Math.min(Math.max(limit, 1), LIST_PAGE_MAX));
+    return { items: entries.map(([, st]) => st.info()), next: more ? entries[entries.length - 1][0] : '' };
   }
 
   // ---------------------------------------------------------------- append
@@ -1047,15 +1040,4 @@ const HANDOFF_FIELDS: readonly (keyof StreamConfig)[] = [
 ];
 const STREAM_CONFIG_FIELDS: readonly (keyof StreamConfig)[] = [...HANDOFF_FIELDS, 'retention_max_age_ms', 'retention_max_bytes'];
 
-/** Index of the first element greater than `x` in a sorted array. */
-function upperBound(sorted: string[], x: string): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid] <= x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 

@@ -2,7 +2,8 @@
 // UTF-8 keys exactly as they decode, and give every byte string back unchanged.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { keyFromBytes, keyIsText, keyToBytes, keyUpperBound, sortKeysByBytes } from '../../src/storage/format/key-bytes.ts';
+import { keyFromBytes, keyIsText, keyToBytes } from '../../src/storage/format/key-bytes.ts';
+import { OrderedKeys } from '../../src/core/ordered-keys.ts';
 import { rng } from '../helpers/rng.ts';
 
 /** Random bytes biased toward UTF-8 edge cases: lead and continuation bytes, surrogate and overlong ranges. */
@@ -47,13 +48,30 @@ test('text keys with astral characters and U+DC80-range pairs stay text', () => 
   assert.equal(keyIsText(keyFromBytes(Buffer.from([0x61, 0xff]))), false);
 });
 
-test('keys sort by their bytes, and the upper bound finds the first key after a cursor', () => {
+test('ordered keys: pages walk keys in byte order from any cursor, through adds and deletes that split blocks', () => {
   const r = rng(9);
-  const keys = [...new Set(Array.from({ length: 400 }, () => keyFromBytes(randomBytes(r))))].filter((k) => k !== '');
-  const sorted = sortKeysByBytes([...keys].reverse());
-  for (let i = 1; i < sorted.length; i++) {
-    assert.ok(Buffer.compare(keyToBytes(sorted[i - 1]), keyToBytes(sorted[i])) < 0, `${i}`);
+  const byBytes = (a: string, b: string): number => Buffer.compare(keyToBytes(a), keyToBytes(b));
+  const keys = [...new Set(Array.from({ length: 5000 }, () => keyFromBytes(randomBytes(r))))].filter((k) => k !== '');
+  const half = keys.length >> 1;
+  const set = new OrderedKeys(keys.slice(0, half)); // the boot's bulk load
+  for (const k of keys.slice(half)) set.add(k); // creates after it, enough to split blocks
+  for (let i = 0; i < keys.length; i += 3) set.delete(keys[i]);
+  set.add(keys[1]); // a key already there changes nothing
+  set.delete(keys[0]); // nor does one already gone
+  const want = keys.filter((_, i) => i % 3 !== 0).sort(byBytes);
+  assert.equal(set.size, want.length);
+  const walked: string[] = [];
+  for (let after = '', more = true; more;) {
+    const page = set.page(after, 97);
+    walked.push(...page.keys);
+    more = page.more;
+    if (more) after = page.keys[page.keys.length - 1];
   }
-  for (let i = 0; i < sorted.length; i++) assert.equal(keyUpperBound(sorted, sorted[i]), i + 1);
-  assert.equal(keyUpperBound(sorted, keyFromBytes(Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]))), sorted.length);
+  assert.deepEqual(walked, want);
+  // A cursor need not be a member: the page starts at the first key after its bytes.
+  for (const cursor of keys.filter((_, i) => i % 3 === 0).slice(0, 50)) {
+    const first = want.find((k) => byBytes(k, cursor) > 0);
+    assert.equal(set.page(cursor, 1).keys[0], first);
+  }
+  assert.deepEqual(set.page(keyFromBytes(Buffer.alloc(20, 0xff)), 10), { keys: [], more: false });
 });

@@ -91,22 +91,3 @@ export function showRawBytes(s: string): string {
   }
   return out.toWellFormed();
 }
-
-/** Keys in the order of their bytes (a JS sort orders UTF-16 units, which differs past U+D7FF and
- *  for escaped bytes). Each key is encoded once. */
-export function sortKeysByBytes(keys: string[]): string[] {
-  return keys.map((k) => ({ k, b: keyToBytes(k) })).sort((x, y) => Buffer.compare(x.b, y.b)).map((e) => e.k);
-}
-
-/** Index of the first key after `after` in a list sorted by sortKeysByBytes. */
-export function keyUpperBound(sorted: readonly string[], after: string): number {
-  const x = keyToBytes(after);
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (Buffer.compare(keyToBytes(sorted[mid]), x) <= 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}

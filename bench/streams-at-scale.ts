@@ -1,0 +1,65 @@
+// Many streams on one star: RSS per idle stream and the cost of a ListStreams page.
+//
+//   npx tsx bench/streams-at-scale.ts            # 100,000 streams in one bucket
+//   STREAMS=20000 npx tsx bench/streams-at-scale.ts
+//
+// Creates STREAMS streams (each then holding one 100 B record) over CONNS keep-alive connections,
+// reads the star's RSS before and after, then times ListStreams pages of 1000 from random cursors.
+// Printed, never asserted.
+import { readFileSync } from 'node:fs';
+import { buildRequest, Http1Conn } from './lib/http1.ts';
+import { newHistogram, pctMs, maxMs, recordNs } from './lib/hist.ts';
+import { startSvcd } from './lib/svcd.ts';
+
+const STREAMS = Number(process.env.STREAMS ?? 100_000);
+const CONNS = 32;
+const LIST_PAGES = 200;
+const BODY = JSON.stringify({ records: [{ body: 'x'.repeat(100) }] });
+
+function rssBytes(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+const key = (i: number): string => `s${String(i).padStart(8, '0')}`;
+
+const svcd = await startSvcd();
+try {
+  const pid = svcd.pid!;
+  await svcd.createStream('scale', key(0));
+  await new Promise((r) => setTimeout(r, 500));
+  const rssBefore = rssBytes(pid);
+  const conns = await Promise.all(Array.from({ length: CONNS }, () => Http1Conn.open(svcd.host, svcd.port)));
+  let next = 1;
+  const t0 = performance.now();
+  await Promise.all(conns.map(async (c) => {
+    for (let i = next++; i < STREAMS; i = next++) {
+      const made = await c.request(buildRequest('POST', `/v1/streams/scale/${key(i)}`, '{}'));
+      if (made.status !== 201) throw new Error(`create ${key(i)}: ${made.status} ${made.body.toString()}`);
+      const appended = await c.request(buildRequest('POST', `/v1/streams/scale/${key(i)}/records`, BODY));
+      if (appended.status !== 200) throw new Error(`append ${key(i)}: ${appended.status}`);
+    }
+  }));
+  const createMs = performance.now() - t0;
+  await new Promise((r) => setTimeout(r, 1000));
+  const rssAfter = rssBytes(pid);
+
+  const hist = newHistogram();
+  const c = conns[0];
+  let seed = 12345;
+  for (let p = 0; p < LIST_PAGES; p++) {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    const cursor = Buffer.from(key(seed % STREAMS)).toString('base64url');
+    const t = process.hrtime.bigint();
+    const res = await c.request(buildRequest('GET', `/v1/streams/scale?start_after=${cursor}&limit=1000`));
+    recordNs(hist, Number(process.hrtime.bigint() - t));
+    if (res.status !== 200) throw new Error(`list: ${res.status} ${res.body.toString().slice(0, 200)}`);
+  }
+  for (const conn of conns) conn.close();
+
+  console.log(`| streams | created/s (create + 1 append) | RSS before | RSS after | RSS per stream | ListStreams page of 1000 p50 | p99 | max |`);
+  console.log(`| --- | --- | --- | --- | --- | --- | --- | --- |`);
+  console.log(`| ${STREAMS.toLocaleString('en-US')} | ${Math.round((STREAMS - 1) / (createMs / 1000)).toLocaleString('en-US')} | ${(rssBefore / 2 ** 20).toFixed(0)} MiB | ${(rssAfter / 2 ** 20).toFixed(0)} MiB | ${((rssAfter - rssBefore) / STREAMS / 1024).toFixed(2)} KiB | ${pctMs(hist, 50).toFixed(2)} ms | ${pctMs(hist, 99).toFixed(2)} ms | ${maxMs(hist).toFixed(2)} ms |`);
+} finally {
+  await svcd.stop();
+}
