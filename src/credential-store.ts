@@ -6,7 +6,7 @@ import type { MetadataStore } from './storage/metadata/metadata-store.ts';
 
 export function credentialStoreOf(metadata: MetadataStore): CredentialStore {
   return {
-    async get(keyId) { return (await metadata.listCredentials()).find((c) => c.key_id === keyId) as unknown as CredentialRow | undefined; },
+    async get(keyId) { return (await metadata.readCredential(keyId)) as unknown as CredentialRow | undefined; },
     async put(row) { await metadata.putCredential({ ...row }); },
     async list() { return (await metadata.listCredentials()) as unknown as CredentialRow[]; },
   };

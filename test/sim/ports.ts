@@ -97,6 +97,7 @@ export class Incarnation {
       this.world.meta.deleted.set(`${bucket}\u0000${key}`, { bucket, key });
     }),
     putCredential: (c) => this.metaRows([c]),
+    readCredential: async (keyId) => structuredClone(this.world.meta.credentials.get(keyId)),
     listCredentials: async () => [...this.world.meta.credentials.values()].map((c) => structuredClone(c)),
     readStream: async (bucket, key) => {
       const a = `${bucket}\u0000${key}`;

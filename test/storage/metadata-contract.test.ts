@@ -7,14 +7,19 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { keyFromBytes, keyToBytes } from '../../src/storage/format/key-bytes.ts';
 import { LocalMetadataStore } from '../../src/storage/metadata/local-store.ts';
-import { MetadataUnavailableError, type MetadataStore, type StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
-import { MetadataOwnedError, PostgresMetadataStore } from '../../src/storage/metadata/postgres-store.ts';
+import { MetadataUnavailableError, type MetadataStore, type SegmentMeta, type StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
+import { METADATA_SCHEMA_VERSION, MetadataOwnedError, PostgresMetadataStore } from '../../src/storage/metadata/postgres-store.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
 import { removeDir, tempDir } from '../helpers/server.ts';
 
 const stream = (key: string, trim = 0, bucket = 'b'): StreamMeta => ({
   stream_id: `id-${keyToBytes(key).toString('hex')}`, bucket, key, config: { class: 'standard' }, created_at_unix_ms: 1,
   creation_token: '', fencing_token: '', trim_seq: trim, settled_end_seq: 0, settled_end_ts: 0, segments: [],
+});
+
+const seg = (key: string, first: number): SegmentMeta => ({
+  object_key: `seg/${keyToBytes(key).toString('hex')}/${first}`, first_seq: first, end_seq: first + 10, min_ts: first, max_ts: first + 9,
+  content_bytes: 100, size_bytes: 200, footer_offset: 150, footer_bytes: 50,
 });
 
 interface Backend {
@@ -121,6 +126,43 @@ for (const be of backends) {
       await b.close();
     });
 
+    test('settled segments: new ones are added, those below the first kept one are gone, after a reopen and a read-back too', async () => {
+      const raw = keyFromBytes(Buffer.from([0xfe, 0x41]));
+      const a = be.open();
+      await a.load();
+      const settled = (key: string, ...firsts: number[]): StreamMeta => ({
+        ...stream(key, firsts[0] ?? 0), settled_end_seq: (firsts[firsts.length - 1] ?? 0) + 10, segments: firsts.map((f) => seg(key, f)),
+      });
+      await a.putStreams([settled('k', 0, 10), settled(raw, 0)]);
+      await a.putStreams([settled('k', 10, 20, 30)]); // 0 trimmed away, 20 and 30 settled
+      await a.putStream(settled(raw, 0, 10));
+      await a.putStream(settled(raw, 10)); // 0 aged out
+      assert.deepEqual((await a.readStream('b', 'k')).row?.segments.map((x) => x.first_seq), [10, 20, 30]);
+      await a.putStream(settled('k', 10, 20, 30, 40));
+      await a.close();
+      const b = be.open(true);
+      const st = await b.load();
+      const byKey = new Map(st.streams.map((x) => [x.key, x]));
+      assert.deepEqual(byKey.get('k')?.segments, [10, 20, 30, 40].map((f) => seg('k', f)));
+      assert.deepEqual(byKey.get(raw)?.segments, [seg(raw, 10)]);
+      await b.deleteStream('b', 'k');
+      await b.putStream(settled('k')); // made again: none of the old segments come back
+      await b.close();
+      const c = be.open(true);
+      assert.deepEqual((await c.load()).streams.find((x) => x.key === 'k')?.segments, []);
+      await c.close();
+    });
+
+    test('a credential is read by its key id', async () => {
+      const a = be.open();
+      await a.load();
+      await a.putCredential({ key_id: 'ck_1', scope: 'svc:admin' });
+      await a.putCredential({ key_id: 'ck_2', scope: 'svc:read:b' });
+      assert.deepEqual(await a.readCredential('ck_2'), { key_id: 'ck_2', scope: 'svc:read:b' });
+      assert.equal(await a.readCredential('ck_3'), undefined);
+      await a.close();
+    });
+
     test('deleting a bucket forgets its deleted addresses, after a reopen too', async () => {
       const a = be.open();
       await a.load();
@@ -203,5 +245,45 @@ describe('postgres metadata: one star per schema, reconnects after a lost connec
     const s = await again.load();
     assert.deepEqual(s.streams.map((x) => x.key).sort(), ['after', 'before']);
     await again.close();
+  });
+
+  test('a schema of the first layout is migrated: segments move to their own table, byte keys included, and each step is recorded once', async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const raw = keyFromBytes(Buffer.from([0xff, 0x01]));
+    // The layout a star of the first release made: no schema_migrations, segments inside the doc.
+    await admin.query(`CREATE SCHEMA ${schema};
+      CREATE TABLE ${schema}.buckets (name text PRIMARY KEY, doc text NOT NULL);
+      CREATE TABLE ${schema}.streams (bucket text NOT NULL, key bytea NOT NULL, doc text NOT NULL, PRIMARY KEY (bucket, key));
+      CREATE TABLE ${schema}.deleted (bucket text NOT NULL, key bytea NOT NULL, PRIMARY KEY (bucket, key));
+      CREATE TABLE ${schema}.credentials (key_id text PRIMARY KEY, doc text NOT NULL);`);
+    const old = { ...stream(raw), settled_end_seq: 20, segments: [seg(raw, 0), seg(raw, 10)] };
+    await admin.query(`INSERT INTO ${schema}.streams (bucket, key, doc) VALUES ('b', $1, $2)`, [keyToBytes(raw), JSON.stringify(old)]);
+    const store = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
+    const st = await store.load();
+    assert.deepEqual(st.streams, [old]);
+    await store.putStream({ ...old, settled_end_seq: 30, segments: [seg(raw, 10), seg(raw, 20)] });
+    await store.close();
+    const docs = await admin.query<{ doc: string }>(`SELECT doc FROM ${schema}.streams`);
+    assert.deepEqual(JSON.parse(docs.rows[0].doc).segments, [], 'the document no longer carries them');
+    const segs = await admin.query<{ first_seq: string }>(`SELECT first_seq FROM ${schema}.segments ORDER BY first_seq`);
+    assert.deepEqual(segs.rows.map((r) => Number(r.first_seq)), [10, 20]);
+    const versions = await admin.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
+    assert.deepEqual(versions.rows.map((r) => r.version), Array.from({ length: METADATA_SCHEMA_VERSION }, (_, i) => i + 1));
+    const again = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
+    assert.deepEqual((await again.load()).streams[0].segments, [seg(raw, 10), seg(raw, 20)]);
+    await again.close();
+  });
+
+  test('a schema a newer build migrated further is refused, not written', async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const first = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
+    await first.load();
+    await first.close();
+    await admin.query(`INSERT INTO ${schema}.schema_migrations (version, applied_unix_ms) VALUES ($1, 0)`, [METADATA_SCHEMA_VERSION + 1]);
+    const store = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
+    await assert.rejects(store.load(), /newer than this build/);
+    await store.close();
   });
 });

@@ -237,6 +237,7 @@ export class LocalMetadataStore implements MetadataStore {
   putStreams(s: StreamMeta[]): Promise<void> { return this.write({ op: 'streams', s }); }
   deleteStream(bucket: string, key: string): Promise<void> { return this.write({ op: 'stream-del', bucket, key }); }
   putCredential(c: CredentialMeta): Promise<void> { return this.write({ op: 'cred', c }); }
+  async readCredential(keyId: string): Promise<CredentialMeta | undefined> { return this.credentials.get(keyId); }
   async listCredentials(): Promise<CredentialMeta[]> { return [...this.credentials.values()]; }
   // Read back only from a healthy store: while it fails, the maps hold entries whose write failed
   // (recovery reloads them from disk).

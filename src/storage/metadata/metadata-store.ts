@@ -65,6 +65,8 @@ export interface MetadataStore {
   readStream(bucket: string, key: string): Promise<{ row?: StreamMeta; deleted: boolean }>;
   /** A bucket's row as the store holds it now. */
   readBucket(name: string): Promise<BucketMeta | undefined>;
+  /** One credential by its key id (a secret check reads one row, not the whole table). */
+  readCredential(keyId: string): Promise<CredentialMeta | undefined>;
   listCredentials(): Promise<CredentialMeta[]>;
   /** False while the store is unreachable or its last write failed; it comes back by itself (the
    *  postgres store reconnects, the local journal cuts its torn tail and probes) and is true again

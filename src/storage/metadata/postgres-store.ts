@@ -2,9 +2,13 @@
 // metadata store). One connection per star, so writes apply in the order the star made them, and
 // each write is one SQL statement, so it applies whole or not at all.
 //
-// - A schema (default `svcd`) holds four tables. Keys are byte strings (storage/format/key-bytes.ts) and are
-//   stored as bytea; every other field rides a JSON document in a text column (JSON.stringify
-//   escapes a key's raw bytes, which jsonb would refuse).
+// - A schema (default `svcd`) holds the tables that MIGRATIONS make, one numbered step at a time,
+//   each applied once in its own transaction and recorded in schema_migrations (several stars may
+//   start at once: a transaction-scoped advisory lock lets one migrate while the others wait). Keys
+//   are byte strings (storage/format/key-bytes.ts) stored as bytea; every other field rides a JSON
+//   document in a text column (JSON.stringify escapes a key's raw bytes, which jsonb would refuse).
+// - A stream's settled segments are rows of their own (segments), not an array in the stream's
+//   document: a settle inserts the new segments only, and a trim deletes those below the watermark.
 // - One star owns a schema: it holds a session advisory lock on the schema's name for as long as its
 //   connection lives, and a second star is refused at start. A killed star's connection closes with
 //   its process, and the lock with it.
@@ -20,7 +24,11 @@ import {
   POSTGRES_CONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MIN, POSTGRES_STATEMENT_MS_MAX,
 } from '../../config/limits.ts';
 import { DependencyHealth } from '../dependency-health.ts';
-import { MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StreamMeta } from './metadata-store.ts';
+import {
+  MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type SegmentMeta, type StreamMeta,
+} from './metadata-store.ts';
+
+const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
 
 export interface PostgresMetadataOptions {
   /** A libpq-style connection URL: postgres://user@host:port/database */
@@ -37,6 +45,36 @@ const POSTGRES_SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export class MetadataOwnedError extends Error {}
 
+/** The schema, one step per entry, in order; an applied step is never edited (add a new one). */
+const MIGRATIONS: readonly ((client: pg.Client, s: string) => Promise<void>)[] = [
+  // 1: the first layout (segments inside each stream's document).
+  async (client, s) => {
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS ${s}.buckets (name text PRIMARY KEY, doc text NOT NULL);
+      CREATE TABLE IF NOT EXISTS ${s}.streams (bucket text NOT NULL, key bytea NOT NULL, doc text NOT NULL, PRIMARY KEY (bucket, key));
+      CREATE TABLE IF NOT EXISTS ${s}.deleted (bucket text NOT NULL, key bytea NOT NULL, PRIMARY KEY (bucket, key));
+      CREATE TABLE IF NOT EXISTS ${s}.credentials (key_id text PRIMARY KEY, doc text NOT NULL);`);
+  },
+  // 2: settled segments in their own table, moved out of the stream documents. In JS, not SQL: a
+  // document may escape a key's raw bytes as lone surrogates, which jsonb refuses.
+  async (client, s) => {
+    await client.query(`CREATE TABLE ${s}.segments (
+      bucket text NOT NULL, key bytea NOT NULL, first_seq bigint NOT NULL, doc text NOT NULL,
+      PRIMARY KEY (bucket, key, first_seq))`);
+    const rows = await client.query<{ bucket: string; key: Buffer; doc: string }>(`SELECT bucket, key, doc FROM ${s}.streams`);
+    for (const r of rows.rows) {
+      const doc = JSON.parse(r.doc) as StreamMeta;
+      for (const seg of doc.segments ?? []) {
+        await client.query(`INSERT INTO ${s}.segments (bucket, key, first_seq, doc) VALUES ($1, $2, $3, $4)`, [r.bucket, r.key, seg.first_seq, JSON.stringify(seg)]);
+      }
+      await client.query(`UPDATE ${s}.streams SET doc = $3 WHERE bucket = $1 AND key = $2`, [r.bucket, r.key, JSON.stringify({ ...doc, segments: [] })]);
+    }
+  },
+];
+
+/** The schema version this build writes: a star refuses a schema that a newer build migrated further. */
+export const METADATA_SCHEMA_VERSION = MIGRATIONS.length;
+
 export class PostgresMetadataStore implements MetadataStore {
   private client: pg.Client | undefined;
   private readonly s: string;
@@ -48,6 +86,8 @@ export class PostgresMetadataStore implements MetadataStore {
   /** Settles once the newest statement has (statements run one at a time, in order). */
   private lastStatement: Promise<void> = Promise.resolve();
   readonly health: DependencyHealth;
+  /** Per stream address: the end of the segments known written, so a settle sends only new ones. */
+  private readonly segmentsStoredEnd = new Map<string, number>();
 
   constructor(private readonly opts: PostgresMetadataOptions) {
     if (!POSTGRES_SCHEMA_PATTERN.test(opts.schema)) throw new Error(`postgres schema ${JSON.stringify(opts.schema)} is not a plain lower-case identifier`);
@@ -107,28 +147,59 @@ export class PostgresMetadataStore implements MetadataStore {
     this.reconnectTimer.unref?.();
   }
 
+  /** Applies the migrations this schema has not had yet, each in its own transaction. */
+  private async migrate(client: pg.Client): Promise<void> {
+    const s = this.s;
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (version int PRIMARY KEY, applied_unix_ms bigint NOT NULL)`);
+    await client.query('BEGIN');
+    try {
+      // One star migrates at a time; the others wait here, then find nothing left to do.
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svcd-migrate:${s}`]);
+      const done = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${s}.schema_migrations`);
+      const from = done.rows[0]?.v ?? 0;
+      if (from > MIGRATIONS.length) {
+        throw new Error(`metadata: postgres schema ${s} is at version ${from}, newer than this build's ${MIGRATIONS.length}; upgrade svcd`);
+      }
+      for (let v = from + 1; v <= MIGRATIONS.length; v++) {
+        await MIGRATIONS[v - 1](client, s);
+        await client.query(`INSERT INTO ${s}.schema_migrations (version, applied_unix_ms) VALUES ($1, $2)`, [v, Date.now()]);
+      }
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  }
+
   async load(): Promise<MetaState> {
     this.client = await this.connect();
     this.up = true;
     const s = this.s;
     const client = this.client;
-    await client.query(`
-      CREATE SCHEMA IF NOT EXISTS ${s};
-      CREATE TABLE IF NOT EXISTS ${s}.buckets (name text PRIMARY KEY, doc text NOT NULL);
-      CREATE TABLE IF NOT EXISTS ${s}.streams (bucket text NOT NULL, key bytea NOT NULL, doc text NOT NULL, PRIMARY KEY (bucket, key));
-      CREATE TABLE IF NOT EXISTS ${s}.deleted (bucket text NOT NULL, key bytea NOT NULL, PRIMARY KEY (bucket, key));
-      CREATE TABLE IF NOT EXISTS ${s}.credentials (key_id text PRIMARY KEY, doc text NOT NULL);
-    `);
+    await this.migrate(client);
     const buckets = await client.query<{ doc: string }>(`SELECT doc FROM ${s}.buckets ORDER BY name`);
     const streams = await client.query<{ doc: string }>(`SELECT doc FROM ${s}.streams ORDER BY bucket, key`);
+    const segments = await client.query<{ bucket: string; key: Buffer; doc: string }>(`SELECT bucket, key, doc FROM ${s}.segments ORDER BY bucket, key, first_seq`);
     const deleted = await client.query<{ bucket: string; key: Buffer }>(`SELECT bucket, key FROM ${s}.deleted ORDER BY bucket, key`);
     const credentials = await client.query<{ doc: string }>(`SELECT doc FROM ${s}.credentials ORDER BY key_id`);
+    const rows = streams.rows.map((r) => JSON.parse(r.doc) as StreamMeta);
+    const byAddr = new Map(rows.map((r) => [addr(r.bucket, r.key), r]));
+    for (const r of segments.rows) byAddr.get(addr(r.bucket, keyFromBytes(r.key)))?.segments.push(JSON.parse(r.doc) as SegmentMeta);
+    this.segmentsStoredEnd.clear();
+    for (const r of rows) this.noteSegmentsStored(r);
     return {
       buckets: buckets.rows.map((r) => JSON.parse(r.doc) as BucketMeta),
-      streams: streams.rows.map((r) => JSON.parse(r.doc) as StreamMeta),
+      streams: rows,
       deleted: deleted.rows.map((r) => ({ bucket: r.bucket, key: keyFromBytes(r.key) })),
       credentials: credentials.rows.map((r) => JSON.parse(r.doc) as CredentialMeta),
     };
+  }
+
+  /** After a write of `row` landed: its segments up to the last one's end are stored. */
+  private noteSegmentsStored(row: StreamMeta): void {
+    const last = row.segments[row.segments.length - 1];
+    this.segmentsStoredEnd.set(addr(row.bucket, row.key), last ? last.end_seq : 0);
   }
 
   /** Runs one statement once every earlier one has finished: one at a time on the one connection.
@@ -161,13 +232,19 @@ export class PostgresMetadataStore implements MetadataStore {
   }
 
   async readStream(bucket: string, key: string): Promise<{ row?: StreamMeta; deleted: boolean }> {
-    const res = await this.serial<{ doc: string | null; deleted: boolean }>(
+    const kb = keyToBytes(key);
+    const res = await this.serial<{ doc: string | null; deleted: boolean; segs: string[] | null }>(
       `SELECT (SELECT doc FROM ${this.s}.streams WHERE bucket = $1 AND key = $2) AS doc,
-              EXISTS (SELECT 1 FROM ${this.s}.deleted WHERE bucket = $1 AND key = $2) AS deleted`,
-      [bucket, keyToBytes(key)],
+              EXISTS (SELECT 1 FROM ${this.s}.deleted WHERE bucket = $1 AND key = $2) AS deleted,
+              ARRAY(SELECT doc FROM ${this.s}.segments WHERE bucket = $1 AND key = $2 ORDER BY first_seq) AS segs`,
+      [bucket, kb],
     );
     const r = res.rows[0];
-    return { row: r?.doc ? JSON.parse(r.doc) as StreamMeta : undefined, deleted: r?.deleted ?? false };
+    if (!r?.doc) return { deleted: r?.deleted ?? false };
+    const row = JSON.parse(r.doc) as StreamMeta;
+    row.segments = (r.segs ?? []).map((d) => JSON.parse(d) as SegmentMeta);
+    this.noteSegmentsStored(row);
+    return { row, deleted: r.deleted };
   }
 
   async readBucket(name: string): Promise<BucketMeta | undefined> {
@@ -192,25 +269,56 @@ export class PostgresMetadataStore implements MetadataStore {
 
   putStream(s: StreamMeta): Promise<void> { return this.putStreams([s]); }
 
-  /** Every row in one statement: a settled WAL file's streams move together or not at all. */
+  /** Every row in one statement: a settled WAL file's streams move together or not at all. Only
+   *  the segments this store has not written yet are sent (a settle adds one per stream); those
+   *  below a row's first segment are gone (trimmed, or aged out) and are deleted. */
   putStreams(rows: StreamMeta[]): Promise<void> {
     // One row per address (the newest): a statement may not upsert the same row twice.
     const byAddr = new Map<string, StreamMeta>();
-    for (const r of rows) byAddr.set(`${r.bucket}\u0000${r.key}`, r);
+    for (const r of rows) byAddr.set(addr(r.bucket, r.key), r);
     rows = [...byAddr.values()];
     if (rows.length === 0) return Promise.resolve();
-    return this.write(
-      `WITH rows AS (SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[]) AS r(bucket, key, doc)),
+    const segBucket: string[] = [];
+    const segKey: Buffer[] = [];
+    const segFirst: number[] = [];
+    const segDoc: string[] = [];
+    for (const r of rows) {
+      const storedEnd = this.segmentsStoredEnd.get(addr(r.bucket, r.key)) ?? 0;
+      const kb = keyToBytes(r.key);
+      for (const seg of r.segments) {
+        if (seg.end_seq <= storedEnd) continue;
+        segBucket.push(r.bucket); segKey.push(kb); segFirst.push(seg.first_seq); segDoc.push(JSON.stringify(seg));
+      }
+    }
+    const write = this.write(
+      `WITH rows AS (SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::bigint[]) AS r(bucket, key, doc, low)),
             upserted AS (INSERT INTO ${this.s}.streams (bucket, key, doc) SELECT bucket, key, doc FROM rows
-                         ON CONFLICT (bucket, key) DO UPDATE SET doc = excluded.doc)
+                         ON CONFLICT (bucket, key) DO UPDATE SET doc = excluded.doc),
+            dropped AS (DELETE FROM ${this.s}.segments g USING rows WHERE g.bucket = rows.bucket AND g.key = rows.key AND g.first_seq < rows.low),
+            added AS (INSERT INTO ${this.s}.segments (bucket, key, first_seq, doc)
+                      SELECT * FROM unnest($5::text[], $6::bytea[], $7::bigint[], $8::text[]) ON CONFLICT DO NOTHING)
        DELETE FROM ${this.s}.deleted d USING rows WHERE d.bucket = rows.bucket AND d.key = rows.key`,
-      [rows.map((r) => r.bucket), rows.map((r) => keyToBytes(r.key)), rows.map((r) => JSON.stringify(r))],
+      [
+        rows.map((r) => r.bucket), rows.map((r) => keyToBytes(r.key)), rows.map((r) => JSON.stringify({ ...r, segments: [] })),
+        rows.map((r) => r.segments[0]?.first_seq ?? r.settled_end_seq),
+        segBucket, segKey, segFirst, segDoc,
+      ],
+    );
+    return write.then(
+      () => { for (const r of rows) this.noteSegmentsStored(r); },
+      (err: unknown) => {
+        // The outcome is unknown: send every segment next time (the insert skips those it has).
+        for (const r of rows) this.segmentsStoredEnd.delete(addr(r.bucket, r.key));
+        throw err;
+      },
     );
   }
 
   deleteStream(bucket: string, key: string): Promise<void> {
+    this.segmentsStoredEnd.delete(addr(bucket, key));
     return this.write(
-      `WITH gone AS (DELETE FROM ${this.s}.streams WHERE bucket = $1 AND key = $2)
+      `WITH gone AS (DELETE FROM ${this.s}.streams WHERE bucket = $1 AND key = $2),
+            segs AS (DELETE FROM ${this.s}.segments WHERE bucket = $1 AND key = $2)
        INSERT INTO ${this.s}.deleted (bucket, key) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
       [bucket, keyToBytes(key)],
     );
@@ -221,6 +329,11 @@ export class PostgresMetadataStore implements MetadataStore {
       `INSERT INTO ${this.s}.credentials (key_id, doc) VALUES ($1, $2) ON CONFLICT (key_id) DO UPDATE SET doc = excluded.doc`,
       [c.key_id, JSON.stringify(c)],
     );
+  }
+
+  async readCredential(keyId: string): Promise<CredentialMeta | undefined> {
+    const res = await this.serial<{ doc: string }>(`SELECT doc FROM ${this.s}.credentials WHERE key_id = $1`, [keyId]);
+    return res.rows[0] ? JSON.parse(res.rows[0].doc) as CredentialMeta : undefined;
   }
 
   async listCredentials(): Promise<CredentialMeta[]> {
