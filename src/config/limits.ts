@@ -63,6 +63,8 @@ export const ROUTE_MATCH_CACHE_PATH_CHARS_MAX = 512;
 // --- Memory bounds (back-pressure, never unbounded buffering) ----------------------------------------
 /** Sequenced-but-not-yet-durable bytes per stream; past it an append is refused with 429. */
 export const STREAM_INFLIGHT_BYTES_MAX = 64 * MiB;
+/** Longest an append waits its turn under its stream's throughput cap; a longer wait is 429. */
+export const APPEND_PACE_WAIT_MS_MAX = 10_000;
 /** Sequenced-but-not-yet-durable bytes for the whole star. */
 export const STAR_INFLIGHT_BYTES_MAX = 256 * MiB;
 /** Declared request-body bytes being read or parsed at once for the whole star; past it 429. */

@@ -20,6 +20,29 @@ export function checkMatch(match: number | undefined, next: number, tail: Positi
   }
 }
 
+/** Throws the spec's 400 when a batch is over the stream's batch_max_records or batch_max_bytes
+ *  (0 = unbounded), whatever the transport brought it. */
+export function checkBatchCaps(cfg: StreamConfig, records: number, contentBytes: number): void {
+  if (cfg.batch_max_records > 0 && records > cfg.batch_max_records) {
+    throw new ServiceError('invalid_argument', `the batch holds ${records} records; the stream's batch_max_records is ${cfg.batch_max_records}`);
+  }
+  if (cfg.batch_max_bytes > 0 && contentBytes > cfg.batch_max_bytes) {
+    throw new ServiceError('invalid_argument', `the batch holds ${contentBytes} bytes; the stream's batch_max_bytes is ${cfg.batch_max_bytes}`);
+  }
+}
+
+/** A stream's throughput token bucket: `tokens` bytes (negative: owed) as of `atMs`. One second of
+ *  burst: a bucket never holds more than the rate. */
+export interface PaceState { tokens: number; atMs: number }
+
+/** How long a batch of `bytes` waits before it may be sequenced under `rateBps`, with the bucket it
+ *  leaves behind (the batch's bytes taken, so later batches queue behind it). */
+export function pace(state: PaceState | undefined, rateBps: number, nowMs: number, bytes: number): { waitMs: number; next: PaceState } {
+  const tokens = state === undefined ? rateBps : Math.min(rateBps, state.tokens + ((nowMs - state.atMs) * rateBps) / 1000);
+  const left = tokens - bytes;
+  return { waitMs: left >= 0 ? 0 : Math.ceil((-left * 1000) / rateBps), next: { tokens: left, atMs: nowMs } };
+}
+
 /**
  * Timestamps for a batch. `client-prefer` takes the client's time when given, else arrival;
  * `client-require` refuses a record without one; `arrival` ignores the client's. Unless uncapped, a

@@ -3,7 +3,7 @@
 // sealed WAL files into segments, and enforces trim and retention.
 
 import {
-  LEASE_IDLE_MS, LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
+  APPEND_PACE_WAIT_MS_MAX, LEASE_IDLE_MS, LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
   STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX, UNSETTLED_BYTES_MAX,
 } from '../config/limits.ts';
 import { FrameArena } from './frame-arena.ts';
@@ -14,7 +14,7 @@ import { OrderedMap } from './ordered-keys.ts';
 import { ServiceError, invalid, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
 import type { Clock, Ids, LogPort, SegmentSettler, Timers, WalJanitor } from './ports.ts';
-import { checkFence, checkMatch, stampTimestamps } from './sequencer.ts';
+import { checkBatchCaps, checkFence, checkMatch, pace, stampTimestamps } from './sequencer.ts';
 import type {
   BucketCreate, ListPage, PlanResult, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
 } from './service-api.ts';
@@ -440,6 +440,7 @@ export class Star implements StreamService {
    *  returns a promise costs extra microtask turns on every append. */
   append(bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
     const st = this.streams.get(addr(bucket, key));
+    if (st && st.config.throughput_max_bytes_per_second > 0) return this.appendPaced(st, bucket, key, input);
     if (st && !st.metaPending && (input.match_seq_num === undefined || input.match_seq_num === st.nextSeq)) {
       try {
         return this.sequence(st, bucket, key, input);
@@ -447,6 +448,20 @@ export class Star implements StreamService {
         return Promise.reject(err);
       }
     }
+    return this.appendAfterWaits(bucket, key, input);
+  }
+
+  /** An append to a stream with a throughput cap: it waits its turn under the cap (as Kafka's quotas
+   *  delay the answer) on whatever transport it came, up to APPEND_PACE_WAIT_MS_MAX; past that it is
+   *  refused with 429 and takes nothing from the bucket. */
+  private async appendPaced(st: StreamState, bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
+    const bytes = input.encoded ? input.encoded.contentBytes : input.records.reduce((n, r) => n + contentBytes(r), 0);
+    const p = pace(st.paced, st.config.throughput_max_bytes_per_second, this.d.clock.nowMs(), bytes);
+    if (p.waitMs > APPEND_PACE_WAIT_MS_MAX) {
+      throw new ServiceError('resource_exhausted', `the stream's throughput cap (${st.config.throughput_max_bytes_per_second} bytes/s) is reached; retry in ${Math.ceil(p.waitMs / 1000)} s`);
+    }
+    st.paced = p.next;
+    if (p.waitMs > 0) await new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, p.waitMs); });
     return this.appendAfterWaits(bucket, key, input);
   }
 
@@ -518,6 +533,7 @@ export class Star implements StreamService {
       for (const r of coded) content += contentBytes(r);
       frame = encodeBatch(st.idBytes, firstSeq, coded, undefined, this.frames.alloc);
     }
+    checkBatchCaps(st.config, count, content);
     // Past the in-flight caps the producer is pushed back; a lone batch is always admitted, so a batch
     // bigger than a cap is not refused forever.
     const overStream = st.inflightBytes > 0 && st.inflightBytes + frame.length > STREAM_INFLIGHT_BYTES_MAX;

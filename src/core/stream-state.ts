@@ -2,6 +2,7 @@
 // watermark, the settled chain and the committed-but-unsettled batches. An idle stream holds only
 // these fields: its unsettled batches leave memory when its WAL file settles.
 
+import type { PaceState } from './sequencer.ts';
 import type { StreamMeta } from '../storage/metadata/metadata-store.ts';
 import { uuidBytes } from '../storage/format/record-codec.ts';
 import type { StreamEvent } from './service-api.ts';
@@ -41,6 +42,8 @@ export class StreamState {
   inflightBytes = 0;
   /** Arrival time of the newest append (the leadership view's idle timeout runs from it). */
   lastAppendMs = 0;
+  /** The throughput cap's token bucket (absent until the first paced append). */
+  paced: PaceState | undefined;
   /** Appends sequenced but not yet committed or failed. */
   private appendsInFlight = 0;
   /** Callers waiting for the committed tail to reach what was sequenced when they asked. */

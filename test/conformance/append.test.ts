@@ -35,6 +35,27 @@ for (const engine of ENGINES) {
       assert.ok(res.body.start.timestamp_ms > 0, 'the first record has a time');
     });
 
+    test('the stream\'s batch_max_records and batch_max_bytes hold on an HTTP append: over them is 400 and stores nothing', async () => {
+      const { bucket, key } = await c.freshStream({ batch_max_records: 2, batch_max_bytes: 20 });
+      assertError(await c.append(bucket, key, bodies(5)), 400, 'five records over a cap of two');
+      assertError(await c.append(bucket, key, [{ body: 'x'.repeat(21) }]), 400, '21 bytes over a cap of 20');
+      await assertTail(bucket, key, 0, 'after the refusals');
+      await c.appendOk(bucket, key, [{ body: 'x'.repeat(10) }, { body: 'y'.repeat(10) }]);
+      await assertTail(bucket, key, 2, 'a batch at both caps');
+    });
+
+    test('the stream\'s throughput cap holds on an HTTP append: a batch past the longest wait is 429 and takes nothing; one within it waits and lands', async () => {
+      const { bucket, key } = await c.freshStream({ throughput_max_bytes_per_second: 100 });
+      // 1,200 bytes at 100 B/s would wait 11 s, past the longest wait: refused at once.
+      const over = await c.append(bucket, key, [{ body: 'x'.repeat(1200) }]);
+      assertError(over, 429, 'a batch the cap would hold back too long');
+      assert.match(over.body.error, /throughput/);
+      // Had the refused batch taken its bytes, this one would wait 11 s more and be refused too.
+      await c.appendOk(bucket, key, [{ body: 'y'.repeat(150) }]);
+      const page = await c.readOk(bucket, key, { seq_num: 0 });
+      assert.deepEqual(page.records.map((r) => r.body), ['y'.repeat(150)]);
+    });
+
     test('sequence numbers continue across batches with no gaps', async () => {
       const { bucket, key } = await c.freshStream();
       const a = await c.appendOk(bucket, key, bodies(2, 'a'));

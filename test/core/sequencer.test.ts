@@ -1,7 +1,7 @@
 // The sequencing rules as a table: fencing, match_seq_num and timestamps for every mode.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkFence, checkMatch, stampTimestamps as stampBy } from '../../src/core/sequencer.ts';
+import { checkBatchCaps, checkFence, checkMatch, pace, stampTimestamps as stampBy } from '../../src/core/sequencer.ts';
 import { ServiceError } from '../../src/core/errors.ts';
 import type { RecordInput, StreamConfig } from '../../src/core/types.ts';
 
@@ -73,4 +73,26 @@ test('timestamps: client-require refuses a record without one', () => {
 test('timestamps never go backwards: earlier ones are raised to the previous record', () => {
   assert.deepEqual(stampTimestamps([rec(50), rec(40), rec(60), rec(10)], cfg({}), 1000, 45), [50, 50, 60, 60]);
   assert.deepEqual(stampTimestamps([rec()], cfg({ timestamping_mode: 'arrival' }), 1000, 2000), [2000]);
+});
+
+test('batch caps: at a cap passes, one over is 400 naming the cap, 0 is unbounded', () => {
+  assert.equal(code(() => checkBatchCaps(cfg({ batch_max_records: 2, batch_max_bytes: 20 }), 2, 20)), undefined);
+  assert.equal(code(() => checkBatchCaps(cfg({ batch_max_records: 2 }), 3, 1)), 'invalid_argument');
+  assert.equal(code(() => checkBatchCaps(cfg({ batch_max_bytes: 20 }), 1, 21)), 'invalid_argument');
+  assert.equal(code(() => checkBatchCaps(cfg({}), 100_000, 10_000_000)), undefined);
+  assert.throws(() => checkBatchCaps(cfg({ batch_max_records: 2 }), 3, 1), /batch_max_records is 2/);
+});
+
+test('pacing: one second of burst, then batches wait for their bytes at the rate, in order', () => {
+  let p = pace(undefined, 100, 1000, 60); // a new bucket holds one second: 100
+  assert.equal(p.waitMs, 0);
+  p = pace(p.next, 100, 1000, 60); // 40 left, 20 owed: 200 ms
+  assert.equal(p.waitMs, 200);
+  p = pace(p.next, 100, 1000, 30); // queued behind it: 50 owed
+  assert.equal(p.waitMs, 500);
+  p = pace(p.next, 100, 1500, 0); // half a second later the debt is paid
+  assert.equal(p.waitMs, 0);
+  assert.equal(p.next.tokens, 0);
+  p = pace(p.next, 100, 100_000, 10); // a long idle refills to one second, no more
+  assert.equal(p.next.tokens, 90);
 });

@@ -42,7 +42,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { APPEND_RECORDS_MAX, BATCH_CONTENT_BYTES_MAX, READ_BYTES_MAX, READ_RECORDS_MAX } from '../../config/limits.ts';
 import { ServiceError } from '../../core/errors.ts';
-import { checkFence } from '../../core/sequencer.ts';
+import { checkBatchCaps, checkFence, pace, type PaceState } from '../../core/sequencer.ts';
 import { streamDefaultsOf, type AppendAck, type RecordInput, type StreamConfig } from '../../core/types.ts';
 import type { AppendSessionRequest__Output } from '../../gen/svc/v1/AppendSessionRequest.ts';
 import type { AppendSessionResponse } from '../../gen/svc/v1/AppendSessionResponse.ts';
@@ -110,8 +110,7 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
   let lingerTimer: ReturnType<typeof setTimeout> | undefined;
   let paceTimer: ReturnType<typeof setTimeout> | undefined;
   let paceUntilMs = 0;
-  let tokens = 0;
-  let tokensAtMs = 0;
+  let paced: PaceState | undefined;
   const cleanups: (() => void)[] = [];
 
   const cleanup = (): void => {
@@ -328,16 +327,15 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
     }).catch((err: unknown) => fail(toGrpcFailure(err)));
   };
 
-  /** Paces reading to throughput_max_bytes_per_second (token bucket, one second of burst). */
-  const pace = (bytes: number): void => {
+  /** Paces reading to throughput_max_bytes_per_second (the core's token bucket, one second of
+   *  burst): the session stops reading rather than queueing batches the core would hold back. */
+  const paceSession = (bytes: number): void => {
     const rate = config?.throughput_max_bytes_per_second ?? 0;
     if (rate <= 0) return;
     const now = Date.now();
-    if (tokensAtMs === 0) tokens = rate;
-    else tokens = Math.min(rate, tokens + ((now - tokensAtMs) * rate) / 1000);
-    tokensAtMs = now;
-    tokens -= bytes;
-    if (tokens < 0) paceUntilMs = now + Math.ceil((-tokens * 1000) / rate);
+    const p = pace(paced, rate, now, bytes);
+    paced = p.next;
+    if (p.waitMs > 0) paceUntilMs = now + p.waitMs;
   };
 
   const onBatch = (msg: AppendSessionRequest__Output): void => {
@@ -345,17 +343,12 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
     const b = msg.batch;
     const { records, bytes } = recordsFromWire(b.records);
     const cfg = config!;
-    if (cfg.batch_max_records > 0 && records.length > cfg.batch_max_records) {
-      throw new ServiceError('invalid_argument', `the batch holds ${records.length} records; the stream's batch_max_records is ${cfg.batch_max_records}`);
-    }
-    if (cfg.batch_max_bytes > 0 && bytes > cfg.batch_max_bytes) {
-      throw new ServiceError('invalid_argument', `the batch holds ${bytes} bytes; the stream's batch_max_bytes is ${cfg.batch_max_bytes}`);
-    }
+    checkBatchCaps(cfg, records.length, bytes);
     const e: Entry = { records, bytes, weight: bytes + records.length * APPEND_SESSION_RECORD_OVERHEAD_BYTES, offset: 0 };
     if (b.match_seq_num !== undefined) e.match = u64FromWire(b.match_seq_num, 'match_seq_num');
     queue.push(e);
     inflightBytes += e.weight;
-    pace(bytes);
+    paceSession(bytes);
 
     const delayMs = Math.min(cfg.batch_max_delay_ms, APPEND_SESSION_DELAY_MS_MAX);
     const recordsCap = cfg.batch_max_records > 0 ? cfg.batch_max_records : APPEND_RECORDS_MAX;

@@ -49,7 +49,7 @@ function readU32(buf: Uint8Array, off: number): number {
 }
 
 /** Content bytes of a record as the limits count them: body plus header names and values. */
-export function contentBytes(r: CodecRecord): number {
+export function contentBytes(r: Pick<CodecRecord, 'body' | 'headers'>): number {
   let n = r.body.length;
   for (const h of r.headers) n += h.name.length + h.value.length;
   return n;
