@@ -98,7 +98,7 @@ describe('with the postgres metadata backend', { skip: pgSkip }, () => {
     const sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
     await sql.connect();
     try {
-      const r = await sql.query<{ n: string }>(`SELECT coalesce(sum(json_array_length((doc::json)->'segments')), 0) AS n FROM ${schemas[schemas.length - 1]}.streams`);
+      const r = await sql.query<{ n: string }>(`SELECT count(*) AS n FROM ${schemas[schemas.length - 1]}.segments`);
       assert.ok(Number(r.rows[0].n) > 0, 'WAL files settled, and their segment chains are in PostgreSQL');
       t.diagnostic(`${r.rows[0].n} segments recorded in PostgreSQL`);
     } finally {

@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { crc32c, crc32cImplementation, crc32cJs } from '../../src/storage/format/crc32c.ts';
 import { rng } from '../helpers/rng.ts';
 import {
-  encodeBatch, forEachRecord, frameInfo, frameIsIntact, frameTimestamps, sealFrame, type DecodedRecord,
+  FRAME_FORMAT_VERSION, encodeBatch, encodeRotate, forEachRecord, frameInfo, frameIsIntact, frameTimestamps, sealFrame, type DecodedRecord,
 } from '../../src/storage/format/record-codec.ts';
-import { buildSegment, parseFooter } from '../../src/storage/segments/segment-format.ts';
+import { SEGMENT_FORMAT_VERSION, buildSegment, parseFooter } from '../../src/storage/segments/segment-format.ts';
 
 const ID = '0f8fad5b-d9cb-469f-a165-70867728950e';
 
@@ -77,4 +77,18 @@ test('a segment footer indexes every frame and rejects corruption', () => {
   const bad = Buffer.from(seg.bytes.subarray(seg.footerOffset));
   bad[3] ^= 1;
   assert.throws(() => parseFooter(bad), /checksum/);
+});
+
+test('frames and segments carry their format version; an older unversioned one reads, a newer one is refused', () => {
+  const f = encodeBatch(ID, 0, [{ timestamp_ms: 1, headers: [], body: Buffer.from('a') }]);
+  assert.equal(frameInfo(f).version, FRAME_FORMAT_VERSION);
+  assert.equal(frameInfo(encodeRotate()).version, FRAME_FORMAT_VERSION);
+  const seg = buildSegment([f]);
+  const footer = Buffer.from(seg.bytes.subarray(seg.footerOffset));
+  const versionAt = footer.length - 8; // trailer: entryCount, crc, version, magic
+  assert.equal(footer.readUInt32LE(versionAt), SEGMENT_FORMAT_VERSION);
+  footer.writeUInt32LE(0, versionAt); // as segments were written before they carried a version
+  assert.equal(parseFooter(footer).length, 1);
+  footer.writeUInt32LE(SEGMENT_FORMAT_VERSION + 1, versionAt);
+  assert.throws(() => parseFooter(footer), /newer than this build/);
 });

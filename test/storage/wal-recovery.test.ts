@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, statSync, writeFileSync } from 'node:fs';
-import { encodeBatch, sealFrame } from '../../src/storage/format/record-codec.ts';
+import { FRAME_FORMAT_VERSION, encodeBatch, sealFrame } from '../../src/storage/format/record-codec.ts';
 import { recoverWal, walFilePath, type RecoveredFrame } from '../../src/storage/wal/wal-files.ts';
 import { removeDir, tempDir } from '../helpers/server.ts';
 
@@ -40,4 +40,21 @@ test('a frame with a flipped byte ends recovery of that file at the frame before
   recoverWal(dir, (f) => seen.push(f));
   assert.deepEqual(seen.map((f) => f.info.firstSeq), [0]);
   assert.equal(statSync(walFilePath(dir, 1)).size, good.length);
+});
+
+test('a WAL frame of a newer format version stops recovery with the reason, and the file is left as it was', (t) => {
+  const dir = tempDir();
+  t.after(() => removeDir(dir));
+  const legacy = frame(0, 2);
+  legacy[9] = 0; // written before frames carried a version: still read
+  sealFrame(legacy, 0, legacy.length);
+  const newer = frame(2, 1);
+  newer[9] = FRAME_FORMAT_VERSION + 1;
+  sealFrame(newer, 0, newer.length);
+  const bytes = Buffer.concat([legacy, newer]);
+  writeFileSync(walFilePath(dir, 1), bytes);
+  const seen: RecoveredFrame[] = [];
+  assert.throws(() => recoverWal(dir, (f) => seen.push(f)), /format version 2, newer than this build's 1/);
+  assert.deepEqual(seen.map((f) => f.info.firstSeq), [0]);
+  assert.equal(statSync(walFilePath(dir, 1)).size, bytes.length, 'nothing cut');
 });

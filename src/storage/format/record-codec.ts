@@ -4,7 +4,8 @@
 //   0  u32 frameBytes        whole frame, header included
 //   4  u32 crc32c            over bytes [8, frameBytes); 0 until the flusher or segment builder seals it
 //   8  u8  kind              FRAME_RECORDS or FRAME_ROTATE
-//   9  u8[3] reserved
+//   9  u8  version           FRAME_FORMAT_VERSION (0: written before frames carried one; same layout)
+//  10  u8[2] reserved
 //  12  u32 recordCount
 //  16  u8[16] streamId       uuid bytes
 //  32  u64 firstSeq
@@ -18,6 +19,9 @@ import { crc32c } from './crc32c.ts';
 export const FRAME_HEADER_BYTES = 40;
 export const FRAME_RECORDS = 1;
 export const FRAME_ROTATE = 2;
+/** The frame layout this build writes, and the newest it reads: a frame of a later version is
+ *  refused, never misread (the spec's Versioning: a newer format needs a newer svcd). */
+export const FRAME_FORMAT_VERSION = 1;
 const RECORD_FIXED_BYTES = 4 + 8 + 4 + 4;
 const TWO_32 = 0x1_0000_0000;
 
@@ -27,6 +31,7 @@ export interface DecodedRecord extends CodecRecord { seq_num: number }
 
 export interface FrameInfo {
   kind: number;
+  version: number;
   frameBytes: number;
   recordCount: number;
   streamId: string;
@@ -88,7 +93,7 @@ export function encodeBatch(
   const buf = alloc(size);
   buf.writeUInt32LE(size, 0);
   buf.writeUInt32LE(0, 4);
-  buf.writeUInt32LE(FRAME_RECORDS, 8); // kind + reserved bytes zeroed
+  buf.writeUInt32LE(FRAME_RECORDS | (FRAME_FORMAT_VERSION << 8), 8); // kind, version, reserved bytes zeroed
   buf.writeUInt32LE(records.length, 12);
   uuidToBytes(streamId, buf, 16);
   writeU64(buf, 32, firstSeq);
@@ -130,6 +135,7 @@ export function encodeRotate(): Buffer {
   const buf = Buffer.alloc(FRAME_HEADER_BYTES);
   buf.writeUInt32LE(FRAME_HEADER_BYTES, 0);
   buf.writeUInt8(FRAME_ROTATE, 8);
+  buf.writeUInt8(FRAME_FORMAT_VERSION, 9);
   return buf;
 }
 
@@ -137,6 +143,7 @@ export function frameInfo(buf: Uint8Array, off = 0): FrameInfo {
   return {
     frameBytes: readU32(buf, off),
     kind: buf[off + 8],
+    version: buf[off + 9],
     recordCount: readU32(buf, off + 12),
     streamId: bytesToUuid(buf, off + 16),
     firstSeq: readU64(buf, off + 32),

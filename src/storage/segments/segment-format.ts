@@ -1,6 +1,7 @@
 // A settled segment: one stream's batch frames back to back, then a footer index, then a trailer.
 //   footer entry (40 bytes): u64 firstSeq · u32 recordCount · u32 frameBytes · u64 offset · u64 minTs · u64 maxTs
-//   trailer (16 bytes): u32 entryCount · u32 footerCrc32c · u32 reserved · u32 magic
+//   trailer (16 bytes): u32 entryCount · u32 footerCrc32c · u32 version · u32 magic
+//   (version 0: written before segments carried one; same layout)
 // The footer lets a reader (this star, another star, or a ReadPlan consumer) find a seq_num or a time
 // with one ranged GET.
 
@@ -10,6 +11,8 @@ import { frameInfo, frameTimestamps, readU64, sealFrame, writeU64 } from '../for
 export const SEGMENT_MAGIC = 0x47535653; // 'SVSG'
 export const FOOTER_ENTRY_BYTES = 40;
 export const TRAILER_BYTES = 16;
+/** The segment layout this build writes, and the newest it reads. */
+export const SEGMENT_FORMAT_VERSION = 1;
 
 export interface FooterEntry {
   firstSeq: number;
@@ -61,7 +64,7 @@ export function buildSegment(frames: readonly Uint8Array[], alreadySealed = fals
   }
   out.writeUInt32LE(entries.length, p);
   out.writeUInt32LE(crc32c(out, footerOffset, p), p + 4);
-  out.writeUInt32LE(0, p + 8);
+  out.writeUInt32LE(SEGMENT_FORMAT_VERSION, p + 8);
   out.writeUInt32LE(SEGMENT_MAGIC, p + 12);
   return { bytes: out, entries, footerOffset, footerBytes };
 }
@@ -74,6 +77,10 @@ export function parseFooter(buf: Uint8Array): FooterEntry[] {
   const n = view.readUInt32LE(t);
   if (n * FOOTER_ENTRY_BYTES !== t) throw new Error('segment footer: bad length');
   if (view.readUInt32LE(t + 4) !== crc32c(buf, 0, t)) throw new Error('segment footer: bad checksum');
+  const version = view.readUInt32LE(t + 8);
+  if (version > SEGMENT_FORMAT_VERSION) {
+    throw new Error(`segment of format version ${version}, newer than this build's ${SEGMENT_FORMAT_VERSION}: a newer svcd wrote it`);
+  }
   const out: FooterEntry[] = [];
   for (let i = 0; i < n; i++) {
     const p = i * FOOTER_ENTRY_BYTES;

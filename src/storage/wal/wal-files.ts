@@ -3,7 +3,7 @@
 import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FRAME_RECORDS, frameInfo, frameIsIntact, type FrameInfo } from '../format/record-codec.ts';
+import { FRAME_FORMAT_VERSION, FRAME_RECORDS, frameInfo, frameIsIntact, type FrameInfo } from '../format/record-codec.ts';
 
 const WAL_SUFFIX = '.wal';
 
@@ -39,6 +39,9 @@ export function recoverWal(dir: string, onFrame: (f: RecoveredFrame) => void): {
     let off = 0;
     while (off < buf.length && frameIsIntact(buf, off, buf.length - off)) {
       const info = frameInfo(buf, off);
+      if (info.version > FRAME_FORMAT_VERSION) {
+        throw new Error(`WAL file ${fileNo} holds a frame of format version ${info.version}, newer than this build's ${FRAME_FORMAT_VERSION}: a newer svcd wrote it; run that one`);
+      }
       if (info.kind === FRAME_RECORDS) {
         onFrame({ fileNo, info, frame: Buffer.from(buf.subarray(off, off + info.frameBytes)) });
       }
