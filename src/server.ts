@@ -22,6 +22,7 @@ import { openMetadataStore } from './storage/metadata/open-store.ts';
 import type { ObjectStoreConfig } from './storage/objects/object-store.ts';
 import { openObjectStore } from './storage/objects/open-store.ts';
 import { S3ObjectStore } from './storage/objects/s3-store.ts';
+import { checkStoredFormat } from './storage/stored-format.ts';
 import { TrackedObjectStore } from './storage/objects/tracked-store.ts';
 import { DependencyHealth } from './storage/dependency-health.ts';
 import { createRingBuffers, LogRingWriter } from './storage/wal/log-ring.ts';
@@ -105,6 +106,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   let state: Awaited<ReturnType<typeof metadata.load>>;
   try {
     state = await metadata.load();
+    await checkStoredFormat(state, metadata, objects, () => randomUUID(), Date.now());
   } catch (err) {
     await metadata.close().catch(() => undefined);
     lock.release();

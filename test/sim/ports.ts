@@ -6,7 +6,7 @@
 
 import { FRAME_ROTATE, contentBytes, forEachRecord, frameInfo, frameTimestamps, sealFrame } from '../../src/storage/format/record-codec.ts';
 import type { Clock, Ids, LogPort, SegmentSettler, Timers, WalJanitor } from '../../src/core/ports.ts';
-import { MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
+import { MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StoredFormat, type StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
 import type { ByteRange, ObjectStore } from '../../src/storage/objects/object-store.ts';
 import { settleWalBytes } from '../../src/workers/settle-task.ts';
 
@@ -23,6 +23,7 @@ export class World {
     streams: new Map<string, StreamMeta>(),
     deleted: new Map<string, { bucket: string; key: string }>(),
     credentials: new Map<string, CredentialMeta>(),
+    format: undefined as StoredFormat | undefined,
   };
   /** How many settle uploads fail before one succeeds (a storage fault the simulation injects). */
   objectPutFailures = 0;
@@ -85,6 +86,7 @@ export class Incarnation {
   // ----- metadata: writes land in order, when the simulation commits them
   readonly metadata: MetadataStore = {
     load: async () => this.loadMeta(),
+    putFormat: async (f) => (this.world.meta.format ??= f),
     putBucket: (b) => this.metaRows([b]),
     deleteBucket: (name) => this.metaWrite(() => {
       this.world.meta.buckets.delete(name);
@@ -179,7 +181,7 @@ export class Incarnation {
       if (!o) throw Object.assign(new Error(`object ${key} not found`), { code: 'ENOENT' });
       return range ? Buffer.from(o.subarray(range.offset, range.offset + range.length)) : Buffer.from(o);
     },
-    list: async (prefix) => [...this.world.objects.keys()].filter((k) => k.startsWith(prefix)).sort(),
+    list: async (prefix, limit = Infinity) => [...this.world.objects.keys()].filter((k) => k.startsWith(prefix)).sort().slice(0, limit),
     delete: async (key) => { if (!this.dead) this.world.objects.delete(key); },
   };
 

@@ -54,6 +54,16 @@ for (const be of backends) {
       assert.deepEqual(await store.list('streams/b/'), ['streams/b/00000000000000000010.seg']);
       await assert.rejects(store.get('streams/b/00000000000000000000.seg'), (err: NodeJS.ErrnoException) => err.code === 'ENOENT');
     });
+
+    test('a listing stops at its limit, and one longer than a page of 1000 comes back whole', async () => {
+      const keys = Array.from({ length: 1005 }, (_, i) => `streams/many/${String(i).padStart(20, '0')}.seg`);
+      for (let i = 0; i < keys.length; i += 50) await Promise.all(keys.slice(i, i + 50).map((k) => store.put(k, Buffer.from('x'))));
+      const one = await store.list('streams/many/', 1);
+      assert.equal(one.length, 1);
+      assert.ok(keys.includes(one[0]));
+      assert.deepEqual(await store.list('streams/many/'), keys);
+      assert.deepEqual(await store.list('streams/none/', 1), []);
+    });
   });
 }
 

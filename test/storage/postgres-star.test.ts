@@ -93,7 +93,7 @@ describe('a star on the postgres metadata backend', { skip }, () => {
     }
   });
 
-  test('a star whose PostgreSQL connection is lost stops being ready (/readyz 503) and answers writes 503', { timeout: 60_000 }, async () => {
+  test('a star whose PostgreSQL connection is lost stops being ready (/readyz 503), answers writes 503, and is ready again once it reconnects', { timeout: 60_000 }, async () => {
     const lostSchema = freshSchema();
     const dataDir = tempDir();
     dirs.push(dataDir);
@@ -101,10 +101,18 @@ describe('a star on the postgres metadata backend', { skip }, () => {
     try {
       const ops = `http://127.0.0.1:${(await waitForOutput(star, /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/))[1]}`;
       assert.equal((await fetch(`${ops}/readyz`)).status, 200);
-      const killed = await sql.query(
-        `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = hashtext($1)::oid AND granted`, [`svcd:${lostSchema}`],
-      );
-      assert.equal(killed.rows.length, 1, 'the star held its schema lock');
+      // End the star's session and take its schema lock in the test's own, so the star's reconnection
+      // attempts find the schema held and the outage lasts until the test lets go (the star
+      // reconnects within 100 ms otherwise, and the checks below would race it).
+      let held = false;
+      for (let tries = 0; !held && tries < 100; tries++) {
+        const killed = await sql.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = hashtext($1)::oid AND granted`, [`svcd:${lostSchema}`],
+        );
+        if (tries === 0) assert.equal(killed.rows.length, 1, 'the star held its schema lock');
+        held = (await sql.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [`svcd:${lostSchema}`])).rows[0].ok;
+      }
+      assert.ok(held, 'the test holds the schema lock');
       const deadline = Date.now() + REFUSAL_WAIT_MS;
       let status = 200;
       while (status === 200 && Date.now() < deadline) {
@@ -117,6 +125,15 @@ describe('a star on the postgres metadata backend', { skip }, () => {
       assert.equal(create.status, 503, 'a write the store cannot take is 503, not a 500 bug');
       assert.equal(create.headers.get('retry-after'), '1');
       assert.equal(typeof ((await create.json()) as { error: unknown }).error, 'string');
+      // Let go: the star reconnects by itself and is ready again.
+      await sql.query('SELECT pg_advisory_unlock(hashtext($1))', [`svcd:${lostSchema}`]);
+      const back = Date.now() + REFUSAL_WAIT_MS;
+      while (status !== 200 && Date.now() < back) {
+        await new Promise((r) => setTimeout(r, 50));
+        status = (await fetch(`${ops}/readyz`)).status;
+      }
+      assert.equal(status, 200, 'ready again once the schema is free');
+      assert.equal((await fetch(`${star.baseUrl}/v1/buckets/after`, { method: 'POST', body: '{}' })).status, 201);
       assert.doesNotMatch(star.output(), /bug: unmapped error/);
     } finally {
       await star.stop();

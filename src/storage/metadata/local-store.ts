@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { META_JOURNAL_PROBE_BYTES, META_JOURNAL_RETRY_MS_MAX, META_JOURNAL_RETRY_MS_MIN } from '../../config/limits.ts';
 import { DependencyHealth } from '../dependency-health.ts';
 import { crc32c } from '../format/crc32c.ts';
-import { MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StreamMeta } from './metadata-store.ts';
+import { MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StoredFormat, type StreamMeta } from './metadata-store.ts';
 
 type Entry =
   | { op: 'bucket'; b: BucketMeta }
@@ -21,6 +21,7 @@ type Entry =
   | { op: 'streams'; s: StreamMeta[] }
   | { op: 'stream-del'; bucket: string; key: string }
   | { op: 'cred'; c: CredentialMeta }
+  | { op: 'format'; f: StoredFormat }
   /** Written by the recovery probe; changes nothing. */
   | { op: 'nop'; pad: string };
 
@@ -34,6 +35,7 @@ export class LocalMetadataStore implements MetadataStore {
   private readonly streams = new Map<string, StreamMeta>();
   private readonly deleted = new Map<string, { bucket: string; key: string }>();
   private readonly credentials = new Map<string, CredentialMeta>();
+  private format: StoredFormat | undefined;
   private fh: FileHandle | undefined;
   private entriesSinceSnapshot = 0;
   private pending: { bytes: Buffer; resolve: () => void; reject: (e: unknown) => void }[] = [];
@@ -68,6 +70,7 @@ export class LocalMetadataStore implements MetadataStore {
     this.streams.clear();
     this.deleted.clear();
     this.credentials.clear();
+    this.format = undefined;
     this.entriesSinceSnapshot = 0;
     this.journalBytes = 0;
     if (existsSync(this.snapshotPath)) {
@@ -76,6 +79,7 @@ export class LocalMetadataStore implements MetadataStore {
       for (const s of snap.streams) this.streams.set(addr(s.bucket, s.key), s);
       for (const d of snap.deleted) this.deleted.set(addr(d.bucket, d.key), d);
       for (const c of snap.credentials) this.credentials.set(c.key_id, c);
+      this.format = snap.format;
     }
     if (existsSync(this.journalPath)) {
       const buf = readFileSync(this.journalPath);
@@ -104,6 +108,7 @@ export class LocalMetadataStore implements MetadataStore {
 
   private state(): MetaState {
     return {
+      ...(this.format ? { format: this.format } : {}),
       buckets: [...this.buckets.values()],
       streams: [...this.streams.values()],
       deleted: [...this.deleted.values()],
@@ -130,6 +135,7 @@ export class LocalMetadataStore implements MetadataStore {
         this.deleted.set(addr(e.bucket, e.key), { bucket: e.bucket, key: e.key });
         break;
       case 'cred': this.credentials.set(e.c.key_id, e.c); break;
+      case 'format': this.format ??= e.f; break;
       case 'nop': break;
     }
   }
@@ -237,6 +243,11 @@ export class LocalMetadataStore implements MetadataStore {
   putStreams(s: StreamMeta[]): Promise<void> { return this.write({ op: 'streams', s }); }
   deleteStream(bucket: string, key: string): Promise<void> { return this.write({ op: 'stream-del', bucket, key }); }
   putCredential(c: CredentialMeta): Promise<void> { return this.write({ op: 'cred', c }); }
+  async putFormat(f: StoredFormat): Promise<StoredFormat> {
+    if (this.format) return this.format;
+    await this.write({ op: 'format', f });
+    return this.format ?? f;
+  }
   async readCredential(keyId: string): Promise<CredentialMeta | undefined> { return this.credentials.get(keyId); }
   async listCredentials(): Promise<CredentialMeta[]> { return [...this.credentials.values()]; }
   // Read back only from a healthy store: while it fails, the maps hold entries whose write failed

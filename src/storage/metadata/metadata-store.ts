@@ -43,7 +43,17 @@ export interface CredentialMeta {
   [field: string]: unknown;
 }
 
+/** What both planes (metadata and object storage) record at a cluster's first start, so a star can
+ *  tell when one was wiped without the other, or they hold different clusters (spec: Versioning). */
+export interface StoredFormat {
+  format_version: number;
+  cluster_id: string;
+  created_unix_ms: number;
+}
+
 export interface MetaState {
+  /** Absent until the first start writes it (and in metadata written before stores carried it). */
+  format?: StoredFormat;
   buckets: BucketMeta[];
   streams: StreamMeta[];
   /** Addresses (bucket, key) whose stream was deleted and not re-created. */
@@ -53,6 +63,9 @@ export interface MetaState {
 
 export interface MetadataStore {
   load(): Promise<MetaState>;
+  /** Records the stored format unless one is recorded already; resolves with the one that stands
+   *  (several stars may make their first start at once: the first write wins). */
+  putFormat(f: StoredFormat): Promise<StoredFormat>;
   putBucket(b: BucketMeta): Promise<void>;
   deleteBucket(name: string): Promise<void>;
   putStream(s: StreamMeta): Promise<void>;

@@ -25,7 +25,7 @@ import {
 } from '../../config/limits.ts';
 import { DependencyHealth } from '../dependency-health.ts';
 import {
-  MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type SegmentMeta, type StreamMeta,
+  MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type SegmentMeta, type StoredFormat, type StreamMeta,
 } from './metadata-store.ts';
 
 const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
@@ -69,6 +69,10 @@ const MIGRATIONS: readonly ((client: pg.Client, s: string) => Promise<void>)[] =
       }
       await client.query(`UPDATE ${s}.streams SET doc = $3 WHERE bucket = $1 AND key = $2`, [r.bucket, r.key, JSON.stringify({ ...doc, segments: [] })]);
     }
+  },
+  // 3: the stored-format marker (one row), written at a cluster's first start.
+  async (client, s) => {
+    await client.query(`CREATE TABLE ${s}.stored_format (id int PRIMARY KEY CHECK (id = 1), doc text NOT NULL)`);
   },
 ];
 
@@ -183,12 +187,14 @@ export class PostgresMetadataStore implements MetadataStore {
     const segments = await client.query<{ bucket: string; key: Buffer; doc: string }>(`SELECT bucket, key, doc FROM ${s}.segments ORDER BY bucket, key, first_seq`);
     const deleted = await client.query<{ bucket: string; key: Buffer }>(`SELECT bucket, key FROM ${s}.deleted ORDER BY bucket, key`);
     const credentials = await client.query<{ doc: string }>(`SELECT doc FROM ${s}.credentials ORDER BY key_id`);
+    const format = await client.query<{ doc: string }>(`SELECT doc FROM ${s}.stored_format WHERE id = 1`);
     const rows = streams.rows.map((r) => JSON.parse(r.doc) as StreamMeta);
     const byAddr = new Map(rows.map((r) => [addr(r.bucket, r.key), r]));
     for (const r of segments.rows) byAddr.get(addr(r.bucket, keyFromBytes(r.key)))?.segments.push(JSON.parse(r.doc) as SegmentMeta);
     this.segmentsStoredEnd.clear();
     for (const r of rows) this.noteSegmentsStored(r);
     return {
+      ...(format.rows[0] ? { format: JSON.parse(format.rows[0].doc) as StoredFormat } : {}),
       buckets: buckets.rows.map((r) => JSON.parse(r.doc) as BucketMeta),
       streams: rows,
       deleted: deleted.rows.map((r) => ({ bucket: r.bucket, key: keyFromBytes(r.key) })),
@@ -250,6 +256,12 @@ export class PostgresMetadataStore implements MetadataStore {
   async readBucket(name: string): Promise<BucketMeta | undefined> {
     const res = await this.serial<{ doc: string }>(`SELECT doc FROM ${this.s}.buckets WHERE name = $1`, [name]);
     return res.rows[0] ? JSON.parse(res.rows[0].doc) as BucketMeta : undefined;
+  }
+
+  async putFormat(f: StoredFormat): Promise<StoredFormat> {
+    await this.write(`INSERT INTO ${this.s}.stored_format (id, doc) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`, [JSON.stringify(f)]);
+    const res = await this.serial<{ doc: string }>(`SELECT doc FROM ${this.s}.stored_format WHERE id = 1`);
+    return JSON.parse(res.rows[0].doc) as StoredFormat;
   }
 
   putBucket(b: BucketMeta): Promise<void> {

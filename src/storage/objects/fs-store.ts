@@ -54,12 +54,13 @@ export class FsObjectStore implements ObjectStore {
     }
   }
 
-  async list(prefix: string): Promise<string[]> {
+  async list(prefix: string, limit = Infinity): Promise<string[]> {
     const out: string[] = [];
     const walk = async (dir: string): Promise<void> => {
       let entries;
       try { entries = await readdir(dir, { withFileTypes: true }); } catch { return; }
       for (const e of entries) {
+        if (out.length >= limit) return;
         const p = join(dir, e.name);
         if (e.isDirectory()) await walk(p);
         else if (!e.name.includes('.tmp-')) {

@@ -8,7 +8,8 @@ export interface ObjectStore {
   put(key: string, body: Uint8Array): Promise<void>;
   /** Reads the object, or a byte range of it. Rejects with code 'ENOENT' when absent. */
   get(key: string, range?: ByteRange): Promise<Buffer>;
-  list(prefix: string): Promise<string[]>;
+  /** Keys under `prefix`, at most `limit` of them when given. */
+  list(prefix: string, limit?: number): Promise<string[]>;
   delete(key: string): Promise<void>;
 }
 

@@ -5,7 +5,7 @@
 // role). ReadPlan's presigned mode signs GETs with the same credentials (SigV4 query signing).
 
 import {
-  DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client, S3ServiceException,
+  DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsCommand, NoSuchKey, PutObjectCommand, S3Client, S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { S3_ATTEMPTS_MAX, S3_REQUEST_MS_MAX } from '../../config/limits.ts';
@@ -70,16 +70,22 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  async list(prefix: string): Promise<string[]> {
+  /** ListObjects (v1) paged by Marker: its truncated pages need no continuation token, which
+   *  s3rver cannot make on Node 20 (it ciphers them with DES, which OpenSSL 3 refuses), so a v2
+   *  listing of more than one page failed there. Every S3-protocol server serves v1. */
+  async list(prefix: string, limit = Infinity): Promise<string[]> {
     const out: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.client.send(new ListObjectsV2Command({
-        Bucket: this.cfg.bucket, Prefix: this.objectKey(prefix), ...(token ? { ContinuationToken: token } : {}),
+    let marker: string | undefined;
+    for (;;) {
+      const page = await this.client.send(new ListObjectsCommand({
+        Bucket: this.cfg.bucket, Prefix: this.objectKey(prefix), ...(marker ? { Marker: marker } : {}),
+        ...(Number.isFinite(limit) ? { MaxKeys: Math.min(limit - out.length, 1000) } : {}),
       }));
-      for (const o of page.Contents ?? []) if (o.Key) out.push(o.Key.slice(this.cfg.prefix.length));
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
+      const keys = (page.Contents ?? []).map((o) => o.Key).filter((k): k is string => k !== undefined);
+      for (const k of keys) if (out.length < limit) out.push(k.slice(this.cfg.prefix.length));
+      if (!page.IsTruncated || keys.length === 0 || out.length >= limit) break;
+      marker = keys[keys.length - 1];
+    }
     return out.sort();
   }
 

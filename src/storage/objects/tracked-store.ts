@@ -10,7 +10,7 @@ export class TrackedObjectStore implements ObjectStore {
 
   put(key: string, body: Uint8Array): Promise<void> { return this.track(this.inner.put(key, body)); }
   get(key: string, range?: ByteRange): Promise<Buffer> { return this.track(this.inner.get(key, range)); }
-  list(prefix: string): Promise<string[]> { return this.track(this.inner.list(prefix)); }
+  list(prefix: string, limit?: number): Promise<string[]> { return this.track(this.inner.list(prefix, limit)); }
   delete(key: string): Promise<void> { return this.track(this.inner.delete(key)); }
 
   private track<T>(op: Promise<T>): Promise<T> {
