@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { Config } from './config/config.ts';
+import { STAR_ID_PATTERN, type Config } from './config/config.ts';
 import { LOG_RING_BYTES, WAL_HEALTH_SAMPLE_MS } from './config/limits.ts';
 import { Star } from './core/star.ts';
 import { ERROR_TABLE, ServiceError } from './core/errors.ts';
@@ -23,6 +23,7 @@ import type { ObjectStoreConfig } from './storage/objects/object-store.ts';
 import { openObjectStore } from './storage/objects/open-store.ts';
 import { S3ObjectStore } from './storage/objects/s3-store.ts';
 import { checkStoredFormat } from './storage/stored-format.ts';
+import { starIdOf } from './storage/star-id.ts';
 import { TrackedObjectStore } from './storage/objects/tracked-store.ts';
 import { DependencyHealth } from './storage/dependency-health.ts';
 import { createRingBuffers, LogRingWriter } from './storage/wal/log-ring.ts';
@@ -80,6 +81,14 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   mkdirSync(walDir, { recursive: true });
   mkdirSync(objectsDir, { recursive: true });
   const lock = lockDataDir(dataDir);
+  let starId: string;
+  try {
+    starId = starIdOf(dataDir, cfg.starId, STAR_ID_PATTERN);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  const startedAtMs = Date.now();
 
   // Settled segments: the data dir's objects/ or an S3 bucket, which must answer before anything starts.
   const storeCfg: ObjectStoreConfig = cfg.objectStore.backend === 's3' ? cfg.objectStore : { backend: 'fs', dir: objectsDir };
@@ -117,7 +126,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   const authConfig = parseAuthConfig(get, process.env, tls !== undefined);
   const auth: AuthModule | undefined = authConfig.mode === 'off'
     ? undefined
-    : await startAuth(authConfig, { store: credentialStoreOf(metadata), starId: randomUUID(), log: (m: string) => console.error(`svcd auth: ${m}`) });
+    : await startAuth(authConfig, { store: credentialStoreOf(metadata), starId, log: (m: string) => console.error(`svcd auth: ${m}`) });
   const recovered: Parameters<Star['open']>[1] extends Iterable<infer T> ? T[] : never = [];
   const { files: walFiles, lastFileNo, cutBytes } = recoverWal(walDir, (f) => {
     let content = 0;
@@ -227,11 +236,13 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   };
   const grpcServer = cfg.grpcListen
     ? await startGrpcServer({
-      service: star, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, vending, star: { settle: () => star.settle() },
+      service: star, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, vending, star: { id: starId, ...(cfg.advertiseAddress ? { address: cfg.advertiseAddress } : {}), settle: () => star.settle() },
       auth: grpcAuthHooks(auth, { clientCertVerified: authConfig.mode === 'mtls' }),
       ...(tls ? { credentials: grpcTlsCredentials(tls, authConfig.mode === 'mtls') } : {}),
     })
     : undefined;
+  /** Where other stars and ListStars reach this one: --advertise-address, else the gRPC listener. */
+  const advertisedAddress = (): string => cfg.advertiseAddress || (grpcServer ? `${cfg.grpcListen!.host}:${grpcServer.port}` : '');
   const ops = cfg.metricsListen
     ? await startOpsServer(cfg.metricsListen.host, cfg.metricsListen.port, {
       metrics,
@@ -241,7 +252,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
       extra: adminSurface({
         ui: cfg.adminUi, reader: cfg.adminUiReader, logError, service: star,
         // The star as the gRPC admin plane names it (startGrpcServer's default id, its bound address).
-        star: { id: 'star-0', address: grpcServer ? `${cfg.grpcListen!.host}:${grpcServer.port}` : '', startedAtMs: Date.now(), nowMs: () => Date.now() },
+        star: { id: starId, address: advertisedAddress(), startedAtMs, nowMs: () => Date.now() },
         listCredentials: grpcAuthHooks(auth, { clientCertVerified: false })?.listCredentials,
       }),
     })

@@ -19,6 +19,8 @@ export interface FlagSpec {
 export const FLAGS: FlagSpec[] = [
   { name: 'listen', env: 'SVCD_LISTEN', help: 'data bridge address host:port (empty disables it)', default: '127.0.0.1:7070' },
   { name: 'data-dir', env: 'SVCD_DATA_DIR', help: 'directory for the WAL, metadata and the fs object store', default: './data' },
+  { name: 'star-id', env: 'SVCD_STAR_ID', help: 'this star\'s name in the cluster (1-64 of A-Z a-z 0-9 . _ -); default: one made at first start and kept in <data-dir>/star-id', default: '' },
+  { name: 'advertise-address', env: 'SVCD_ADVERTISE_ADDRESS', help: 'host:port other stars and ListStars use to reach this star\'s gRPC listener; default: the --grpc-listen address', default: '' },
   { name: 'http-engine', env: 'SVCD_HTTP_ENGINE', help: 'uws (native uWebSockets.js, falls back to node when it cannot load) or node (node:http)', default: 'uws' },
   { name: 'grpc-listen', env: 'SVCD_GRPC_LISTEN', help: 'gRPC data and admin plane address host:port (empty disables it)', default: '' },
   { name: 'metrics-listen', env: 'SVCD_METRICS_LISTEN', help: 'ops listener host:port for /metrics, /healthz, /readyz, /admin/ (empty removes it)', default: '' },
@@ -108,6 +110,10 @@ export interface Config {
   /** The express class's bucket; '' when none is set (PATCH to express is refused). */
   expressBucket: string;
   leaseIdleMs: number;
+  /** --star-id as given ('' when the data dir's own id is to be used). */
+  starId: string;
+  /** --advertise-address as given ('' for the gRPC listen address). */
+  advertiseAddress: string;
   readplanVending: 'presigned' | 'raw';
   sse: { heartbeatMs: number; stallMs: number; connectionsMax: number };
   wal: { fileBytesMax: number; settleAfterMs: number };
@@ -210,6 +216,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     corsAllowedOrigins: get('cors-allowed-origins').split(',').map((o) => o.trim()).filter((o) => o !== ''),
     expressBucket: get('express-bucket'),
     leaseIdleMs: nonNegativeInt(get('lease-idle-ms'), 'lease-idle-ms'),
+    starId: starIdValue(get('star-id')),
+    advertiseAddress: get('advertise-address') === '' ? '' : advertised(get('advertise-address')),
     readplanVending: vending,
     sse: {
       heartbeatMs: positiveInt(get('sse-heartbeat-ms'), 'sse-heartbeat-ms'),
@@ -223,6 +231,20 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     help: raw.get('help') === 'true',
     raw,
   };
+}
+
+/** Star ids: short, and safe in a file name, a log line and a URL. */
+export const STAR_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+
+function starIdValue(v: string): string {
+  if (v !== '' && !STAR_ID_PATTERN.test(v)) throw new ConfigError(`--star-id ${JSON.stringify(v)}: 1-64 of A-Z a-z 0-9 . _ -`);
+  return v;
+}
+
+function advertised(v: string): string {
+  const hp = hostPort(v, 'advertise-address');
+  if (!hp || hp.port === 0) throw new ConfigError(`--advertise-address ${JSON.stringify(v)}: a host:port others can dial (port not 0)`);
+  return `${hp.host}:${hp.port}`;
 }
 
 export function helpText(extra: readonly FlagSpec[] = [], base: readonly FlagSpec[] = FLAGS, usage = 'usage: svcd [flags]'): string {

@@ -6,7 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { ADMIN_READER_BYTES_MAX, ADMIN_READER_RECORDS_MAX } from '../../src/config/limits.ts';
@@ -55,15 +55,18 @@ describe('admin bridge (auth off, gRPC on)', () => {
     await s?.stop();
   });
 
-  it('answers Health, ListStars and GetClusterOverview for the one star', async () => {
+  it('answers Health, ListStars and GetClusterOverview for the one star, named by the id its data dir keeps', async () => {
+    const starId = readFileSync(join(s.srv.dataDir, 'star-id'), 'utf8').trim();
+    assert.match(starId, /^star-[0-9a-f]{12}$/);
     const health = await ok(s.ops, 'Health');
     assert.equal(health.serving, true);
-    assert.equal(health.star_id, 'star-0');
+    assert.equal(health.star_id, starId);
+    assert.equal((await call(g.data.SettleStar.bind(g.data), { star_id: starId })).star_id, starId, 'gRPC knows the star by the same id');
     assert.equal(typeof health.uptime_ms, 'number');
     const stars = await ok(s.ops, 'ListStars');
     assert.equal(stars.stars.length, 1);
     assert.deepEqual({ ...stars.stars[0], started_at_unix_ms: 0 }, {
-      star_id: 'star-0', address: `127.0.0.1:${s.grpcPort}`, state: 'STAR_STATE_ACTIVE', started_at_unix_ms: 0,
+      star_id: starId, address: `127.0.0.1:${s.grpcPort}`, state: 'STAR_STATE_ACTIVE', started_at_unix_ms: 0,
     });
     assert.deepEqual(await ok(s.ops, 'GetClusterOverview'), {
       star_count: 1, bucket_count: 2, bucket_count_capped: false, stream_count: 4, stream_count_capped: false,
@@ -171,6 +174,7 @@ describe('admin bridge (auth off, gRPC on)', () => {
   });
 
   it('shows a stream leased while a producer session is open on it, idle once it closes', async () => {
+    const starId = readFileSync(join(s.srv.dataDir, 'star-id'), 'utf8').trim();
     const session = g.data.AppendSession();
     const closed = new Promise<void>((resolve) => {
       session.on('status', () => resolve());
@@ -183,11 +187,11 @@ describe('admin bridge (auth off, gRPC on)', () => {
     await acked; // the session is open and watching its stream
     try {
       const rows = (await ok(s.ops, 'ListStreamSummaries', { bucket: 'b1' })).streams;
-      assert.deepEqual(rows.map((r: any) => [r.key, r.leader_star_id]), [['a', ''], ['b', ''], ['c', 'star-0']]);
-      assert.equal((await ok(s.ops, 'GetStreamDetail', { bucket: 'b1', key: 'c' })).leader_star_id, 'star-0');
-      assert.equal((await ok(s.ops, 'GetStreamLiveStats', { bucket: 'b1', key: 'c' })).leader_star_id, 'star-0');
+      assert.deepEqual(rows.map((r: any) => [r.key, r.leader_star_id]), [['a', ''], ['b', ''], ['c', starId]]);
+      assert.equal((await ok(s.ops, 'GetStreamDetail', { bucket: 'b1', key: 'c' })).leader_star_id, starId);
+      assert.equal((await ok(s.ops, 'GetStreamLiveStats', { bucket: 'b1', key: 'c' })).leader_star_id, starId);
       const viaGrpc = await call(g.admin.ListStreamSummaries.bind(g.admin), { bucket: 'b1' });
-      assert.deepEqual(viaGrpc.streams.map((r) => r.leader_star_id), ['', '', 'star-0']);
+      assert.deepEqual(viaGrpc.streams.map((r) => r.leader_star_id), ['', '', starId]);
     } finally {
       session.end();
       await closed;
@@ -364,5 +368,28 @@ describe('admin bridge: the lease idle timeout', () => {
   it('keeps a stream leased after a one-shot HTTP append until the idle timeout runs; an unwritten one is idle', async () => {
     const rows = (await ok(s.ops, 'ListStreamSummaries', { bucket: 'lt' })).streams;
     assert.deepEqual(rows.map((r: any) => [r.key, r.leader_star_id !== '']), [['quiet', false], ['written', true]]);
+  });
+});
+
+describe('star identity', () => {
+  it('a restarted star keeps its id; --star-id and --advertise-address name it instead', async () => {
+    const first = await startOpsStar({ grpc: true });
+    const dataDir = first.srv.dataDir;
+    const id = (await ok(first.ops, 'Health')).star_id as string;
+    await first.stop();
+    const again = await startOpsStar({ grpc: true, dataDir });
+    try {
+      assert.equal((await ok(again.ops, 'Health')).star_id, id, 'the same member after a restart');
+    } finally {
+      await again.stop();
+    }
+    const named = await startOpsStar({ grpc: true, dataDir, args: ['--star-id', 'east-1', '--advertise-address', 'star-east.internal:7071'] });
+    try {
+      assert.equal((await ok(named.ops, 'Health')).star_id, 'east-1');
+      const stars = await ok(named.ops, 'ListStars');
+      assert.deepEqual(stars.stars.map((x: any) => [x.star_id, x.address]), [['east-1', 'star-east.internal:7071']]);
+    } finally {
+      await named.stop();
+    }
   });
 });

@@ -5,7 +5,7 @@
 // raises no script error or CSP violation.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -99,7 +99,7 @@ test('the dashboard renders every page from the bridge and reads records', { ski
   // Overview.
   await page.goto(`${s.ops}/admin/`);
   await page.waitForSelector('main[data-page="overview"]');
-  assert.equal(await page.locator('dd[data-field="star"]').innerText(), 'star-0');
+  assert.equal(await page.locator('dd[data-field="star"]').innerText(), readFileSync(join(s.srv.dataDir, 'star-id'), 'utf8').trim());
   assert.equal(await page.locator('dd[data-field="buckets"]').innerText(), '2');
   assert.equal(await page.locator('dd[data-field="streams"]').innerText(), String(3 + wideKeys.length));
   assert.deepEqual(await cellTexts(page, 2), [`127.0.0.1:${s.grpcPort}`]);
