@@ -13,6 +13,7 @@ import type { ObjectStore } from '../storage/objects/object-store.ts';
 import { OrderedMap } from './ordered-keys.ts';
 import { ServiceError, invalid, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
+import { Settling } from './settling.ts';
 import type { Clock, Ids, LogPort, SegmentSettler, Timers, WalJanitor } from './ports.ts';
 import { checkBatchCaps, checkFence, checkMatch, pace, stampTimestamps } from './sequencer.ts';
 import type {
@@ -93,13 +94,10 @@ export class Star implements StreamService {
   private walFileNo: number;
   private walFileBytes = 0;
   private walFileOpenedMs = 0;
-  /** Streams with records in each WAL file not yet settled. */
-  private readonly fileStreams = new Map<number, Set<StreamState>>();
-  private settleQueue: Promise<void> = Promise.resolve();
+  /** Sealed WAL files into segments, in order (core/settling.ts). */
+  private readonly settling: Settling;
   /** Resolves once the newest ROTATE is durable and its file is queued to settle (see settle()). */
   private lastSealed: Promise<void> = Promise.resolve();
-  /** WAL files recovery found a gap in: never removed automatically. */
-  private readonly pinnedWalFiles = new Set<number>();
   private subscriptions = 0;
   private closed = false;
   private timers: { cancel(): void }[] = [];
@@ -111,6 +109,16 @@ export class Star implements StreamService {
   constructor(deps: StarDeps) {
     this.d = deps;
     this.reader = new PageReader(deps.objects);
+    this.settling = new Settling(deps, {
+      withRows: (sts, fn) => this.withRows(sts, fn),
+      rowWrite: (sts, write) => this.rowWrite(sts, write),
+      settled: (bytes) => { this.unsettledBytes -= bytes; },
+      dropObject: (key) => {
+        this.reader.forget(key);
+        void this.d.objects.delete(key).catch(() => undefined);
+      },
+      closed: () => this.closed,
+    });
     this.walFileNo = deps.walFileNo;
     this.readRecordsMax = deps.readRecordsMax ?? READ_RECORDS_MAX;
     this.readBytesMax = deps.readBytesMax ?? READ_BYTES_MAX;
@@ -138,7 +146,7 @@ export class Star implements StreamService {
         // A gap means records are missing from both the WAL and the segments: never paper over it.
         // The frame is not served, and its file is kept (pinned) for an operator to inspect.
         this.d.log_error?.(`recovery: stream ${st.streamId} frame at ${f.firstSeq} does not follow tail ${st.tail}; not served, WAL file ${f.fileNo} kept`);
-        this.pinnedWalFiles.add(f.fileNo);
+        this.settling.pin(f.fileNo);
         continue;
       }
       const batch: MemBatch = {
@@ -149,12 +157,12 @@ export class Star implements StreamService {
       this.unsettledBytes += batch.frame.length;
       st.nextSeq = st.tail;  // recovery: no waiters yet
       st.lastSeqTs = st.tailTs;
-      this.touchFile(f.fileNo, st);
+      this.settling.touch(f.fileNo, st);
     }
     // Every recovered file is sealed (the flusher starts a fresh one). Settle them in order; files
     // whose frames are all settled already, or belong to deleted streams, or are empty, are removed.
-    const sealed = new Set([...walFiles, ...this.fileStreams.keys()]);
-    for (const fileNo of [...sealed].sort((a, b) => a - b)) this.enqueueSettle(fileNo);
+    const sealed = new Set([...walFiles, ...this.settling.filesWithRecords()]);
+    for (const fileNo of [...sealed].sort((a, b) => a - b)) this.settling.enqueue(fileNo);
     this.walFileOpenedMs = this.d.clock.nowMs();
     this.timers.push(this.d.timers.setInterval(() => this.sweep(), RETENTION_SWEEP_MS));
     void this.durableLoop();
@@ -552,7 +560,7 @@ export class Star implements StreamService {
     const batch: MemBatch = {
       firstSeq, count, frame, walFileNo: this.walFileNo, minTs: stamps[0], maxTs: stamps[stamps.length - 1], contentBytes: content,
     };
-    this.touchFile(this.walFileNo, st);
+    this.settling.touch(this.walFileNo, st);
     const ack = new Promise<AppendAck>((resolve, reject) => {
       this.pending.push({ end, st, batch, frameBytes: frame.length, resolve, reject });
     });
@@ -560,14 +568,6 @@ export class Star implements StreamService {
     this.walFileBytes += frame.length;
     if (this.walFileBytes >= this.walFileBytesMax) this.rotate();
     return ack;
-  }
-
-  private touchFile(fileNo: number, st: StreamState): void {
-    if (st.lastWalFileNo === fileNo) return;
-    st.lastWalFileNo = fileNo;
-    let s = this.fileStreams.get(fileNo);
-    if (!s) this.fileStreams.set(fileNo, (s = new Set()));
-    s.add(st);
   }
 
   /** Seals the current WAL file: a ROTATE frame goes through the ring like any batch. False when the
@@ -603,7 +603,7 @@ export class Star implements StreamService {
       timer = this.d.timers.setTimeout(() => reject(new ServiceError('unavailable', 'settling is behind or failing; retry shortly')), SETTLE_WAIT_MS_MAX);
     });
     try {
-      await Promise.race([this.settleQueue, bound]);
+      await Promise.race([this.settling.idle(), bound]);
     } finally {
       timer?.cancel();
     }
@@ -641,7 +641,7 @@ export class Star implements StreamService {
     const moved = new Set<StreamState>();
     while (i < q.length && q[i].end <= durable) {
       const p = q[i++];
-      if (p.sealedFileNo !== undefined) { this.enqueueSettle(p.sealedFileNo); p.onSealed?.(); continue; }
+      if (p.sealedFileNo !== undefined) { this.settling.enqueue(p.sealedFileNo); p.onSealed?.(); continue; }
       const st = p.st!;
       st.inflightBytes -= p.frameBytes;
       this.inflightBytes -= p.frameBytes;
@@ -696,88 +696,6 @@ export class Star implements StreamService {
     }
     // Waiters are released only once every stream's next number is back at its tail.
     for (const st of rolledBack) st.appendsFailed();
-  }
-
-  // ---------------------------------------------------------------- settle
-
-  /** Settles sealed files strictly in order. A failure is retried (with backoff) until it succeeds:
-   *  settling a later file first would mark the failed file's records settled without a segment.
-   *  One line when an episode starts and one when it ends, not a stack per attempt. */
-  private enqueueSettle(fileNo: number): void {
-    this.settleQueue = this.settleQueue.then(async () => {
-      for (let attempt = 0; !this.closed; attempt++) {
-        try {
-          await this.settleFile(fileNo);
-          if (attempt > 0) this.d.log_error?.(`settling WAL file ${fileNo} succeeded after ${attempt + 1} attempts`);
-          return;
-        } catch (err) {
-          if (attempt === 0) this.d.log_error?.(`settling WAL file ${fileNo} failed (${errorText(err)}); it stays in the WAL and is retried with backoff`);
-          const delayMs = Math.min(SETTLE_RETRY_MS_MIN * 2 ** attempt, SETTLE_RETRY_MS_MAX);
-          await new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, delayMs); });
-        }
-      }
-    });
-  }
-
-  /** Moves one sealed WAL file's batches into segments and records them; the file is removed only
-   *  once every row that points at its records elsewhere is durable. Until then the batches stay in
-   *  memory and the file stays on disk, so a failed row write is simply retried (and a crash
-   *  replays the file). */
-  private async settleFile(fileNo: number): Promise<void> {
-    const touched = [...(this.fileStreams.get(fileNo) ?? [])].filter((st) => !st.deleted && st.mem.some((b) => b.walFileNo === fileNo));
-    if (touched.length) {
-      // Where each stream's records in this file end: its segment must reach that far.
-      const need = new Map<StreamState, number>();
-      for (const st of touched) {
-        let end = 0;
-        for (const b of st.mem) if (b.walFileNo === fileNo) end = Math.max(end, b.firstSeq + b.count);
-        need.set(st, end);
-      }
-      const settled = await this.d.settler.settle(fileNo, touched.map((st) => ({ streamId: st.streamId, fromSeq: st.settledEnd })));
-      // The settler stops at the first frame that fails its checksum, and removing the file after a
-      // short settle would lose what it held. Throwing keeps the file, and the settle is retried.
-      for (const st of touched) {
-        const seg = settled.find((x) => x.streamId === st.streamId)?.segment;
-        if (!st.deleted && (!seg || seg.end_seq < need.get(st)!)) {
-          throw new Error(`settling WAL file ${fileNo} gave stream ${st.streamId} ${seg ? `records up to ${seg.end_seq}` : 'no segment'}, short of ${need.get(st)}`);
-        }
-      }
-      const byId = new Map(touched.map((st) => [st.streamId, st]));
-      const orphans: string[] = [];
-      for (const { streamId, segment } of settled) if (!byId.has(streamId)) orphans.push(segment.object_key);
-      await this.withRows(touched, async () => {
-        // Built under the row locks: from the rows as the last write left them (a trim or a fence
-        // may have landed while the segments uploaded), so this write undoes none of them.
-        const next: { st: StreamState; meta: StreamMeta; dead: string[] }[] = [];
-        for (const { streamId, segment } of settled) {
-          const st = byId.get(streamId);
-          if (!st) continue;
-          if (st.deleted) { orphans.push(segment.object_key); continue; }
-          if (segment.first_seq !== st.settledEnd) {
-            throw new Error(`segment of stream ${streamId} starts at ${segment.first_seq}, not at its settled end ${st.settledEnd}`);
-          }
-          // A trim that ran while this file settled may already cover the new segment.
-          const all = [...st.meta.segments, segment];
-          const meta: StreamMeta = {
-            ...st.meta, segments: all.filter((x) => x.end_seq > st.trimSeq), settled_end_seq: segment.end_seq, settled_end_ts: segment.max_ts,
-          };
-          next.push({ st, meta, dead: all.filter((x) => x.end_seq <= st.trimSeq).map((x) => x.object_key) });
-        }
-        if (next.length) await this.rowWrite(next.map((n) => n.st), this.d.metadata.putStreams(next.map((n) => n.meta)));
-        // Durable: the segments serve these records now, and memory lets them go.
-        for (const n of next) {
-          n.st.meta = n.meta;
-          this.unsettledBytes -= n.st.dropSettled(n.meta.settled_end_seq);
-          orphans.push(...n.dead);
-        }
-      });
-      for (const key of orphans) {
-        this.reader.forget(key);
-        void this.d.objects.delete(key).catch(() => undefined);
-      }
-    }
-    this.fileStreams.delete(fileNo);
-    if (!this.pinnedWalFiles.has(fileNo)) this.d.wal.removeFile(fileNo);
   }
 
   // ---------------------------------------------------------------- metadata rows
@@ -1041,13 +959,6 @@ export class Star implements StreamService {
 
 /** Longest SettleStar waits for the settle queue (a failing object store retries forever). */
 const SETTLE_WAIT_MS_MAX = 60_000;
-/** Backoff between attempts to settle a WAL file that failed to settle. */
-const SETTLE_RETRY_MS_MIN = 100;
-const SETTLE_RETRY_MS_MAX = 30_000;
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /** Config changes that make live producer sessions reconnect (spec: States, PATCH). */
 const HANDOFF_FIELDS: readonly (keyof StreamConfig)[] = [
