@@ -175,6 +175,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     log_error: logError,
     expressBucket: cfg.expressBucket,
     leaseIdleMs: cfg.leaseIdleMs,
+    objectGraceMs: cfg.readplanTtlMs,
   });
   star.open(state, recovered, walFiles);
 

@@ -14,6 +14,7 @@ import { OrderedMap } from './ordered-keys.ts';
 import { ServiceError, invalid, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
 import { Settling } from './settling.ts';
+import { ObjectReclaimer } from './object-reclaimer.ts';
 import type { Clock, Ids, LogPort, SegmentSettler, Timers, WalJanitor } from './ports.ts';
 import { checkBatchCaps, checkFence, checkMatch, pace, stampTimestamps } from './sequencer.ts';
 import type {
@@ -49,6 +50,9 @@ export interface StarDeps {
   expressBucket?: string;
   /** How long a stream stays leased after its last append (default LEASE_IDLE_MS). */
   leaseIdleMs?: number;
+  /** How long a segment no row points at stays in the object store: the read-plan validity, so a
+   *  vended URL keeps answering until it expires (default 0: deleted at once). */
+  objectGraceMs?: number;
 }
 
 /** An append sequenced into the ring, waiting for the flusher's durable offset to pass `end`. */
@@ -96,6 +100,8 @@ export class Star implements StreamService {
   private walFileOpenedMs = 0;
   /** Sealed WAL files into segments, in order (core/settling.ts). */
   private readonly settling: Settling;
+  /** Deletes unreferenced segments once read plans that name them have expired. */
+  private readonly reclaimer: ObjectReclaimer;
   /** Resolves once the newest ROTATE is durable and its file is queued to settle (see settle()). */
   private lastSealed: Promise<void> = Promise.resolve();
   private subscriptions = 0;
@@ -109,14 +115,12 @@ export class Star implements StreamService {
   constructor(deps: StarDeps) {
     this.d = deps;
     this.reader = new PageReader(deps.objects);
+    this.reclaimer = new ObjectReclaimer(deps.objects, deps.clock, deps.objectGraceMs ?? 0, (m) => deps.log_error?.(m));
     this.settling = new Settling(deps, {
       withRows: (sts, fn) => this.withRows(sts, fn),
       rowWrite: (sts, write) => this.rowWrite(sts, write),
       settled: (bytes) => { this.unsettledBytes -= bytes; },
-      dropObject: (key) => {
-        this.reader.forget(key);
-        void this.d.objects.delete(key).catch(() => undefined);
-      },
+      dropObject: (key) => this.dropObject(key),
       closed: () => this.closed,
     });
     this.walFileNo = deps.walFileNo;
@@ -307,6 +311,10 @@ export class Star implements StreamService {
       const v = body[k];
       if (v !== undefined && v !== '') (config as unknown as Record<string, unknown>)[k] = v;
     }
+    if (config.class === 'express' && !this.d.expressBucket) {
+      // Refused before anything is written, as a switch to express is: nowhere to put its objects.
+      throw invalid('this star has no express bucket set (--express-bucket); a stream of class express cannot be created');
+    }
     const meta: StreamMeta = {
       stream_id: this.d.ids.uuid(), bucket: bucket.name, key, config: { ...config },
       created_at_unix_ms: this.d.clock.nowMs(), creation_token: body.creation_token ?? '', fencing_token: '',
@@ -407,14 +415,8 @@ export class Star implements StreamService {
       await this.rowWrite([st], this.d.metadata.deleteStream(bucket, key));
       this.forgetStream(st);
     }));
-    // Reclaimed in the background: gone for every caller already.
-    const segs = st.meta.segments;
-    void (async () => {
-      for (const s of segs) {
-        this.reader.forget(s.object_key);
-        await this.d.objects.delete(s.object_key).catch(() => undefined);
-      }
-    })();
+    // Reclaimed later: gone for every caller already.
+    for (const s of st.meta.segments) this.dropObject(s.object_key);
   }
 
   /** A stream whose deletion is durable leaves memory. */
@@ -483,7 +485,10 @@ export class Star implements StreamService {
       st = this.streams.get(addr(bucket, key));
       if (!st) {
         const created = this.newStream(b, key, {});
-        st = this.streams.get(addr(bucket, key))!;
+        const made = this.streams.get(addr(bucket, key));
+        // Not made: refused before anything was written (its config); the creation says why.
+        if (!made) return created.then(() => { throw notFound(`stream ${bucket}/${key} not found`); });
+        st = made;
         void created.catch(() => undefined);
       }
     }
@@ -856,10 +861,7 @@ export class Star implements StreamService {
       await this.rowWrite([st], this.d.metadata.putStream(meta));
       st.meta = meta;
       st.wake();
-      for (const s of dead) {
-        this.reader.forget(s.object_key);
-        void this.d.objects.delete(s.object_key).catch(() => undefined);
-      }
+      for (const s of dead) this.dropObject(s.object_key);
     });
   }
 
@@ -882,8 +884,16 @@ export class Star implements StreamService {
   }
 
   /** Background: retention by age and bytes, and sealing a quiet WAL file. */
+  /** A segment no durable row points at: out of the footer cache now, out of the store once no read
+   *  plan vended before can still name it. */
+  private dropObject(key: string): void {
+    this.reader.forget(key);
+    this.reclaimer.drop(key);
+  }
+
   private sweep(): void {
     const now = this.d.clock.nowMs();
+    this.reclaimer.run();
     if (this.walFileBytes > 0 && now - this.walFileOpenedMs >= this.walSettleAfterMs) this.rotate();
     this.reconcile();
     if (this.sweeping) return; // one retention pass at a time

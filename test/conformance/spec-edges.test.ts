@@ -129,6 +129,17 @@ for (const engine of ENGINES) {
       assert.equal(ok.status, 200, ok.text);
       assert.equal(ok.body.class, 'standard');
     });
+
+    test('creating a stream of class express without an express bucket is 400 and creates nothing, asked or by the bucket\'s default', async () => {
+      const bucket = await c.createBucket();
+      const key = uniq('k');
+      assertError(await c.post(streamPath(bucket, key), { class: 'express' }), 400);
+      assertError(await c.get(streamPath(bucket, key)), 404, 'nothing was created');
+      const byDefault = await c.createBucket({ default_class: 'express', create_stream_on_append: true });
+      assertError(await c.post(streamPath(byDefault, key), {}), 400);
+      assertError(await c.append(byDefault, key, bodies(1)), 400, 'nor by an append that would create it');
+      assertError(await c.get(streamPath(byDefault, key)), 404);
+    });
   });
 
   describe(`an express bucket set (${engine})`, () => {
