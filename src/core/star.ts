@@ -316,7 +316,7 @@ export class Star implements StreamService {
       throw invalid('this star has no express bucket set (--express-bucket); a stream of class express cannot be created');
     }
     const meta: StreamMeta = {
-      stream_id: this.d.ids.uuid(), bucket: bucket.name, key, config: { ...config },
+      stream_id: this.d.ids.uuid(), bucket: bucket.name, key, config: config as unknown as Record<string, unknown>, // one object, never changed in place
       created_at_unix_ms: this.d.clock.nowMs(), creation_token: body.creation_token ?? '', fencing_token: '',
       trim_seq: 0, settled_end_seq: 0, settled_end_ts: 0, segments: [],
     };
@@ -386,7 +386,7 @@ export class Star implements StreamService {
     const retentionChanged = config.retention_max_age_ms !== st.config.retention_max_age_ms || config.retention_max_bytes !== st.config.retention_max_bytes;
     const beforeConfig = st.config;
     st.config = config;
-    st.meta = { ...st.meta, config: { ...config } };
+    st.meta = { ...st.meta, config: config as unknown as Record<string, unknown> };
     try {
       await st.gate(this.rowWrite([st], this.d.metadata.putStream(st.meta)));
     } catch (err) {
@@ -834,7 +834,7 @@ export class Star implements StreamService {
   leased(bucket: string, key: string): boolean {
     const st = this.streams.get(addr(bucket, key));
     if (!st) return false;
-    return st.watchers.size > 0 || st.inflightBytes > 0 || this.d.clock.nowMs() - st.lastAppendMs < (this.d.leaseIdleMs ?? LEASE_IDLE_MS);
+    return st.watched || st.inflightBytes > 0 || this.d.clock.nowMs() - st.lastAppendMs < (this.d.leaseIdleMs ?? LEASE_IDLE_MS);
   }
 
   async readTail(bucket: string, key: string): Promise<Position> {
@@ -945,8 +945,7 @@ export class Star implements StreamService {
 
   watch(bucket: string, key: string, listener: (ev: StreamEvent) => void): () => void {
     const st = this.requireStream(bucket, key);
-    st.watchers.add(listener);
-    return () => { st.watchers.delete(listener); };
+    return st.watch(listener);
   }
 
   // ---------------------------------------------------------------- subscribe

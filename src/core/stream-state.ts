@@ -22,6 +22,9 @@ export interface MemBatch {
 /** Woken when the committed tail moves, the stream is trimmed under a cursor, or deleted. */
 export type TailWaiter = () => void;
 
+/** One resolved promise every idle stream's row lock starts from. */
+const SETTLED: Promise<void> = Promise.resolve();
+
 export class StreamState {
   meta: StreamMeta;
   config: StreamConfig;
@@ -34,7 +37,7 @@ export class StreamState {
   tailTs: number;
   /** Row writes of this stream run one at a time, each built from the state the last one left:
    *  resolves when the newest has finished (see Star.withRows). Never rejects. */
-  rowTail: Promise<void> = Promise.resolve();
+  rowTail: Promise<void> = SETTLED;
   /** A row write of this stream failed: the store may or may not hold it (a connection lost mid-
    *  commit), so the row is read back before anything else is written or acknowledged. */
   suspect = false;
@@ -47,19 +50,21 @@ export class StreamState {
   /** Appends sequenced but not yet committed or failed. */
   private appendsInFlight = 0;
   /** Callers waiting for the committed tail to reach what was sequenced when they asked. */
-  private drainWaiters: { target: number; resolve: () => void }[] = [];
+  private drainWaiters: { target: number; resolve: () => void }[] | undefined;
   deleted = false;
   /** Set while a metadata change (creation, fence, reconfigure) is being made durable: appends wait
    *  for it, in call order, so none is acknowledged under a change that could still be lost. */
   metaPending: Promise<void> | undefined;
-  readonly waiters = new Set<TailWaiter>();
+  // The sets below exist only while something waits or watches: an idle stream costs none of them
+  // (at 100,000 streams every empty Set counted).
+  private waiters: Set<TailWaiter> | undefined;
   /** Producer sessions and other watchers of fence / reconfigure / delete events. */
-  readonly watchers = new Set<(ev: StreamEvent) => void>();
+  private watchers: Set<(ev: StreamEvent) => void> | undefined;
+  private idBytesMemo: Uint8Array | undefined;
 
   constructor(meta: StreamMeta, config: StreamConfig) {
     this.meta = meta;
     this.config = config;
-    this.idBytes = uuidBytes(meta.stream_id);
     this.tail = meta.settled_end_seq;
     this.tailTs = meta.settled_end_ts;
     this.nextSeq = this.tail;
@@ -68,7 +73,7 @@ export class StreamState {
 
   get streamId(): string { return this.meta.stream_id; }
   /** The stream id as frames carry it, computed once. */
-  readonly idBytes: Uint8Array;
+  get idBytes(): Uint8Array { return (this.idBytesMemo ??= uuidBytes(this.meta.stream_id)); }
   /** Last WAL file this stream was recorded in (saves a Set insert per append). */
   lastWalFileNo = -1;
   get trimSeq(): number { return this.meta.trim_seq; }
@@ -111,19 +116,21 @@ export class StreamState {
   /** An append committed (call after commitBatch) or failed; wakes drain() callers it satisfies. */
   appendSettled(): void {
     this.appendsInFlight -= 1;
-    if (this.drainWaiters.length === 0) return;
+    if (!this.drainWaiters) return;
     const keep: { target: number; resolve: () => void }[] = [];
     for (const w of this.drainWaiters) {
       if (this.tail >= w.target || this.appendsInFlight === 0) w.resolve();
       else keep.push(w);
     }
-    this.drainWaiters = keep;
+    this.drainWaiters = keep.length ? keep : undefined;
   }
 
   /** Every append in flight failed (the WAL failed; nextSeq is back at the tail): drain() callers go on. */
   appendsFailed(): void {
     this.appendsInFlight = 0;
-    for (const w of this.drainWaiters.splice(0)) w.resolve();
+    const ws = this.drainWaiters ?? [];
+    this.drainWaiters = undefined;
+    for (const w of ws) w.resolve();
   }
 
   /** Resolves when every append sequenced before the call has committed or failed. Later appends do
@@ -131,17 +138,33 @@ export class StreamState {
   drained(): Promise<void> {
     if (this.appendsInFlight === 0 || this.tail >= this.nextSeq) return Promise.resolve();
     const target = this.nextSeq;
-    return new Promise((resolve) => { this.drainWaiters.push({ target, resolve }); });
+    return new Promise((resolve) => { (this.drainWaiters ??= []).push({ target, resolve }); });
   }
 
+  addWaiter(w: TailWaiter): void { (this.waiters ??= new Set()).add(w); }
+  removeWaiter(w: TailWaiter): void {
+    this.waiters?.delete(w);
+    if (this.waiters?.size === 0) this.waiters = undefined;
+  }
+
+  watch(listener: (ev: StreamEvent) => void): () => void {
+    (this.watchers ??= new Set()).add(listener);
+    return () => {
+      this.watchers?.delete(listener);
+      if (this.watchers?.size === 0) this.watchers = undefined;
+    };
+  }
+
+  get watched(): boolean { return this.watchers !== undefined; }
+
   emit(ev: StreamEvent): void {
-    for (const w of [...this.watchers]) w(ev);
+    if (this.watchers) for (const w of [...this.watchers]) w(ev);
   }
 
   wake(): void {
-    if (this.waiters.size === 0) return;
+    if (!this.waiters) return;
     const ws = [...this.waiters];
-    this.waiters.clear();
+    this.waiters = undefined;
     for (const w of ws) w();
   }
 

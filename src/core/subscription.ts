@@ -53,7 +53,7 @@ export class LiveSubscription implements Subscription {
       }
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        st.waiters.add(resolve);
+        st.addWaiter(resolve);
       });
       this.wake = undefined;
     }
@@ -75,7 +75,7 @@ export class LiveSubscription implements Subscription {
     if (this.closed) return;
     this.closed = true;
     if (this.wake) {
-      this.st.waiters.delete(this.wake);
+      this.st.removeWaiter(this.wake);
       this.wake();
     }
     this.onClose();
