@@ -123,6 +123,27 @@ export const GATEWAY_UPSTREAM_SOCKETS_MAX = 512;
 /** An upstream that has not answered a request's head in this long is given up (503). */
 export const GATEWAY_UPSTREAM_HEAD_MS_MAX = 30_000;
 
+// --- Authentication ------------------------------------------------------------------------------
+/** SVCD_ROOT_SECRET shorter than this refuses to boot: the root seed is svc:admin, its hash is an
+ *  unsalted SHA-256, so a short secret can be guessed offline from a leaked hash (and online, at
+ *  the exchange's throttled rate below). 32 bytes is what `openssl rand -hex 16` prints. */
+export const ROOT_SECRET_BYTES_MIN = 32;
+/** Failed exchanges (unknown key id or wrong secret) allowed per key id in a burst, and the rate at
+ *  which that allowance refills. While it is spent every exchange for the key id is 429: at one
+ *  guess per second a 32-byte secret is out of reach. The refill of at least one per second keeps
+ *  the dispatcher's `Retry-After: 1` true. */
+export const EXCHANGE_FAILURES_PER_KEY_ID_BURST = 10;
+export const EXCHANGE_FAILURES_PER_KEY_ID_PER_S = 1;
+/** The same per client address, where a transport sees the caller's own address (gRPC, the
+ *  Gateway); a star's data bridge serves callers inside the trust domain, often all behind one
+ *  Gateway address, so it throttles by key id only. */
+export const EXCHANGE_FAILURES_PER_ADDRESS_BURST = 20;
+export const EXCHANGE_FAILURES_PER_ADDRESS_PER_S = 1;
+/** Keys (key ids, addresses) one throttle remembers; the least recently failed are forgotten first. */
+export const EXCHANGE_THROTTLE_KEYS_MAX = 100_000;
+/** `svc_aux.limits.connections` stamped on tokens the exchange mints (`--exchange-token-connections`). */
+export const EXCHANGE_TOKEN_CONNECTIONS_DEFAULT = 64;
+
 // --- SSE --------------------------------------------------------------------------------------
 /** A subscriber's single batch in flight holds at most this many records / bytes. */
 export const SSE_BATCH_RECORDS_MAX = 1000;
