@@ -123,6 +123,30 @@ export const GATEWAY_UPSTREAM_SOCKETS_MAX = 512;
 /** An upstream that has not answered a request's head in this long is given up (503). */
 export const GATEWAY_UPSTREAM_HEAD_MS_MAX = 30_000;
 
+// --- gRPC --------------------------------------------------------------------------------------
+/** Protobuf framing of one AppendRecord beyond its content: its own tag and length, its timestamp,
+ *  the tags and lengths of its body and a few headers. A batch whose records average more framing
+ *  (thousands of one-byte headers) is refused by size, as an HTTP body over APPEND_BODY_BYTES_MAX is. */
+export const GRPC_RECORD_FRAMING_BYTES_MAX = 64;
+/** The largest Append / AppendSession request message: the spec's batch content, framing for its
+ *  most records, and the envelope (address, fencing token, match_seq_num). grpc-js's
+ *  `grpc.max_receive_message_length`, checked on the 5-byte message head before anything is buffered. */
+export const GRPC_APPEND_MESSAGE_BYTES_MAX = BATCH_CONTENT_BYTES_MAX + APPEND_RECORDS_MAX * GRPC_RECORD_FRAMING_BYTES_MAX + CONTROL_BODY_BYTES_MAX;
+/** Every other request message (control verbs, reads, the exchange): as small as HTTP's control bodies. */
+export const GRPC_CONTROL_MESSAGE_BYTES_MAX = CONTROL_BODY_BYTES_MAX;
+/** The largest response message: a Read page of READ_BYTES_MAX with room for its framing. */
+export const GRPC_SEND_MESSAGE_BYTES_MAX = 128 * MiB;
+/** Request-message bytes received or being received and not yet answered, for the whole star: a
+ *  message is charged its declared length when its head arrives, before its body is buffered, and
+ *  past the budget it is refused with RESOURCE_EXHAUSTED (429's code). */
+export const GRPC_REQUEST_BYTES_IN_FLIGHT_MAX = 512 * MiB;
+/** … and per tenant (a token's `sub`): one full batch and change, so a tenant cannot hold more than a
+ *  quarter of the star's budget, and the others keep appending. */
+export const GRPC_REQUEST_BYTES_IN_FLIGHT_PER_TENANT_MAX = 128 * MiB;
+/** … and per client address for the one verb a caller may send unauthenticated (ExchangeToken).
+ *  Every other verb's caller is authenticated from its head before one byte of its message is read. */
+export const GRPC_UNAUTHENTICATED_BYTES_IN_FLIGHT_PER_ADDRESS_MAX = 1 * MiB;
+
 // --- Authentication ------------------------------------------------------------------------------
 /** SVCD_ROOT_SECRET shorter than this refuses to boot: the root seed is svc:admin, its hash is an
  *  unsalted SHA-256, so a short secret can be guessed offline from a leaked hash (and online, at
