@@ -118,8 +118,21 @@ export const META_JOURNAL_ENTRIES_MAX = 10_000;
 // --- Gateway -----------------------------------------------------------------------------------
 /** Distinct subs whose svc_aux.limits buckets one Gateway keeps; idle ones are forgotten first. */
 export const GATEWAY_SUBS_TRACKED_MAX = 100_000;
-/** Upstream connections the Gateway keeps open per star (keep-alive), and the most in use at once. */
+/** Upstream connections the Gateway keeps open per star (keep-alive) for requests, and the most in
+ *  use at once. Subscriptions have a pool of their own (below), so they never hold these. */
 export const GATEWAY_UPSTREAM_SOCKETS_MAX = 512;
+/** Requests past the request pool's sockets wait for one, at most this many at once (and each at most
+ *  GATEWAY_UPSTREAM_HEAD_MS_MAX); past it a request is 503 with Retry-After rather than a hang. */
+export const GATEWAY_UPSTREAM_QUEUE_MAX = 1024;
+/** Upstream connections for subscriptions (SSE), as many as one star serves; past it 503. */
+export const GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX = SSE_CONNECTIONS_PER_HOST_MAX;
+/** Requests one tenant (sub) may have in the request pool at once: a quarter of it, so one tenant's
+ *  slow uploads or slow answers never take the sockets every other tenant needs. Past it 429.
+ *  `--gateway-requests-per-sub`. */
+export const GATEWAY_REQUESTS_PER_SUB_MAX = 128;
+/** Concurrent subscriptions per tenant when its token carries no `svc_aux.limits.connections`
+ *  (`--gateway-connections-default`); tokens the exchange mints carry this value too. Past it 429. */
+export const GATEWAY_CONNECTIONS_PER_SUB_DEFAULT = 64;
 /** An upstream that has not answered a request's head in this long is given up (503). */
 export const GATEWAY_UPSTREAM_HEAD_MS_MAX = 30_000;
 
@@ -166,7 +179,7 @@ export const EXCHANGE_FAILURES_PER_ADDRESS_PER_S = 1;
 /** Keys (key ids, addresses) one throttle remembers; the least recently failed are forgotten first. */
 export const EXCHANGE_THROTTLE_KEYS_MAX = 100_000;
 /** `svc_aux.limits.connections` stamped on tokens the exchange mints (`--exchange-token-connections`). */
-export const EXCHANGE_TOKEN_CONNECTIONS_DEFAULT = 64;
+export const EXCHANGE_TOKEN_CONNECTIONS_DEFAULT = GATEWAY_CONNECTIONS_PER_SUB_DEFAULT;
 
 // --- SSE --------------------------------------------------------------------------------------
 /** A subscriber's single batch in flight holds at most this many records / bytes. */
