@@ -84,7 +84,7 @@ export const AUTH_SETTINGS: readonly AuthSetting[] = [
   { flag: 'root-credential-file', env: 'SVCD_ROOT_CREDENTIAL_FILE', help: 'root seed file: JSON {key_id, secret_hash, scope}' },
   { env: 'SVCD_ROOT_CREDENTIAL', help: 'root seed as inline JSON {key_id, secret_hash, scope}' },
   { flag: 'root-key-id', env: 'SVCD_ROOT_KEY_ID', help: 'root seed key id (with SVCD_ROOT_SECRET; scope svc:admin)' },
-  { env: 'SVCD_ROOT_SECRET', help: 'root seed secret, hashed at boot' },
+  { env: 'SVCD_ROOT_SECRET', help: `root seed secret, hashed at boot; at least ${ROOT_SECRET_BYTES_MIN} bytes` },
   { flag: 'peer-service-token-file', env: 'SVCD_PEER_SERVICE_TOKEN_FILE', help: 'jwt with JWKS/OIDC: token this star presents to peers' },
   { env: 'SVCD_PEER_SERVICE_TOKEN', help: 'jwt with JWKS/OIDC: inline peer token' },
   {
