@@ -35,6 +35,9 @@ export interface GrpcServerOptions {
   /** ReadPlan's vending (`--readplan-vending`, `--readplan-ttl`). Default: raw with an empty
    *  storage bucket and the default TTL (presigned plans then answer FAILED_PRECONDITION). */
   vending?: ReadPlanVending;
+  /** Request bytes in flight (admission.ts). Default: a budget of this server's own; a composition
+   *  root may pass one it shares with the HTTP bridge's body budget. */
+  budget?: RequestBytesBudget;
 }
 
 export interface RunningGrpcServer {
@@ -67,7 +70,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
 
   // Every call passes admission first (admission.ts): its caller is authenticated from the head and
   // each message is charged to the star's and its tenant's budget before its body is buffered.
-  const budget = new RequestBytesBudget();
+  const budget = opts.budget ?? new RequestBytesBudget();
   const admission = admissionInterceptor(ctx, {
     budget,
     exchangeThrottle: new FailureThrottle(EXCHANGE_ADDRESS_THROTTLE),
