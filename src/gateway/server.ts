@@ -42,6 +42,9 @@ export interface GatewayOptions {
   connectionsDefault?: number;
   /** Concurrent requests per tenant in the request pool. */
   requestsPerSub?: number;
+  /** Peers (a TLS terminator, a load balancer) whose X-Forwarded-For names the client: its last
+   *  entry is then the client address that per-address shares and throttles key on. */
+  trustedProxies?: ReadonlySet<string>;
   logError(msg: string, err?: unknown): void;
 }
 
@@ -100,6 +103,25 @@ function routeOf(method: string, path: string): RouteMatch | undefined {
   }
 }
 
+/** An address as one spelling: IPv4 peers of a dual-stack listener arrive as ::ffff:a.b.c.d. */
+export function normalizeAddress(address: string): string {
+  const a = address.trim().toLowerCase();
+  return a.startsWith('::ffff:') && a.includes('.') ? a.slice('::ffff:'.length) : a;
+}
+
+/**
+ * The client's address: the TCP peer, unless the peer is a trusted proxy, whose X-Forwarded-For
+ * then names the client in its last entry (each proxy appends the peer it saw; entries further left
+ * were written by whoever sent the request and prove nothing).
+ */
+export function clientAddress(peer: string | undefined, forwardedFor: string | string[] | undefined, trusted: ReadonlySet<string>): string {
+  const from = normalizeAddress(peer ?? 'unknown');
+  if (!trusted.has(from) || forwardedFor === undefined) return from;
+  const entries = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const last = entries[entries.length - 1];
+  return last === undefined ? from : normalizeAddress(last);
+}
+
 /** Edge authorization: 403 when no grant covers a route the table knows. */
 function authorizeEarly(principal: Principal, m: RouteMatch | undefined): void {
   if (m === undefined) return;
@@ -131,6 +153,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const connectionsDefault = o.connectionsDefault ?? GATEWAY_CONNECTIONS_PER_SUB_DEFAULT;
   const requestsPerSub = o.requestsPerSub ?? GATEWAY_REQUESTS_PER_SUB_MAX;
   const exchangeThrottle = new FailureThrottle(EXCHANGE_ADDRESS_THROTTLE);
+  const trustedProxies = new Set([...(o.trustedProxies ?? [])].map(normalizeAddress));
   const send = https ? httpsRequest : httpRequest;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -148,7 +171,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     if (routed.kind === 'not-found') throw notFound(routed.why);
     const path = routed.path;
     const route = routeOf(method, path);
-    const address = req.socket.remoteAddress ?? 'unknown';
+    const address = clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedProxies);
     const isExchange = route?.route.verb === 'ExchangeToken';
     // The exchange is the one route a guesser can use unauthenticated: refused while this address
     // has spent its failed asks (counted below from the star's 401s).

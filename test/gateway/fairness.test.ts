@@ -172,7 +172,7 @@ describe('gateway fairness (jwt, limits, real star)', () => {
   });
 });
 
-describe('gateway fairness: requests per tenant', () => {
+describe('gateway fairness: requests per tenant, behind a trusted proxy', () => {
   const env = { SVCD_JWT_HMAC_SECRET: JWT_SECRET };
   /** A small share, so a handful of stalled uploads fill it. */
   const SHARE = 4;
@@ -181,7 +181,10 @@ describe('gateway fairness: requests per tenant', () => {
 
   before(async () => {
     star = await startServer({ engine: 'node', args: ['--auth', 'jwt', '--insecure-auth'], env });
-    gw = await startGatewayChild(['--upstream', star.baseUrl, '--auth', 'jwt', '--insecure-auth', '--gateway-requests-per-sub', String(SHARE)], env);
+    gw = await startGatewayChild([
+      '--upstream', star.baseUrl, '--auth', 'jwt', '--insecure-auth', '--gateway-requests-per-sub', String(SHARE),
+      '--gateway-trusted-proxies', '127.0.0.1', // as if a TLS terminator on loopback fronted it
+    ], env);
     const admin = await tokenFor('admin', 'svc:admin');
     assert.equal((await ask(`${star.baseUrl}/v1/buckets/up`, admin, 'POST', '{"create_stream_on_append":true}')).status, 201);
   });
@@ -221,5 +224,15 @@ describe('gateway fairness: requests per tenant', () => {
     } finally {
       for (const r of stalled) r.destroy();
     }
+  });
+
+  test('behind a trusted proxy the exchange throttle keys on the forwarded client address, not the proxy\'s', { timeout: 60_000 }, async () => {
+    const guess = (from: string, i: number): Promise<Answer> =>
+      ask(`${gw.url}/v1/token/exchange`, undefined, 'POST', JSON.stringify({ key_id: `ck_fwd${i}`, secret: 'wrong', bucket: 'up' }), { 'x-forwarded-for': from });
+    for (let i = 0; i < EXCHANGE_FAILURES_PER_ADDRESS_BURST; i++) assert.equal((await guess('203.0.113.7', i)).status, 401, `guess ${i}`);
+    const throttled = await guess('203.0.113.7', 999);
+    assert.equal(throttled.status, 429, throttled.text);
+    assert.equal((await guess('198.51.100.8', 1000)).status, 401, 'another client behind the same proxy is not throttled');
+    assert.equal((await guess('198.51.100.8, 203.0.113.7', 1001)).status, 429, 'only the entry the proxy wrote counts');
   });
 });
