@@ -14,7 +14,7 @@ import * as hdr from 'hdr-histogram-js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SECRET = 'auth-cost-bench-secret-0123456789abcdef';
-const ROOT = { key_id: 'bench-root', secret: 'bench-root-secret' };
+const ROOT = { key_id: 'bench-root', secret: 'bench-root-secret-of-at-least-32-bytes' };
 const BUCKET = 'bench';
 const START_TIMEOUT_MS = 20_000;
 const WARMUP_MS = 1_000;

@@ -6,6 +6,7 @@
 // Credentials come only from the header: tokens in query parameters are never looked at.
 
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { decodeJwt } from 'jose';
 import { ServiceError } from '../core/errors.ts';
 import type { AuthConfig, AuthMode } from './config.ts';
 import type { JwtVerifier } from './jwt.ts';
@@ -106,5 +107,28 @@ export function createAuthenticator(config: AuthConfig, verifier?: JwtVerifier):
       if (config.basic === undefined) throw new Error('auth: basic mode needs an admin username and password');
       return { mode: 'basic', authenticate: basicAuthenticator(config.basic.username, config.basic.password) };
     }
+  }
+}
+
+/**
+ * The `sub` of the bearer token in `authorization`, for accounting per tenant (per sub, as the
+ * spec's limits are) once the authenticator has accepted that same header. It decodes without
+ * verifying, so it must never decide what a caller may do: only whose budget its bytes are
+ * charged to. Undefined without a bearer token or a string `sub`.
+ */
+export function bearerSubject(authorization: AuthorizationValue): string | undefined {
+  let header: string | undefined;
+  try {
+    header = singleHeader(authorization);
+  } catch {
+    return undefined;
+  }
+  const m = header === undefined ? null : /^bearer +(\S+) *$/i.exec(header);
+  if (m === null) return undefined;
+  try {
+    const sub = decodeJwt(m[1]).sub;
+    return typeof sub === 'string' ? sub : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -4,6 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { EXCHANGE_TOKEN_CONNECTIONS_DEFAULT, ROOT_SECRET_BYTES_MIN } from '../config/limits.ts';
 import { isValidKeyId, KEY_ID_RULE } from './credentials.ts';
 import { parseScopeStrict } from './scope.ts';
 
@@ -53,6 +54,8 @@ export interface AuthConfig {
   rootSeed?: RootSeed;
   /** jwt with JWKS/OIDC: the provisioned token this star presents to its peers. */
   peerServiceToken?: string;
+  /** `svc_aux.limits.connections` stamped on exchanged tokens; 0 stamps none. Absent: the default. */
+  exchangeTokenConnections?: number;
 }
 
 export interface AuthSetting {
@@ -81,9 +84,13 @@ export const AUTH_SETTINGS: readonly AuthSetting[] = [
   { flag: 'root-credential-file', env: 'SVCD_ROOT_CREDENTIAL_FILE', help: 'root seed file: JSON {key_id, secret_hash, scope}' },
   { env: 'SVCD_ROOT_CREDENTIAL', help: 'root seed as inline JSON {key_id, secret_hash, scope}' },
   { flag: 'root-key-id', env: 'SVCD_ROOT_KEY_ID', help: 'root seed key id (with SVCD_ROOT_SECRET; scope svc:admin)' },
-  { env: 'SVCD_ROOT_SECRET', help: 'root seed secret, hashed at boot' },
+  { env: 'SVCD_ROOT_SECRET', help: `root seed secret, hashed at boot; at least ${ROOT_SECRET_BYTES_MIN} bytes` },
   { flag: 'peer-service-token-file', env: 'SVCD_PEER_SERVICE_TOKEN_FILE', help: 'jwt with JWKS/OIDC: token this star presents to peers' },
   { env: 'SVCD_PEER_SERVICE_TOKEN', help: 'jwt with JWKS/OIDC: inline peer token' },
+  {
+    flag: 'exchange-token-connections', env: 'SVCD_EXCHANGE_TOKEN_CONNECTIONS',
+    help: `svc_aux.limits.connections stamped on tokens the exchange mints: concurrent subscriptions per sub at a Gateway; 0 stamps none (default ${EXCHANGE_TOKEN_CONNECTIONS_DEFAULT})`,
+  },
 ];
 
 export interface ParseAuthOptions {
@@ -116,6 +123,13 @@ function parseBool(raw: string | undefined, name: string): boolean {
   if (v === '' || v === 'true' || v === '1' || v === 'yes') return true;
   if (v === 'false' || v === '0' || v === 'no') return false;
   return refuse(`--${name} must be true or false, got '${raw}'`);
+}
+
+function parseCount(raw: string | undefined, name: string, fallback: number): number {
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) return refuse(`--${name} must be a non-negative integer, got '${raw}'`);
+  return n;
 }
 
 function hmacKey(kid: string, secret: string, what: string): HmacKey {
@@ -243,6 +257,11 @@ function parseRootSeed(read: Reader, env: NodeJS.ProcessEnv): RootSeed | undefin
   if (keyId !== undefined || (secret !== undefined && secret !== '')) {
     if (keyId === undefined || secret === undefined || secret === '') refuse('--root-key-id and SVCD_ROOT_SECRET go together');
     if (!isValidKeyId(keyId)) refuse(`--root-key-id must be ${KEY_ID_RULE}`);
+    // The seed is svc:admin and its hash an unsalted SHA-256: a short secret is guessable.
+    const bytes = Buffer.byteLength(secret, 'utf8');
+    if (bytes < ROOT_SECRET_BYTES_MIN) {
+      refuse(`SVCD_ROOT_SECRET is ${bytes} bytes; the root secret needs at least ${ROOT_SECRET_BYTES_MIN} (e.g. $(openssl rand -hex 32))`);
+    }
     seeds.push({ key_id: keyId, secret_hash: createHash('sha256').update(secret, 'utf8').digest('hex'), scope: 'svc:admin' });
   }
   if (seeds.length > 1) refuse('give the root seed once: --root-credential-file, SVCD_ROOT_CREDENTIAL or --root-key-id');
@@ -295,7 +314,7 @@ export function parseAuthConfig(
     refuse(`--auth ${mode} sends credentials; it needs TLS (--tls-cert, --tls-key) or --insecure-auth`);
   }
 
-  const config: AuthConfig = { mode, insecureAuth };
+  const config: AuthConfig = { mode, insecureAuth, exchangeTokenConnections: parseCount(read('exchange-token-connections'), 'exchange-token-connections', EXCHANGE_TOKEN_CONNECTIONS_DEFAULT) };
   if (mode === 'mtls') {
     const certFile = read('tls-cert');
     const keyFile = read('tls-key');

@@ -8,13 +8,23 @@
 // The asked `scope` follows the grammar's rule 5 like any scope: entries without `svc:` are ignored,
 // a malformed or unknown `svc:` token is skipped and logged, more than 64 `svc:` tokens rejects the
 // ask (400). The ask is 400 only when no valid grant or marker remains.
+//
+// Failed asks are throttled (throttle.ts) per key id, and per client address when the transport
+// names one: while either has spent its failures the ask is 429 before the secret is checked.
+// Minted tokens carry `svc_aux.limits.connections` (spec: Claims), so a Gateway caps the
+// subscriptions of every exchanged token even when its operator set no other limit.
 
-import { EXCHANGE_TTL_SECONDS_DEFAULT, EXCHANGE_TTL_SECONDS_MAX } from '../config/limits.ts';
+import {
+  EXCHANGE_FAILURES_PER_ADDRESS_BURST, EXCHANGE_FAILURES_PER_ADDRESS_PER_S, EXCHANGE_FAILURES_PER_KEY_ID_BURST,
+  EXCHANGE_FAILURES_PER_KEY_ID_PER_S, EXCHANGE_THROTTLE_KEYS_MAX, EXCHANGE_TOKEN_CONNECTIONS_DEFAULT,
+  EXCHANGE_TTL_SECONDS_DEFAULT, EXCHANGE_TTL_SECONDS_MAX,
+} from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
 import type { CredentialRegistry } from './credentials.ts';
-import type { MintedToken, TokenSigner } from './jwt.ts';
+import type { MintClaims, MintedToken, TokenSigner } from './jwt.ts';
+import { FailureThrottle, type ThrottleRule } from './throttle.ts';
 import {
-  ACTIONS, formatScope, grantContains, matches, parseScope,
+  ACTIONS, formatScope, grantContains, isScopeTokenText, matches, parseScope,
   type Grant, type ParsedScope,
 } from './scope.ts';
 
@@ -46,7 +56,9 @@ export function parseExchangeRequest(body: unknown): ExchangeRequest {
     throw new ServiceError('unauthenticated', 'key_id and secret are required');
   }
   if ((bucket === undefined) === (scope === undefined)) throw invalid('give exactly one of bucket or scope');
-  if (bucket !== undefined && (typeof bucket !== 'string' || bucket === '' || /[\s:*]/.test(bucket))) {
+  // The bucket is written into the minted scope's tokens: it must be scope-token text (RFC 6749
+  // §3.3, no white space of any kind) without the grammar's `:` and `*`.
+  if (bucket !== undefined && (typeof bucket !== 'string' || !isScopeTokenText(bucket) || /[:*]/.test(bucket))) {
     throw invalid('bucket must be a bucket name');
   }
   if (scope !== undefined && typeof scope !== 'string') throw invalid('scope must be a space-separated string');
@@ -130,13 +142,36 @@ export function narrowToScope(held: ParsedScope, asked: ParsedScope): ParsedScop
   return asked;
 }
 
-export interface Exchanger {
-  exchange(body: unknown): Promise<MintedToken>;
+/** What the transport knows about the asker. */
+export interface ExchangeClient {
+  /** The caller's own network address, when the transport sees it (not a proxy's). */
+  address?: string;
 }
+
+export interface Exchanger {
+  exchange(body: unknown, client?: ExchangeClient): Promise<MintedToken>;
+}
+
+/** The throttle rules of the exchange (limits.ts), one per key kind. */
+export const EXCHANGE_KEY_ID_THROTTLE: ThrottleRule = {
+  burst: EXCHANGE_FAILURES_PER_KEY_ID_BURST, perS: EXCHANGE_FAILURES_PER_KEY_ID_PER_S, keysMax: EXCHANGE_THROTTLE_KEYS_MAX, what: 'key id',
+};
+export const EXCHANGE_ADDRESS_THROTTLE: ThrottleRule = {
+  burst: EXCHANGE_FAILURES_PER_ADDRESS_BURST, perS: EXCHANGE_FAILURES_PER_ADDRESS_PER_S, keysMax: EXCHANGE_THROTTLE_KEYS_MAX, what: 'client address',
+};
 
 export interface ExchangerOptions {
   /** Where skipped scope tokens are reported (one line per ask). Default: console.warn. */
   log?: (msg: string) => void;
+  /** `svc_aux.limits.connections` of minted tokens; 0 stamps none. Default EXCHANGE_TOKEN_CONNECTIONS_DEFAULT. */
+  tokenConnections?: number;
+  /** The throttles' clock (tests move it). Default Date.now. */
+  nowMs?: () => number;
+}
+
+/** Whether a verdict is a failed secret check (the one a guesser gets), which the throttles count. */
+function isGuessFailure(err: unknown): boolean {
+  return err instanceof ServiceError && err.code === 'unauthenticated';
 }
 
 /**
@@ -145,19 +180,37 @@ export interface ExchangerOptions {
  */
 export function createExchanger(registry: CredentialRegistry, signer: TokenSigner | undefined, options: ExchangerOptions = {}): Exchanger {
   const log = options.log ?? ((msg: string) => console.warn(msg));
+  const connections = options.tokenConnections ?? EXCHANGE_TOKEN_CONNECTIONS_DEFAULT;
+  const byKeyId = new FailureThrottle(EXCHANGE_KEY_ID_THROTTLE, options.nowMs);
+  const byAddress = new FailureThrottle(EXCHANGE_ADDRESS_THROTTLE, options.nowMs);
   return {
-    async exchange(body) {
+    async exchange(body, client) {
       if (signer === undefined) throw new ServiceError('unimplemented', 'token exchange needs a symmetric JWT signing key');
       const req = parseExchangeRequest(body);
       // Parse the ask before touching the registry so a scope with nothing valid is 400 for everyone.
       const ask = req.scope !== undefined ? parseAskedScope(req.scope) : undefined;
-      const { row, scope: held } = await registry.verifySecret(req.key_id, req.secret);
+      const address = client?.address;
+      if (address !== undefined) byAddress.check(address);
+      byKeyId.check(req.key_id);
+      let verified: Awaited<ReturnType<CredentialRegistry['verifySecret']>>;
+      try {
+        verified = await registry.verifySecret(req.key_id, req.secret);
+      } catch (err) {
+        if (isGuessFailure(err)) {
+          byKeyId.failed(req.key_id);
+          if (address !== undefined) byAddress.failed(address);
+        }
+        throw err;
+      }
+      const { row, scope: held } = verified;
       // Logged once the caller is known, so an unauthenticated ask cannot write to the log.
       if (ask !== undefined && ask.skipped.length > 0) {
         log(`auth: exchange for ${row.key_id} skipped ${ask.skipped.length} scope token(s): ${describeSkipped(ask.skipped)}`);
       }
       const granted = ask !== undefined ? narrowToScope(held, ask.asked) : narrowToBucket(held, req.bucket as string);
-      return signer.sign({ scope: formatScope(granted), sub: row.key_id }, exchangeTtlSeconds(req.ttl_seconds));
+      const claims: MintClaims = { scope: formatScope(granted), sub: row.key_id };
+      if (connections > 0) claims.svc_aux = { limits: { connections } };
+      return signer.sign(claims, exchangeTtlSeconds(req.ttl_seconds));
     },
   };
 }

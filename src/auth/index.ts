@@ -18,6 +18,7 @@ export * from './jwt.ts';
 export * from './peer.ts';
 export * from './principal.ts';
 export * from './scope.ts';
+export * from './throttle.ts';
 
 export interface AuthBootOptions extends JwtVerifierOptions {
   store: CredentialStore;
@@ -57,7 +58,11 @@ export async function startAuth(config: AuthConfig, options: AuthBootOptions): P
     authenticator: createAuthenticator(config, verifier),
     verifier,
     registry,
-    exchanger: createExchanger(registry, verifier?.signer, jwtOptions.log !== undefined ? { log: jwtOptions.log } : {}),
+    exchanger: createExchanger(registry, verifier?.signer, {
+      ...(config.exchangeTokenConnections !== undefined ? { tokenConnections: config.exchangeTokenConnections } : {}),
+      ...(jwtOptions.log !== undefined ? { log: jwtOptions.log } : {}),
+      ...(options.now !== undefined ? { nowMs: options.now } : {}),
+    }),
     peer,
     close() { verifier?.close(); },
   };

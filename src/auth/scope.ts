@@ -95,7 +95,7 @@ function parseMatcher(text: string, side: 'bucket' | 'key'): Matcher | string {
   const body = prefix ? text.slice(0, -1) : text;
   if (body.includes('*')) return `'*' only at the end of a ${side} match`;
   if (side === 'bucket') {
-    // A bucket match is a bucket name; whitespace cannot occur (it splits tokens), ':' splits fields.
+    // A bucket match is a bucket name; white space cannot occur (parseToken refused it), ':' splits fields.
     return { value: body, prefix };
   }
   const canonical = canonicalKeyMatch(body);
@@ -105,6 +105,7 @@ function parseMatcher(text: string, side: 'bucket' | 'key'): Matcher | string {
 
 /** One `svc:` token as a grant or marker, or the reason it is malformed. */
 function parseToken(token: string): Grant | 'admin' | 'node' | string {
+  if (!SCOPE_TOKEN_CHARS.test(token)) return 'not an RFC 6749 scope-token (visible ASCII only; tokens are separated by one ASCII space)';
   if (token === ADMIN_MARKER) return 'admin';
   if (token === NODE_MARKER) return 'node';
   const parts = token.split(':');
@@ -118,9 +119,24 @@ function parseToken(token: string): Grant | 'admin' | 'node' | string {
   return { action: action as Action, bucket, key };
 }
 
-/** Space-separated entries of a scope claim; tabs and newlines count as separators too. */
+/**
+ * Entries of a scope claim, split on the ASCII space only (RFC 6749 §3.3: tokens delimited by
+ * %x20). Any other white space (a tab, a newline, U+2003 EM SPACE) stays inside its entry, which is
+ * then malformed (see SCOPE_TOKEN_CHARS): splitting on Unicode white space as well would let
+ * `svc:read:b:k\u2003svc:admin` read as two tokens here while every other parser of the claim reads
+ * one, so the admin marker would be granted by text that nobody else sees as a grant. Runs of
+ * spaces are tolerated.
+ */
 export function scopeEntries(scope: string): string[] {
-  return scope.split(/\s+/).filter((entry) => entry !== '');
+  return scope.split(' ').filter((entry) => entry !== '');
+}
+
+/** RFC 6749 §3.3 scope-token: 1*( %x21 / %x23-5B / %x5D-7E ): visible ASCII but `"` and `\`. */
+const SCOPE_TOKEN_CHARS = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+
+/** Whether `text` may stand inside one scope token (a bucket named by an exchange's narrowing). */
+export function isScopeTokenText(text: string): boolean {
+  return SCOPE_TOKEN_CHARS.test(text);
 }
 
 /**

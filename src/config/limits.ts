@@ -120,10 +120,68 @@ export const META_JOURNAL_ENTRIES_MAX = 10_000;
 // --- Gateway -----------------------------------------------------------------------------------
 /** Distinct subs whose svc_aux.limits buckets one Gateway keeps; idle ones are forgotten first. */
 export const GATEWAY_SUBS_TRACKED_MAX = 100_000;
-/** Upstream connections the Gateway keeps open per star (keep-alive), and the most in use at once. */
+/** Upstream connections the Gateway keeps open per star (keep-alive) for requests, and the most in
+ *  use at once. Subscriptions have a pool of their own (below), so they never hold these. */
 export const GATEWAY_UPSTREAM_SOCKETS_MAX = 512;
+/** Requests past the request pool's sockets wait for one, at most this many at once (and each at most
+ *  GATEWAY_UPSTREAM_HEAD_MS_MAX); past it a request is 503 with Retry-After rather than a hang. */
+export const GATEWAY_UPSTREAM_QUEUE_MAX = 1024;
+/** Upstream connections for subscriptions (SSE), as many as one star serves; past it 503. */
+export const GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX = SSE_CONNECTIONS_PER_HOST_MAX;
+/** Requests one tenant (sub) may have in the request pool at once: a quarter of it, so one tenant's
+ *  slow uploads or slow answers never take the sockets every other tenant needs. Past it 429.
+ *  `--gateway-requests-per-sub`. */
+export const GATEWAY_REQUESTS_PER_SUB_MAX = 128;
+/** Concurrent subscriptions per tenant when its token carries no `svc_aux.limits.connections`
+ *  (`--gateway-connections-default`); tokens the exchange mints carry this value too. Past it 429. */
+export const GATEWAY_CONNECTIONS_PER_SUB_DEFAULT = 64;
 /** An upstream that has not answered a request's head in this long is given up (503). */
 export const GATEWAY_UPSTREAM_HEAD_MS_MAX = 30_000;
+
+// --- gRPC --------------------------------------------------------------------------------------
+/** Protobuf framing of one AppendRecord beyond its content: its own tag and length, its timestamp,
+ *  the tags and lengths of its body and a few headers. A batch whose records average more framing
+ *  (thousands of one-byte headers) is refused by size, as an HTTP body over APPEND_BODY_BYTES_MAX is. */
+export const GRPC_RECORD_FRAMING_BYTES_MAX = 64;
+/** The largest Append / AppendSession request message: the spec's batch content, framing for its
+ *  most records, and the envelope (address, fencing token, match_seq_num). grpc-js's
+ *  `grpc.max_receive_message_length`, checked on the 5-byte message head before anything is buffered. */
+export const GRPC_APPEND_MESSAGE_BYTES_MAX = BATCH_CONTENT_BYTES_MAX + APPEND_RECORDS_MAX * GRPC_RECORD_FRAMING_BYTES_MAX + CONTROL_BODY_BYTES_MAX;
+/** Every other request message (control verbs, reads, the exchange): as small as HTTP's control bodies. */
+export const GRPC_CONTROL_MESSAGE_BYTES_MAX = CONTROL_BODY_BYTES_MAX;
+/** The largest response message: a Read page of READ_BYTES_MAX with room for its framing. */
+export const GRPC_SEND_MESSAGE_BYTES_MAX = 128 * MiB;
+/** Request-message bytes received or being received and not yet answered, for the whole star: a
+ *  message is charged its declared length when its head arrives, before its body is buffered, and
+ *  past the budget it is refused with RESOURCE_EXHAUSTED (429's code). */
+export const GRPC_REQUEST_BYTES_IN_FLIGHT_MAX = 512 * MiB;
+/** … and per tenant (a token's `sub`): one full batch and change, so a tenant cannot hold more than a
+ *  quarter of the star's budget, and the others keep appending. */
+export const GRPC_REQUEST_BYTES_IN_FLIGHT_PER_TENANT_MAX = 128 * MiB;
+/** … and per client address for the one verb a caller may send unauthenticated (ExchangeToken).
+ *  Every other verb's caller is authenticated from its head before one byte of its message is read. */
+export const GRPC_UNAUTHENTICATED_BYTES_IN_FLIGHT_PER_ADDRESS_MAX = 1 * MiB;
+
+// --- Authentication ------------------------------------------------------------------------------
+/** SVCD_ROOT_SECRET shorter than this refuses to boot: the root seed is svc:admin, its hash is an
+ *  unsalted SHA-256, so a short secret can be guessed offline from a leaked hash (and online, at
+ *  the exchange's throttled rate below). 32 bytes is what `openssl rand -hex 16` prints. */
+export const ROOT_SECRET_BYTES_MIN = 32;
+/** Failed exchanges (unknown key id or wrong secret) allowed per key id in a burst, and the rate at
+ *  which that allowance refills. While it is spent every exchange for the key id is 429: at one
+ *  guess per second a 32-byte secret is out of reach. The refill of at least one per second keeps
+ *  the dispatcher's `Retry-After: 1` true. */
+export const EXCHANGE_FAILURES_PER_KEY_ID_BURST = 10;
+export const EXCHANGE_FAILURES_PER_KEY_ID_PER_S = 1;
+/** The same per client address, where a transport sees the caller's own address (gRPC, the
+ *  Gateway); a star's data bridge serves callers inside the trust domain, often all behind one
+ *  Gateway address, so it throttles by key id only. */
+export const EXCHANGE_FAILURES_PER_ADDRESS_BURST = 20;
+export const EXCHANGE_FAILURES_PER_ADDRESS_PER_S = 1;
+/** Keys (key ids, addresses) one throttle remembers; the least recently failed are forgotten first. */
+export const EXCHANGE_THROTTLE_KEYS_MAX = 100_000;
+/** `svc_aux.limits.connections` stamped on tokens the exchange mints (`--exchange-token-connections`). */
+export const EXCHANGE_TOKEN_CONNECTIONS_DEFAULT = GATEWAY_CONNECTIONS_PER_SUB_DEFAULT;
 
 // --- SSE --------------------------------------------------------------------------------------
 /** A subscriber's single batch in flight holds at most this many records / bytes. */

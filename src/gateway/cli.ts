@@ -4,6 +4,8 @@
 
 import { AUTH_SETTINGS, createAuthenticator, createJwtVerifier, parseAuthConfig, type Authenticator, type JwtVerifier } from '../auth/index.ts';
 import { boolValue, ConfigError, helpText, hostPort, parseArgv, type FlagSpec } from '../config/config.ts';
+import { isIP } from 'node:net';
+import { GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX } from '../config/limits.ts';
 import { GatewayLimiter } from './limiter.ts';
 import { startGateway, type RunningGateway } from './server.ts';
 
@@ -15,6 +17,18 @@ export const GATEWAY_FLAGS: FlagSpec[] = [
   { name: 'upstream', env: 'SVCD_GATEWAY_UPSTREAM', help: 'the star\'s data bridge the Gateway forwards to, http(s)://host:port', default: 'http://127.0.0.1:7070' },
   { name: 'dns-zone', env: 'SVCD_DNS_ZONE', help: 'zone of bucket hosts: {bucket}.{zone} carries the bucket, api.{zone} serves path-style (empty: path-style only)', default: '' },
   { name: 'gateway-limits', env: 'SVCD_GATEWAY_LIMITS', help: 'enforce the svc_aux.limits ceilings per sub (needs --auth jwt: edge verification)', default: 'false', boolean: true },
+  {
+    name: 'gateway-connections-default', env: 'SVCD_GATEWAY_CONNECTIONS_DEFAULT', default: String(GATEWAY_CONNECTIONS_PER_SUB_DEFAULT),
+    help: 'concurrent subscriptions per caller (verified sub, else client address) when its token names no svc_aux.limits.connections; past it 429',
+  },
+  {
+    name: 'gateway-requests-per-sub', env: 'SVCD_GATEWAY_REQUESTS_PER_SUB', default: String(GATEWAY_REQUESTS_PER_SUB_MAX),
+    help: 'concurrent requests per caller (verified sub, else client address) in the upstream request pool; past it 429',
+  },
+  {
+    name: 'gateway-trusted-proxies', env: 'SVCD_GATEWAY_TRUSTED_PROXIES', default: '',
+    help: 'comma-separated addresses of proxies in front (a TLS terminator) whose X-Forwarded-For names the client address that per-address shares and the exchange throttle key on',
+  },
   ...AUTH_SETTINGS.filter((a) => EDGE_AUTH.has(a.env)).map((a) => ({
     name: a.flag ?? '', env: a.env, help: a.flag === 'auth' ? 'off (forward unverified; the star decides) or jwt (verify at the edge too)' : a.help,
     boolean: a.boolean, envOnly: a.flag === undefined,
@@ -27,8 +41,26 @@ export interface GatewayConfig {
   upstream: URL;
   zone: string;
   limits: boolean;
+  connectionsDefault: number;
+  requestsPerSub: number;
+  trustedProxies: Set<string>;
   help: boolean;
   get(flag: string): string | undefined;
+}
+
+function positiveCount(v: string, flag: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isSafeInteger(n) || n <= 0) throw new ConfigError(`--${flag} must be a positive integer`);
+  return n;
+}
+
+function addressList(v: string, flag: string): Set<string> {
+  const out = new Set<string>();
+  for (const entry of v.split(',').map((e) => e.trim()).filter((e) => e !== '')) {
+    if (isIP(entry) === 0) throw new ConfigError(`--${flag} takes IP addresses, got '${entry}'`);
+    out.add(entry);
+  }
+  return out;
 }
 
 export function loadGatewayConfig(argv: readonly string[], env: NodeJS.ProcessEnv): GatewayConfig {
@@ -51,6 +83,9 @@ export function loadGatewayConfig(argv: readonly string[], env: NodeJS.ProcessEn
   return {
     listen, upstream, zone,
     limits: boolValue(value('gateway-limits') ?? 'false', 'gateway-limits'),
+    connectionsDefault: positiveCount(value('gateway-connections-default') ?? '', 'gateway-connections-default'),
+    requestsPerSub: positiveCount(value('gateway-requests-per-sub') ?? '', 'gateway-requests-per-sub'),
+    trustedProxies: addressList(value('gateway-trusted-proxies') ?? '', 'gateway-trusted-proxies'),
     help: flags.get('help') === 'true',
     get: (flag) => flags.get(flag),
   };
@@ -88,6 +123,7 @@ export async function runGateway(argv: readonly string[], env: NodeJS.ProcessEnv
     running = await startGateway({
       host: cfg.listen.host, port: cfg.listen.port, upstream: cfg.upstream, zone: cfg.zone, authenticator,
       limiter: cfg.limits ? new GatewayLimiter(() => Date.now()) : undefined,
+      connectionsDefault: cfg.connectionsDefault, requestsPerSub: cfg.requestsPerSub, trustedProxies: cfg.trustedProxies,
       logError: (msg, err) => console.error(`svcd gateway: ${msg}${err ? `: ${String(err)}` : ''}`),
     });
   } catch (err) {

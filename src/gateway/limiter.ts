@@ -1,8 +1,9 @@
 // Per-sub ceilings from the token's svc_aux.limits (spec: Claims, Limits), enforced per Gateway
-// instance: `rps` (every request), `write_Bps` (declared request-body bytes), `read_Bps` (served
-// bytes) and `connections` (concurrent subscriptions). Each rate is a token bucket holding at most
-// one second of its rate. Past a ceiling a request is 429; an event stream whose byte budget is spent
-// pauses until it refills rather than being dropped (spec: Events, rule 8).
+// instance: `rps` (every request), `write_Bps` (request-body bytes: a declared length up front, a
+// chunked body as its bytes arrive) and `read_Bps` (served bytes). Each rate is a token bucket
+// holding at most one second of its rate. Past a ceiling a request is 429; an event stream whose
+// byte budget is spent pauses until it refills rather than being dropped (spec: Events, rule 8).
+// `connections` (concurrent subscriptions) is a share of the upstream stream pool: capacity.ts.
 
 import { GATEWAY_SUBS_TRACKED_MAX } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
@@ -49,7 +50,6 @@ interface SubState {
   read?: TokenBucket;
   /** The rates the buckets were made for: a new token with other limits starts fresh buckets. */
   key: string;
-  connections: number;
 }
 
 const exhausted = (why: string): ServiceError => new ServiceError('resource_exhausted', why);
@@ -66,7 +66,7 @@ export class GatewayLimiter {
       this.subs.delete(sub); // re-inserted below: the map's order is least recently used first
     } else {
       if (this.subs.size >= this.subsMax) this.evictIdle();
-      s = { key: '', connections: 0 };
+      s = { key: '' };
     }
     if (s.key !== key) {
       const now = this.nowMs();
@@ -80,14 +80,14 @@ export class GatewayLimiter {
     return s;
   }
 
-  /** Forgets the least recently seen subs without open subscriptions, down to 90 % of the cap. */
+  /** Forgets the least recently seen subs, down to 90 % of the cap: a forgotten sub starts again
+   *  with full buckets, which is at most one second of its rates. */
   private evictIdle(): void {
     const target = Math.floor(this.subsMax * 0.9);
-    for (const [sub, s] of this.subs) {
+    for (const sub of this.subs.keys()) {
       if (this.subs.size <= target) break;
-      if (s.connections === 0) this.subs.delete(sub);
+      this.subs.delete(sub);
     }
-    if (this.subs.size >= this.subsMax) throw exhausted('too many distinct callers at this gateway');
   }
 
   /** Admits one request of `declaredBodyBytes`, or throws 429 naming the ceiling it hit. */
@@ -101,19 +101,12 @@ export class GatewayLimiter {
     }
   }
 
-  /** Opens one subscription; past `connections` throws 429. Returns its release. */
-  openSubscription(sub: string, limits: TokenLimits): () => void {
+  /** Takes `bytes` of a body that declared no length as they arrive; false (nothing taken) when
+   *  the write budget cannot cover them: the body is then refused, never let through in debt. */
+  chargeWrite(sub: string, limits: TokenLimits, bytes: number): boolean {
+    if (!limits.write_Bps) return true;
     const s = this.state(sub, limits);
-    if (limits.connections && s.connections >= limits.connections) {
-      throw exhausted(`connections ceiling: ${limits.connections} concurrent subscriptions`);
-    }
-    s.connections += 1;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      s.connections -= 1;
-    };
+    return s.write!.tryTake(bytes, this.nowMs());
   }
 
   /** Counts `bytes` served; answers how long to pause before serving more (0: go on). */

@@ -4,18 +4,26 @@
 //   2. virtual hosts put the bucket of `{bucket}.{zone}` into the path (hosts.ts);
 //   3. edge verification, when armed (`--auth jwt`), checks the bearer early: 401 without a valid
 //      token, 403 when no grant covers the route; the star verifies again, authoritatively;
-//   4. with `--gateway-limits`, the token's svc_aux.limits ceilings per sub (limiter.ts);
-//   5. the request goes upstream with the caller's bearer verbatim, bodies and answers streamed both
+//   4. with `--gateway-limits`, the token's svc_aux.limits rates per sub (limiter.ts);
+//   5. a share of the upstream capacity per tenant (capacity.ts): subscriptions on a pool of their
+//      own, capped per sub by the token's `connections` or a default; other requests capped per sub
+//      in the request pool; 429 past a share, 503 past a pool, never a hang for the others;
+//   6. the request goes upstream with the caller's bearer verbatim, bodies and answers streamed both
 //      ways (event streams included, paused while a read budget is spent).
+// The exchange route is throttled per client address (failed asks), as the star throttles per key id.
 // The Gateway mints nothing and holds no cluster credential.
 
 import { createServer, request as httpRequest, Agent, type IncomingMessage, type ServerResponse, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { GATEWAY_UPSTREAM_HEAD_MS_MAX, GATEWAY_UPSTREAM_SOCKETS_MAX } from '../config/limits.ts';
+import {
+  GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX, GATEWAY_UPSTREAM_HEAD_MS_MAX, GATEWAY_UPSTREAM_QUEUE_MAX,
+  GATEWAY_UPSTREAM_SOCKETS_MAX, GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX,
+} from '../config/limits.ts';
 import { ServiceError, asServiceError, notFound } from '../core/errors.ts';
-import { authorize, type Authenticator, type Operation, type Principal } from '../auth/index.ts';
-import { matchRoute } from '../api/routes.ts';
+import { authorize, EXCHANGE_ADDRESS_THROTTLE, FailureThrottle, type Authenticator, type Operation, type Principal, type TokenLimits } from '../auth/index.ts';
+import { matchRoute, type RouteMatch } from '../api/routes.ts';
+import { UpstreamPool } from './capacity.ts';
 import { routeHost } from './hosts.ts';
 import type { GatewayLimiter } from './limiter.ts';
 
@@ -30,6 +38,13 @@ export interface GatewayOptions {
   authenticator?: Authenticator;
   /** svc_aux.limits enforcement (needs the authenticator). */
   limiter?: GatewayLimiter;
+  /** Concurrent subscriptions per tenant when its token names no `connections`. */
+  connectionsDefault?: number;
+  /** Concurrent requests per tenant in the request pool. */
+  requestsPerSub?: number;
+  /** Peers (a TLS terminator, a load balancer) whose X-Forwarded-For names the client: its last
+   *  entry is then the client address that per-address shares and throttles key on. */
+  trustedProxies?: ReadonlySet<string>;
   logError(msg: string, err?: unknown): void;
 }
 
@@ -77,23 +92,68 @@ function fail(res: ServerResponse, err: unknown, log: GatewayOptions['logError']
   answer(res, e.httpStatus, e.toBody(), headers);
 }
 
-/** Edge authorization: 403 when no grant covers a route the table knows; unknown paths, wrong
- *  methods and bad segments are left for the star to answer. */
-function authorizeEarly(principal: Principal, method: string, path: string): void {
-  let m: ReturnType<typeof matchRoute>;
+/** The route a request names, or undefined for unknown paths, wrong methods and bad segments, which
+ *  are left for the star to answer. */
+function routeOf(method: string, path: string): RouteMatch | undefined {
   try {
-    m = matchRoute(method, path);
+    const m = matchRoute(method, path);
+    return m.badSegment ? undefined : m;
   } catch {
-    return;
+    return undefined;
   }
-  if (m.badSegment) return;
+}
+
+/** An address as one spelling: IPv4 peers of a dual-stack listener arrive as ::ffff:a.b.c.d. */
+export function normalizeAddress(address: string): string {
+  const a = address.trim().toLowerCase();
+  return a.startsWith('::ffff:') && a.includes('.') ? a.slice('::ffff:'.length) : a;
+}
+
+/**
+ * The client's address: the TCP peer, unless the peer is a trusted proxy, whose X-Forwarded-For
+ * then names the client in its last entry (each proxy appends the peer it saw; entries further left
+ * were written by whoever sent the request and prove nothing).
+ */
+export function clientAddress(peer: string | undefined, forwardedFor: string | string[] | undefined, trusted: ReadonlySet<string>): string {
+  const from = normalizeAddress(peer ?? 'unknown');
+  if (!trusted.has(from) || forwardedFor === undefined) return from;
+  const entries = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const last = entries[entries.length - 1];
+  return last === undefined ? from : normalizeAddress(last);
+}
+
+/** Edge authorization: 403 when no grant covers a route the table knows. */
+function authorizeEarly(principal: Principal, m: RouteMatch | undefined): void {
+  if (m === undefined) return;
   authorize(principal, m.route.verb as Operation, { bucket: m.params.bucket || undefined, key: m.route.level === 'stream' ? m.params.key : undefined });
+}
+
+/** What forward() does beyond moving bytes. */
+interface ForwardHooks {
+  /** Answers how long to pause an answer after `bytes` were served (read_Bps); 0 goes on. */
+  served(bytes: number): number;
+  /** For a body that declared no length: whether `bytes` more may go (write_Bps); false refuses it. */
+  meterBody?: (bytes: number) => boolean;
+  /** The upstream's status, once known. */
+  onStatus?: (status: number) => void;
 }
 
 export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const https = o.upstream.protocol === 'https:';
-  const agentOptions = { keepAlive: true, maxSockets: GATEWAY_UPSTREAM_SOCKETS_MAX, maxFreeSockets: GATEWAY_UPSTREAM_SOCKETS_MAX };
-  const agent = https ? new HttpsAgent(agentOptions) : new Agent(agentOptions);
+  const makeAgent = (sockets: number): Agent => {
+    const options = { keepAlive: true, maxSockets: sockets, maxFreeSockets: Math.min(sockets, GATEWAY_UPSTREAM_SOCKETS_MAX) };
+    return https ? new HttpsAgent(options) : new Agent(options);
+  };
+  // Two pools: an event stream holds its socket for as long as it lives, so subscriptions get
+  // sockets of their own and can never leave a short request waiting behind them.
+  const requestAgent = makeAgent(GATEWAY_UPSTREAM_SOCKETS_MAX);
+  const streamAgent = makeAgent(GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX);
+  const requests = new UpstreamPool({ socketsMax: GATEWAY_UPSTREAM_SOCKETS_MAX, queueMax: GATEWAY_UPSTREAM_QUEUE_MAX, what: 'requests' });
+  const streams = new UpstreamPool({ socketsMax: GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX, queueMax: 0, what: 'subscriptions' });
+  const connectionsDefault = o.connectionsDefault ?? GATEWAY_CONNECTIONS_PER_SUB_DEFAULT;
+  const requestsPerSub = o.requestsPerSub ?? GATEWAY_REQUESTS_PER_SUB_MAX;
+  const exchangeThrottle = new FailureThrottle(EXCHANGE_ADDRESS_THROTTLE);
+  const trustedProxies = new Set([...(o.trustedProxies ?? [])].map(normalizeAddress));
   const send = https ? httpsRequest : httpRequest;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -110,37 +170,58 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     const routed = routeHost(o.zone, req.headers.host, rawPath);
     if (routed.kind === 'not-found') throw notFound(routed.why);
     const path = routed.path;
+    const route = routeOf(method, path);
+    const address = clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedProxies);
+    const isExchange = route?.route.verb === 'ExchangeToken';
+    // The exchange is the one route a guesser can use unauthenticated: refused while this address
+    // has spent its failed asks (counted below from the star's 401s).
+    if (isExchange) exchangeThrottle.check(address);
 
     let principal: Principal | undefined;
     // CORS preflights carry no credentials by design: the star answers them (and denies unknown origins).
-    if (o.authenticator && path !== EXCHANGE_PATH && method !== 'OPTIONS') {
+    if (o.authenticator && !isExchange && path !== EXCHANGE_PATH && method !== 'OPTIONS') {
       const auth = req.headersDistinct.authorization;
       principal = await o.authenticator.authenticate(auth === undefined ? undefined : auth.join(', '));
-      authorizeEarly(principal, method, path);
+      authorizeEarly(principal, route);
     }
 
-    let releaseSubscription: (() => void) | undefined;
-    const limits = principal?.kind === 'token' ? principal.aux.limits : undefined;
-    const sub = principal?.sub ?? '';
-    if (o.limiter && limits) {
-      const declared = Number(req.headers['content-length'] ?? 0) || 0;
-      o.limiter.admit(sub, limits, declared);
-      if (method === 'GET' && path.endsWith('/records/subscribe')) releaseSubscription = o.limiter.openSubscription(sub, limits);
-    }
-    await forward(req, res, method, path + query, (bytes) => (o.limiter && limits ? o.limiter.served(sub, limits, bytes) : 0))
-      .finally(() => releaseSubscription?.());
+    // A verified token's sub is the tenant; without one (no edge verification, the exchange, a
+    // preflight) the client's address is: an unverified sub would let anyone take anyone's share.
+    const token = principal?.kind === 'token' ? principal : undefined;
+    const tenant = token !== undefined ? `sub ${token.sub ?? ''}` : `address ${address}`;
+    const limits: TokenLimits | undefined = token?.aux.limits;
+    const sub = token?.sub ?? '';
+    const declaredHeader = req.headers['content-length'];
+    const enforce = o.limiter !== undefined && limits !== undefined ? { limiter: o.limiter, limits } : undefined;
+    if (enforce) enforce.limiter.admit(sub, enforce.limits, Number(declaredHeader ?? 0) || 0);
+
+    const subscribe = method === 'GET' && route?.route.verb === 'Subscribe';
+    const release = subscribe
+      ? streams.acquire(tenant, limits?.connections ? limits.connections : connectionsDefault)
+      : requests.acquire(tenant, requestsPerSub);
+    const hooks: ForwardHooks = {
+      served: (bytes) => (enforce ? enforce.limiter.served(sub, enforce.limits, bytes) : 0),
+      // A declared length was charged whole by admit(); a body without one is charged as it arrives.
+      ...(enforce?.limits.write_Bps && declaredHeader === undefined
+        ? { meterBody: (bytes: number) => enforce.limiter.chargeWrite(sub, enforce.limits, bytes) }
+        : {}),
+      ...(isExchange ? { onStatus: (status: number) => { if (status === 401) exchangeThrottle.failed(address); } } : {}),
+    };
+    await forward(req, res, subscribe ? streamAgent : requestAgent, method, path + query, hooks).finally(release);
   }
 
   /** Streams the request upstream and the answer back; resolves when the exchange is over. */
-  function forward(req: IncomingMessage, res: ServerResponse, method: string, target: string, served: (bytes: number) => number): Promise<void> {
+  function forward(req: IncomingMessage, res: ServerResponse, agent: Agent, method: string, target: string, hooks: ForwardHooks): Promise<void> {
     return new Promise<void>((resolve) => {
       const up = send({
         agent, protocol: o.upstream.protocol, hostname: o.upstream.hostname, port: o.upstream.port, method, path: target,
         headers: forwardedHeaders(req, o.upstream.host),
       });
       const headTimer = setTimeout(() => up.destroy(new Error('upstream did not answer in time')), GATEWAY_UPSTREAM_HEAD_MS_MAX);
+      let refused = false;
       const done = (): void => { clearTimeout(headTimer); resolve(); };
       up.on('error', (err) => {
+        if (refused) { done(); return; }
         if (!res.headersSent) fail(res, new ServiceError('unavailable', `the star did not answer (${err.message}); retry shortly`), o.logError);
         else res.destroy();
         done();
@@ -152,6 +233,8 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       });
       up.on('response', (upRes) => {
         clearTimeout(headTimer);
+        if (refused) { upRes.resume(); return; }
+        hooks.onStatus?.(upRes.statusCode ?? 0);
         const headers: OutgoingHttpHeaders = {};
         for (const [name, value] of Object.entries(upRes.headersDistinct)) {
           if (value !== undefined && !HOP_HEADERS.has(name)) headers[name] = value.length === 1 ? value[0] : value;
@@ -163,13 +246,30 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
         const unhold = (): void => { if (--holds === 0 && !res.destroyed) upRes.resume(); };
         upRes.on('data', (chunk: Buffer) => {
           if (!res.write(chunk)) { hold(); res.once('drain', unhold); }
-          const waitMs = served(chunk.length);
+          const waitMs = hooks.served(chunk.length);
           if (waitMs > 0) { hold(); setTimeout(unhold, waitMs); }
         });
         upRes.on('end', () => res.end());
         upRes.on('error', () => res.destroy());
       });
-      req.pipe(up);
+      // The body goes up as it arrives, with backpressure both ways. A body past its write budget
+      // is refused: the upstream request is torn down before its end, so the star never sees a
+      // whole body and appends nothing, and the caller is told 429 on a closing connection.
+      req.on('data', (chunk: Buffer) => {
+        if (refused) return;
+        if (hooks.meterBody && !hooks.meterBody(chunk.length)) {
+          refused = true;
+          up.destroy();
+          res.shouldKeepAlive = false;
+          fail(res, new ServiceError('resource_exhausted', 'write_Bps ceiling: the body outgrew the write budget; retry shortly'), o.logError);
+          return;
+        }
+        if (!up.write(chunk)) {
+          req.pause();
+          up.once('drain', () => req.resume());
+        }
+      });
+      req.on('end', () => { if (!refused) up.end(); });
     });
   }
 
@@ -186,7 +286,8 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     async close() {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
-      agent.destroy();
+      requestAgent.destroy();
+      streamAgent.destroy();
     },
   };
 }

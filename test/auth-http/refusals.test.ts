@@ -39,6 +39,7 @@ const cases = (): Case[] => [
   { name: 'a JWT setting while auth is off', args: ['--jwt-hmac-secret', SECRET], reason: /--jwt-hmac-secret is set but --auth is off/ },
   { name: 'basic without the admin password', args: ['--auth', 'basic', '--insecure-auth', '--admin-username', 'op'], reason: /SVCD_ADMIN_PASSWORD/ },
   { name: 'a root key id without its secret', args: ['--auth', 'jwt', '--insecure-auth', '--root-key-id', 'root'], env: { SVCD_JWT_HMAC_SECRET: SECRET }, reason: /--root-key-id and SVCD_ROOT_SECRET go together/ },
+  { name: 'a root secret under the minimum (the old README example)', args: ['--auth', 'jwt', '--insecure-auth', '--root-key-id', 'root'], env: { SVCD_JWT_HMAC_SECRET: SECRET, SVCD_ROOT_SECRET: 'change-me' }, reason: /SVCD_ROOT_SECRET is 9 bytes; the root secret needs at least 32/ },
 ];
 
 test('every refusal exits non-zero with one line naming the reason', async () => {
@@ -75,11 +76,13 @@ test('every refusal exits non-zero with one line naming the reason', async () =>
   if (failures.length > 0) throw new Error(`${failures.length} of ${all.length} refusals wrong:\n${failures.join('\n')}`);
 });
 
+const ROOT_SECRET = 'root-secret-of-at-least-32-bytes!';
+
 test('a short HMAC secret boots with one warning line, and signs and verifies', async () => {
   const short = 'short-secret'; // 12 bytes: the spec sets no minimum
   const star = await startStar({
     engine: 'node', args: ['--auth', 'jwt', '--insecure-auth', '--root-key-id', 'root'],
-    env: { SVCD_JWT_HMAC_SECRET: short, SVCD_ROOT_SECRET: 'root-secret' },
+    env: { SVCD_JWT_HMAC_SECRET: short, SVCD_ROOT_SECRET: ROOT_SECRET },
   });
   try {
     const warnings = star.output().split('\n').filter((l) => l.includes('auth: warning'));
@@ -87,7 +90,7 @@ test('a short HMAC secret boots with one warning line, and signs and verifies', 
     assert.match(warnings[0], /^svcd: auth: warning: SVCD_JWT_HMAC_SECRET is 12 bytes; HS256 wants at least 32/);
     assertStatus(await request(star.baseUrl, 'GET', '/v1/buckets', { headers: bearer(await mint(short, 'svc:admin')) }), 200, 'a token signed with it');
     assertStatus(await request(star.baseUrl, 'GET', '/v1/buckets', { headers: bearer(await mint(`${short}x`, 'svc:admin')) }), 401, 'another secret');
-    const ex = await request(star.baseUrl, 'POST', '/v1/token/exchange', { body: { key_id: 'root', secret: 'root-secret', scope: 'svc:admin' } });
+    const ex = await request(star.baseUrl, 'POST', '/v1/token/exchange', { body: { key_id: 'root', secret: ROOT_SECRET, scope: 'svc:admin' } });
     assertStatus(ex, 200, 'the exchange mints with it');
     assertStatus(await request(star.baseUrl, 'GET', '/v1/buckets', { headers: bearer(ex.body.token) }), 200, 'the minted token');
   } finally {

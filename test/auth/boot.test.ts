@@ -5,17 +5,19 @@ import { createHash } from 'node:crypto';
 import { authorize, isAuthorized, MemoryCredentialStore, parseAuthConfig, startAuth } from '../../src/auth/index.ts';
 import { ServiceError } from '../../src/core/errors.ts';
 
+const ROOT_SECRET = 'root-secret-of-at-least-32-bytes!';
+
 test('jwt boot: root seed converges, exchange mints, the token authenticates and authorizes', async (t) => {
   const flags: Record<string, string> = { auth: 'jwt', 'root-key-id': 'root', 'insecure-auth': 'true' };
-  const env = { SVCD_JWT_HMAC_SECRET: 'z'.repeat(32), SVCD_ROOT_SECRET: 'root-secret' };
+  const env = { SVCD_JWT_HMAC_SECRET: 'z'.repeat(32), SVCD_ROOT_SECRET: ROOT_SECRET };
   const config = parseAuthConfig((f) => flags[f], env, false);
   const store = new MemoryCredentialStore();
   const auth = await startAuth(config, { store, starId: 's1' });
   t.after(() => auth.close());
   const row = await store.get('root');
-  assert.equal(row?.secret_hash, createHash('sha256').update('root-secret').digest('hex'));
+  assert.equal(row?.secret_hash, createHash('sha256').update(ROOT_SECRET).digest('hex'));
 
-  const { token } = await auth.exchanger.exchange({ key_id: 'root', secret: 'root-secret', scope: 'svc:admin' });
+  const { token } = await auth.exchanger.exchange({ key_id: 'root', secret: ROOT_SECRET, scope: 'svc:admin' });
   const admin = await auth.authenticator.authenticate(`Bearer ${token}`);
   authorize(admin, 'Admin');
   const created = await auth.registry.create('svc:append:logs:app%2F*');

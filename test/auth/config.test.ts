@@ -154,9 +154,12 @@ test('basic needs a username and SVCD_ADMIN_PASSWORD', () => {
   assert.deepEqual(parse({ auth: 'basic', 'admin-username': 'ops' }, { SVCD_ADMIN_PASSWORD: 'pw' }, true).basic, { username: 'ops', password: 'pw' });
 });
 
+/** A root secret long enough to boot (ROOT_SECRET_BYTES_MIN). */
+const ROOT_SECRET = 'root-secret-of-at-least-32-bytes!';
+
 test('root seed: three forms, exactly one', () => {
-  const hash = createHash('sha256').update('root-secret').digest('hex');
-  assert.deepEqual(parse({ 'root-key-id': 'root' }, { SVCD_ROOT_SECRET: 'root-secret' }).rootSeed, { key_id: 'root', secret_hash: hash, scope: 'svc:admin' });
+  const hash = createHash('sha256').update(ROOT_SECRET).digest('hex');
+  assert.deepEqual(parse({ 'root-key-id': 'root' }, { SVCD_ROOT_SECRET: ROOT_SECRET }).rootSeed, { key_id: 'root', secret_hash: hash, scope: 'svc:admin' });
   assert.deepEqual(parse({}, { SVCD_ROOT_CREDENTIAL: JSON.stringify({ key_id: 'r', secret_hash: hash.toUpperCase() }) }).rootSeed,
     { key_id: 'r', secret_hash: hash, scope: 'svc:admin' });
   const dir = mkdtempSync(join(tmpdir(), 'svcd-auth-'));
@@ -164,12 +167,17 @@ test('root seed: three forms, exactly one', () => {
     const file = join(dir, 'root.json');
     writeFileSync(file, JSON.stringify({ key_id: 'r', secret_hash: hash, scope: 'svc:admin svc:node' }));
     assert.equal(parse({ 'root-credential-file': file }).rootSeed?.scope, 'svc:admin svc:node');
-    refuses(/give the root seed once/, { 'root-credential-file': file, 'root-key-id': 'r' }, { SVCD_ROOT_SECRET: 's' });
+    refuses(/give the root seed once/, { 'root-credential-file': file, 'root-key-id': 'r' }, { SVCD_ROOT_SECRET: ROOT_SECRET });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   refuses(/go together/, { 'root-key-id': 'root' });
   refuses(/go together/, {}, { SVCD_ROOT_SECRET: 's' });
+  // ROOT_SECRET_BYTES_MIN, counted in UTF-8 bytes: 31 refuse, 32 boot.
+  refuses(/SVCD_ROOT_SECRET is 9 bytes; the root secret needs at least 32/, { 'root-key-id': 'root' }, { SVCD_ROOT_SECRET: 'change-me' });
+  refuses(/SVCD_ROOT_SECRET is 31 bytes/, { 'root-key-id': 'root' }, { SVCD_ROOT_SECRET: 'x'.repeat(31) });
+  assert.equal(parse({ 'root-key-id': 'root' }, { SVCD_ROOT_SECRET: 'x'.repeat(32) }).rootSeed?.key_id, 'root');
+  assert.equal(parse({ 'root-key-id': 'root' }, { SVCD_ROOT_SECRET: 'é'.repeat(16) }).rootSeed?.key_id, 'root', '16 two-byte characters');
   refuses(/not valid JSON/, {}, { SVCD_ROOT_CREDENTIAL: '{' });
   refuses(/secret_hash must be the secret's SHA-256 as 64 hex digits, sha256:<64 hex digits>, or base64\/base64url/, {}, { SVCD_ROOT_CREDENTIAL: '{"key_id":"r","secret_hash":"abc"}' });
   refuses(/malformed scope token/, {}, { SVCD_ROOT_CREDENTIAL: JSON.stringify({ key_id: 'r', secret_hash: hash, scope: 'svc:bogus' }) });

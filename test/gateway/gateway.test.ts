@@ -3,46 +3,14 @@
 // before the star is reached, the svc_aux.limits ceilings, and its refusals to start.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { request, type IncomingHttpHeaders } from 'node:http';
-import { REPO_ROOT, removeDir, startServer, type RunningServer } from '../helpers/server.ts';
+import { removeDir, startServer, type RunningServer } from '../helpers/server.ts';
+import { GATEWAY_START_WAIT_MS, runGateway, startGatewayChild, type Gateway } from './child.ts';
 import { JWT_SECRET, mint } from '../grpc/child.ts';
 
-/** How long a gateway may take to print its listening line, or to exit when refused. */
-const START_WAIT_MS = 20_000;
+const START_WAIT_MS = GATEWAY_START_WAIT_MS;
 const ZONE = 'svc.test';
-
-interface Gateway { url: string; proc: ChildProcess; stop(): Promise<void> }
-
-function runGateway(args: string[], env: Record<string, string> = {}): Promise<Gateway | { code: number | null; out: string }> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src', 'main.ts'), 'gateway', '--listen', '127.0.0.1:0', ...args], {
-      cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`gateway did not start:\n${out}`)); }, START_WAIT_MS);
-    const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-    const onData = (c: Buffer): void => {
-      out += c.toString();
-      const m = /svcd gateway listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ url: m[1], proc, async stop() { proc.kill('SIGTERM'); await exited; } });
-      }
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
-    proc.once('exit', (code) => { clearTimeout(timer); resolve({ code, out }); });
-  });
-}
-
-async function startGatewayChild(args: string[], env: Record<string, string> = {}): Promise<Gateway> {
-  const g = await runGateway(args, env);
-  if (!('url' in g)) throw new Error(`gateway exited (${g.code}):\n${g.out}`);
-  return g;
-}
 
 /** A loopback port nothing listens on. */
 async function deadPort(): Promise<number> {

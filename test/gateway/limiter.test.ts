@@ -46,15 +46,16 @@ test('read_Bps: served bytes go into debt; the stream pauses until it is repaid,
   assert.equal(l.served('r', {}, 10_000), 0, 'no ceiling, no pause');
 });
 
-test('connections: open subscriptions up to the ceiling; a release frees one, once', () => {
-  const l = new GatewayLimiter(() => 0);
-  const a = l.openSubscription('s', { connections: 2 });
-  l.openSubscription('s', { connections: 2 });
-  assert.ok(exhausted(() => l.openSubscription('s', { connections: 2 })));
-  a();
-  a();
-  l.openSubscription('s', { connections: 2 });
-  assert.ok(exhausted(() => l.openSubscription('s', { connections: 2 })), 'a second release of one subscription frees nothing');
+test('write_Bps of a body without a declared length: charged as its bytes arrive, refused (nothing taken) once they outgrow the budget', () => {
+  let now = 0;
+  const l = new GatewayLimiter(() => now);
+  assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 60), true);
+  assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 60), false, '120 bytes in the same instant: over 100 B/s');
+  assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 40), true, 'the refused chunk took nothing');
+  assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 5000), false, 'a 5 KB chunk never fits a 100 B/s budget');
+  now += 1200;
+  assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 5000), false, 'nor 1.2 s later: the budget holds one second');
+  assert.equal(l.chargeWrite('c', {}, 1e9), true, 'no ceiling');
 });
 
 test('0 is no ceiling; new limits on a sub start fresh buckets; idle subs are forgotten past the cap', () => {
@@ -63,9 +64,6 @@ test('0 is no ceiling; new limits on a sub start fresh buckets; idle subs are fo
   l.admit('n', { rps: 1 }, 0);
   assert.ok(exhausted(() => l.admit('n', { rps: 1 }, 0)));
   l.admit('n', { rps: 2 }, 0);
-  const held = l.openSubscription('keep', { connections: 1 });
   for (let i = 0; i < 40; i++) l.admit(`sub-${i}`, { rps: 5 }, 0);
   assert.ok(l.trackedSubs <= 10);
-  assert.ok(exhausted(() => l.openSubscription('keep', { connections: 1 })), 'a sub with an open subscription is kept');
-  held();
 });

@@ -6,16 +6,19 @@
 //   await grpcServer.close();
 
 import * as grpc from '@grpc/grpc-js';
-import { READPLAN_TTL_MS_DEFAULT } from '../../config/limits.ts';
+import { GRPC_APPEND_MESSAGE_BYTES_MAX, GRPC_SEND_MESSAGE_BYTES_MAX, READPLAN_TTL_MS_DEFAULT } from '../../config/limits.ts';
 import type { StreamService } from '../../core/service-api.ts';
+import { EXCHANGE_ADDRESS_THROTTLE, FailureThrottle } from '../../auth/index.ts';
 import { adminServiceHandlers } from './admin-service.ts';
+import { admissionInterceptor, RequestBytesBudget } from './admission.ts';
 import { LiveCalls, type GrpcContext } from './context.ts';
 import { dataServiceHandlers } from './data-service.ts';
 import type { GrpcAuthHooks, GrpcStarHooks, ReadPlanVending } from './hooks.ts';
 import { loadSvcProto } from './proto.ts';
 
-/** Largest message either side may send: a full append batch (100 MiB content) plus framing. */
-export const GRPC_MESSAGE_BYTES_MAX = 128 * 1024 * 1024;
+/** Largest request message: a full append batch (limits.ts: GRPC_APPEND_MESSAGE_BYTES_MAX). Clients
+ *  size their send limit by it; the server refuses a longer one from its head, before reading it. */
+export const GRPC_MESSAGE_BYTES_MAX = GRPC_APPEND_MESSAGE_BYTES_MAX;
 /** How long close() waits for in-flight unary calls before cutting every connection. */
 export const GRPC_SHUTDOWN_GRACE_MS = 5000;
 
@@ -32,6 +35,9 @@ export interface GrpcServerOptions {
   /** ReadPlan's vending (`--readplan-vending`, `--readplan-ttl`). Default: raw with an empty
    *  storage bucket and the default TTL (presigned plans then answer FAILED_PRECONDITION). */
   vending?: ReadPlanVending;
+  /** Request bytes in flight (admission.ts). Default: a budget of this server's own; a composition
+   *  root may pass one it shares with the HTTP bridge's body budget. */
+  budget?: RequestBytesBudget;
 }
 
 export interface RunningGrpcServer {
@@ -62,9 +68,18 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
     ...(opts.auth ? { auth: opts.auth } : {}),
   };
 
+  // Every call passes admission first (admission.ts): its caller is authenticated from the head and
+  // each message is charged to the star's and its tenant's budget before its body is buffered.
+  const budget = opts.budget ?? new RequestBytesBudget();
+  const admission = admissionInterceptor(ctx, {
+    budget,
+    exchangeThrottle: new FailureThrottle(EXCHANGE_ADDRESS_THROTTLE),
+    logBug: (msg) => console.error(msg),
+  });
   const server = new grpc.Server({
-    'grpc.max_receive_message_length': GRPC_MESSAGE_BYTES_MAX,
-    'grpc.max_send_message_length': GRPC_MESSAGE_BYTES_MAX,
+    'grpc.max_receive_message_length': GRPC_APPEND_MESSAGE_BYTES_MAX,
+    'grpc.max_send_message_length': GRPC_SEND_MESSAGE_BYTES_MAX,
+    interceptors: [admission],
   });
   server.addService(proto.svc.v1.DataService.service, dataServiceHandlers(ctx));
   server.addService(proto.svc.v1.AdminService.service, adminServiceHandlers(ctx));

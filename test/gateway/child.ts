@@ -1,0 +1,38 @@
+// The Gateway as a real child process (`svcd gateway`), found through its listening line.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../helpers/server.ts';
+
+/** How long a gateway may take to print its listening line, or to exit when refused. */
+export const GATEWAY_START_WAIT_MS = 20_000;
+
+export interface Gateway { url: string; proc: ChildProcess; output(): string; stop(): Promise<void> }
+
+/** Starts `svcd gateway --listen 127.0.0.1:0 …`; resolves with the gateway, or its exit when it refused to start. */
+export function runGateway(args: string[], env: Record<string, string> = {}): Promise<Gateway | { code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src', 'main.ts'), 'gateway', '--listen', '127.0.0.1:0', ...args], {
+      cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`gateway did not start:\n${out}`)); }, GATEWAY_START_WAIT_MS);
+    const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+    const onData = (c: Buffer): void => {
+      out += c.toString();
+      const m = /svcd gateway listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1], proc, output: () => out, async stop() { proc.kill('SIGTERM'); await exited; } });
+      }
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', onData);
+    proc.once('exit', (code) => { clearTimeout(timer); resolve({ code, out }); });
+  });
+}
+
+export async function startGatewayChild(args: string[], env: Record<string, string> = {}): Promise<Gateway> {
+  const g = await runGateway(args, env);
+  if (!('url' in g)) throw new Error(`gateway exited (${g.code}):\n${g.out}`);
+  return g;
+}

@@ -1,0 +1,220 @@
+// Admission on the gRPC port against a real star process under --auth jwt, with a real
+// @grpc/grpc-js client (issue 18: twelve concurrent 120 MiB Append messages without a token took the
+// star from 188 MB to 3.1 GB before each was told UNAUTHENTICATED). Each abuse runs while a second
+// tenant keeps appending, and must not stop it; the star's peak resident memory (VmHWM) is read from
+// /proc and held to a generous bound: memory, not time, so the assertion cannot flake on a slow box.
+import { strict as assert } from 'node:assert';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import { loadSvcProto } from '../../src/api/grpc/proto.ts';
+import { RequestBytesBudget } from '../../src/api/grpc/admission.ts';
+import {
+  BATCH_CONTENT_BYTES_MAX, EXCHANGE_FAILURES_PER_ADDRESS_BURST, GRPC_APPEND_MESSAGE_BYTES_MAX, GRPC_CONTROL_MESSAGE_BYTES_MAX,
+  GRPC_REQUEST_BYTES_IN_FLIGHT_PER_TENANT_MAX, RECORD_CONTENT_BYTES_MAX,
+} from '../../src/config/limits.ts';
+import { ServiceError } from '../../src/core/errors.ts';
+import { bearer, bytes, callMd } from './client.ts';
+import { mint, startGrpcChild, type GrpcChild } from './child.ts';
+
+const MiB = 1024 * 1024;
+/** Concurrent abusive calls, as in the issue. */
+const ABUSIVE_CALLS = 12;
+/** How much the star's peak RSS may grow while anonymous callers send 12 × 120 MiB: a head and a
+ *  flow-control window each, far below one message (before the fix: about 2.9 GB). */
+const ANONYMOUS_RSS_GROWTH_BYTES_MAX = 256 * MiB;
+/** … and while one tenant sends 12 full batches at once: its budget admits one (128 MiB), which the
+ *  star then decodes and appends (a few copies of it), far below 12 messages (1.2 GB raw). */
+const TENANT_RSS_GROWTH_BYTES_MAX = 1024 * MiB;
+/** Victim appends made while each abuse runs; every one must succeed. */
+const VICTIM_APPENDS = 20;
+
+const APPEND = '/svc.v1.DataService/Append';
+const EXCHANGE = '/svc.v1.DataService/ExchangeToken';
+
+/** Starts a new peak: writing 5 to clear_refs resets the process's VmHWM to its current RSS
+ *  (Linux 4.0+), so each abuse is measured from the star's size just before it. */
+function resetPeak(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+/** Resident and peak resident bytes of a process (Linux /proc). */
+function memoryOf(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
+
+/** An AppendRequest already serialized: the same bytes go out on every call, so the test process
+ *  holds one copy of the payload (grpc-js frames each call into its own buffer). */
+function encodedAppend(bucket: string, key: string, contentBytes: number): Buffer {
+  const { proto } = loadSvcProto();
+  const body = Buffer.alloc(RECORD_CONTENT_BYTES_MAX, 0x61);
+  const records = [];
+  for (let left = contentBytes; left > 0; left -= body.length) records.push({ body: left >= body.length ? body : body.subarray(0, left) });
+  return proto.svc.v1.DataService.service.Append.requestSerialize({ bucket, key: bytes(key), records });
+}
+
+/** A client whose own limits never stop a message: the server's are under test. */
+function rawClient(port: number): grpc.Client {
+  return new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+    'grpc.max_send_message_length': -1, 'grpc.max_receive_message_length': -1,
+  });
+}
+
+/** One unary call of pre-serialized bytes; resolves with its status code and details. */
+function rawUnary(client: grpc.Client, path: string, message: Buffer, md: grpc.Metadata): Promise<{ code: grpc.status; details: string }> {
+  return new Promise((resolve) => {
+    client.makeUnaryRequest(path, (b: Buffer) => b, (b: Buffer) => b, message, md, (err) => {
+      resolve(err ? { code: err.code, details: err.details } : { code: grpc.status.OK, details: '' });
+    });
+  });
+}
+
+/** Appends small batches as tenant B, one after another, until `stop` resolves; answers the results. */
+async function victim(c: GrpcChild, md: grpc.Metadata, stop: Promise<unknown>): Promise<string[]> {
+  let done = false;
+  void stop.then(() => { done = true; });
+  const results: string[] = [];
+  while (!done || results.length < VICTIM_APPENDS) {
+    try {
+      await callMd(c.data.Append.bind(c.data), { bucket: 'tb', key: bytes('steady'), records: [{ body: bytes('still here') }] }, md);
+      results.push('ok');
+    } catch (err) {
+      results.push(`${(err as grpc.ServiceError).code}: ${(err as grpc.ServiceError).details}`);
+    }
+  }
+  return results;
+}
+
+describe('grpc admission under abuse (jwt, real star)', () => {
+  let c: GrpcChild;
+  let raw: grpc.Client;
+  let tenantB: grpc.Metadata;
+  let pid: number;
+  before(async () => {
+    c = await startGrpcChild({ jwt: true });
+    pid = c.server.proc.pid!;
+    raw = rawClient(c.grpcPort);
+    const admin = bearer(await mint('svc:admin', 600));
+    for (const bucket of ['ta', 'tb']) await callMd(c.data.CreateBucket.bind(c.data), { bucket, config: { create_stream_on_append: true } }, admin);
+    tenantB = bearer(await mintFor('tenant-b', 'svc:append:tb:*'));
+    // Warm the star up (workers, WAL) so its baseline is its running size.
+    await callMd(c.data.Append.bind(c.data), { bucket: 'tb', key: bytes('steady'), records: [{ body: bytes('warm') }] }, tenantB);
+  });
+  after(async () => {
+    raw?.close();
+    await c?.stop();
+  });
+
+  it(`${ABUSIVE_CALLS} concurrent 120 MiB Appends without a token, or with a forged one: UNAUTHENTICATED, unread, while another tenant appends`, { timeout: 120_000 }, async () => {
+    const message = encodedAppend('ta', 'flood', 120 * MiB);
+    assert.ok(message.length > GRPC_APPEND_MESSAGE_BYTES_MAX, 'over the size limit too: authentication must answer first');
+    resetPeak(pid);
+    const before = memoryOf(pid);
+    const forged = bearer(`${(await mintFor('tenant-a', 'svc:append:ta:*')).slice(0, -4)}AAAA`);
+    const abuse = Promise.all(Array.from({ length: ABUSIVE_CALLS }, (_, i) => rawUnary(raw, APPEND, message, i % 2 === 0 ? new grpc.Metadata() : forged)));
+    const [answers, victims] = await Promise.all([abuse, victim(c, tenantB, abuse)]);
+    for (const a of answers) assert.equal(a.code, grpc.status.UNAUTHENTICATED, a.details);
+    assert.deepEqual(victims.filter((r) => r !== 'ok'), [], 'every append of the other tenant succeeded');
+    const growth = memoryOf(pid).hwm - before.rss;
+    console.log(`# anonymous flood: star RSS ${mb(before.rss)} before, peak ${mb(memoryOf(pid).hwm)} (growth ${mb(growth)}; bound ${mb(ANONYMOUS_RSS_GROWTH_BYTES_MAX)})`);
+    assert.ok(growth < ANONYMOUS_RSS_GROWTH_BYTES_MAX, `the star's peak RSS grew ${mb(growth)}`);
+  });
+
+  it(`one tenant's ${ABUSIVE_CALLS} concurrent full batches: its budget admits what fits, the rest RESOURCE_EXHAUSTED; the other tenant appends on`, { timeout: 180_000 }, async () => {
+    const tenantA = bearer(await mintFor('tenant-a', 'svc:append:ta:*'));
+    const message = encodedAppend('ta', 'hog', 100 * MiB);
+    resetPeak(pid);
+    const before = memoryOf(pid);
+    const abuse = Promise.all(Array.from({ length: ABUSIVE_CALLS }, () => rawUnary(raw, APPEND, message, tenantA)));
+    const [answers, victims] = await Promise.all([abuse, victim(c, tenantB, abuse)]);
+    const ok = answers.filter((a) => a.code === grpc.status.OK).length;
+    const refused = answers.filter((a) => a.code === grpc.status.RESOURCE_EXHAUSTED);
+    assert.equal(ok + refused.length, ABUSIVE_CALLS, JSON.stringify(answers));
+    assert.ok(ok >= 1 && refused.length >= 1, `${ok} admitted, ${refused.length} refused`);
+    for (const r of refused) assert.match(r.details, /tenant 'tenant-a' has \d+ request bytes in flight|too many request bytes in flight on this star/);
+    assert.deepEqual(victims.filter((r) => r !== 'ok'), [], 'every append of the other tenant succeeded');
+    const growth = memoryOf(pid).hwm - before.rss;
+    console.log(`# tenant flood: ${ok} admitted, ${refused.length} refused; star RSS ${mb(before.rss)} before, peak ${mb(memoryOf(pid).hwm)} (growth ${mb(growth)}; bound ${mb(TENANT_RSS_GROWTH_BYTES_MAX)})`);
+    assert.ok(growth < TENANT_RSS_GROWTH_BYTES_MAX, `the star's peak RSS grew ${mb(growth)}`);
+  });
+
+  it('a message over GRPC_APPEND_MESSAGE_BYTES_MAX with a valid token is RESOURCE_EXHAUSTED from its head', { timeout: 120_000 }, async () => {
+    const tenantA = bearer(await mintFor('tenant-a', 'svc:append:ta:*'));
+    const a = await rawUnary(raw, APPEND, encodedAppend('ta', 'big', 120 * MiB), tenantA);
+    assert.equal(a.code, grpc.status.RESOURCE_EXHAUSTED);
+    assert.match(a.details, new RegExp(`over the ${GRPC_APPEND_MESSAGE_BYTES_MAX}-byte limit of /svc.v1.DataService/Append`));
+    // A full batch (100 MiB of content in 1 MiB records) fits the limit and is appended.
+    const full = encodedAppend('ta', 'full', BATCH_CONTENT_BYTES_MAX);
+    assert.ok(full.length <= GRPC_APPEND_MESSAGE_BYTES_MAX, `${full.length} bytes`);
+    assert.equal((await rawUnary(raw, APPEND, full, tenantA)).code, grpc.status.OK);
+  });
+
+  it('an AppendSession returns its bytes as batches are acked: far more than the tenant budget flows through one session', { timeout: 120_000 }, async () => {
+    const tenantA = bearer(await mintFor('tenant-a', 'svc:append:ta:*'));
+    const batches = Math.ceil((2 * GRPC_REQUEST_BYTES_IN_FLIGHT_PER_TENANT_MAX) / MiB) + 8;
+    const session = c.data.AppendSession(tenantA);
+    const acks: number[] = [];
+    const finished = new Promise<grpc.ServiceError | undefined>((resolve) => {
+      session.on('data', (r: { end?: { seq_num: number } }) => acks.push(r.end?.seq_num ?? -1));
+      session.once('error', (e: grpc.ServiceError) => resolve(e));
+      session.once('end', () => resolve(undefined));
+    });
+    session.write({ open: { bucket: 'ta', key: bytes('session') } });
+    const body = Buffer.alloc(MiB - 64, 0x62);
+    for (let i = 0; i < batches; i++) {
+      if (!session.write({ batch: { records: [{ body }] } })) await new Promise((r) => session.once('drain', r));
+    }
+    session.end();
+    const err = await finished;
+    assert.equal(err, undefined, err?.details);
+    assert.equal(acks.length, batches);
+    assert.equal(acks[acks.length - 1], batches);
+  });
+
+  it('ExchangeToken: a message over the control limit is refused from its head; failed asks per client address are throttled', { timeout: 60_000 }, async () => {
+    const { proto } = loadSvcProto();
+    const ser = proto.svc.v1.DataService.service.ExchangeToken.requestSerialize;
+    const huge = ser({ key_id: 'root', secret: 'x'.repeat(GRPC_CONTROL_MESSAGE_BYTES_MAX + 1), bucket: 'ta' });
+    const a = await rawUnary(raw, EXCHANGE, huge, new grpc.Metadata());
+    assert.equal(a.code, grpc.status.RESOURCE_EXHAUSTED);
+    assert.match(a.details, /over the 65536-byte limit of \/svc.v1.DataService\/ExchangeToken/);
+    // Wrong secrets for ever new key ids (so the per-key-id throttle never applies): the address's.
+    for (let i = 0; i < EXCHANGE_FAILURES_PER_ADDRESS_BURST; i++) {
+      const r = await rawUnary(raw, EXCHANGE, ser({ key_id: `ck_guess${i}`, secret: 'wrong', bucket: 'ta' }), new grpc.Metadata());
+      assert.equal(r.code, grpc.status.UNAUTHENTICATED, `guess ${i}: ${r.details}`);
+    }
+    const r = await rawUnary(raw, EXCHANGE, ser({ key_id: 'ck_guessmore', secret: 'wrong', bucket: 'ta' }), new grpc.Metadata());
+    assert.equal(r.code, grpc.status.RESOURCE_EXHAUSTED);
+    assert.match(r.details, /too many failed token exchanges from this client address; retry in 1 s/);
+  });
+});
+
+it('RequestBytesBudget: per tenant, then the star; released bytes come back; idle tenants are not kept', () => {
+  const budget = new RequestBytesBudget(100);
+  const a = { key: 'a', bytesMax: 60, what: 'tenant a' };
+  const b = { key: 'b', bytesMax: 60, what: 'tenant b' };
+  budget.charge(a, 60);
+  assert.throws(() => budget.charge(a, 1), (e: unknown) => e instanceof ServiceError && e.httpStatus === 429 && /tenant a has 60/.test(e.message));
+  budget.charge(b, 40);
+  assert.throws(() => budget.charge(b, 1), (e: unknown) => e instanceof ServiceError && /on this star/.test(e.message));
+  assert.throws(() => budget.charge(undefined, 1), 'trusted callers count against the star too');
+  budget.release(a, 60);
+  budget.charge(undefined, 60);
+  assert.equal(budget.bytesInFlight, 100);
+  budget.release(b, 40);
+  budget.release(undefined, 60);
+  assert.equal(budget.bytesInFlight, 0);
+  assert.equal(budget.tenantsInFlight, 0);
+});
+
+const mb = (n: number): string => `${Math.round(n / MiB)} MiB`;
+
+/** A token of its own sub (the tenant key). */
+async function mintFor(sub: string, scope: string): Promise<string> {
+  const { SignJWT } = await import('jose');
+  const { JWT_SECRET } = await import('./child.ts');
+  return new SignJWT({ scope }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setSubject(sub)
+    .setIssuedAt().setExpirationTime(Math.floor(Date.now() / 1000) + 600).sign(Buffer.from(JWT_SECRET));
+}
