@@ -3,7 +3,7 @@
 // envelope through the one code → status table.
 
 import { BODY_BYTES_IN_FLIGHT_MAX, SSE_CONNECTIONS_PER_HOST_MAX, SSE_RETRY_AFTER_S, WORKER_PARSE_BYTES_MIN } from '../config/limits.ts';
-import { ServiceError, asServiceError } from '../core/errors.ts';
+import { ServiceError, asServiceError, invalid } from '../core/errors.ts';
 import type { StreamService } from '../core/service-api.ts';
 import type { AppendInput } from '../core/types.ts';
 import { TRUSTED_PRINCIPAL, authorize, type Authenticator, type Operation, type Principal } from '../auth/index.ts';
@@ -42,6 +42,17 @@ const EMPTY_BODY = Buffer.alloc(0);
 const withCors = (headers: [string, string][], cors: [string, string][] | undefined): [string, string][] =>
   (cors ? [...headers, ...cors] : headers);
 
+/** The query's parameters; one given twice is ambiguous (which one counts?), so it is a 400. */
+function uniqueQuery(raw: string): URLSearchParams {
+  const q = new URLSearchParams(raw);
+  const seen = new Set<string>();
+  for (const k of q.keys()) {
+    if (seen.has(k)) throw invalid(`query parameter ${k} is given more than once`);
+    seen.add(k);
+  }
+  return q;
+}
+
 /** A route's view of one request (a class, so no closures are made per request). */
 class Context implements RequestCtx {
   readonly query: URLSearchParams;
@@ -53,7 +64,7 @@ class Context implements RequestCtx {
     readonly principal: Principal,
     readonly exchange: RequestCtx['exchange'],
   ) {
-    this.query = ex.query === '' ? EMPTY_QUERY : new URLSearchParams(ex.query);
+    this.query = ex.query === '' ? EMPTY_QUERY : uniqueQuery(ex.query);
   }
 
   header(name: string): string | undefined { return this.ex.header(name); }

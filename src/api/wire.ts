@@ -5,7 +5,7 @@ import {
   APPEND_RECORDS_MAX, CREATION_TOKEN_BYTES_MAX, FENCING_TOKEN_BYTES_MAX, RECORD_CONTENT_BYTES_MAX,
   RECORD_HEADERS_MAX,
 } from '../config/limits.ts';
-import { isAscii } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { invalid } from '../core/errors.ts';
 import { checkBatch } from './rules.ts';
 import type { BucketCreate, StreamConfigInput, StreamCreate } from '../core/service-api.ts';
@@ -21,9 +21,13 @@ export function parseJsonObject(body: Uint8Array, allowEmpty: boolean): Json {
     if (allowEmpty) return {};
     throw invalid('request body is required');
   }
+  const b = Buffer.from(body.buffer, body.byteOffset, body.length);
+  // toString('utf8') would turn bytes that are not UTF-8 into U+FFFD, silently changing the text a
+  // client sent (spec: bodies are UTF-8 text, reads are never lossy): such a body is refused whole.
+  if (!isUtf8(b)) throw invalid('request body is not valid UTF-8');
   let v: unknown;
   try {
-    v = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.length).toString('utf8'));
+    v = JSON.parse(b.toString('utf8'));
   } catch {
     throw invalid('malformed JSON body');
   }
@@ -141,6 +145,7 @@ function textBytes(v: unknown, i: number, j: number | undefined, name: string): 
 function decodeHeader(h: unknown, i: number, j: number): Header {
   if (h === null || typeof h !== 'object' || Array.isArray(h)) throw invalid(`${at(i, j)} must be an object`);
   const o = h as Json;
+  for (const k in o) if (!HEADER_FIELDS.has(k)) throw invalid(`${at(i, j)}: unknown field ${k}`);
   const hasName = o.name !== undefined;
   const hasNameB64 = o.name_b64 !== undefined;
   if (hasName === hasNameB64) throw invalid(`${at(i, j)}: exactly one of name or name_b64 is required`);
@@ -152,12 +157,18 @@ function decodeHeader(h: unknown, i: number, j: number): Header {
   return { name, value };
 }
 
+/** The fields a record input and a header may carry (spec: Record, Header). */
+const RECORD_FIELDS = new Set(['body', 'body_b64', 'headers', 'timestamp_ms']);
+const HEADER_FIELDS = new Set(['name', 'name_b64', 'value', 'value_b64']);
+
 /** Shared by every header without a value (never written to). */
 const EMPTY_BYTES = Buffer.alloc(0);
 
 function decodeRecord(r: unknown, i: number): RecordInput {
   if (r === null || typeof r !== 'object' || Array.isArray(r)) throw invalid(`${at(i)} must be an object`);
   const o = r as Json;
+  // A misspelt field (`timestmp_ms`) must not be dropped silently, as unknown top-level fields are not.
+  for (const k in o) if (!RECORD_FIELDS.has(k)) throw invalid(`${at(i)}: unknown field ${k}`);
   const hasBody = o.body !== undefined;
   const hasB64 = o.body_b64 !== undefined;
   if (hasBody === hasB64) throw invalid(`${at(i)}: exactly one of body or body_b64 is required`);
