@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import type * as UWS from '@trufflesuite/uws-js-unofficial';
-import { ServiceError } from '../core/errors.ts';
+import { ServiceError, invalid } from '../core/errors.ts';
 import { APPEND_BODY_BYTES_MAX, UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX, UWS_BODY_FIRST_BYTES_MAX, UWS_BODY_WAIT_SWEEP_MS, UWS_BODY_WAITING_MAX } from '../config/limits.ts';
 import type { Dispatcher } from './dispatch.ts';
 import { STATUS_TEXT, type HttpExchange, type SseSink } from './exchange.ts';
@@ -46,6 +46,8 @@ function headersFor(method: string, cors: boolean): readonly string[] {
   return cors ? HEADERS_FOR_BODY_CORS : HEADERS_FOR_BODY;
 }
 
+const REFUSAL_HEADERS: [string, string][] = [['Content-Type', 'application/json']];
+
 /** Methods whose routes may read a request body. */
 const bodyMethod = (m: string): boolean => m === 'POST' || m === 'PUT' || m === 'PATCH';
 
@@ -82,6 +84,8 @@ class UwsExchange implements HttpExchange {
   bodyFirstSweep = 0;
 
   readonly startedAt = performance.now();
+  /** A head that parsed but cannot be served (a repeated Content-Length): refused before dispatch. */
+  headError: ServiceError | undefined;
 
   constructor(private readonly res: UWS.HttpResponse, req: UWS.HttpRequest, cors: boolean) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
@@ -94,11 +98,18 @@ class UwsExchange implements HttpExchange {
     }
     // getHeader returns the first of repeated headers; a repeated Authorization must not pass as its
     // first copy (a proxy may have read the other), so all copies are joined and authentication
-    // refuses the result.
-    if (this.headers.authorization !== undefined) {
-      const all: string[] = [];
-      req.forEach((k, v) => { if (k === 'authorization') all.push(v); });
-      if (all.length > 1) this.headers.authorization = all.join(', ');
+    // refuses the result. A repeated Content-Length makes the body's end ambiguous (uWS frames it by
+    // the first copy; a proxy in front may have used another): RFC 9112 6.3 makes it an
+    // unrecoverable error, answered 400 and closed. One walk over the fields finds both.
+    if (this.headers.authorization !== undefined || this.headers['content-length'] !== undefined) {
+      const auth: string[] = [];
+      let lengths = 0;
+      req.forEach((k, v) => {
+        if (k === 'authorization') auth.push(v);
+        else if (k === 'content-length') lengths++;
+      });
+      if (auth.length > 1) this.headers.authorization = auth.join(', ');
+      if (lengths > 1) this.headError = invalid('Content-Length is given more than once (RFC 9112 6.3)');
     }
     res.onAborted(() => {
       this.aborted = true;
@@ -136,6 +147,12 @@ class UwsExchange implements HttpExchange {
   }
 
   header(name: string): string | undefined { return this.headers[name]; }
+
+  /** Answers headError's envelope and closes: the connection's framing cannot be trusted. */
+  refuseHead(e: ServiceError): void {
+    this.bodyTooLarge = true; // nothing more is read or drained
+    this.respond(e.httpStatus, REFUSAL_HEADERS, JSON.stringify(e.toBody()));
+  }
 
   /** A body of at most UWS_BODY_FIRST_BYTES_MAX declared bytes is still to arrive. */
   smallBodyPending(): boolean {
@@ -328,7 +345,8 @@ export async function startUwsServer(uws: UwsModule, host: string, port: number,
   const bodyFirst = new BodyFirst(dispatcher);
   app.any('/*', (res, req) => {
     const ex = new UwsExchange(res, req, cors);
-    if (ex.smallBodyPending()) bodyFirst.wait(ex);
+    if (ex.headError) ex.refuseHead(ex.headError);
+    else if (ex.smallBodyPending()) bodyFirst.wait(ex);
     else void dispatcher.handle(ex);
   });
   return new Promise((resolve, reject) => {
