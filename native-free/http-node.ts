@@ -11,11 +11,11 @@ import {
   UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX,
 } from '../src/config/limits.ts';
 import { ServiceError } from '../src/core/errors.ts';
-import type { Dispatcher } from '../src/api/dispatch.ts';
-import type { HttpExchange, SseSink } from '../src/api/exchange.ts';
+import type { BodyMeter, Dispatcher, MeteredExchange } from '../src/api/dispatch.ts';
+import type { SseSink } from '../src/api/exchange.ts';
 import { answerAndClose, headRefusal, methodRefusal, targetPath, tooManyHeaders } from './head-refusal.ts';
 
-class NodeExchange implements HttpExchange {
+class NodeExchange implements MeteredExchange {
   readonly method: string;
   readonly path: string;
   readonly query: string;
@@ -44,6 +44,10 @@ class NodeExchange implements HttpExchange {
 
   /** readBody was called: the body is the route's (a cut one is not drained). */
   private bodyTaken = false;
+  /** The body budgets (dispatch.ts) each chunk is charged to as it arrives. */
+  private meter: BodyMeter | undefined;
+
+  meterBody(meter: BodyMeter): void { this.meter = meter; }
 
   readBody(maxBytes: number): Promise<Buffer> {
     this.bodyTaken = true;
@@ -67,10 +71,17 @@ class NodeExchange implements HttpExchange {
       let n = 0;
       this.req.on('data', (c: Buffer) => {
         n += c.length;
-        if (n > maxBytes) {
+        const refusal = n > maxBytes
+          ? new ServiceError('payload_too_large', `request body is over the ${maxBytes}-byte limit`)
+          : this.meter && !this.meter.charge(c.length)
+            ? this.meter.refusal ?? new ServiceError('resource_exhausted', 'too many request bytes in flight; retry shortly')
+            : undefined;
+        if (refusal) {
+          // Left unread: the answer closes the connection.
           this.req.removeAllListeners('data');
           this.req.pause();
-          reject(new ServiceError('payload_too_large', `request body is over the ${maxBytes}-byte limit`));
+          chunks.length = 0;
+          reject(refusal);
           return;
         }
         chunks.push(c);

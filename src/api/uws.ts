@@ -7,8 +7,8 @@ import { createServer } from 'node:net';
 import type * as UWS from '@trufflesuite/uws-js-unofficial';
 import { ServiceError, invalid } from '../core/errors.ts';
 import { APPEND_BODY_BYTES_MAX, UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX, UWS_BODY_FIRST_BYTES_MAX, UWS_BODY_WAIT_SWEEP_MS, UWS_BODY_WAITING_MAX } from '../config/limits.ts';
-import type { Dispatcher } from './dispatch.ts';
-import { STATUS_TEXT, type HttpExchange, type SseSink } from './exchange.ts';
+import type { BodyMeter, Dispatcher, MeteredExchange } from './dispatch.ts';
+import { STATUS_TEXT, type SseSink } from './exchange.ts';
 
 type UwsModule = typeof UWS;
 
@@ -54,7 +54,7 @@ const bodyMethod = (m: string): boolean => m === 'POST' || m === 'PUT' || m === 
 /** Status lines built once. */
 const STATUS_LINE: Record<number, string> = Object.fromEntries(Object.entries(STATUS_TEXT).map(([k, v]) => [k, `${k} ${v}`]));
 
-class UwsExchange implements HttpExchange {
+class UwsExchange implements MeteredExchange {
   readonly method: string;
   readonly path: string;
   readonly query: string;
@@ -72,6 +72,9 @@ class UwsExchange implements HttpExchange {
    *  what an early answer would drain. */
   private bodyLimit: number;
   private bodyTooLarge = false;
+  /** The body budgets this body is charged to (dispatch.ts), and why they refused it, if they did. */
+  private meter: BodyMeter | undefined;
+  private bodyRefusal: ServiceError | undefined;
   /** Nobody will read this body (an event stream, an answer already given): count it, keep nothing. */
   private discardBody = false;
   /** An answer given before the body was read (an early error), sent once the body is drained. */
@@ -134,6 +137,8 @@ class UwsExchange implements HttpExchange {
       } else if (this.bodyBytes > this.bodyLimit) {
         this.bodyTooLarge = true;
         this.bodyChunks = [];
+      } else if (this.meter && !this.meter.charge(ab.byteLength)) {
+        this.refuseBody(this.meter.refusal);
       } else {
         // ab is only valid during this callback. Copying through a view puts a small body in Node's
         // buffer pool; ab.slice(0) would allocate a fresh ArrayBuffer for every request.
@@ -147,6 +152,20 @@ class UwsExchange implements HttpExchange {
   }
 
   header(name: string): string | undefined { return this.headers[name]; }
+
+  meterBody(meter: BodyMeter): void {
+    this.meter = meter;
+    // What came before the route was known (a small body read whole first) is charged now.
+    if (this.bodyBytes > 0 && !this.bodyTooLarge && !meter.charge(this.bodyBytes)) this.refuseBody(meter.refusal);
+  }
+
+  /** A budget refused the body: stop keeping it; the read fails with the refusal (429) and the
+   *  answer closes the connection rather than drain it. */
+  private refuseBody(refusal: ServiceError | undefined): void {
+    this.bodyTooLarge = true;
+    this.bodyRefusal = refusal ?? new ServiceError('resource_exhausted', 'too many request bytes in flight; retry shortly');
+    this.bodyChunks = [];
+  }
 
   /** Answers headError's envelope and closes: the connection's framing cannot be trusted. */
   refuseHead(e: ServiceError): void {
@@ -163,8 +182,10 @@ class UwsExchange implements HttpExchange {
 
   readBody(maxBytes: number): Buffer | Promise<Buffer> {
     this.bodyLimit = maxBytes;
-    if (this.bodyBytes > maxBytes) { this.bodyTooLarge = true; this.bodyChunks = []; }
+    // A body declared past the cap is refused before it is read (uWS would deliver it all first).
+    if (this.bodyBytes > maxBytes || Number(this.headers['content-length']) > maxBytes) { this.bodyTooLarge = true; this.bodyChunks = []; }
     const finish = (): Buffer => {
+      if (this.bodyRefusal) throw this.bodyRefusal;
       if (this.bodyTooLarge) throw new ServiceError('payload_too_large', `request body is over the ${maxBytes}-byte limit`);
       return this.bodyChunks.length === 1 ? this.bodyChunks[0] : Buffer.concat(this.bodyChunks);
     };

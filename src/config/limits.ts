@@ -81,8 +81,12 @@ export const ROUTE_MATCH_CACHE_PATH_CHARS_MAX = 512;
 export const STREAM_INFLIGHT_BYTES_MAX = 64 * MiB;
 /** Sequenced-but-not-yet-durable bytes for the whole star. */
 export const STAR_INFLIGHT_BYTES_MAX = 256 * MiB;
-/** Declared request-body bytes being read or parsed at once for the whole star; past it 429. */
+/** Request-body bytes received and being read or parsed at once for the whole star; past it 429
+ *  (--body-budget-bytes). Charged as bytes arrive, never by a declared Content-Length. */
 export const BODY_BYTES_IN_FLIGHT_MAX = 1024 * MiB;
+/** … and for one tenant (a token's `sub`; --body-budget-per-tenant-bytes), so one caller's slow or
+ *  huge uploads cannot take the whole star's budget from the others. */
+export const BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX = 256 * MiB;
 /** Unsettled frames are carved out of chunks of this size (src/core/frame-arena.ts). */
 export const FRAME_ARENA_CHUNK_BYTES = 1 * MiB;
 /** Size of the SharedArrayBuffer log ring between the sequencer and the flusher. */
