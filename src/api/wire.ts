@@ -136,6 +136,9 @@ const at = (i: number, j?: number): string => (j === undefined ? `records[${i}]`
  *  UTF-16 unit at most) is not measured; a longer one is refused before it is encoded. */
 function textBytes(v: unknown, i: number, j: number | undefined, name: string): Buffer {
   if (typeof v !== 'string') throw invalid(`${at(i, j)}.${name} must be a string`);
+  // A `\ud800` escape is valid JSON but names no character: UTF-8 cannot hold it, and encoding it
+  // would store U+FFFD instead of what was sent. Such text is refused, never changed.
+  if (!v.isWellFormed()) throw invalid(`${at(i, j)}.${name} is not valid Unicode text (a lone surrogate)`);
   if (v.length * 3 > RECORD_CONTENT_BYTES_MAX && Buffer.byteLength(v) > RECORD_CONTENT_BYTES_MAX) {
     throw invalid(`${at(i, j)}.${name} is longer than ${RECORD_CONTENT_BYTES_MAX} bytes`);
   }
