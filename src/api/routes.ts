@@ -14,7 +14,7 @@ import type { AppendInput, ReadStart } from '../core/types.ts';
 import { checkFencingPin, type Principal } from '../auth/index.ts';
 import { serveSignedObject } from './presign.ts';
 import {
-  decodeAppend, decodeBucketConfig, encodeAppendAck, decodeStreamConfig, decodeStreamPatch, encodeRecord, parseJsonObject,
+  decodeAppend, decodeBucketConfig, encodeAppendAck, decodeStreamConfig, decodeStreamPatch, encodeRecord, parseJsonObject, positionField,
 } from './wire.ts';
 
 /** The scope action a route needs (spec: Authentication, "What each action covers"). */
@@ -286,8 +286,9 @@ export const ROUTES: readonly Route[] = [
       const hasSeq = o.seq_num !== undefined && o.seq_num !== null;
       const hasTs = o.timestamp_ms !== undefined && o.timestamp_ms !== null;
       if (hasSeq === hasTs) throw invalid('exactly one of seq_num or timestamp_ms is required');
-      const v = hasSeq ? o.seq_num : o.timestamp_ms;
-      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw invalid('the trim point must be a non-negative integer');
+      const field = hasSeq ? 'seq_num' : 'timestamp_ms';
+      // Past 2^53 (to 2^64 - 1), a trim point lies past every record: it trims to the tail.
+      const v = positionField(o[field], field, c.body);
       await svc.trim(c.params.bucket, c.params.key, hasSeq ? { seq_num: v } : { timestamp_ms: v });
       return empty(204);
     },

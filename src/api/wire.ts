@@ -52,8 +52,33 @@ export function decodeB64(s: unknown, field: string): Buffer {
 }
 
 export function u64(v: unknown, field: string): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw invalid(`${field} must be a non-negative integer`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw invalid(`${field} must be a non-negative integer below 2^53`);
   return v;
+}
+
+const U64_MAX = (1n << 64n) - 1n;
+
+/**
+ * A top-level uint64 body field that selects a position (match_seq_num, a trim's seq_num). JSON.parse
+ * rounds integers past 2^53 (2^64 - 1 and 2^64 parse alike), so such a value is read again from the
+ * literal as written: past 2^64 - 1 it is a 400 naming the field; up to it, it lies past every
+ * position the core holds (safe integers) and saturates there, getting the same answer (a
+ * match_seq_num miss: 412 with the tail; a trim past the tail: trimmed to it).
+ */
+export function positionField(v: unknown, field: string, body: Uint8Array): number {
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return v;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw invalid(`${field} must be a non-negative integer`);
+  const literal = topLevelLiteral(body, field);
+  if (literal === undefined || !/^\d+$/.test(literal)) throw invalid(`${field} past 2^53 must be written as plain digits`);
+  if (BigInt(literal) > U64_MAX) throw invalid(`${field} must be at most 2^64-1 (${U64_MAX})`);
+  return Number.MAX_SAFE_INTEGER;
+}
+
+/** The number literal a field of the body's object is written with. A quote inside a JSON string
+ *  is escaped, so `"field":` outside one is the key itself (nested objects the decoder refuses). */
+function topLevelLiteral(body: Uint8Array, field: string): string | undefined {
+  const text = Buffer.from(body.buffer, body.byteOffset, body.length).toString('latin1');
+  return new RegExp(`"${field}"\\s*:\\s*(-?[0-9.eE+-]+)`).exec(text)?.[1];
 }
 
 function i64(v: unknown, field: string): number {
@@ -274,7 +299,7 @@ export function decodeAppend(body: Uint8Array): AppendInput {
   const records = o.records.map(decodeRecord);
   checkBatch(records);
   const out: AppendInput = { records };
-  if (o.match_seq_num !== undefined && o.match_seq_num !== null) out.match_seq_num = u64(o.match_seq_num, 'match_seq_num');
+  if (o.match_seq_num !== undefined && o.match_seq_num !== null) out.match_seq_num = positionField(o.match_seq_num, 'match_seq_num', body);
   if (o.fencing_token !== undefined && o.fencing_token !== null) out.fencing_token = str(o.fencing_token, 'fencing_token', FENCING_TOKEN_BYTES_MAX);
   return out;
 }

@@ -148,6 +148,25 @@ for (const engine of ENGINES) {
       }
     });
 
+    test('match_seq_num and a trim point up to 2^64-1 in a JSON body: a miss (412 with the tail), a trim to the tail; past it 400', async () => {
+      const { bucket, key, path } = await c.freshStream();
+      await c.appendOk(bucket, key, bodies(3));
+      const miss = await c.post(`${path}/records`, undefined, { raw: `{"records":[{"body":"x"}],"match_seq_num":${U64_MAX}}` });
+      assertError(miss, 412, 'match_seq_num 2^64-1');
+      assert.equal(miss.body.tail.seq_num, 3);
+      const over = await c.post(`${path}/records`, undefined, { raw: `{"records":[{"body":"x"}],"match_seq_num":${U64_OVER}}` });
+      assertError(over, 400, 'match_seq_num 2^64');
+      assert.match(over.body.error, /match_seq_num/);
+      assertError(await c.post(`${path}/trim`, undefined, { raw: `{"seq_num":${U64_OVER}}` }), 400, 'trim 2^64');
+      assertError(await c.post(`${path}/trim`, undefined, { raw: '{"seq_num":1e19}' }), 400, 'trim 1e19 (not plain digits)');
+      assert.equal((await c.tail(bucket, key)).seq_num, 3, 'nothing appended');
+      const trim = await c.post(`${path}/trim`, undefined, { raw: `{"seq_num":${U64_MAX}}` });
+      assert.equal(trim.status, 204, trim.text);
+      const page = await c.readOk(bucket, key, { seq_num: 0, clamp: true });
+      assert.deepEqual(page.records, [], 'trimmed to the tail');
+      assert.equal(page.tail.seq_num, 3, 'nothing renumbered');
+    });
+
     test('a repeated query parameter is 400', async () => {
       const { bucket, key, path } = await c.freshStream();
       await c.appendOk(bucket, key, bodies(2));
