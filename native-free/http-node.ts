@@ -6,12 +6,16 @@ import { createServer as createHttps } from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { REQUEST_BODY_IDLE_MS_MAX, UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX } from '../src/config/limits.ts';
+import {
+  REQUEST_BODY_IDLE_MS_MAX, REQUEST_HEAD_BYTES_MAX, REQUEST_HEAD_CHECK_MS, REQUEST_HEAD_MS_MAX, REQUEST_HEADERS_MAX,
+  UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX,
+} from '../src/config/limits.ts';
 import { ServiceError } from '../src/core/errors.ts';
-import type { Dispatcher } from '../src/api/dispatch.ts';
-import type { HttpExchange, SseSink } from '../src/api/exchange.ts';
+import type { BodyMeter, Dispatcher, MeteredExchange } from '../src/api/dispatch.ts';
+import type { SseSink } from '../src/api/exchange.ts';
+import { answerAndClose, headRefusal, methodRefusal, targetPath, tooManyHeaders } from './head-refusal.ts';
 
-class NodeExchange implements HttpExchange {
+class NodeExchange implements MeteredExchange {
   readonly method: string;
   readonly path: string;
   readonly query: string;
@@ -23,7 +27,10 @@ class NodeExchange implements HttpExchange {
     this.method = (req.method ?? 'GET').toUpperCase();
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    this.path = q < 0 ? url : url.slice(0, q);
+    // An absolute-form target (`GET http://host/v1/... HTTP/1.1`) must be accepted (RFC 9112 3.2.2):
+    // its path is the one routed. Anything else that is not origin-form routes nowhere (404).
+    const target = q < 0 ? url : url.slice(0, q);
+    this.path = target.startsWith('/') ? target : targetPath(target) ?? target;
     this.query = q < 0 ? '' : url.slice(q + 1);
     res.once('close', () => { if (!res.writableFinished) this.aborted = true; });
   }
@@ -37,6 +44,10 @@ class NodeExchange implements HttpExchange {
 
   /** readBody was called: the body is the route's (a cut one is not drained). */
   private bodyTaken = false;
+  /** The body budgets (dispatch.ts) each chunk is charged to as it arrives. */
+  private meter: BodyMeter | undefined;
+
+  meterBody(meter: BodyMeter): void { this.meter = meter; }
 
   readBody(maxBytes: number): Promise<Buffer> {
     this.bodyTaken = true;
@@ -60,10 +71,17 @@ class NodeExchange implements HttpExchange {
       let n = 0;
       this.req.on('data', (c: Buffer) => {
         n += c.length;
-        if (n > maxBytes) {
+        const refusal = n > maxBytes
+          ? new ServiceError('payload_too_large', `request body is over the ${maxBytes}-byte limit`)
+          : this.meter && !this.meter.charge(c.length)
+            ? this.meter.refusal ?? new ServiceError('resource_exhausted', 'too many request bytes in flight; retry shortly')
+            : undefined;
+        if (refusal) {
+          // Left unread: the answer closes the connection.
           this.req.removeAllListeners('data');
           this.req.pause();
-          reject(new ServiceError('payload_too_large', `request body is over the ${maxBytes}-byte limit`));
+          chunks.length = 0;
+          reject(refusal);
           return;
         }
         chunks.push(c);
@@ -146,15 +164,30 @@ export interface NodeHttpServer {
 }
 
 export function startNodeServer(host: string, port: number, dispatcher: Dispatcher, tls?: { cert: string; key: string; ca?: string; requestCert?: boolean }): Promise<NodeHttpServer> {
-  const handler = (req: IncomingMessage, res: ServerResponse): void => { void dispatcher.handle(new NodeExchange(req, res)); };
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    // node keeps at most maxHeadersCount fields (one more than allowed), so one too many shows here.
+    if (req.rawHeaders.length > 2 * REQUEST_HEADERS_MAX) { answerAndClose(req.socket, tooManyHeaders()); return; }
+    void dispatcher.handle(new NodeExchange(req, res));
+  };
+  const heads = {
+    // requestTimeout 0 (event streams are long-lived; SSE_STALL_MS bounds stuck consumers) does not
+    // bound heads: headersTimeout does, checked every REQUEST_HEAD_CHECK_MS.
+    maxHeaderSize: REQUEST_HEAD_BYTES_MAX, headersTimeout: REQUEST_HEAD_MS_MAX, requestTimeout: 0,
+    connectionsCheckingInterval: REQUEST_HEAD_CHECK_MS,
+  };
   const server: Server = tls
     ? createHttps({
-      cert: readFileSync(tls.cert), key: readFileSync(tls.key), ...(tls.ca ? { ca: readFileSync(tls.ca) } : {}),
+      ...heads, cert: readFileSync(tls.cert), key: readFileSync(tls.key), ...(tls.ca ? { ca: readFileSync(tls.ca) } : {}),
       requestCert: tls.requestCert ?? false, rejectUnauthorized: tls.requestCert ?? false,
     }, handler)
-    : createHttp(handler);
+    : createHttp(heads, handler);
   server.keepAliveTimeout = 65_000;
-  server.requestTimeout = 0; // event streams are long-lived; SSE_STALL_MS bounds stuck consumers
+  server.maxHeadersCount = REQUEST_HEADERS_MAX + 1;
+  // Heads llhttp refuses (too large, unknown method, bad Content-Length, …) and heads that time out:
+  // the envelope with the status that fits, then close (node's default is a bare 400 or nothing).
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer; reason?: string }, sock) => answerAndClose(sock, headRefusal(err)));
+  // node hands a CONNECT over as a tunnel and, with no listener, drops it unanswered.
+  server.on('connect', (req: IncomingMessage, sock) => answerAndClose(sock, methodRefusal('CONNECT', req.url)));
   return new Promise((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`)));
     server.listen(port, host, () => {

@@ -204,7 +204,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   );
   const exchange = auth?.verifier?.signer ? (body: unknown) => auth.exchanger.exchange(body) : undefined;
   const dispatcher = new Dispatcher({
-    svc: star, parseOffThread, logError, sse: cfg.sse,
+    svc: star, parseOffThread, logError, sse: cfg.sse, bodyBudget: cfg.bodyBudget,
     observe: (verb, status, secs) => metrics.observe(verb, status, secs),
     auth: auth ? { authenticator: auth.authenticator, exchange } : undefined,
     cors: new CorsPolicy(cfg.corsAllowedOrigins),
@@ -246,7 +246,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   const advertisedAddress = (): string => cfg.advertiseAddress || (grpcServer ? `${cfg.grpcListen!.host}:${grpcServer.port}` : '');
   const ops = cfg.metricsListen
     ? await startOpsServer(cfg.metricsListen.host, cfg.metricsListen.port, {
-      metrics,
+      metrics, allowedHosts: cfg.opsAllowedHosts,
       // Not ready while appends would be refused: the WAL cannot be written, or the metadata store is
       // away (or a row write's outcome is still being read back).
       ready: () => !log.failed() && star.metadataReady(),

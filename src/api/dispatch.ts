@@ -2,8 +2,10 @@
 // appends on a worker, run the handler, and answer JSON or an event stream. Errors become the spec's
 // envelope through the one code → status table.
 
-import { BODY_BYTES_IN_FLIGHT_MAX, SSE_CONNECTIONS_PER_HOST_MAX, SSE_RETRY_AFTER_S, WORKER_PARSE_BYTES_MIN } from '../config/limits.ts';
-import { ServiceError, asServiceError } from '../core/errors.ts';
+import {
+  BODY_BYTES_IN_FLIGHT_MAX, BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX, SSE_CONNECTIONS_PER_HOST_MAX, SSE_RETRY_AFTER_S, WORKER_PARSE_BYTES_MIN,
+} from '../config/limits.ts';
+import { ServiceError, asServiceError, invalid } from '../core/errors.ts';
 import type { StreamService } from '../core/service-api.ts';
 import type { AppendInput } from '../core/types.ts';
 import { TRUSTED_PRINCIPAL, authorize, type Authenticator, type Operation, type Principal } from '../auth/index.ts';
@@ -13,6 +15,83 @@ import { matchRoute, methodsFor, type RequestCtx, type RouteResult } from './rou
 import { SSE_HEADERS, pumpSse } from './sse.ts';
 
 export type OffThreadParser = (body: Buffer) => Promise<AppendInput>;
+
+/** Charges one request's body bytes to the budgets as they arrive (never a declared length). */
+export interface BodyMeter {
+  /** Bytes just received; false when a budget is spent, and `refusal` says which. */
+  charge(bytes: number): boolean;
+  readonly refusal: ServiceError | undefined;
+}
+
+/** An adapter that reports its body's bytes as they arrive: the bytes already received are charged
+ *  at once, every later chunk as it comes; once a charge fails, the body read fails with `refusal`. */
+export interface MeteredExchange extends HttpExchange {
+  meterBody(meter: BodyMeter): void;
+}
+
+const isMetered = (ex: HttpExchange): ex is MeteredExchange => typeof (ex as Partial<MeteredExchange>).meterBody === 'function';
+
+/**
+ * Request-body bytes received and not yet handled, star-wide and per tenant. Tenants are tokens'
+ * `sub`s; callers the mode trusts whole (auth off, mtls, basic) have the star budget only. A tenant
+ * has an entry only while it has bytes in flight, so the map holds at most one entry per request.
+ */
+class BodyBudget {
+  total = 0;
+  private readonly tenants = new Map<string, number>();
+
+  constructor(private readonly starBytesMax: number, private readonly tenantBytesMax: number) {}
+
+  open(tenant: string | undefined): BodyAccount { return new BodyAccount(this, tenant); }
+
+  /** Charges `n` bytes, or answers why not. */
+  take(tenant: string | undefined, n: number): ServiceError | undefined {
+    if (this.total + n > this.starBytesMax) return new ServiceError('resource_exhausted', 'too many request bytes in flight on this star; retry shortly');
+    if (tenant !== undefined) {
+      const held = this.tenants.get(tenant) ?? 0;
+      if (held + n > this.tenantBytesMax) return new ServiceError('resource_exhausted', `too many request bytes in flight for ${tenant}; retry shortly`);
+      this.tenants.set(tenant, held + n);
+    }
+    this.total += n;
+    return undefined;
+  }
+
+  give(tenant: string | undefined, n: number): void {
+    this.total -= n;
+    if (tenant === undefined) return;
+    const left = (this.tenants.get(tenant) ?? 0) - n;
+    if (left > 0) this.tenants.set(tenant, left);
+    else this.tenants.delete(tenant);
+  }
+}
+
+/** One request's share of the budget, handed back whole when the request is done. */
+class BodyAccount implements BodyMeter {
+  private held = 0;
+  private closed = false;
+  refusal: ServiceError | undefined;
+
+  constructor(private readonly budget: BodyBudget, private readonly tenant: string | undefined) {}
+
+  charge(bytes: number): boolean {
+    // Bytes an adapter still drains after the request was answered belong to no budget.
+    if (this.closed) return true;
+    if (this.refusal) return false;
+    this.refusal = this.budget.take(this.tenant, bytes);
+    if (this.refusal) return false;
+    this.held += bytes;
+    return true;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.budget.give(this.tenant, this.held);
+    this.held = 0;
+  }
+}
+
+/** Whose budget a body is charged to: a token's sub; none for callers the mode trusts whole. */
+const tenantOf = (p: Principal): string | undefined => (p.kind === 'token' ? p.sub ?? '' : undefined);
 
 export interface DispatchAuth {
   authenticator: Authenticator;
@@ -28,6 +107,8 @@ export interface DispatchDeps {
   observe?: (verb: string, status: number, seconds: number) => void;
   /** Absent: auth off, every caller is trusted. */
   auth?: DispatchAuth;
+  /** Body budgets in bytes (defaults BODY_BYTES_IN_FLIGHT_MAX and BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX). */
+  bodyBudget?: { starBytes: number; tenantBytes: number };
   /** Browser origins allowed to call (absent: every preflight is denied). */
   cors?: CorsPolicy;
   logError(msg: string, err?: unknown): void;
@@ -42,6 +123,17 @@ const EMPTY_BODY = Buffer.alloc(0);
 const withCors = (headers: [string, string][], cors: [string, string][] | undefined): [string, string][] =>
   (cors ? [...headers, ...cors] : headers);
 
+/** The query's parameters; one given twice is ambiguous (which one counts?), so it is a 400. */
+function uniqueQuery(raw: string): URLSearchParams {
+  const q = new URLSearchParams(raw);
+  const seen = new Set<string>();
+  for (const k of q.keys()) {
+    if (seen.has(k)) throw invalid(`query parameter ${k} is given more than once`);
+    seen.add(k);
+  }
+  return q;
+}
+
 /** A route's view of one request (a class, so no closures are made per request). */
 class Context implements RequestCtx {
   readonly query: URLSearchParams;
@@ -53,7 +145,7 @@ class Context implements RequestCtx {
     readonly principal: Principal,
     readonly exchange: RequestCtx['exchange'],
   ) {
-    this.query = ex.query === '' ? EMPTY_QUERY : new URLSearchParams(ex.query);
+    this.query = ex.query === '' ? EMPTY_QUERY : uniqueQuery(ex.query);
   }
 
   header(name: string): string | undefined { return this.ex.header(name); }
@@ -61,12 +153,14 @@ class Context implements RequestCtx {
 
 export class Dispatcher {
   private sseOpen = 0;
-  private bodyBytesInFlight = 0;
+  private readonly bodyBudget: BodyBudget;
 
-  constructor(private readonly deps: DispatchDeps) {}
+  constructor(private readonly deps: DispatchDeps) {
+    this.bodyBudget = new BodyBudget(deps.bodyBudget?.starBytes ?? BODY_BYTES_IN_FLIGHT_MAX, deps.bodyBudget?.tenantBytes ?? BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX);
+  }
 
   get openStreams(): number { return this.sseOpen; }
-  get requestBodyBytesInFlight(): number { return this.bodyBytesInFlight; }
+  get requestBodyBytesInFlight(): number { return this.bodyBudget.total; }
 
   /** Whether plain requests need their Origin header read (some origin is allowed). */
   get readsOrigin(): boolean { return this.deps.cors?.enabled ?? false; }
@@ -78,7 +172,7 @@ export class Dispatcher {
   async handle(ex: HttpExchange): Promise<void> {
     const t0 = ex.startedAt ?? performance.now();
     let verb = 'Unmatched';
-    let declared = 0;
+    let account: BodyAccount | undefined;
     let sseSlot = false;
     let cors: [string, string][] | undefined;
     try {
@@ -99,15 +193,12 @@ export class Dispatcher {
         if (!m.badSegment) authorize(principal, m.route.verb as Operation, { bucket: m.params.bucket || undefined, key: m.route.level === 'stream' ? m.params.key : undefined });
       }
       if (m.badSegment) throw m.badSegment;
-      if (m.route.bodyBytesMax > 0) {
-        // Bodies being read or parsed have one star-wide byte budget: past it the producer is
-        // pushed back instead of every upload being buffered at once.
-        declared = Math.min(Number(ex.header('content-length') ?? 0) || 0, m.route.bodyBytesMax);
-        if (this.bodyBytesInFlight + declared > BODY_BYTES_IN_FLIGHT_MAX) {
-          declared = 0;
-          throw new ServiceError('resource_exhausted', 'too many request bytes in flight; retry shortly');
-        }
-        this.bodyBytesInFlight += declared;
+      if (m.route.bodyBytesMax > 0 && isMetered(ex)) {
+        // Bodies being read or parsed hold budgets, star-wide and per tenant, charged by the bytes
+        // that actually arrived (a declared length costs nothing: a trickling upload holds only what
+        // it sent). Past a budget the upload is refused with 429 instead of being buffered.
+        account = this.bodyBudget.open(tenantOf(principal));
+        ex.meterBody(account);
       }
       let body = m.route.bodyBytesMax > 0 ? ex.readBody(m.route.bodyBytesMax) : EMPTY_BODY;
       if (body instanceof Promise) body = await body;
@@ -145,7 +236,7 @@ export class Dispatcher {
       // A client that went away is not answered; its request is neither counted nor logged as a bug.
       if (!ex.aborted) this.observe(verb, this.fail(ex, err, cors), t0);
     } finally {
-      this.bodyBytesInFlight -= declared;
+      account?.close();
       if (sseSlot) this.sseOpen -= 1;
     }
   }

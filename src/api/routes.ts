@@ -14,7 +14,7 @@ import type { AppendInput, ReadStart } from '../core/types.ts';
 import { checkFencingPin, type Principal } from '../auth/index.ts';
 import { serveSignedObject } from './presign.ts';
 import {
-  decodeAppend, decodeBucketConfig, encodeAppendAck, decodeStreamConfig, decodeStreamPatch, encodeRecord, parseJsonObject,
+  decodeAppend, decodeBucketConfig, encodeAppendAck, decodeStreamConfig, decodeStreamPatch, encodeRecord, parseJsonObject, positionField,
 } from './wire.ts';
 
 /** The scope action a route needs (spec: Authentication, "What each action covers"). */
@@ -58,18 +58,51 @@ const empty = (status: number): RouteResult => ({ kind: 'empty', status });
 
 // ------------------------------------------------------------------ query helpers
 
+const U64_MAX = (1n << 64n) - 1n;
+const I64_MIN = -(1n << 63n);
+const I64_MAX = (1n << 63n) - 1n;
+/** Decimal digits that always fit a safe integer (15 nines < 2^53): parsed without a bigint. */
+const SAFE_DIGITS_MAX = 15;
+const DIGITS = /^\d+$/;
+const SIGNED_DIGITS = /^-?\d+$/;
+
+/**
+ * An unsigned 64-bit query value, exact: a number up to 2^53 - 1, a bigint past it (sequence numbers
+ * are uint64 in the spec). Past 2^64 - 1 it is a 400 naming the parameter.
+ */
+function u64Query(v: string, name: string): number | bigint {
+  if (!DIGITS.test(v)) throw invalid(`${name} must be a non-negative integer`);
+  if (v.length <= SAFE_DIGITS_MAX) return Number(v);
+  const n = BigInt(v);
+  if (n > U64_MAX) throw invalid(`${name} must be at most 2^64-1 (${U64_MAX})`);
+  return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
+}
+
+/** A signed 64-bit query value (times in ms), exact as u64Query is; past int64 a 400 naming it. */
+function i64Query(v: string, name: string): number | bigint {
+  if (!SIGNED_DIGITS.test(v)) throw invalid(`${name} must be an integer`);
+  if (v.length <= SAFE_DIGITS_MAX) return Number(v);
+  const n = BigInt(v);
+  if (n < I64_MIN || n > I64_MAX) throw invalid(`${name} must be a signed 64-bit integer`);
+  return Number.isSafeInteger(Number(n)) && BigInt(Number(n)) === n ? Number(n) : n;
+}
+
+/**
+ * A 64-bit value as the core's number. The core's positions and times are safe integers, so any
+ * value past 2^53 - 1 lies past every one of them: it saturates there and gets the same answer (a
+ * start past the tail, a limit clamped, a time after every record), never a rounded neighbour.
+ */
+const saturated = (n: number | bigint): number => (typeof n === 'number' ? n
+  : n > 0n ? Number.MAX_SAFE_INTEGER : -Number.MAX_SAFE_INTEGER);
+
 function uintParam(q: URLSearchParams, name: string): number | undefined {
   const v = q.get(name);
-  if (v === null) return undefined;
-  if (!/^\d{1,16}$/.test(v) || !Number.isSafeInteger(Number(v))) throw invalid(`${name} must be a non-negative integer`);
-  return Number(v);
+  return v === null ? undefined : saturated(u64Query(v, name));
 }
 
 function intParam(q: URLSearchParams, name: string): number | undefined {
   const v = q.get(name);
-  if (v === null) return undefined;
-  if (!/^-?\d{1,16}$/.test(v) || !Number.isSafeInteger(Number(v))) throw invalid(`${name} must be an integer`);
-  return Number(v);
+  return v === null ? undefined : saturated(i64Query(v, name));
 }
 
 function boolParam(q: URLSearchParams, name: string): boolean {
@@ -86,17 +119,32 @@ function base64Param(q: URLSearchParams): boolean {
   throw invalid('format must be raw or base64');
 }
 
+/** A read's start, with the exact sequence number asked for when it lies past 2^53 - 1 (so a 416
+ *  can name it rather than its saturated stand-in). */
+interface QueryStart { start: ReadStart; exact?: bigint }
+
 /** Exactly one of seq_num / timestamp_ms / tail_offset (the read query). */
-function readStart(q: URLSearchParams, allowTailOffset: boolean): ReadStart | undefined {
-  const seq = uintParam(q, 'seq_num');
+function readStart(q: URLSearchParams, allowTailOffset: boolean): QueryStart | undefined {
+  const seqText = q.get('seq_num');
+  const seq = seqText === null ? undefined : u64Query(seqText, 'seq_num');
   const ts = intParam(q, 'timestamp_ms');
   const off = allowTailOffset ? uintParam(q, 'tail_offset') : undefined;
   const given = [seq, ts, off].filter((x) => x !== undefined).length;
   if (given > 1) throw invalid(`exactly one of seq_num, timestamp_ms${allowTailOffset ? ', tail_offset' : ''} is allowed`);
-  if (seq !== undefined) return { kind: 'seq_num', value: seq };
-  if (ts !== undefined) return { kind: 'timestamp_ms', value: ts };
-  if (off !== undefined) return { kind: 'tail_offset', value: off };
+  if (seq !== undefined) return seqStart(seq);
+  if (ts !== undefined) return { start: { kind: 'timestamp_ms', value: ts } };
+  if (off !== undefined) return { start: { kind: 'tail_offset', value: off } };
   return undefined;
+}
+
+const seqStart = (seq: number | bigint): QueryStart => (typeof seq === 'number'
+  ? { start: { kind: 'seq_num', value: seq } }
+  : { start: { kind: 'seq_num', value: saturated(seq) }, exact: seq });
+
+/** A 416 for a saturated start names the start the client sent. */
+function exactPastTail(err: unknown, start: QueryStart): unknown {
+  if (start.exact === undefined || !(err instanceof ServiceError) || err.code !== 'range_not_satisfiable') return err;
+  return new ServiceError('range_not_satisfiable', `start ${start.exact} is past the tail ${err.detail.tail?.seq_num ?? ''}`, err.detail);
 }
 
 function listLimit(q: URLSearchParams): number {
@@ -203,9 +251,9 @@ export const ROUTES: readonly Route[] = [
       if (!start) throw invalid('exactly one of seq_num, timestamp_ms or tail_offset is required');
       const base64 = base64Param(q);
       const res = await svc.read(c.params.bucket, c.params.key, {
-        start, limit: uintParam(q, 'limit') ?? 0, maxBytes: uintParam(q, 'max_bytes') ?? 0,
+        start: start.start, limit: uintParam(q, 'limit') ?? 0, maxBytes: uintParam(q, 'max_bytes') ?? 0,
         untilMs: intParam(q, 'until_ms'), clamp: boolParam(q, 'clamp'),
-      });
+      }).catch((err: unknown) => { throw exactPastTail(err, start); });
       return json(200, { records: res.records.map((r) => encodeRecord(r, base64)), tail: res.tail });
     },
   },
@@ -220,10 +268,10 @@ export const ROUTES: readonly Route[] = [
       const lastId = c.header('last-event-id');
       let start: ReadStart | undefined;
       if (lastId !== undefined && lastId !== '') {
-        if (!/^\d{1,16}$/.test(lastId)) throw invalid('Last-Event-ID must be a sequence number');
-        start = { kind: 'seq_num', value: Number(lastId) };
+        // A cursor past the tail waits at the tail, as a larger one saturated to 2^53 - 1 does.
+        start = { kind: 'seq_num', value: saturated(u64Query(lastId, 'Last-Event-ID')) };
       } else {
-        start = readStart(c.query, false);
+        start = readStart(c.query, false)?.start;
       }
       if (!start) throw invalid('a start is required: seq_num or timestamp_ms, or the Last-Event-ID header');
       const subscription = await svc.subscribe(c.params.bucket, c.params.key, start);
@@ -238,8 +286,9 @@ export const ROUTES: readonly Route[] = [
       const hasSeq = o.seq_num !== undefined && o.seq_num !== null;
       const hasTs = o.timestamp_ms !== undefined && o.timestamp_ms !== null;
       if (hasSeq === hasTs) throw invalid('exactly one of seq_num or timestamp_ms is required');
-      const v = hasSeq ? o.seq_num : o.timestamp_ms;
-      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw invalid('the trim point must be a non-negative integer');
+      const field = hasSeq ? 'seq_num' : 'timestamp_ms';
+      // Past 2^53 (to 2^64 - 1), a trim point lies past every record: it trims to the tail.
+      const v = positionField(o[field], field, c.body);
       await svc.trim(c.params.bucket, c.params.key, hasSeq ? { seq_num: v } : { timestamp_ms: v });
       return empty(204);
     },
@@ -388,8 +437,9 @@ function matchUncached(method: string, rawPath: string): RouteMatch {
     }
     if (!ok) continue;
     if (r.method === method || (method === 'HEAD' && r.method === 'GET')) {
+      // Only a raw `.` or `..` segment is the spec's bad path (checked above): a key is any byte
+      // string, so `%2E` and `%2E%2E` name the keys `.` and `..` (a bucket name cannot be either).
       const { params, badSegment } = pathParams(r, segs);
-      if (params.key === '.' || params.key === '..' || params.bucket === '.' || params.bucket === '..') throw notFound('no such path');
       return badSegment ? { route: r, params, badSegment } : { route: r, params };
     }
     allow.push(r.method);

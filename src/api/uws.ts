@@ -5,10 +5,10 @@
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import type * as UWS from '@trufflesuite/uws-js-unofficial';
-import { ServiceError } from '../core/errors.ts';
+import { ServiceError, invalid } from '../core/errors.ts';
 import { APPEND_BODY_BYTES_MAX, UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX, UWS_BODY_FIRST_BYTES_MAX, UWS_BODY_WAIT_SWEEP_MS, UWS_BODY_WAITING_MAX } from '../config/limits.ts';
-import type { Dispatcher } from './dispatch.ts';
-import { STATUS_TEXT, type HttpExchange, type SseSink } from './exchange.ts';
+import type { BodyMeter, Dispatcher, MeteredExchange } from './dispatch.ts';
+import { STATUS_TEXT, type SseSink } from './exchange.ts';
 
 type UwsModule = typeof UWS;
 
@@ -46,13 +46,15 @@ function headersFor(method: string, cors: boolean): readonly string[] {
   return cors ? HEADERS_FOR_BODY_CORS : HEADERS_FOR_BODY;
 }
 
+const REFUSAL_HEADERS: [string, string][] = [['Content-Type', 'application/json']];
+
 /** Methods whose routes may read a request body. */
 const bodyMethod = (m: string): boolean => m === 'POST' || m === 'PUT' || m === 'PATCH';
 
 /** Status lines built once. */
 const STATUS_LINE: Record<number, string> = Object.fromEntries(Object.entries(STATUS_TEXT).map(([k, v]) => [k, `${k} ${v}`]));
 
-class UwsExchange implements HttpExchange {
+class UwsExchange implements MeteredExchange {
   readonly method: string;
   readonly path: string;
   readonly query: string;
@@ -70,6 +72,9 @@ class UwsExchange implements HttpExchange {
    *  what an early answer would drain. */
   private bodyLimit: number;
   private bodyTooLarge = false;
+  /** The body budgets this body is charged to (dispatch.ts), and why they refused it, if they did. */
+  private meter: BodyMeter | undefined;
+  private bodyRefusal: ServiceError | undefined;
   /** Nobody will read this body (an event stream, an answer already given): count it, keep nothing. */
   private discardBody = false;
   /** An answer given before the body was read (an early error), sent once the body is drained. */
@@ -82,6 +87,8 @@ class UwsExchange implements HttpExchange {
   bodyFirstSweep = 0;
 
   readonly startedAt = performance.now();
+  /** A head that parsed but cannot be served (a repeated Content-Length): refused before dispatch. */
+  headError: ServiceError | undefined;
 
   constructor(private readonly res: UWS.HttpResponse, req: UWS.HttpRequest, cors: boolean) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
@@ -94,11 +101,18 @@ class UwsExchange implements HttpExchange {
     }
     // getHeader returns the first of repeated headers; a repeated Authorization must not pass as its
     // first copy (a proxy may have read the other), so all copies are joined and authentication
-    // refuses the result.
-    if (this.headers.authorization !== undefined) {
-      const all: string[] = [];
-      req.forEach((k, v) => { if (k === 'authorization') all.push(v); });
-      if (all.length > 1) this.headers.authorization = all.join(', ');
+    // refuses the result. A repeated Content-Length makes the body's end ambiguous (uWS frames it by
+    // the first copy; a proxy in front may have used another): RFC 9112 6.3 makes it an
+    // unrecoverable error, answered 400 and closed. One walk over the fields finds both.
+    if (this.headers.authorization !== undefined || this.headers['content-length'] !== undefined) {
+      const auth: string[] = [];
+      let lengths = 0;
+      req.forEach((k, v) => {
+        if (k === 'authorization') auth.push(v);
+        else if (k === 'content-length') lengths++;
+      });
+      if (auth.length > 1) this.headers.authorization = auth.join(', ');
+      if (lengths > 1) this.headError = invalid('Content-Length is given more than once (RFC 9112 6.3)');
     }
     res.onAborted(() => {
       this.aborted = true;
@@ -123,6 +137,8 @@ class UwsExchange implements HttpExchange {
       } else if (this.bodyBytes > this.bodyLimit) {
         this.bodyTooLarge = true;
         this.bodyChunks = [];
+      } else if (this.meter && !this.meter.charge(ab.byteLength)) {
+        this.refuseBody(this.meter.refusal);
       } else {
         // ab is only valid during this callback. Copying through a view puts a small body in Node's
         // buffer pool; ab.slice(0) would allocate a fresh ArrayBuffer for every request.
@@ -137,6 +153,26 @@ class UwsExchange implements HttpExchange {
 
   header(name: string): string | undefined { return this.headers[name]; }
 
+  meterBody(meter: BodyMeter): void {
+    this.meter = meter;
+    // What came before the route was known (a small body read whole first) is charged now.
+    if (this.bodyBytes > 0 && !this.bodyTooLarge && !meter.charge(this.bodyBytes)) this.refuseBody(meter.refusal);
+  }
+
+  /** A budget refused the body: stop keeping it; the read fails with the refusal (429) and the
+   *  answer closes the connection rather than drain it. */
+  private refuseBody(refusal: ServiceError | undefined): void {
+    this.bodyTooLarge = true;
+    this.bodyRefusal = refusal ?? new ServiceError('resource_exhausted', 'too many request bytes in flight; retry shortly');
+    this.bodyChunks = [];
+  }
+
+  /** Answers headError's envelope and closes: the connection's framing cannot be trusted. */
+  refuseHead(e: ServiceError): void {
+    this.bodyTooLarge = true; // nothing more is read or drained
+    this.respond(e.httpStatus, REFUSAL_HEADERS, JSON.stringify(e.toBody()));
+  }
+
   /** A body of at most UWS_BODY_FIRST_BYTES_MAX declared bytes is still to arrive. */
   smallBodyPending(): boolean {
     if (this.bodyDone || this.headers['transfer-encoding'] !== undefined) return false;
@@ -146,8 +182,10 @@ class UwsExchange implements HttpExchange {
 
   readBody(maxBytes: number): Buffer | Promise<Buffer> {
     this.bodyLimit = maxBytes;
-    if (this.bodyBytes > maxBytes) { this.bodyTooLarge = true; this.bodyChunks = []; }
+    // A body declared past the cap is refused before it is read (uWS would deliver it all first).
+    if (this.bodyBytes > maxBytes || Number(this.headers['content-length']) > maxBytes) { this.bodyTooLarge = true; this.bodyChunks = []; }
     const finish = (): Buffer => {
+      if (this.bodyRefusal) throw this.bodyRefusal;
       if (this.bodyTooLarge) throw new ServiceError('payload_too_large', `request body is over the ${maxBytes}-byte limit`);
       return this.bodyChunks.length === 1 ? this.bodyChunks[0] : Buffer.concat(this.bodyChunks);
     };
@@ -328,7 +366,8 @@ export async function startUwsServer(uws: UwsModule, host: string, port: number,
   const bodyFirst = new BodyFirst(dispatcher);
   app.any('/*', (res, req) => {
     const ex = new UwsExchange(res, req, cors);
-    if (ex.smallBodyPending()) bodyFirst.wait(ex);
+    if (ex.headError) ex.refuseHead(ex.headError);
+    else if (ex.smallBodyPending()) bodyFirst.wait(ex);
     else void dispatcher.handle(ex);
   });
   return new Promise((resolve, reject) => {

@@ -5,7 +5,7 @@ import {
   APPEND_RECORDS_MAX, CREATION_TOKEN_BYTES_MAX, FENCING_TOKEN_BYTES_MAX, RECORD_CONTENT_BYTES_MAX,
   RECORD_HEADERS_MAX,
 } from '../config/limits.ts';
-import { isAscii } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { invalid } from '../core/errors.ts';
 import { checkBatch } from './rules.ts';
 import type { BucketCreate, StreamConfigInput, StreamCreate } from '../core/service-api.ts';
@@ -21,9 +21,13 @@ export function parseJsonObject(body: Uint8Array, allowEmpty: boolean): Json {
     if (allowEmpty) return {};
     throw invalid('request body is required');
   }
+  const b = Buffer.from(body.buffer, body.byteOffset, body.length);
+  // toString('utf8') would turn bytes that are not UTF-8 into U+FFFD, silently changing the text a
+  // client sent (spec: bodies are UTF-8 text, reads are never lossy): such a body is refused whole.
+  if (!isUtf8(b)) throw invalid('request body is not valid UTF-8');
   let v: unknown;
   try {
-    v = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.length).toString('utf8'));
+    v = JSON.parse(b.toString('utf8'));
   } catch {
     throw invalid('malformed JSON body');
   }
@@ -48,8 +52,33 @@ export function decodeB64(s: unknown, field: string): Buffer {
 }
 
 export function u64(v: unknown, field: string): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw invalid(`${field} must be a non-negative integer`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw invalid(`${field} must be a non-negative integer below 2^53`);
   return v;
+}
+
+const U64_MAX = (1n << 64n) - 1n;
+
+/**
+ * A top-level uint64 body field that selects a position (match_seq_num, a trim's seq_num). JSON.parse
+ * rounds integers past 2^53 (2^64 - 1 and 2^64 parse alike), so such a value is read again from the
+ * literal as written: past 2^64 - 1 it is a 400 naming the field; up to it, it lies past every
+ * position the core holds (safe integers) and saturates there, getting the same answer (a
+ * match_seq_num miss: 412 with the tail; a trim past the tail: trimmed to it).
+ */
+export function positionField(v: unknown, field: string, body: Uint8Array): number {
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return v;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw invalid(`${field} must be a non-negative integer`);
+  const literal = topLevelLiteral(body, field);
+  if (literal === undefined || !/^\d+$/.test(literal)) throw invalid(`${field} past 2^53 must be written as plain digits`);
+  if (BigInt(literal) > U64_MAX) throw invalid(`${field} must be at most 2^64-1 (${U64_MAX})`);
+  return Number.MAX_SAFE_INTEGER;
+}
+
+/** The number literal a field of the body's object is written with. A quote inside a JSON string
+ *  is escaped, so `"field":` outside one is the key itself (nested objects the decoder refuses). */
+function topLevelLiteral(body: Uint8Array, field: string): string | undefined {
+  const text = Buffer.from(body.buffer, body.byteOffset, body.length).toString('latin1');
+  return new RegExp(`"${field}"\\s*:\\s*(-?[0-9.eE+-]+)`).exec(text)?.[1];
 }
 
 function i64(v: unknown, field: string): number {
@@ -132,6 +161,9 @@ const at = (i: number, j?: number): string => (j === undefined ? `records[${i}]`
  *  UTF-16 unit at most) is not measured; a longer one is refused before it is encoded. */
 function textBytes(v: unknown, i: number, j: number | undefined, name: string): Buffer {
   if (typeof v !== 'string') throw invalid(`${at(i, j)}.${name} must be a string`);
+  // A `\ud800` escape is valid JSON but names no character: UTF-8 cannot hold it, and encoding it
+  // would store U+FFFD instead of what was sent. Such text is refused, never changed.
+  if (!v.isWellFormed()) throw invalid(`${at(i, j)}.${name} is not valid Unicode text (a lone surrogate)`);
   if (v.length * 3 > RECORD_CONTENT_BYTES_MAX && Buffer.byteLength(v) > RECORD_CONTENT_BYTES_MAX) {
     throw invalid(`${at(i, j)}.${name} is longer than ${RECORD_CONTENT_BYTES_MAX} bytes`);
   }
@@ -141,6 +173,7 @@ function textBytes(v: unknown, i: number, j: number | undefined, name: string): 
 function decodeHeader(h: unknown, i: number, j: number): Header {
   if (h === null || typeof h !== 'object' || Array.isArray(h)) throw invalid(`${at(i, j)} must be an object`);
   const o = h as Json;
+  for (const k in o) if (!HEADER_FIELDS.has(k)) throw invalid(`${at(i, j)}: unknown field ${k}`);
   const hasName = o.name !== undefined;
   const hasNameB64 = o.name_b64 !== undefined;
   if (hasName === hasNameB64) throw invalid(`${at(i, j)}: exactly one of name or name_b64 is required`);
@@ -152,12 +185,18 @@ function decodeHeader(h: unknown, i: number, j: number): Header {
   return { name, value };
 }
 
+/** The fields a record input and a header may carry (spec: Record, Header). */
+const RECORD_FIELDS = new Set(['body', 'body_b64', 'headers', 'timestamp_ms']);
+const HEADER_FIELDS = new Set(['name', 'name_b64', 'value', 'value_b64']);
+
 /** Shared by every header without a value (never written to). */
 const EMPTY_BYTES = Buffer.alloc(0);
 
 function decodeRecord(r: unknown, i: number): RecordInput {
   if (r === null || typeof r !== 'object' || Array.isArray(r)) throw invalid(`${at(i)} must be an object`);
   const o = r as Json;
+  // A misspelt field (`timestmp_ms`) must not be dropped silently, as unknown top-level fields are not.
+  for (const k in o) if (!RECORD_FIELDS.has(k)) throw invalid(`${at(i)}: unknown field ${k}`);
   const hasBody = o.body !== undefined;
   const hasB64 = o.body_b64 !== undefined;
   if (hasBody === hasB64) throw invalid(`${at(i)}: exactly one of body or body_b64 is required`);
@@ -260,7 +299,7 @@ export function decodeAppend(body: Uint8Array): AppendInput {
   const records = o.records.map(decodeRecord);
   checkBatch(records);
   const out: AppendInput = { records };
-  if (o.match_seq_num !== undefined && o.match_seq_num !== null) out.match_seq_num = u64(o.match_seq_num, 'match_seq_num');
+  if (o.match_seq_num !== undefined && o.match_seq_num !== null) out.match_seq_num = positionField(o.match_seq_num, 'match_seq_num', body);
   if (o.fencing_token !== undefined && o.fencing_token !== null) out.fencing_token = str(o.fencing_token, 'fencing_token', FENCING_TOKEN_BYTES_MAX);
   return out;
 }

@@ -2,7 +2,7 @@
 // its variable; an unknown flag or a bad value refuses to boot with a one-line reason.
 
 import {
-  LEASE_IDLE_MS, READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
+  BODY_BYTES_IN_FLIGHT_MAX, BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX, LEASE_IDLE_MS, READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
   WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS,
 } from './limits.ts';
 
@@ -36,6 +36,9 @@ export const FLAGS: FlagSpec[] = [
   { name: 'wal-file-bytes-max', env: 'SVCD_WAL_FILE_BYTES_MAX', help: 'a WAL file is sealed and settled into segments at this size', default: String(WAL_FILE_BYTES_MAX) },
   { name: 'wal-settle-after-ms', env: 'SVCD_WAL_SETTLE_AFTER_MS', help: 'a non-empty WAL file is sealed and settled this long after it was opened', default: String(WAL_SETTLE_AFTER_MS) },
   { name: 'lease-idle-ms', env: 'SVCD_LEASE_IDLE_MS', help: 'a stream stays leased this long after its last append (then vacant, shown idle)', default: String(LEASE_IDLE_MS) },
+  { name: 'body-budget-bytes', env: 'SVCD_BODY_BUDGET_BYTES', help: 'request-body bytes received and not yet handled, for the whole star; past it 429', default: String(BODY_BYTES_IN_FLIGHT_MAX) },
+  { name: 'body-budget-per-tenant-bytes', env: 'SVCD_BODY_BUDGET_PER_TENANT_BYTES', help: 'the same for one caller (a token\'s sub; jwt mode), so one tenant cannot take the star\'s whole budget', default: String(BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX) },
+  { name: 'ops-allowed-hosts', env: 'SVCD_OPS_ALLOWED_HOSTS', help: 'comma-separated host names the ops listener answers besides IP addresses, localhost and its own --metrics-listen host (a DNS-rebinding guard: any other Host header is 403)', default: '' },
   { name: 'cors-allowed-origins', env: 'SVCD_CORS_ALLOWED_ORIGINS', help: 'comma-separated browser origins allowed to call the data bridge (* for any); empty denies every CORS preflight', default: '' },
   { name: 'express-bucket', env: 'SVCD_EXPRESS_BUCKET', help: 'object-store bucket for the express storage class; without it no stream can be switched to express', default: '' },
   { name: 'object-store', env: 'SVCD_OBJECT_STORE', help: 'fs (a directory under --data-dir) or s3 (--s3-bucket; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the SDK\'s chain)', default: 'fs' },
@@ -107,6 +110,10 @@ export interface Config {
   readplanTtlMs: number;
   /** Origins allowed by CORS (`*` for any); empty denies every preflight. */
   corsAllowedOrigins: string[];
+  /** Request-body budgets (bytes received, not yet handled): star-wide and per tenant (sub). */
+  bodyBudget: { starBytes: number; tenantBytes: number };
+  /** Host names the ops listener answers besides IP literals, localhost and its listen host. */
+  opsAllowedHosts: string[];
   /** The express class's bucket; '' when none is set (PATCH to express is refused). */
   expressBucket: string;
   leaseIdleMs: number;
@@ -214,6 +221,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     maxReadBytes: positiveInt(get('max-read-bytes'), 'max-read-bytes'),
     readplanTtlMs: durationMs(get('readplan-ttl'), 'readplan-ttl'),
     corsAllowedOrigins: get('cors-allowed-origins').split(',').map((o) => o.trim()).filter((o) => o !== ''),
+    bodyBudget: { starBytes: positiveInt(get('body-budget-bytes'), 'body-budget-bytes'), tenantBytes: positiveInt(get('body-budget-per-tenant-bytes'), 'body-budget-per-tenant-bytes') },
+    opsAllowedHosts: get('ops-allowed-hosts').split(',').map((o) => o.trim()).filter((o) => o !== ''),
     expressBucket: get('express-bucket'),
     leaseIdleMs: nonNegativeInt(get('lease-idle-ms'), 'lease-idle-ms'),
     starId: starIdValue(get('star-id')),

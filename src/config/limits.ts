@@ -47,6 +47,22 @@ export const WORKER_PARSE_BYTES_MIN = 256 * KiB;
 /** A request body that sends nothing for this long is cut (connection closed, no answer). uWS does
  *  so on its own fixed HTTP idle timeout (10 s); native-free/ matches it. */
 export const REQUEST_BODY_IDLE_MS_MAX = 10_000;
+/** A request head (request line and headers) over this many bytes is answered 431 and closed.
+ *  node:http enforces it; uWS (20.30) has its own native bounds and drops such heads (README). */
+export const REQUEST_HEAD_BYTES_MAX = 16 * KiB;
+/** A request with more header fields than this is answered 431 and closed (node engine; uWS stops
+ *  at 47 natively, see README). */
+export const REQUEST_HEADERS_MAX = 100;
+/** A request head not whole this long after its first byte is answered 408 and closed (node engine;
+ *  uWS closes it unanswered on its fixed 10 s idle timeout). */
+export const REQUEST_HEAD_MS_MAX = 10_000;
+/** node:http checks for expired heads this often, so one is cut within this much after the limit. */
+export const REQUEST_HEAD_CHECK_MS = 1000;
+/** A refused head's connection reads and drops what the client still sends for at most this many
+ *  bytes and this long, so the refusal reaches it before the close (closing on unread bytes resets
+ *  the connection, and the client may lose the answer). */
+export const REFUSED_HEAD_DRAIN_BYTES_MAX = 256 * KiB;
+export const REFUSED_HEAD_DRAIN_MS_MAX = 2000;
 /** On uWS, a request declaring a body of at most this many bytes is dispatched once the body is
  *  whole (larger ones are dispatched at once, so a refused upload is not read first). */
 export const UWS_BODY_FIRST_BYTES_MAX = 64 * KiB;
@@ -67,8 +83,12 @@ export const STREAM_INFLIGHT_BYTES_MAX = 64 * MiB;
 export const APPEND_PACE_WAIT_MS_MAX = 10_000;
 /** Sequenced-but-not-yet-durable bytes for the whole star. */
 export const STAR_INFLIGHT_BYTES_MAX = 256 * MiB;
-/** Declared request-body bytes being read or parsed at once for the whole star; past it 429. */
+/** Request-body bytes received and being read or parsed at once for the whole star; past it 429
+ *  (--body-budget-bytes). Charged as bytes arrive, never by a declared Content-Length. */
 export const BODY_BYTES_IN_FLIGHT_MAX = 1024 * MiB;
+/** … and for one tenant (a token's `sub`; --body-budget-per-tenant-bytes), so one caller's slow or
+ *  huge uploads cannot take the whole star's budget from the others. */
+export const BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX = 256 * MiB;
 /** Unsettled frames are carved out of chunks of this size (src/core/frame-arena.ts). */
 export const FRAME_ARENA_CHUNK_BYTES = 1 * MiB;
 /** Size of the SharedArrayBuffer log ring between the sequencer and the flusher. */

@@ -9,6 +9,7 @@
 // field as a UTF-8 string in its plain name or as base64 in its `_b64` sibling. Every field of an
 // answer is present; an absent request field takes its proto default; an unknown one is 400.
 
+import { isUtf8 } from 'node:buffer';
 import { asServiceError, invalid } from '../core/errors.ts';
 import { ADMIN_READ_VERBS, type AdminReadVerb, type AdminReads } from '../api/grpc/admin-reads.ts';
 import type { OpsAnswer } from './ops-server.ts';
@@ -65,6 +66,8 @@ function decodeField(kind: FieldKind, field: string, v: unknown, b64: boolean): 
 /** A request body as the verb's request message (defaults filled, bytes as Buffers). */
 export function requestFromJson(verb: AdminReadVerb, body: Buffer): Record<string, unknown> {
   let parsed: unknown = {};
+  // Bytes that are not UTF-8 would be read as U+FFFD and name another key: refused, never changed.
+  if (!isUtf8(body)) throw invalid('request body is not valid UTF-8');
   const text = body.toString('utf8');
   if (text.trim() !== '') {
     try {

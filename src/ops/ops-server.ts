@@ -3,7 +3,7 @@
 // dashboard (admin-routes.ts) plug in through `extra`.
 
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import { Session } from 'node:inspector/promises';
 import { CONTROL_BODY_BYTES_MAX } from '../config/limits.ts';
 import type { Metrics } from './metrics.ts';
@@ -26,6 +26,8 @@ export interface OpsAnswer {
 
 export interface OpsOptions {
   metrics: Metrics;
+  /** Host names answered besides IP literals, localhost and the listen host (--ops-allowed-hosts). */
+  allowedHosts?: readonly string[];
   ready: () => boolean;
   /** Extra routes (the admin bridge and dashboard) tried before 404; undefined: not theirs. */
   extra?: (method: string, path: string, body: Buffer) => Promise<OpsAnswer | undefined>;
@@ -45,7 +47,50 @@ async function cpuProfile(seconds: number): Promise<string> {
   }
 }
 
+/** A Host header's name: lower case, without the port, brackets or a trailing dot. */
+function hostName(header: string): string {
+  const h = header.trim().toLowerCase();
+  if (h.startsWith('[')) return h.slice(1, h.indexOf(']'));
+  const colon = h.indexOf(':');
+  const name = colon < 0 ? h : h.slice(0, colon);
+  return name.endsWith('.') ? name.slice(0, -1) : name;
+}
+
+/**
+ * DNS rebinding: a page on attacker.example whose name is made to resolve to this listener can read
+ * it in a browser, but the browser still sends `Host: attacker.example`. So only names nobody can
+ * rebind are answered: IP literals, localhost (RFC 6761: always loopback), this listener's own host
+ * and the operator's --ops-allowed-hosts.
+ */
+export function hostAllowed(header: string | undefined, allowed: ReadonlySet<string>): boolean {
+  if (header === undefined || header === '') return false; // HTTP/1.1 requires Host
+  const name = hostName(header);
+  return isIP(name) !== 0 || name === 'localhost' || name.endsWith('.localhost') || allowed.has(name);
+}
+
+/** Content types a browser may POST cross-origin without a preflight (CORS "simple" requests): the
+ *  admin bridge takes JSON, and refusing these keeps a cross-site form or fetch from reaching it. */
+const SIMPLE_POST_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data'];
+
+/** Why a request is refused before it is served (Host, Origin, content type); undefined: serve it. */
+export function opsRefusal(method: string, headers: { host?: string; origin?: string; 'content-type'?: string }, allowed: ReadonlySet<string>): { status: number; error: string } | undefined {
+  if (!hostAllowed(headers.host, allowed)) {
+    return { status: 403, error: `host ${JSON.stringify(headers.host ?? '')} is not served by the ops listener (--ops-allowed-hosts)` };
+  }
+  if (method === 'GET' || method === 'HEAD') return undefined;
+  // A browser sends Origin on a cross-origin POST; only this listener's own pages (the dashboard,
+  // same origin) may post to it.
+  const origin = headers.origin;
+  if (origin !== undefined && origin !== `http://${headers.host}` && origin !== `https://${headers.host}`) {
+    return { status: 403, error: `origin ${JSON.stringify(origin)} may not post to the ops listener` };
+  }
+  const type = (headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (SIMPLE_POST_TYPES.includes(type)) return { status: 415, error: `content type ${type} is not accepted: send application/json` };
+  return undefined;
+}
+
 export function startOpsServer(host: string, port: number, opts: OpsOptions): Promise<OpsServer> {
+  const allowed = new Set([...(opts.allowedHosts ?? []), host].map((h) => hostName(h)).filter((h) => h !== ''));
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://ops');
     const send = (status: number, type: string, body: string | Buffer, headers: Record<string, string> = {}): void => {
@@ -69,6 +114,8 @@ export function startOpsServer(host: string, port: number, opts: OpsOptions): Pr
       if (refused) return;
       void (async () => {
         try {
+          const refused = opsRefusal(req.method ?? 'GET', req.headers, allowed);
+          if (refused) return send(refused.status, 'application/json', JSON.stringify({ error: refused.error }));
           if (url.pathname === '/metrics') return send(200, opts.metrics.registry.contentType, await opts.metrics.registry.metrics());
           if (url.pathname === '/healthz') return send(200, 'application/json', '{"status":"ok"}');
           if (url.pathname === '/readyz') {

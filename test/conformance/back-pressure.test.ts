@@ -1,29 +1,39 @@
-// Request bodies share one star-wide byte budget (BODY_BYTES_IN_FLIGHT_MAX), on both engines: uploads
-// whose bodies are still arriving hold their declared size; past the budget an upload is refused with
-// 429 and the error envelope before its body is read, smaller requests still fit, and the budget
-// comes back when the slow uploads go away. A body that stops arriving is cut after
-// REQUEST_BODY_IDLE_MS_MAX, so stalled uploads cannot hold the budget forever.
+// Request bodies hold byte budgets, star-wide (--body-budget-bytes) and per tenant (a token's sub,
+// --body-budget-per-tenant-bytes), on both engines, charged by the bytes that actually arrived: a
+// declared Content-Length costs nothing, so uploads trickling in hold only what they sent (issue 18:
+// seven 1 GiB-declared trickles used to refuse every other append). Past a budget the upload is
+// refused with 429 and the error envelope while it is read, and the connection closed; another
+// tenant's appends keep succeeding; the budget comes back when the uploads go away. A body that stops
+// arriving is cut after REQUEST_BODY_IDLE_MS_MAX, so stalled uploads cannot hold it forever.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rawConn, type RawConn } from '../helpers/raw-conn.ts';
-import { APPEND_BODY_BYTES_MAX, BODY_BYTES_IN_FLIGHT_MAX, REQUEST_BODY_IDLE_MS_MAX } from '../../src/config/limits.ts';
+import { APPEND_BODY_BYTES_MAX, REQUEST_BODY_IDLE_MS_MAX } from '../../src/config/limits.ts';
 import { ENGINES } from '../helpers/server.ts';
 import { startOpsStar, type OpsStar } from '../ops/kit.ts';
+import { mint } from '../auth-http/kit.ts';
 
 /** How long a step may wait for the star to reach the state it expects. */
 const STATE_WAIT_MS = 10_000;
 /** uWS checks its idle timeout every few seconds, so a cut comes up to that much after the limit. */
 const IDLE_CUT_SLACK_MS = 10_000;
 
-/** Uploads of the largest declared size that fit in the budget together. */
-const FITTING_UPLOADS = Math.floor(BODY_BYTES_IN_FLIGHT_MAX / APPEND_BODY_BYTES_MAX);
+const KiB = 1024;
+/** Small budgets, so a test sends kilobytes rather than the default gigabyte. */
+const STAR_BUDGET_BYTES = 1024 * KiB;
+const TENANT_BUDGET_BYTES = 256 * KiB;
+/** What one stalled upload sends of its body before it stops. */
+const PART_BYTES = 100 * KiB;
 
-type Upload = RawConn;
+const SECRET = 'a-test-secret-of-at-least-32-bytes-for-hs256';
 
-/** Starts an append declaring the largest body a route accepts and sends only its first byte. */
-async function stalledUpload(port: number, path: string): Promise<Upload> {
+/** Starts an append declaring the largest body a route accepts, sends `sent` bytes of it and stops. */
+async function stalledUpload(port: number, path: string, sent: number, token?: string): Promise<RawConn> {
   const c = await rawConn(port);
-  c.sock.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${APPEND_BODY_BYTES_MAX}\r\n\r\n{`);
+  c.sock.on('error', () => undefined);
+  const auth = token ? `Authorization: Bearer ${token}\r\n` : '';
+  c.sock.write(`POST ${path} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: ${APPEND_BODY_BYTES_MAX}\r\n\r\n`);
+  c.sock.write(`{"records":[{"body":"${'x'.repeat(Math.max(0, sent - 20))}`.slice(0, sent));
   return c;
 }
 
@@ -44,65 +54,135 @@ async function until<T>(what: string, probe: () => Promise<T> | T, ok: (v: T) =>
   }
 }
 
+/** A refusal while the body was read: 429, the envelope, Retry-After, and the connection closed. */
+async function assertRefused429(c: RawConn, what: string): Promise<void> {
+  await until(`${what}: the refusal`, () => c.closed(), (x) => x);
+  const [head, body] = c.text().split('\r\n\r\n');
+  assert.match(head, /^HTTP\/1\.1 429 /, `${what}: ${head}`);
+  assert.match(head, /^content-type: application\/json$/im);
+  assert.match(head, /^retry-after: 1$/im);
+  assert.equal(typeof (JSON.parse(body) as { error: unknown }).error, 'string');
+}
+
+const appendOnce = async (base: string, path: string, token?: string): Promise<number> => (await fetch(`${base}${path}`, {
+  method: 'POST', body: JSON.stringify({ records: [{ body: 'fits' }] }),
+  headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+})).status;
+
 for (const engine of ENGINES) {
-  describe(`request body budget (${engine})`, () => {
+  describe(`request body budget, star-wide (${engine})`, () => {
     let star: OpsStar;
     const path = '/v1/streams/bp/k/records';
     before(async () => {
-      star = await startOpsStar({ engine });
+      star = await startOpsStar({ engine, args: ['--body-budget-bytes', String(STAR_BUDGET_BYTES)] });
       const base = star.srv.baseUrl;
       assert.equal((await fetch(`${base}/v1/buckets/bp`, { method: 'POST', body: '{}' })).status, 201);
       assert.equal((await fetch(`${base}/v1/streams/bp/k`, { method: 'POST', body: '{}' })).status, 201);
     });
     after(() => star.stop());
 
-    test('past the budget an upload is 429 before its body is read; small requests fit; the budget comes back', async () => {
-      assert.ok(FITTING_UPLOADS >= 1 && FITTING_UPLOADS <= 16, `a handful of uploads fill the budget (${FITTING_UPLOADS})`);
-      const slow: Upload[] = [];
+    test('uploads hold the bytes they sent, not what they declared; past the budget 429 while read; the budget comes back', async () => {
+      const slow: RawConn[] = [];
       try {
-        for (let i = 0; i < FITTING_UPLOADS; i++) {
-          slow.push(await stalledUpload(star.srv.port, path));
-          await until('the upload to hold its share', () => bodyBytesInFlight(star.ops), (n) => n === (i + 1) * APPEND_BODY_BYTES_MAX);
+        // Three uploads each declaring ~150 MiB (far past the 1 MiB budget together) but sending 1 byte: all admitted.
+        for (let i = 0; i < 3; i++) {
+          slow.push(await stalledUpload(star.srv.port, path, 1));
+          await until('the upload to hold what it sent', () => bodyBytesInFlight(star.ops), (n) => n === i + 1);
         }
-        const refused = await stalledUpload(star.srv.port, path);
+        // Uploads that send PART_BYTES each fill the budget; the one whose bytes cross it is refused.
+        const fitting = Math.floor((STAR_BUDGET_BYTES - 3) / PART_BYTES);
+        for (let i = 0; i < fitting; i++) {
+          slow.push(await stalledUpload(star.srv.port, path, PART_BYTES));
+          await until('the upload to hold its bytes', () => bodyBytesInFlight(star.ops), (n) => n === 3 + (i + 1) * PART_BYTES);
+        }
+        const refused = await stalledUpload(star.srv.port, path, PART_BYTES);
         try {
-          // Refused before its body was read, the upload is answered and the connection closed.
-          await until('the refusal', () => refused.closed(), (c) => c);
-          const [head, body] = refused.text().split('\r\n\r\n');
-          assert.match(head, /^HTTP\/1\.1 429 /);
-          assert.match(head, /^content-type: application\/json$/im);
-          assert.match(head, /^content-length: \d+$/im);
-          assert.equal(typeof (JSON.parse(body) as { error: unknown }).error, 'string');
+          await assertRefused429(refused, 'the upload past the star budget');
         } finally {
           refused.sock.destroy();
         }
-        assert.equal(await bodyBytesInFlight(star.ops), FITTING_UPLOADS * APPEND_BODY_BYTES_MAX, 'a refused upload holds nothing');
-
-        const small = await fetch(`${star.srv.baseUrl}${path}`, { method: 'POST', body: JSON.stringify({ records: [{ body: 'fits' }] }) });
-        assert.equal(small.status, 200, 'a small append still fits in what is left');
+        assert.equal(await bodyBytesInFlight(star.ops), 3 + fitting * PART_BYTES, 'a refused upload holds nothing');
+        assert.equal(await appendOnce(star.srv.baseUrl, path), 200, 'a small append still fits in what is left');
         for (const s of slow) assert.equal(s.text(), '', 'the slow uploads are still being read');
       } finally {
         for (const s of slow) s.sock.destroy();
       }
       await until('the budget to come back', () => bodyBytesInFlight(star.ops), (n) => n === 0);
-      const again = await stalledUpload(star.srv.port, path);
+    });
+
+    test('a body declared past the route\'s cap is 400 before it is read', async () => {
+      const c = await rawConn(star.srv.port);
       try {
-        await until('the upload to be admitted', () => bodyBytesInFlight(star.ops), (n) => n === APPEND_BODY_BYTES_MAX);
+        c.sock.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: ${APPEND_BODY_BYTES_MAX + 1}\r\n\r\n{`);
+        await until('the refusal', () => c.closed(), (x) => x);
+        assert.match(c.text(), /^HTTP\/1\.1 400 /);
       } finally {
-        again.sock.destroy();
+        c.sock.destroy();
       }
     });
 
     test('an upload whose body stops arriving is cut without an answer, and its share comes back', async () => {
-      const stalled = await stalledUpload(star.srv.port, path);
+      const stalled = await stalledUpload(star.srv.port, path, 1000);
       try {
-        await until('the upload to be admitted', () => bodyBytesInFlight(star.ops), (n) => n === APPEND_BODY_BYTES_MAX);
+        await until('the upload to be admitted', () => bodyBytesInFlight(star.ops), (n) => n === 1000);
         await until('the cut', () => stalled.closed(), (c) => c, REQUEST_BODY_IDLE_MS_MAX + IDLE_CUT_SLACK_MS);
         assert.equal(stalled.text(), '', 'a cut upload is not answered');
         await until('its share to come back', () => bodyBytesInFlight(star.ops), (n) => n === 0);
       } finally {
         stalled.sock.destroy();
       }
+    });
+  });
+
+  describe(`request body budget per tenant (${engine})`, () => {
+    let star: OpsStar;
+    let abuser: string;
+    let victim: string;
+    const path = '/v1/streams/tb/k/records';
+    before(async () => {
+      star = await startOpsStar({
+        engine,
+        args: ['--auth', 'jwt', '--insecure-auth', '--body-budget-bytes', String(STAR_BUDGET_BYTES), '--body-budget-per-tenant-bytes', String(TENANT_BUDGET_BYTES)],
+        env: { SVCD_JWT_HMAC_SECRET: SECRET },
+      });
+      const admin = await mint(SECRET, 'svc:admin', { sub: 'operator' });
+      abuser = await mint(SECRET, 'svc:append:tb:*', { sub: 'tenant-a' });
+      victim = await mint(SECRET, 'svc:append:tb:*', { sub: 'tenant-b' });
+      const h = { authorization: `Bearer ${admin}` };
+      assert.equal((await fetch(`${star.srv.baseUrl}/v1/buckets/tb`, { method: 'POST', body: '{}', headers: h })).status, 201);
+      assert.equal((await fetch(`${star.srv.baseUrl}/v1/streams/tb/k`, { method: 'POST', body: '{}', headers: h })).status, 201);
+    });
+    after(() => star.stop());
+
+    test('one tenant past its share is 429; another tenant\'s appends keep succeeding', async () => {
+      const slow: RawConn[] = [];
+      try {
+        const fitting = Math.floor(TENANT_BUDGET_BYTES / PART_BYTES);
+        for (let i = 0; i < fitting; i++) {
+          slow.push(await stalledUpload(star.srv.port, path, PART_BYTES, abuser));
+          await until('the upload to hold its bytes', () => bodyBytesInFlight(star.ops), (n) => n === (i + 1) * PART_BYTES);
+        }
+        // Tenant A keeps trying: each further upload is refused at its share, and holds nothing.
+        for (let i = 0; i < 4; i++) {
+          const refused = await stalledUpload(star.srv.port, path, PART_BYTES, abuser);
+          try {
+            await assertRefused429(refused, `tenant A's upload ${i}`);
+          } finally {
+            refused.sock.destroy();
+          }
+          assert.equal(await appendOnce(star.srv.baseUrl, path, victim), 200, 'tenant B appends meanwhile');
+        }
+        assert.equal(await bodyBytesInFlight(star.ops), fitting * PART_BYTES, 'tenant A holds at most its share');
+        // Tenant B's own large uploads still fit: its share is its own.
+        const big = await stalledUpload(star.srv.port, path, PART_BYTES, victim);
+        slow.push(big);
+        await until('tenant B\'s upload to be admitted', () => bodyBytesInFlight(star.ops), (n) => n === (fitting + 1) * PART_BYTES);
+        assert.equal(big.text(), '', 'tenant B\'s upload is being read');
+      } finally {
+        for (const s of slow) s.sock.destroy();
+      }
+      await until('the budget to come back', () => bodyBytesInFlight(star.ops), (n) => n === 0);
+      assert.equal(await appendOnce(star.srv.baseUrl, path, abuser), 200, 'tenant A appends again once its uploads are gone');
     });
   });
 }

@@ -64,6 +64,18 @@ export function i64FromWire(v: number, field: string): number {
   return v;
 }
 
+/**
+ * A position or time that selects records (a read's start, until_ms). The wire's uint64/int64 is
+ * exact; the loader hands it over as a number, rounded past 2^53. The core's positions and times are
+ * safe integers, so any value past 2^53 - 1 lies past all of them: it saturates there and gets the
+ * answer its meaning calls for (a start past the tail: OUT_OF_RANGE with the tail, or the tail under
+ * clamp), as over HTTP, rather than INVALID_ARGUMENT for a valid uint64.
+ */
+export function selectorFromWire(v: number): number {
+  if (Number.isNaN(v)) return 0;
+  return Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, Math.trunc(v)));
+}
+
 /** Stream listing cursors: the same opaque base64url strings as over HTTP. */
 export const streamCursorToWire = encodeStreamCursor;
 export const streamCursorFromWire = (c: string): string => decodeStreamCursor(c);
@@ -232,9 +244,9 @@ interface StartFields {
 
 /** The oneof `start` of Read/Subscribe as a ReadStart; none set is INVALID_ARGUMENT. */
 export function readStartFromWire(m: StartFields): ReadStart {
-  if (m.start === 'seq_num' && m.seq_num !== undefined) return { kind: 'seq_num', value: u64FromWire(m.seq_num, 'seq_num') };
-  if (m.start === 'timestamp_ms' && m.timestamp_ms !== undefined) return { kind: 'timestamp_ms', value: i64FromWire(m.timestamp_ms, 'timestamp_ms') };
-  if (m.start === 'tail_offset' && m.tail_offset !== undefined) return { kind: 'tail_offset', value: u64FromWire(m.tail_offset, 'tail_offset') };
+  if (m.start === 'seq_num' && m.seq_num !== undefined) return { kind: 'seq_num', value: selectorFromWire(m.seq_num) };
+  if (m.start === 'timestamp_ms' && m.timestamp_ms !== undefined) return { kind: 'timestamp_ms', value: selectorFromWire(m.timestamp_ms) };
+  if (m.start === 'tail_offset' && m.tail_offset !== undefined) return { kind: 'tail_offset', value: selectorFromWire(m.tail_offset) };
   throw invalid('exactly one start (seq_num, timestamp_ms or tail_offset) is required');
 }
 

@@ -1,0 +1,44 @@
+// Read starts over gRPC take every uint64 (issue 14, as over HTTP): a seq_num past 2^53 (up to
+// 2^64-1) is a start past the tail, OUT_OF_RANGE with the SequenceDetail tail, or the tail under
+// clamp; an offset that large reaches back to the earliest record; int64 times at their extremes
+// read nothing or everything. None of them is INVALID_ARGUMENT.
+import { strict as assert } from 'node:assert';
+import { after, before, describe, it } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import { bytes, call, detailsOf, failure } from './client.ts';
+import { startHarness, type Harness } from './harness.ts';
+
+const U64_MAX = '18446744073709551615';
+
+describe('grpc read starts across the uint64 range', () => {
+  let h: Harness;
+  const key = bytes('u64');
+  before(async () => {
+    h = await startHarness();
+    await call(h.data.CreateBucket.bind(h.data), { bucket: 'big' });
+    await call(h.data.CreateStream.bind(h.data), { bucket: 'big', key });
+    await call(h.data.Append.bind(h.data), { bucket: 'big', key, records: [{ body: bytes('a') }, { body: bytes('b') }, { body: bytes('c') }] });
+  });
+  after(async () => { await h.stop(); });
+
+  it('a seq_num past 2^53 is OUT_OF_RANGE with the tail, and the tail under clamp', async () => {
+    for (const seq of [U64_MAX, '9007199254740993', '9007199254740992']) {
+      const err = await failure(h.data.Read.bind(h.data), { bucket: 'big', key, seq_num: seq } as never);
+      assert.equal(err.code, grpc.status.OUT_OF_RANGE, `${seq}: ${err.message}`);
+      assert.equal(detailsOf(err)?.sequence?.tail?.seq_num, 3);
+      const page = await call(h.data.Read.bind(h.data), { bucket: 'big', key, seq_num: seq, clamp: true } as never);
+      assert.deepEqual(page.records, [], seq);
+    }
+  });
+
+  it('tail_offset 2^64-1 reads from the earliest record; int64 times at their extremes', async () => {
+    const all = await call(h.data.Read.bind(h.data), { bucket: 'big', key, tail_offset: U64_MAX } as never);
+    assert.deepEqual(all.records.map((r) => Number(r.seq_num)), [0, 1, 2]);
+    const late = await call(h.data.Read.bind(h.data), { bucket: 'big', key, timestamp_ms: '9223372036854775807' } as never);
+    assert.deepEqual(late.records, []);
+    const early = await call(h.data.Read.bind(h.data), { bucket: 'big', key, timestamp_ms: '-9223372036854775808' } as never);
+    assert.equal(early.records.length, 3);
+    const until = await call(h.data.Read.bind(h.data), { bucket: 'big', key, seq_num: 0, until_ms: '9223372036854775807' } as never);
+    assert.equal(until.records.length, 3);
+  });
+});
