@@ -126,9 +126,16 @@ describe('issue 17: dependencies that fail', { timeout: 240_000 }, () => {
       await load.stop();
       assert.deepEqual(acks.anomalies, []);
       await verifyAcks(star.baseUrl, 'b', 's', acks);
-      // Once more with the journal full, then a SIGTERM and a restart (the issue's sequence).
+      // Once more with the journal full, then a SIGTERM and a restart (the issue's sequence). The
+      // producers have stopped, so appends here give settling a file to record.
       meta.fill();
-      await until('settling to hit the full journal', () => /metadata store \(local\) is unavailable/.test(star.output().split('available again').pop()!));
+      let n = 0;
+      await until('settling to hit the full journal', async () => {
+        const a = await call(star.baseUrl, 'POST', '/v1/streams/b/s/records', { records: [{ body: `late-${n}` }] });
+        if (a.status === 200) acks.bySeq.set(a.body.start.seq_num, `late-${n}`);
+        n += 1;
+        return /metadata store \(local\) is unavailable/.test(star.output().split('available again').pop()!);
+      });
       await star.stop();
       meta.free();
       star = await startServer({ dataDir, args });

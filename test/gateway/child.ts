@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { REPO_ROOT } from '../helpers/server.ts';
 
 /** How long a gateway may take to print its listening line, or to exit when refused. */
-export const GATEWAY_START_WAIT_MS = 20_000;
+export const GATEWAY_START_WAIT_MS = 60_000;
 
 export interface Gateway { url: string; proc: ChildProcess; output(): string; stop(): Promise<void> }
 
