@@ -15,13 +15,6 @@ export interface HeadRefusal {
   allow?: readonly string[];
 }
 
-/**
- * Statuses of refusals the error table (src/core/errors.ts) has no code for: they refuse a head, not
- * a request, and only the transport ever sees them. Everything with a code there is answered with
- * that code's status (400, 404, 405).
- */
-const HEAD_STATUS = { headTooLarge: 431, headTimeout: 408 } as const;
-
 const REASON: Readonly<Record<number, string>> = {
   400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 431: 'Request Header Fields Too Large',
 };
@@ -60,9 +53,9 @@ export function methodRefusal(method: string, target: string | undefined): HeadR
 export function headRefusal(err: NodeJS.ErrnoException & { rawPacket?: Buffer; reason?: string }): HeadRefusal | undefined {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return { status: HEAD_STATUS.headTooLarge, message: `the request head is over ${REQUEST_HEAD_BYTES_MAX} bytes` };
+      return fromError(new ServiceError('request_head_too_large', `the request head is over ${REQUEST_HEAD_BYTES_MAX} bytes`));
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: HEAD_STATUS.headTimeout, message: `the request head did not arrive whole within ${REQUEST_HEAD_MS_MAX} ms` };
+      return fromError(new ServiceError('request_head_timeout', `the request head did not arrive whole within ${REQUEST_HEAD_MS_MAX} ms`));
     case 'HPE_INVALID_METHOD': {
       const raw = err.rawPacket?.subarray(0, 64).toString('latin1') ?? '';
       return methodRefusal(/^[^ \r\n]*/.exec(raw)?.[0] || '?', targetOf(err.rawPacket));
@@ -81,9 +74,7 @@ export function headRefusal(err: NodeJS.ErrnoException & { rawPacket?: Buffer; r
 }
 
 /** More header fields than REQUEST_HEADERS_MAX. */
-export const tooManyHeaders = (): HeadRefusal => ({
-  status: HEAD_STATUS.headTooLarge, message: `a request carries at most ${REQUEST_HEADERS_MAX} header fields`,
-});
+export const tooManyHeaders = (): HeadRefusal => fromError(new ServiceError('request_head_too_large', `a request carries at most ${REQUEST_HEADERS_MAX} header fields`));
 
 /** The refusal as a whole HTTP/1.1 answer. */
 export function refusalBytes(r: HeadRefusal): string {

@@ -25,6 +25,8 @@ export type ErrorCode =
   | 'stream_deleted'
   | 'failed_precondition'
   | 'payload_too_large'
+  | 'request_head_too_large'
+  | 'request_head_timeout'
   | 'internal';
 
 /** gRPC status codes (numeric values from grpc's status.proto), kept here so core needs no gRPC SDK. */
@@ -61,6 +63,9 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, CodeRow>> = {
   unavailable: { http: 503, grpc: GrpcStatus.UNAVAILABLE, wire: 'Unavailable', retryable: true },
   stream_deleted: { http: 503, grpc: GrpcStatus.FAILED_PRECONDITION, wire: 'FailedPrecondition', retryable: true },
   failed_precondition: { http: 503, grpc: GrpcStatus.FAILED_PRECONDITION, wire: 'FailedPrecondition', retryable: true },
+  // A request head refused before any route saw it (only an HTTP transport raises these).
+  request_head_too_large: { http: 431, grpc: GrpcStatus.RESOURCE_EXHAUSTED, wire: 'InvalidArgument', retryable: false },
+  request_head_timeout: { http: 408, grpc: GrpcStatus.DEADLINE_EXCEEDED, wire: 'InvalidArgument', retryable: true },
   internal: { http: 500, grpc: GrpcStatus.INTERNAL, wire: 'Internal', retryable: false },
 };
 

@@ -76,7 +76,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'svcd_request_body_bytes_in_flight',
-      help: 'declared bytes of request bodies being read or parsed (the star-wide budget; past it 429)',
+      help: 'bytes of request bodies received and not yet done with (the star-wide budget, charged as bytes arrive; past it 429)',
       registers: [this.registry],
       collect() { this.set(gauges.bodyBytesInFlight()); },
     });
