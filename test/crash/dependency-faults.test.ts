@@ -14,7 +14,7 @@ import pg from 'pg';
 import S3rver from 's3rver';
 import { removeDir, startServer, tempDir, type RunningServer } from '../helpers/server.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
-import { Acks, SmallFs, call, metric, ok, opsUrl, produce, readyz, sleep, tmpfsSkipReason, until, verifyAcks } from './fault-kit.ts';
+import { Acks, SmallFs, call, metric, ok, opsUrl, produce, readyz, sleep, stopProducers, tmpfsSkipReason, until, verifyAcks } from './fault-kit.ts';
 
 const pgSkip = await postgresSkipReason();
 const fsSkip = tmpfsSkipReason();
@@ -37,7 +37,10 @@ async function terminateStarBackend(schema: string): Promise<number> {
 
 describe('issue 17: dependencies that fail', { timeout: 240_000 }, () => {
   const cleanups: (() => Promise<void> | void)[] = [];
-  after(async () => { for (const c of cleanups.reverse()) await c(); });
+  after(async () => {
+    await stopProducers();
+    for (const c of cleanups.reverse()) await c();
+  });
 
   test('the issue\'s settle scenario on postgres: the backend terminated after the 50th append loses nothing, and appends resume without a restart', { skip: pgSkip }, async () => {
     const schema = freshSchema();

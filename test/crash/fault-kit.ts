@@ -47,6 +47,14 @@ export class Acks {
 
 /** Producers appending one-record batches to bucket/key until `stop()`; refused appends are retried
  *  with new bodies (a refusal is never counted as acknowledged). */
+/** Producers still running: a test that fails before it stops its own leaves them here, and
+ *  stopProducers() (in the file's after hook) ends them, or they would keep the process alive. */
+const running = new Set<{ stop(): Promise<void> }>();
+
+export async function stopProducers(): Promise<void> {
+  await Promise.all([...running].map((p) => p.stop()));
+}
+
 export function produce(baseUrl: () => string, bucket: string, key: string, producers: number, acks: Acks): { stop(): Promise<void> } {
   let stopped = false;
   let n = 0;
@@ -74,7 +82,15 @@ export function produce(baseUrl: () => string, bucket: string, key: string, prod
     }
   };
   const all = Promise.all(Array.from({ length: producers }, (_, i) => one(i)));
-  return { async stop() { stopped = true; await all; } };
+  const handle = {
+    async stop(): Promise<void> {
+      stopped = true;
+      running.delete(handle);
+      await all.catch(() => undefined);
+    },
+  };
+  running.add(handle);
+  return handle;
 }
 
 /** Every acknowledged record reads back at its seq_num with its body; the stream has no gap. */
