@@ -7,7 +7,7 @@
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { decodeJwt } from 'jose';
-import { ServiceError } from '../core/errors.ts';
+import { ServiceError } from '../protocol/errors.ts';
 import type { AuthConfig, AuthMode } from './config.ts';
 import type { JwtVerifier } from './jwt.ts';
 import { TOKEN_CHARS_MAX } from './jwt.ts';

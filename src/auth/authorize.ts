@@ -7,7 +7,7 @@
 // CreateStream sets, and CreateBucket/UpdateBucket already share `create`); `append` would let a
 // producer change retention, and `delete`/`trim` are destructive-only and never bundled.
 
-import { ServiceError } from '../core/errors.ts';
+import { ServiceError } from '../protocol/errors.ts';
 import type { Principal } from './principal.ts';
 import { encodeKeyForMatch, isWildcard, matches, type Action, type Grant } from './scope.ts';
 

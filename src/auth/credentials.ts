@@ -4,7 +4,7 @@
 // Storage is a three-method port the lead backs with the MetadataStore.
 
 import { createHash, randomBytes as nodeRandomBytes, timingSafeEqual } from 'node:crypto';
-import { ServiceError } from '../core/errors.ts';
+import { ServiceError } from '../protocol/errors.ts';
 import type { ListPage } from '../core/service-api.ts';
 import type { RootSeed } from './config.ts';
 import { parseScopeStrict, type ParsedScope } from './scope.ts';

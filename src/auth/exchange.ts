@@ -19,7 +19,7 @@ import {
   EXCHANGE_FAILURES_PER_KEY_ID_PER_S, EXCHANGE_THROTTLE_KEYS_MAX, EXCHANGE_TOKEN_CONNECTIONS_DEFAULT,
   EXCHANGE_TTL_SECONDS_DEFAULT, EXCHANGE_TTL_SECONDS_MAX,
 } from '../config/limits.ts';
-import { ServiceError } from '../core/errors.ts';
+import { ServiceError } from '../protocol/errors.ts';
 import type { CredentialRegistry } from './credentials.ts';
 import type { MintClaims, MintedToken, TokenSigner } from './jwt.ts';
 import { FailureThrottle, type ThrottleRule } from './throttle.ts';

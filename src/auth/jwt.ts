@@ -7,7 +7,7 @@
 // same bearer on every request, and an RSA verify per request is the avoidable cost.
 
 import { SignJWT, errors, type JWTPayload, type JWTVerifyOptions } from 'jose';
-import { ServiceError } from '../core/errors.ts';
+import { ServiceError } from '../protocol/errors.ts';
 import type { JwtConfig } from './config.ts';
 import { createKeySource, type KeySource } from './jwt-keys.ts';
 import type { Principal, PrincipalAux, TokenLimits } from './principal.ts';

@@ -10,9 +10,9 @@
 // more than SCOPE_TOKENS_MAX `svc:` tokens rejects the whole credential so a scope cannot grow
 // without bound.
 
-import { keyToBytes } from '../storage/format/key-bytes.ts';
+import { keyToBytes } from '../protocol/key-bytes.ts';
 import { SCOPE_TOKENS_MAX } from '../config/limits.ts';
-import { ServiceError } from '../core/errors.ts';
+import { ServiceError } from '../protocol/errors.ts';
 
 export type Action = 'append' | 'read' | 'list' | 'create' | 'delete' | 'trim';
 export const ACTIONS: readonly Action[] = ['append', 'read', 'list', 'create', 'delete', 'trim'];

@@ -8,7 +8,7 @@
 // guesser which key ids exist, which the exchange must not (spec: unknown id and wrong secret are
 // indistinguishable). The map is bounded; the least recently failed keys are forgotten first.
 
-import { ServiceError } from '../core/errors.ts';
+import { ServiceError } from '../protocol/errors.ts';
 
 export interface ThrottleRule {
   /** Failures allowed in a burst. */

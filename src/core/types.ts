@@ -1,10 +1,8 @@
 // The service's resources, transport-neutral. Bytes are Buffers/Uint8Arrays here; JSON and its
 // UTF-8-or-base64 rules live at the edge (api/).
 
-export interface Position {
-  seq_num: number;
-  timestamp_ms: number;
-}
+export type { Position } from '../protocol/position.ts';
+import type { Position } from '../protocol/position.ts';
 
 export type StorageClass = 'standard' | 'express';
 export type ProducerPolicy = 'any' | 'fenced';

@@ -9,7 +9,7 @@
 // Past its share a tenant is told 429 (its own problem, Retry-After: 1); past a pool's size every
 // caller is told 503 (the Gateway's, convergible). Nobody waits without a bound.
 
-import { ServiceError } from '../core/errors.ts';
+import { ServiceError } from '../protocol/errors.ts';
 
 export interface PoolRule {
   /** Slots in use at once. */

@@ -6,7 +6,7 @@
 // `connections` (concurrent subscriptions) is a share of the upstream stream pool: capacity.ts.
 
 import { GATEWAY_SUBS_TRACKED_MAX } from '../config/limits.ts';
-import { ServiceError } from '../core/errors.ts';
+import { ServiceError } from '../protocol/errors.ts';
 import type { TokenLimits } from '../auth/index.ts';
 
 class TokenBucket {

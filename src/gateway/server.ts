@@ -20,7 +20,7 @@ import {
   GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX, GATEWAY_UPSTREAM_HEAD_MS_MAX, GATEWAY_UPSTREAM_QUEUE_MAX,
   GATEWAY_UPSTREAM_SOCKETS_MAX, GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX,
 } from '../config/limits.ts';
-import { ServiceError, asServiceError, notFound } from '../core/errors.ts';
+import { ServiceError, notFound, orInternal } from '../protocol/errors.ts';
 import { authorize, EXCHANGE_ADDRESS_THROTTLE, FailureThrottle, type Authenticator, type Operation, type Principal, type TokenLimits } from '../auth/index.ts';
 import { matchRoute, type RouteMatch } from '../api/routes.ts';
 import { UpstreamPool } from './capacity.ts';
@@ -85,7 +85,7 @@ function answer(res: ServerResponse, status: number, body: unknown, headers: Rec
 }
 
 function fail(res: ServerResponse, err: unknown, log: GatewayOptions['logError']): void {
-  const e = asServiceError(err);
+  const e = orInternal(err);
   if (e.code === 'internal') log('bug: gateway request failed', err);
   const headers: Record<string, string> = e.httpStatus === 429 || e.httpStatus === 503 ? { 'Retry-After': '1' } : {};
   if (e.code === 'method_not_allowed' && e.detail.allow) headers.Allow = e.detail.allow.join(', ');

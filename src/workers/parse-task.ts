@@ -7,7 +7,7 @@
 // loaded through tsx does not share, so nothing is transferred.)
 
 import { decodeAppend } from '../api/wire.ts';
-import { ServiceError } from '../core/errors.ts';
+import { ServiceError } from '../protocol/errors.ts';
 import { contentBytes, encodeBatch } from '../storage/format/record-codec.ts';
 
 const PLACEHOLDER_STREAM_ID = '00000000-0000-0000-0000-000000000000';
