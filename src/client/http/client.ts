@@ -292,7 +292,7 @@ export class SvcClient {
 
   /** A batching, pipelining producer over HTTP appends (producer.ts). */
   producer(a: StreamAddress, opts: ProducerOptions = {}): Producer {
-    return new Producer(this.httpSink(a), { retry: this.transport.retry, ...opts });
+    return new Producer(this.httpSink(a), opts);
   }
 
   /** The producer's view of this stream over HTTP: one-shot appends, which carry no order between
