@@ -111,6 +111,8 @@ function newBatch(): Batch {
 
 export class Producer {
   readonly stats: ProducerStats = { records: 0, batches: 0, retries: 0, recovered: 0 };
+  /** The ack of the latest batch acknowledged (its tail is the stream's tail as of then). */
+  lastAck: AppendAck | undefined;
   private readonly lingerMs: number;
   private readonly batchRecordsMax: number;
   private readonly batchBytesMax: number;
@@ -265,6 +267,7 @@ export class Producer {
         if (s.ok) {
           this.inflight.shift();
           this.release(head);
+          this.lastAck = s.ack;
           head.resolve(s.ack);
           continue;
         }
