@@ -8,7 +8,6 @@ import { performance } from 'node:perf_hooks';
 import { parseStreamAddress, utf8DecodeLossy, type AppendRecord, type Producer, type SvcClient } from '../../../client/index.ts';
 import { UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
-import type { Context } from '../context.ts';
 
 /** Ack latency is recorded for one record in this many (a promise per record would slow the run). */
 const ACK_SAMPLE_EVERY = 10;
