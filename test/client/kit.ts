@@ -1,6 +1,7 @@
 // Shared pieces of the client and CLI tests: a real star that can be SIGKILLed, frozen (SIGSTOP) and
 // restarted on the same port and data dir (so a client's URL stays valid across the restart), unique
 // names, and a bounded wait for a condition (a wait with a deadline, never an assertion on time).
+import net from 'node:net';
 import { removeDir, startServer, tempDir, waitForOutput, type RunningServer, type StartOptions } from '../helpers/server.ts';
 
 /** Longest a test waits for a condition before it fails with the condition's description. */
@@ -91,3 +92,13 @@ export class Star {
 }
 
 export const text = (b: Uint8Array): string => Buffer.from(b).toString('utf8');
+
+/** A loopback port nothing listens on (a listener's, closed again). */
+export async function closedPort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
