@@ -147,6 +147,17 @@ export class Producer {
     }
   }
 
+  /** Weight (content bytes plus a per-record overhead) submitted and not yet acknowledged: kept at or
+   *  under bufferBytesMax, except for one record larger than it alone. */
+  get bufferedBytes(): number {
+    return this.bufferedWeight;
+  }
+
+  /** Batches sent and not yet settled: at most the window. */
+  get inflightBatches(): number {
+    return this.inflight.length;
+  }
+
   /** The error that stopped the producer, if any. */
   get error(): SvcError | undefined {
     return this.failure;

@@ -1,5 +1,5 @@
 // Shared pieces of the client and CLI tests: a real star that can be SIGKILLed, frozen (SIGSTOP) and
-// restarted on the same port and data dir (so a client's URL stays valid across the restart), unique
+// restarted on the same data dir behind the same URL (a forwarder), unique
 // names, and a bounded wait for a condition (a wait with a deadline, never an assertion on time).
 import net from 'node:net';
 import { removeDir, startServer, tempDir, waitForOutput, type RunningServer, type StartOptions } from '../helpers/server.ts';
@@ -24,9 +24,48 @@ export async function waitFor(what: string, cond: () => boolean | Promise<boolea
   }
 }
 
-/** A star whose port and data dir survive a SIGKILL and restart. */
+/** A TCP forwarder on a fixed loopback port in front of the star's data bridge, so a client's URL
+ *  survives a restart: uWebSockets.js listens without SO_REUSEADDR, so a killed star's port stays
+ *  taken (TIME_WAIT) and a new star cannot bind it at once. While no star runs the forwarder does not
+ *  listen either, so a client sees a refused connection, as it would without it; a killed star's
+ *  connections are cut (their client side destroyed), as they would be. Real sockets, no mock. */
+export class Forwarder {
+  private server: net.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
+  port = 0;
+
+  async listen(upstreamPort: number): Promise<void> {
+    const server = net.createServer((client) => {
+      const up = net.connect(upstreamPort, '127.0.0.1');
+      for (const s of [client, up]) {
+        this.sockets.add(s);
+        s.on('error', () => {});
+        s.on('close', () => { this.sockets.delete(s); client.destroy(); up.destroy(); });
+      }
+      client.pipe(up);
+      up.pipe(client);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.address() as net.AddressInfo).port;
+    this.server = server;
+  }
+
+  /** Stops listening and cuts every forwarded connection. */
+  async close(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const s of this.sockets) s.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+/** A star whose client-facing address and data dir survive a SIGKILL and restart. */
 export class Star {
   server!: RunningServer;
+  readonly forwarder = new Forwarder();
   readonly dataDir = tempDir('svc-client-');
   grpcAddress: string | undefined;
   private grpcPort: number | undefined;
@@ -35,24 +74,25 @@ export class Star {
 
   static async start(opts: { args?: string[]; env?: Record<string, string>; grpc?: boolean } = {}): Promise<Star> {
     const s = new Star({ args: opts.args ?? [], env: opts.env ?? {}, grpc: opts.grpc ?? false });
-    await s.boot(0);
+    await s.boot();
     return s;
   }
 
+  /** The data bridge, through the forwarder (stable across restarts). */
   get url(): string {
-    return this.server.baseUrl;
+    return `http://127.0.0.1:${this.forwarder.port}`;
   }
 
   get pid(): number {
     return this.server.proc.pid!;
   }
 
-  private async boot(port: number): Promise<void> {
+  private async boot(): Promise<void> {
     const args = ['--lease-idle-ms', '0', ...this.opts.args];
-    if (port !== 0) args.push('--listen', `127.0.0.1:${port}`);
     if (this.opts.grpc) args.push('--grpc-listen', `127.0.0.1:${this.grpcPort ?? 0}`);
     const o: StartOptions = { dataDir: this.dataDir, args, env: this.opts.env };
     this.server = await startServer(o);
+    await this.forwarder.listen(this.server.port);
     if (this.opts.grpc) {
       const m = await waitForOutput(this.server, /grpc listening on ([\d.]+):(\d+)/);
       this.grpcPort = Number(m[2]);
@@ -60,19 +100,19 @@ export class Star {
     }
   }
 
-  /** SIGKILL, then a new star on the same port and data dir. */
+  /** SIGKILL, then a new star on the same data dir (and the same gRPC port), behind the same URL. */
   async killAndRestart(): Promise<void> {
-    const port = this.server.port;
-    await this.server.kill();
-    await this.boot(port);
+    await this.kill();
+    await this.restart();
   }
 
   async kill(): Promise<void> {
     await this.server.kill();
+    await this.forwarder.close();
   }
 
   async restart(): Promise<void> {
-    await this.boot(this.server.port);
+    await this.boot();
   }
 
   /** Freezes the star: connections stay open, nothing is answered. */
@@ -87,6 +127,7 @@ export class Star {
   async stop(): Promise<void> {
     try { this.thaw(); } catch { /* already gone */ }
     await this.server.stop();
+    await this.forwarder.close();
     removeDir(this.dataDir);
   }
 }
