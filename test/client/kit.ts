@@ -24,6 +24,10 @@ export async function waitFor(what: string, cond: () => boolean | Promise<boolea
   }
 }
 
+const FORWARD_PORT_MIN = 20_000;
+const FORWARD_PORT_END = 32_000;
+const FORWARD_LISTEN_ATTEMPTS_MAX = 50;
+
 /** A TCP forwarder on a fixed loopback port in front of the star's data bridge, so a client's URL
  *  survives a restart: uWebSockets.js listens without SO_REUSEADDR, so a killed star's port stays
  *  taken (TIME_WAIT) and a new star cannot bind it at once. While no star runs the forwarder does not
@@ -45,12 +49,23 @@ export class Forwarder {
       client.pipe(up);
       up.pipe(client);
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
+    // The port is chosen below the kernel's ephemeral range (32768-60999 here), so no outgoing
+    // connection can be holding it as its local port when the forwarder listens there again.
+    for (let attempt = 1; ; attempt++) {
+      const port = this.port || FORWARD_PORT_MIN + Math.floor(Math.random() * (FORWARD_PORT_END - FORWARD_PORT_MIN));
+      try {
+        await new Promise<void>((resolve, reject) => {
+          server.once('error', reject);
+          server.listen(port, '127.0.0.1', () => { server.off('error', reject); resolve(); });
+        });
+        this.port = port;
+        this.server = server;
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= FORWARD_LISTEN_ATTEMPTS_MAX) throw err;
+        if (this.port) await new Promise((r) => setTimeout(r, 100)); // our own port: wait for it
+      }
+    }
   }
 
   /** Stops listening and cuts every forwarded connection. */
@@ -108,6 +123,12 @@ export class Star {
 
   async kill(): Promise<void> {
     await this.server.kill();
+    await this.forwarder.close();
+  }
+
+  /** SIGTERM: the star shuts down cleanly (event streams simply end). */
+  async stopGracefully(): Promise<void> {
+    await this.server.stop();
     await this.forwarder.close();
   }
 
