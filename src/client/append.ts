@@ -74,6 +74,7 @@ export async function appendSafely(io: AppendIo, records: readonly AppendRecord[
     }
     if (err.kind === 'aborted') throw err;
     if (err.ambiguous && match === undefined) throw new AmbiguousAppendError(err, records.length);
+    if (err.ambiguous) state.uncertain = true;
     if (!err.retryable || attempt >= opts.retry.attemptsMax) {
       if (err.ambiguous || state.uncertain) {
         throw new SvcError(err.kind, `${err.message} (after ${attempt} attempts with match_seq_num ${match}: the batch may or may not have been appended at ${match})`,
@@ -81,7 +82,6 @@ export async function appendSafely(io: AppendIo, records: readonly AppendRecord[
       }
       throw err;
     }
-    if (err.ambiguous) state.uncertain = true;
     const delayMs = backoffMs(opts.retry, attempt, err.retryAfterMs);
     opts.onRetry?.({ error: err, attempt, delayMs });
     await sleep(delayMs, opts.signal);

@@ -12,7 +12,11 @@
 //                   batch that overtakes its predecessor is refused (412, nothing appended) and sent
 //                   again in turn. A gRPC session keeps order, so it pipelines either way.
 //   settlement      batches are settled strictly in order: a batch's records are acknowledged only
-//                   after every earlier batch's.
+//                   after every earlier batch's. Only the batch at the head retries (with backoff);
+//                   a later batch gets one attempt, and if that fails it is sent again once it is the
+//                   head. While a batch is being sent again no new batch goes out, so after a session
+//                   dies its batches are re-sent one by one in order, never racing each other into a
+//                   new session (where a batch pinned past its predecessor would end it again).
 //   retries         each batch goes through appendSafely (append.ts): definite refusals worth it are
 //                   retried; ambiguous failures only under match_seq_num (read-back decides whether
 //                   an earlier attempt landed), and otherwise surfaced as AmbiguousAppendError.
@@ -24,7 +28,7 @@
 // Browser-safe.
 
 import { appendSafely, type AppendIo, type RetryEvent } from './append.ts';
-import { SvcError } from './errors.ts';
+import { AmbiguousAppendError, SvcError } from './errors.ts';
 import { RECORD_JSON_OVERHEAD_BYTES, recordBytes } from './http/records.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
 import type { AppendAck, AppendOptions, AppendRecord, Position, ReadRecord } from './types.ts';
@@ -94,6 +98,10 @@ interface Batch {
   bytes: number;
   match?: number;
   state: { uncertain: boolean };
+  /** Sent with the full retry policy (as the head), not a single pipelined attempt. */
+  retried: boolean;
+  /** Sent again after a failed attempt, and not yet settled. */
+  resent: boolean;
   result?: Promise<AppendAck>;
   settled?: { ok: true; ack: AppendAck } | { ok: false; err: SvcError };
   done: Promise<AppendAck>;
@@ -106,7 +114,7 @@ function newBatch(): Batch {
   let reject!: (e: SvcError) => void;
   const done = new Promise<AppendAck>((res, rej) => { resolve = res; reject = rej; });
   done.catch(() => {}); // rejections reach whoever asks for a ticket's ack; never unhandled
-  return { records: [], weight: 0, bytes: 0, state: { uncertain: false }, done, resolve, reject };
+  return { records: [], weight: 0, bytes: 0, state: { uncertain: false }, retried: false, resent: false, done, resolve, reject };
 }
 
 export class Producer {
@@ -130,6 +138,8 @@ export class Producer {
   private failure: SvcError | undefined;
   private closed = false;
   private settling = false;
+  /** A batch is being sent again: hold new batches back until the in-flight ones are settled. */
+  private recovering = false;
   private readonly io: AppendIo;
 
   constructor(private readonly sink: BatchSink, private readonly opts: ProducerOptions = {}) {
@@ -236,22 +246,26 @@ export class Producer {
       );
       return;
     }
+    if (this.recovering) return;
     while (this.queued.length > 0 && this.inflight.length < this.window) {
       const b = this.queued.shift()!;
       if (this.nextMatch !== undefined) {
         b.match = this.nextMatch;
         this.nextMatch += b.records.length;
       }
+      const head = this.inflight.length === 0;
       this.inflight.push(b);
       this.stats.batches++;
-      this.send(b);
+      this.send(b, head);
     }
   }
 
-  private send(b: Batch): void {
+  /** One attempt, or (`retry`: the head) attempts per the retry policy. */
+  private send(b: Batch, retry: boolean): void {
     b.settled = undefined;
+    b.retried ||= retry;
     b.result = appendSafely(this.io, b.records, {
-      retry: this.retry,
+      retry: retry ? this.retry : { ...this.retry, attemptsMax: 1 },
       state: b.state,
       ...(b.match !== undefined ? { matchSeqNum: b.match } : {}),
       ...(this.opts.fencingToken !== undefined ? { fencingToken: this.opts.fencingToken } : {}),
@@ -284,8 +298,13 @@ export class Producer {
         }
         const err = s.err;
         // Overtook a predecessor (HTTP under match_seq_num): nothing appended; now it is its turn.
-        if (!this.failure && err.kind === 'seq_mismatch' && head.match !== undefined && err.tail && err.tail.seq_num < head.match) {
-          this.send(head);
+        const early = err.kind === 'seq_mismatch' && head.match !== undefined && err.tail !== undefined && err.tail.seq_num < head.match;
+        // Had one pipelined attempt only, and a retry is safe: now it retries as the head.
+        const safeRetry = !head.retried && !(err instanceof AmbiguousAppendError) && (err.ambiguous ? head.match !== undefined : err.retryable);
+        if (!this.failure && (early || safeRetry)) {
+          head.resent = true;
+          this.stats.retries++;
+          this.send(head, true);
           break;
         }
         this.inflight.shift();
@@ -296,6 +315,7 @@ export class Producer {
     } finally {
       this.settling = false;
     }
+    this.recovering = this.inflight.some((b) => (b.resent && b.settled === undefined) || (b.settled !== undefined && !b.settled.ok));
     this.pump();
   }
 

@@ -84,7 +84,8 @@ export class AppendSession {
 
   /** Writes one batch; resolves with its ack, in order with the others. */
   append(records: readonly AppendRecord[], matchSeqNum?: number): Promise<AppendAck> {
-    if (this.finished) return Promise.reject(this.endedWith ?? new SvcError('closed', 'the append session is closed'));
+    // Never written: definite, and worth sending on a new session.
+    if (this.finished) return Promise.reject(new SvcError('unavailable', 'the append session has ended; the batch was not sent'));
     return new Promise<AppendAck>((resolve, reject) => {
       this.pending.push({ records: records.length, resolve, reject });
       this.call.write({ batch: { records: records.map(toWireRecord), ...(matchSeqNum !== undefined ? { match_seq_num: matchSeqNum } : {}) } });
@@ -116,8 +117,12 @@ export class AppendSession {
       } else if (i > 0 && err.kind === 'auth_expired') {
         // At exp the server acknowledges everything it appended and drops the rest: not appended.
         p.reject(new SvcError('auth_expired', `append session ended before this batch was handled (${err.message})`, { grpcStatus: err.grpcStatus, cause: err }));
-      } else {
+      } else if (i === 0) {
         p.reject(new SvcError(err.kind, `${err.message}: the batch may or may not have been appended`, { grpcStatus: err.grpcStatus, ambiguous: true, cause: err }));
+      } else {
+        // The status belongs to an earlier batch (its tail or token says nothing about this one).
+        p.reject(new SvcError('unavailable', `append session ended before this batch was acknowledged (${err.message}): it may or may not have been appended`,
+          { grpcStatus: err.grpcStatus, ambiguous: true, cause: err }));
       }
     });
   }
