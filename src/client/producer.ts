@@ -242,7 +242,12 @@ export class Producer {
     if (this.opts.matchSeqNum === 'tail' && this.nextMatch === undefined) {
       this.matchReady ??= this.sink.checkTail().then(
         (t) => { this.nextMatch ??= t.seq_num; this.pump(); },
-        (err: unknown) => this.fail(err instanceof SvcError ? err : new SvcError('unknown', String(err))),
+        (err: unknown) => {
+          // A stream that does not exist yet starts at 0 (its bucket may create it on the first
+          // append; if not, that append says not_found).
+          if (err instanceof SvcError && err.kind === 'not_found') { this.nextMatch ??= 0; this.pump(); return; }
+          this.fail(err instanceof SvcError ? err : new SvcError('unknown', String(err), { cause: err }));
+        },
       );
       return;
     }
