@@ -48,6 +48,9 @@ export const bench: Command = {
     { name: 'mode', value: MODES.join('|'), help: 'how to append (default producer)' },
     { name: 'linger-ms', value: 'MS', help: 'producer linger (default 5)' },
     { name: 'batch-records-max', value: 'N', help: 'producer records per batch (default 1000)' },
+    { name: 'inflight-batches-max', value: 'N', help: 'producer window (default 8; 1 over HTTP without --match-seq-num)' },
+    { name: 'buffer-bytes-max', value: 'BYTES', help: 'producer backpressure bound (default 32 MiB); smaller shows ack latency without queueing' },
+    { name: 'match-seq-num', value: 'tail', help: 'pin batches with match_seq_num from the tail (HTTP pipelining, exact retries)' },
   ],
   async run(ctx) {
     const [text] = ctx.args.expect(1, 1, 'one stream address: svc://BUCKET/KEY');
@@ -56,6 +59,9 @@ export const bench: Command = {
     const size = ctx.args.int('record-bytes') ?? 100;
     const mode = (ctx.args.str('mode') ?? 'producer') as Mode;
     if (!MODES.includes(mode)) throw new UsageError(`--mode must be one of ${MODES.join(', ')}`);
+    const match = ctx.args.str('match-seq-num');
+    if (match !== undefined && match !== 'tail') throw new UsageError('--match-seq-num takes tail here');
+    const matchTail = match === 'tail';
     const c = ctx.client();
     const start = (await c.checkTail(addr)).seq_num;
 
@@ -85,6 +91,9 @@ export const bench: Command = {
       const opts = {
         ...(ctx.args.int('linger-ms') !== undefined ? { lingerMs: ctx.args.int('linger-ms')! } : {}),
         ...(ctx.args.int('batch-records-max') !== undefined ? { batchRecordsMax: ctx.args.int('batch-records-max')! } : {}),
+        ...(ctx.args.int('inflight-batches-max') !== undefined ? { inflightBatchesMax: ctx.args.int('inflight-batches-max')! } : {}),
+        ...(ctx.args.int('buffer-bytes-max') !== undefined ? { bufferBytesMax: ctx.args.int('buffer-bytes-max')! } : {}),
+        ...(matchTail ? { matchSeqNum: 'tail' as const } : {}),
       };
       const p = mode === 'grpc' ? (await ctx.grpcClient()).producer(addr, opts) : c.producer(addr, opts);
       await produce(p, n, size, ack);
@@ -100,7 +109,7 @@ export const bench: Command = {
     const readS = (performance.now() - t1) / 1000;
 
     const result = {
-      mode, records: n, record_bytes: size,
+      mode, records: n, record_bytes: size, match_seq_num: matchTail,
       append: { seconds: +appendS.toFixed(3), records_per_s: Math.round(n / appendS), mb_per_s: +((n * size) / appendS / 1e6).toFixed(2) },
       ack_latency: pct(ack),
       end_to_end_latency: { ...pct(e2e), delivered, complete: got === 'ok' },
@@ -108,7 +117,7 @@ export const bench: Command = {
     };
     if (ctx.json) { await ctx.out.line(JSON.stringify(result)); return; }
     const lat = (l: { p50_ms: number; p90_ms: number; p99_ms: number; max_ms: number }): string => `p50 ${l.p50_ms} ms  p90 ${l.p90_ms} ms  p99 ${l.p99_ms} ms  max ${l.max_ms} ms`;
-    await ctx.out.line(`mode ${mode}: ${n} records of ${size} bytes`);
+    await ctx.out.line(`mode ${mode}${matchTail ? ' (match_seq_num)' : ''}: ${n} records of ${size} bytes`);
     await ctx.out.line(`append      ${result.append.records_per_s} rec/s  ${result.append.mb_per_s} MB/s  (${result.append.seconds} s)`);
     await ctx.out.line(`ack         ${lat(result.ack_latency)}`);
     await ctx.out.line(`end-to-end  ${lat(result.end_to_end_latency)}${got === 'ok' ? '' : `  (only ${delivered} delivered)`}`);
