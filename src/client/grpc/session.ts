@@ -28,6 +28,10 @@ const DEFINITE_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'resource_exhausted', 'trimmed', 'unimplemented',
 ]);
 
+/** Batches one session keeps unacknowledged before `append` waits: the server's own bound
+ *  (APPEND_SESSION_INFLIGHT_BATCHES_MAX), past which it stops reading anyway. */
+export const SESSION_INFLIGHT_BATCHES_MAX = 1024;
+
 interface Pending {
   records: number;
   resolve(a: AppendAck): void;
@@ -46,6 +50,7 @@ function position(p: { seq_num?: number | string | { toString(): string }; times
 
 export class AppendSession {
   private readonly pending: Pending[] = [];
+  private readonly roomWaiters: (() => void)[] = [];
   private endedWith: SvcError | undefined;
   private finished = false;
   private readonly closedPromise: Promise<void>;
@@ -61,6 +66,7 @@ export class AppendSession {
         return;
       }
       p.resolve({ start: position(msg.start), end: position(msg.end), tail: position(msg.tail) });
+      this.roomWaiters.shift()?.();
     });
     // grpc-js reports the final status once every message was delivered: 'status' always, 'error'
     // as well when it is not OK (both are handled; the first one counts).
@@ -82,11 +88,15 @@ export class AppendSession {
     return this.pending.length;
   }
 
-  /** Writes one batch; resolves with its ack, in order with the others. */
-  append(records: readonly AppendRecord[], matchSeqNum?: number): Promise<AppendAck> {
+  /** Writes one batch (after waiting for room when SESSION_INFLIGHT_BATCHES_MAX are unacknowledged);
+   *  resolves with its ack, in order with the others. */
+  async append(records: readonly AppendRecord[], matchSeqNum?: number): Promise<AppendAck> {
+    while (this.pending.length >= SESSION_INFLIGHT_BATCHES_MAX && !this.finished) {
+      await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
+    }
     // Never written: definite, and worth sending on a new session.
-    if (this.finished) return Promise.reject(new SvcError('unavailable', 'the append session has ended; the batch was not sent'));
-    return new Promise<AppendAck>((resolve, reject) => {
+    if (this.finished) throw new SvcError('unavailable', 'the append session has ended; the batch was not sent');
+    return await new Promise<AppendAck>((resolve, reject) => {
       this.pending.push({ records: records.length, resolve, reject });
       this.call.write({ batch: { records: records.map(toWireRecord), ...(matchSeqNum !== undefined ? { match_seq_num: matchSeqNum } : {}) } });
     });
@@ -108,6 +118,7 @@ export class AppendSession {
     if (this.finished) return;
     this.finished = true;
     this.endedWith = err;
+    for (const w of this.roomWaiters.splice(0)) w();
     const left = this.pending.splice(0);
     left.forEach((p, i) => {
       if (!err) {
