@@ -97,6 +97,11 @@ export const append: Command = {
         }
       }
       await producer.close();
+    } catch (err) {
+      // What did land, so the user knows where to resume (the failure itself is printed by main).
+      const last = producer.lastAck;
+      ctx.note(last ? `svc: acknowledged before the failure: records up to seq_num ${last.end.seq_num - 1}` : 'svc: no record was acknowledged');
+      throw err;
     } finally {
       progress.done();
     }
@@ -159,7 +164,7 @@ export const tail: Command = {
   details: [
     'Prints the last N records (default 10). With -f it keeps printing records as they commit, resuming',
     'after a dropped connection or a star restart exactly where it stopped (no record lost or repeated),',
-    'until interrupted.',
+    'until interrupted: SIGINT or SIGTERM ends it with exit code 0.',
   ].join('\n'),
   flags: [
     { name: 'lines', short: 'n', value: 'N', help: 'records before the tail to start with (default 10)' },
