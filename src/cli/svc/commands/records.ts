@@ -100,7 +100,7 @@ export const append: Command = {
     } catch (err) {
       // What did land, so the user knows where to resume (the failure itself is printed by main).
       const last = producer.lastAck;
-      ctx.note(last ? `svc: acknowledged before the failure: records up to seq_num ${last.end.seq_num - 1}` : 'svc: no record was acknowledged');
+      if (last) ctx.note(`svc: acknowledged before the failure: records up to seq_num ${last.end.seq_num - 1}`);
       throw err;
     } finally {
       progress.done();
