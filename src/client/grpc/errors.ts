@@ -1,0 +1,43 @@
+// A gRPC failure as an SvcError: the status code and the typed details of the svc.v1 schema
+// (SequenceDetail with OUT_OF_RANGE, FenceDetail with FAILED_PRECONDITION), unpacked from the
+// `grpc-status-details-bin` trailer.
+
+import type * as grpc from '@grpc/grpc-js';
+import { decodeRpcStatus, STATUS_DETAILS_KEY } from '../../api/grpc/rpc-status.ts';
+import { loadSvcProto } from '../../api/grpc/proto.ts';
+import { SvcError, kindOfGrpc } from '../errors.ts';
+import type { Position } from '../types.ts';
+
+interface StatusLike { code?: number; details?: string; message?: string; metadata?: grpc.Metadata }
+
+function detailsOf(err: StatusLike): { tail?: Position; fencingToken?: string } {
+  const raw = err.metadata?.get(STATUS_DETAILS_KEY)[0];
+  if (raw === undefined) return {};
+  try {
+    const status = decodeRpcStatus(typeof raw === 'string' ? Buffer.from(raw, 'base64') : raw);
+    const { sequenceDetail, fenceDetail } = loadSvcProto();
+    const out: { tail?: Position; fencingToken?: string } = {};
+    for (const d of status.details) {
+      if (d.type_url.endsWith('/svc.v1.SequenceDetail')) {
+        const t = sequenceDetail.deserialize(Buffer.from(d.value)).tail;
+        if (t) out.tail = { seq_num: Number(t.seq_num), timestamp_ms: Number(t.timestamp_ms) };
+      }
+      if (d.type_url.endsWith('/svc.v1.FenceDetail')) out.fencingToken = fenceDetail.deserialize(Buffer.from(d.value)).fencing_token;
+    }
+    return out;
+  } catch {
+    return {}; // a malformed trailer leaves the bare status
+  }
+}
+
+/** `ambiguous`: the call may have taken effect (decided by the caller, who knows what it sent). */
+export function fromGrpcError(err: unknown, what: string, ambiguous: boolean): SvcError {
+  if (err instanceof SvcError) return err;
+  const e = (err ?? {}) as StatusLike;
+  if (typeof e.code !== 'number') return new SvcError('unknown', `${what}: ${String(err)}`, { ambiguous, cause: err });
+  const detail = detailsOf(e);
+  const kind = kindOfGrpc(e.code, detail);
+  return new SvcError(kind, `${what}: ${e.details || e.message || `gRPC status ${e.code}`}`, {
+    grpcStatus: e.code, ambiguous, ...detail, cause: err,
+  });
+}
