@@ -216,14 +216,14 @@ test('token and credentials under jwt auth (gRPC admin plane)', async () => {
   const secured = await Star.start({
     grpc: true,
     args: ['--auth', 'jwt', '--insecure-auth', '--root-key-id', 'ck_root'],
-    env: { SVCD_JWT_HMAC_SECRET: 'a-test-secret-of-at-least-32-bytes!!', SVCD_ROOT_SECRET: 'root-pw' },
+    env: { SVCD_JWT_HMAC_SECRET: 'a-test-secret-of-at-least-32-bytes!!', SVCD_ROOT_SECRET: 'root-password-for-the-svc-cli-tests-0123' },
   });
   try {
     const env = { SVC_URL: secured.url, SVC_GRPC: secured.grpcAddress! };
     const denied = await svc(['ls'], { env });
     assert.equal(denied.code, EXIT.REFUSED);
     assert.match(denied.err, /401/);
-    const admin = ok(await svc(['token', '--key-id', 'ck_root', '--scope', 'svc:admin'], { env: { ...env, SVC_SECRET: 'root-pw' } }), 'token').out.trim();
+    const admin = ok(await svc(['token', '--key-id', 'ck_root', '--scope', 'svc:admin'], { env: { ...env, SVC_SECRET: 'root-password-for-the-svc-cli-tests-0123' } }), 'token').out.trim();
     const asAdmin = { ...env, SVC_TOKEN: admin };
     ok(await svc(['ls'], { env: asAdmin }), 'ls with the token');
     const created = JSON.parse(ok(await svc(['credentials', 'create', '--scope', 'svc:read:*:*', '--key-id', 'ck_reader', '--json'], { env: asAdmin }), 'credentials create').out);

@@ -8,7 +8,7 @@ import { ExchangeTokenSource, SvcClient, SvcError, type SubscriptionEvent } from
 import { GrpcClient } from '../../src/client/grpc/index.ts';
 import { Star, text, uniq, waitFor } from './kit.ts';
 
-const ROOT = { keyId: 'ck_root', secret: 'root-secret-for-tests' };
+const ROOT = { keyId: 'ck_root', secret: 'root-secret-for-the-client-tests-0123456789' };
 let star: Star;
 let anon: SvcClient;
 let admin: SvcClient;
