@@ -38,6 +38,10 @@ export interface SseOutcome {
   ackHist: Histogram;
   serverCpuPct: number;
   clientCpuPct: number;
+  /** svcd's CPU (all threads) from the first append until the swarm had every delivery. */
+  serverCpuMs: number;
+  /** The 1-minute load average when the case ended (2 cores: above ~3, others shared the box). */
+  loadAvg1: number;
 }
 
 export interface Report {
