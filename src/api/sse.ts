@@ -10,6 +10,10 @@
 // appends are read and acked between slices. A subscriber that is behind by several batches by its
 // turn gets them all in one corked write (one syscall), so the cost per batch falls as load rises.
 // Heartbeats every 15 s; a consumer that has not drained for 60 s is cut off.
+//
+// uWS's own publish/subscribe (one buffer to many sockets natively) does not fit: in uWS.js 20.30
+// topics exist only on WebSockets (WebSocket.subscribe, App.publish); an HttpResponse, which an
+// event stream is, cannot join one. So the bytes are shared, and each socket still gets its write.
 
 import { SSE_COALESCE_BYTES_MAX, SSE_HEARTBEAT_MS, SSE_SOCKETS_PER_TURN_MAX, SSE_STALL_MS } from '../config/limits.ts';
 import { asServiceError } from '../core/errors.ts';
@@ -48,7 +52,7 @@ export interface SsePumpOptions {
 }
 
 /** A pump the fan-out can run: one turn writes what its subscriber has at hand. */
-interface Runnable {
+export interface Runnable {
   queued: boolean;
   run(): void;
 }
@@ -58,7 +62,10 @@ interface Runnable {
  * per open subscription: bounded by SUBSCRIPTIONS_PER_STAR_MAX and the per-host SSE connection cap.
  * FIFO, so a pump that goes again after a full write waits behind every other ready subscriber.
  */
-class FanOut {
+export class FanOut {
+  /** Runnables served per turn: SSE_SOCKETS_PER_TURN_MAX (a test may pass a smaller bound). */
+  constructor(private readonly perTurnMax: number = SSE_SOCKETS_PER_TURN_MAX) {}
+
   private queue: (Runnable | undefined)[] = [];
   private head = 0;
   private scheduled = false;
@@ -79,7 +86,7 @@ class FanOut {
 
   private readonly turn = (): void => {
     this.scheduled = false;
-    const end = Math.min(this.queue.length, this.head + SSE_SOCKETS_PER_TURN_MAX);
+    const end = Math.min(this.queue.length, this.head + this.perTurnMax);
     while (this.head < end) {
       const p = this.queue[this.head];
       this.queue[this.head++] = undefined;
@@ -157,7 +164,7 @@ export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts:
       sink.onWritable(() => { stalledSince = 0; fanOut.enqueue(pump); });
       return;
     }
-    if (sub.atTail && sub.onReady && sub.atTail()) sub.onReady(() => fanOut.enqueue(pump));
+    if (sub.atTail && sub.onReady && sub.atTail()) sub.onReady(ready);
     else fanOut.enqueue(pump); // more at hand, a history read, or an error for next() to raise
   };
   // The slow path: a read from history or settled segments, a generic Subscription, or an error.
@@ -179,9 +186,11 @@ export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts:
       if (ended || sink.closed) return;
       const b = sub.poll?.();
       if (b) writeFrames(b);
-      else if (sub.atTail && sub.onReady && sub.atTail()) sub.onReady(() => fanOut.enqueue(pump));
+      else if (sub.atTail && sub.onReady && sub.atTail()) sub.onReady(ready);
       else void slow();
     },
   };
+  // One callback for every wait at the tail (no closure per batch).
+  const ready = (): void => fanOut.enqueue(pump);
   fanOut.enqueue(pump);
 }

@@ -31,6 +31,7 @@ export class LiveSubscription implements Subscription {
   private closed = false;
   /** The one tail waiter this subscription has registered (next()'s promise or onReady's callback). */
   private wake: (() => void) | undefined;
+  private readyCb: (() => void) | undefined;
 
   constructor(
     private readonly st: StreamState,
@@ -94,13 +95,18 @@ export class LiveSubscription implements Subscription {
   /** Calls `cb` once, the next time the stream's tail moves (or it is deleted, trimmed or this
    *  subscription closes). One wait at a time, like next(). */
   onReady(cb: () => void): void {
-    const w = (): void => {
-      this.wake = undefined;
-      cb();
-    };
-    this.wake = w;
-    this.st.addWaiter(w);
+    this.readyCb = cb;
+    this.wake = this.fireReady;
+    this.st.addWaiter(this.fireReady);
   }
+
+  /** The tail waiter onReady registers: one function per subscription, not one per wait. */
+  private readonly fireReady = (): void => {
+    const cb = this.readyCb;
+    this.wake = undefined;
+    this.readyCb = undefined;
+    cb?.();
+  };
 
   private async fetch(): Promise<SubscriptionBatch> {
     const st = this.st;

@@ -34,7 +34,7 @@ class RawSub {
   private head = '';
   private headDone = false;
   /** Raw bytes not yet de-chunked, and de-chunked text not yet a whole frame. */
-  private raw = Buffer.alloc(0);
+  private raw: Buffer = Buffer.alloc(0);
   private text = '';
   private waiters: (() => void)[] = [];
 
