@@ -66,7 +66,7 @@ export async function runSse(cfg: BenchConfig, report: Report, log: (s: string) 
         delivered: res.delivered, expected: res.expected, complete: res.complete, outOfOrder: res.outOfOrder, duplicates: res.duplicates,
         disconnects: res.disconnects, beforeAck: res.beforeAck,
         fromAck: decodeHistogram(res.fromAck), fromSend: decodeHistogram(res.fromSend), ackHist,
-        serverCpuPct, clientCpuPct: res.clientCpuPct, serverCpuMs, loadAvg1: loadavg()[0],
+        serverCpuPct, clientCpuPct: res.clientCpuPct, serverCpuMs, loadAvg1: loadavg()[0], appendErrors: prod.errors,
       };
     } finally {
       await swarm.stop();

@@ -60,14 +60,14 @@ export function sseTable(r: Report): string {
   const a = s.fromAck;
   const rows = [[
     `${int(s.connected)}/${int(s.subscribers)}`, `${s.batches} × ${s.recordsPerBatch} × ${s.recordBytes} B at ${s.batchesPerS}/s`,
-    `${int(s.delivered)}/${int(s.expected)}`, int(s.expected - s.delivered), int(s.complete), int(s.duplicates), int(s.outOfOrder), int(s.disconnects),
+    `${int(s.delivered)}/${int(s.expected)}`, int(s.expected - s.delivered), int(s.appendErrors), int(s.complete), int(s.duplicates), int(s.outOfOrder), int(s.disconnects),
     ms(pctMs(a, 50)), ms(pctMs(a, 90)), ms(pctMs(a, 99)), ms(pctMs(a, 99.9)), ms(maxMs(a)),
     ms(pctMs(s.fromSend, 50)), ms(pctMs(s.fromSend, 99)), `${ms(pctMs(s.ackHist, 50))} / ${ms(pctMs(s.ackHist, 99))}`,
     int(s.beforeAck), int(s.serverCpuPct), fix((s.serverCpuMs * 1000) / Math.max(1, s.delivered), 2),
     fix(s.serverCpuMs / Math.max(1, s.batches), 1), int(s.clientCpuPct), fix(s.loadAvg1, 1),
   ]];
   return table([
-    'subscribed', 'batches', 'delivered', 'missing', 'complete subs', 'duplicates', 'reordered', 'disconnects',
+    'subscribed', 'batches', 'delivered', 'missing', 'appends failed', 'complete subs', 'duplicates', 'reordered', 'disconnects',
     'from ack p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'from send p50 ms', 'from send p99 ms', 'producer ack p50/p99 ms',
     'arrived before ack', 'svcd CPU %', 'svcd CPU µs/delivery', 'svcd CPU ms/batch', 'swarm CPU %', 'load avg 1 min',
   ], rows) + '\n\nDelay from ack = receipt − the moment the producer read the append\'s answer, 0 when the frame arrived first '
