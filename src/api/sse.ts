@@ -113,6 +113,10 @@ const fanOut = new FanOut();
 export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts: SsePumpOptions = {}): void {
   let ended = false;
   let stalledSince = 0;
+  /** A heartbeat is owed: written on the pump's next turn. */
+  let hbDue = false;
+  /** A next() is pending (the slow path): poll() must not run meanwhile. */
+  let slowPending = false;
   let expiry: ReturnType<typeof setTimeout> | undefined;
   const finish = (tail?: string, hard = false): void => {
     if (ended) return;
@@ -133,7 +137,9 @@ export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts:
   const stallMs = opts.stallMs ?? SSE_STALL_MS;
   const hb = setInterval(() => {
     if (stalledSince && Date.now() - stalledSince >= stallMs) { finish(undefined, true); return; }
-    if (!stalledSince) sink.write(': hb\n\n');
+    // The heartbeat is written on the pump's turn, so thousands of subscribers' timers firing
+    // together are served in bounded slices like any other write.
+    if (!stalledSince) { hbDue = true; fanOut.enqueue(pump); }
   }, Math.min(hbMs, stallMs));
   // Timers hold at most 2^31-1 ms (about 24.8 days): a later exp re-arms until it is in reach.
   const armExpiry = (at: number): void => {
@@ -149,6 +155,7 @@ export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts:
     // Frames already committed go out together in one corked write, up to SSE_COALESCE_BYTES_MAX.
     let ok = true;
     sink.cork(() => {
+      if (hbDue) { hbDue = false; sink.write(': hb\n\n'); }
       let bytes = 0;
       let b = first ?? sub.poll?.();
       while (b) {
@@ -170,12 +177,15 @@ export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts:
   // The slow path: a read from history or settled segments, a generic Subscription, or an error.
   const slow = async (): Promise<void> => {
     let batch: SubscriptionBatch;
+    slowPending = true;
     try {
       batch = await sub.next();
     } catch (err) {
       const e = asServiceError(err);
       finish(`event: error\ndata: ${JSON.stringify(e.toBody())}\n\n`);
       return;
+    } finally {
+      slowPending = false;
     }
     if (ended || sink.closed) return;
     writeFrames(batch);
@@ -184,8 +194,15 @@ export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts:
     queued: false,
     run() {
       if (ended || sink.closed) return;
+      if (slowPending || stalledSince) {
+        // Queued by a heartbeat while a read is pending (or the socket filled since): only the
+        // heartbeat, never a second reader of the subscription.
+        if (hbDue && !stalledSince) { hbDue = false; sink.write(': hb\n\n'); }
+        return;
+      }
       const b = sub.poll?.();
       if (b) writeFrames(b);
+      else if (hbDue) writeFrames(undefined);
       else if (sub.atTail && sub.onReady && sub.atTail()) sub.onReady(ready);
       else void slow();
     },
