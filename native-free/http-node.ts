@@ -146,6 +146,12 @@ class NodeExchange implements MeteredExchange {
     return {
       get closed() { return closed || res.destroyed; },
       write: (chunk) => !closed && res.write(chunk),
+      // node:http sends a corked response's chunks in one writev at uncork.
+      cork: (fn) => {
+        if (closed) { fn(); return; }
+        res.cork();
+        try { fn(); } finally { res.uncork(); }
+      },
       onWritable: (cb) => {
         const once = (): void => { res.off('drain', once); res.off('close', once); cb(); };
         res.on('drain', once);

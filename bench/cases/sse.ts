@@ -1,9 +1,10 @@
 // SSE fan-out: N subscribers (raw sockets in a child) on one stream; this process appends batches at
 // a steady rate and notes each ack; the swarm reports per-subscriber delay from the ack (and from
 // the send time carried in the first record) and whether every subscriber got every batch in order.
+import { loadavg } from 'node:os';
 import { startChild } from '../lib/child.ts';
 import type { BenchConfig } from '../lib/config.ts';
-import { cpuWindow } from '../lib/cpu.ts';
+import { cpuWindow, procCpuMs } from '../lib/cpu.ts';
 import { decodeHistogram } from '../lib/hist.ts';
 import { runPacedProducer } from '../lib/producer.ts';
 import type { Report } from '../lib/report.ts';
@@ -43,6 +44,9 @@ export async function runSse(cfg: BenchConfig, report: Report, log: (s: string) 
       log(`sse: ${ready.connected} subscribed; producing ${batches} batches at ${cfg.sseBatchesPerS}/s`);
 
       const cpu = cpuWindow(svcd.pid);
+      // CPU per delivery counts until the swarm has everything (deliveries that trail the last ack
+      // included): on this shared 2-core box it moves far less than wall-clock delays do.
+      const cpuMs0 = procCpuMs(svcd.pid);
       const prod = await runPacedProducer({
         host: svcd.host, port: svcd.port, path: `/v1/streams/${BUCKET}/${KEY}/records`, batches, batchesPerS: cfg.sseBatchesPerS, base,
         body: (i, sentRelNs) => sseBatchBody(SSE_MARK, i, sentRelNs, cfg.sseRecordsPerBatch, RECORD_BYTES),
@@ -55,13 +59,14 @@ export async function runSse(cfg: BenchConfig, report: Report, log: (s: string) 
       const r = await swarm.next<SwarmResult | { type: 'error'; message: string }>('result', 'error');
       if (r.type === 'error') throw new Error((r as { message: string }).message);
       const res = r as SwarmResult;
+      const serverCpuMs = procCpuMs(svcd.pid) - cpuMs0;
       report.sse = {
         subscribers: res.subscribers, connected: res.connected, batches, batchesPerS: cfg.sseBatchesPerS,
         recordsPerBatch: cfg.sseRecordsPerBatch, recordBytes: RECORD_BYTES,
         delivered: res.delivered, expected: res.expected, complete: res.complete, outOfOrder: res.outOfOrder, duplicates: res.duplicates,
         disconnects: res.disconnects, beforeAck: res.beforeAck,
         fromAck: decodeHistogram(res.fromAck), fromSend: decodeHistogram(res.fromSend), ackHist,
-        serverCpuPct, clientCpuPct: res.clientCpuPct,
+        serverCpuPct, clientCpuPct: res.clientCpuPct, serverCpuMs, loadAvg1: loadavg()[0], appendErrors: prod.errors,
       };
     } finally {
       await swarm.stop();

@@ -1,7 +1,9 @@
 // What a bench run does and for how long: BENCH_QUICK=1 is a ~1-minute smoke run, BENCH_ONLY picks
 // cases (comma-separated: floors, append, read, sse, peers), BENCH_CELLS picks append/echo cells
 // ("100/1/64,4096/100/16": record bytes/records per request/producers), BENCH_PROFILE=<dir> runs
-// the svcd children under --cpu-prof and writes their profiles there.
+// the svcd children under --cpu-prof and writes their profiles there. BENCH_SSE_SUBSCRIBERS sets the
+// SSE case's subscriber count (default 1000; issue 13's fan-out target is 4096), BENCH_SSE_MS its
+// measured window.
 
 export const CASES = ['floors', 'append', 'read', 'sse', 'peers'] as const;
 export type CaseName = (typeof CASES)[number];
@@ -51,11 +53,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
     readMeasureMs: quick ? 1000 : 3000,
     readFill100B: quick ? 100_000 : 300_000,
     readFill4KiB: quick ? 18_000 : 25_000,
-    sseSubscribers: 1000,
+    sseSubscribers: positiveInt(env.BENCH_SSE_SUBSCRIBERS, 'BENCH_SSE_SUBSCRIBERS') ?? 1000,
     sseBatchesPerS: 20,
-    sseDurationMs: quick ? 3000 : 10_000,
+    sseDurationMs: positiveInt(env.BENCH_SSE_MS, 'BENCH_SSE_MS') ?? (quick ? 3000 : 10_000),
     sseRecordsPerBatch: 10,
     profileDir: env.BENCH_PROFILE || undefined,
     cells: new Set((env.BENCH_CELLS ?? '').split(',').map((x) => x.trim()).filter(Boolean)),
   };
+}
+
+function positiveInt(raw: string | undefined, name: string): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name}: expected a positive integer, got ${raw}`);
+  return n;
 }

@@ -88,6 +88,9 @@ export class Http1Conn {
   }
 
   /** Sends one prebuilt request; cb runs once with its response. */
+  /** The connection closed or failed (the server's idle timeout closes one left unused). */
+  get closed(): boolean { return this.closedErr !== undefined; }
+
   send(req: Buffer, cb: ResponseCallback): void {
     if (this.closedErr) { cb(this.closedErr, undefined); return; }
     if (this.cb) throw new Error('Http1Conn: one request at a time');

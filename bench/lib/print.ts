@@ -60,18 +60,21 @@ export function sseTable(r: Report): string {
   const a = s.fromAck;
   const rows = [[
     `${int(s.connected)}/${int(s.subscribers)}`, `${s.batches} × ${s.recordsPerBatch} × ${s.recordBytes} B at ${s.batchesPerS}/s`,
-    `${int(s.delivered)}/${int(s.expected)}`, int(s.complete), int(s.duplicates), int(s.outOfOrder), int(s.disconnects),
+    `${int(s.delivered)}/${int(s.expected)}`, int(s.expected - s.delivered), int(s.appendErrors), int(s.complete), int(s.duplicates), int(s.outOfOrder), int(s.disconnects),
     ms(pctMs(a, 50)), ms(pctMs(a, 90)), ms(pctMs(a, 99)), ms(pctMs(a, 99.9)), ms(maxMs(a)),
     ms(pctMs(s.fromSend, 50)), ms(pctMs(s.fromSend, 99)), `${ms(pctMs(s.ackHist, 50))} / ${ms(pctMs(s.ackHist, 99))}`,
-    int(s.beforeAck), int(s.serverCpuPct), int(s.clientCpuPct),
+    int(s.beforeAck), int(s.serverCpuPct), fix((s.serverCpuMs * 1000) / Math.max(1, s.delivered), 2),
+    fix(s.serverCpuMs / Math.max(1, s.batches), 1), int(s.clientCpuPct), fix(s.loadAvg1, 1),
   ]];
   return table([
-    'subscribed', 'batches', 'delivered', 'complete subs', 'duplicates', 'reordered', 'disconnects',
+    'subscribed', 'batches', 'delivered', 'missing', 'appends failed', 'complete subs', 'duplicates', 'reordered', 'disconnects',
     'from ack p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'from send p50 ms', 'from send p99 ms', 'producer ack p50/p99 ms',
-    'arrived before ack', 'svcd CPU %', 'swarm CPU %',
+    'arrived before ack', 'svcd CPU %', 'svcd CPU µs/delivery', 'svcd CPU ms/batch', 'swarm CPU %', 'load avg 1 min',
   ], rows) + '\n\nDelay from ack = receipt − the moment the producer read the append\'s answer, 0 when the frame arrived first '
     + '("arrived before ack"). Delay from send = receipt − the send time carried in the batch. "reordered": batches sequenced in '
-    + 'another order than sent, because slow acks left several appends in flight.'
+    + 'another order than sent, because slow acks left several appends in flight. "producer ack" is the append round trip '
+    + 'while the fan-out runs. svcd CPU per delivery (all threads, from the first append until the last delivery) is the '
+    + 'figure to compare between runs on this shared 2-core machine: the delays move with the load average.'
     + `\n\nReference (${PEERS_SOURCE}): bare uWS broadcast to 1000 clients, delay p50 ${ms(BASELINE_SSE_UWS_1000.p50Ms)} ms, p99 ${ms(BASELINE_SSE_UWS_1000.p99Ms)} ms (${BASELINE_SSE_UWS_1000.note}).`;
 }
 

@@ -62,9 +62,15 @@ export async function runPacedProducer(spec: ProducerSpec): Promise<ProducerResu
     };
     const tick = (): void => {
       const i = idx;
-      const c = busy.indexOf(false);
+      const c = busy.findIndex((b, k) => !b && !conns[k]?.closed);
+      // An idle connection the server closed (uWS's 10 s idle timeout: fast acks leave the spares
+      // unused) is reopened before it is used, rather than counted as a failed append.
+      const dead = c >= 0 ? -1 : busy.findIndex((b, k) => !b && conns[k]?.closed);
       if (c >= 0) sendOn(c, i);
-      else if (conns.length < CONNS_MAX) {
+      else if (dead >= 0) {
+        busy[dead] = true;
+        Http1Conn.open(spec.host, spec.port).then((conn) => { conns[dead] = conn; sendOn(dead, i); }, (err: Error) => fail(err.message));
+      } else if (conns.length < CONNS_MAX) {
         const n = conns.length;
         busy.push(true);
         conns.push(undefined);

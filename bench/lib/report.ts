@@ -38,6 +38,13 @@ export interface SseOutcome {
   ackHist: Histogram;
   serverCpuPct: number;
   clientCpuPct: number;
+  /** Appends that failed or were skipped (the producer had CONNS_MAX unacked): their batches never
+   *  existed, so they show as missing for every subscriber without being the fan-out's fault. */
+  appendErrors: number;
+  /** svcd's CPU (all threads) from the first append until the swarm had every delivery. */
+  serverCpuMs: number;
+  /** The 1-minute load average when the case ended (2 cores: above ~3, others shared the box). */
+  loadAvg1: number;
 }
 
 export interface Report {

@@ -38,9 +38,15 @@ export function evaluateTargets(r: Report): TargetRow[] {
   const p99 = sse ? pctMs(sse.fromAck, 99) : NaN;
   const all = sse ? sse.complete === sse.subscribers && sse.delivered === sse.expected && sse.duplicates === 0 : false;
   rows.push({
-    target: 'SSE, 1000 subscribers: p99 ≤ 50 ms from ack (and every subscriber gets every batch)',
+    target: `SSE, ${sse ? int(sse.subscribers) : 'N'} subscribers on one stream: p99 ≤ 50 ms from ack (and every subscriber gets every batch once)`,
     measured: sse ? `p99 ${ms(p99)} ms; ${int(sse.complete)}/${int(sse.subscribers)} subscribers complete (${fix((sse.delivered / sse.expected) * 100, 2)} % delivered)` : 'not run',
     met: sse ? p99 <= 50 && all : undefined,
+  });
+  const ackP99 = sse ? pctMs(sse.ackHist, 99) : NaN;
+  rows.push({
+    target: 'appends during SSE fan-out: ack p99 ≤ 10 ms',
+    measured: sse ? `ack p99 ${ms(ackP99)} ms with ${int(sse.subscribers)} subscribers` : 'not run',
+    met: sse ? ackP99 <= 10 : undefined,
   });
   return rows;
 }

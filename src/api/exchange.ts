@@ -4,6 +4,8 @@
 export interface SseSink {
   /** Writes a chunk; false when the socket is backpressured (wait for onWritable). */
   write(chunk: string | Buffer): boolean;
+  /** Runs `fn` with the socket corked: the writes inside leave in one send. */
+  cork(fn: () => void): void;
   onWritable(cb: () => void): void;
   onClose(cb: () => void): void;
   end(): void;

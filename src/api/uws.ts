@@ -256,13 +256,22 @@ class UwsExchange implements MeteredExchange {
       w?.();
       return true;
     });
+    // Inside cork() the writes go straight to uWS's cork buffer (one send when it returns); outside,
+    // each write corks itself (uWS sends uncorked writes from JS one syscall at a time).
+    let corked = false;
     return {
       get closed() { return closed; },
       write(chunk) {
         if (closed) return false;
+        if (corked) return res.write(chunk);
         let ok = false;
         res.cork(() => { ok = res.write(chunk); });
         return ok;
+      },
+      cork(fn) {
+        if (closed || corked) { fn(); return; }
+        corked = true;
+        try { res.cork(fn); } finally { corked = false; }
       },
       onWritable(cb) { writable = cb; },
       onClose(cb) { closeCbs.push(cb); },

@@ -208,3 +208,10 @@ export const EXCHANGE_TOKEN_CONNECTIONS_DEFAULT = GATEWAY_CONNECTIONS_PER_SUB_DE
 export const SSE_BATCH_RECORDS_MAX = 1000;
 export const SSE_BATCH_BYTES_MAX = 1 * MiB;
 export const SSE_RETRY_AFTER_S = 1;
+/** The fan-out writes to at most this many subscriber sockets per event-loop turn, then yields
+ *  (setImmediate) so appends and their acks are read and answered between slices. One socket write
+ *  costs about 8–25 µs here, so a slice holds the loop for about 1–3 ms. */
+export const SSE_SOCKETS_PER_TURN_MAX = 128;
+/** A subscriber that is behind by several committed batches gets them in one corked write (one
+ *  syscall) up to this many bytes of frames; the rest waits for its next turn. */
+export const SSE_COALESCE_BYTES_MAX = 64 * KiB;

@@ -31,6 +31,11 @@ export interface Subscription {
   /** The cursor: the seq_num the next batch starts at. */
   readonly cursor: number;
   close(): void;
+  /** Optional promise-free fan-out path (LiveSubscription has it): a batch already committed in
+   *  memory, or undefined; whether the cursor is at the tail; a callback for when it moves. */
+  poll?(): SubscriptionBatch | undefined;
+  atTail?(): boolean;
+  onReady?(cb: () => void): void;
 }
 
 export interface SubscriptionBatch {

@@ -1,7 +1,9 @@
 // A live subscription: pull-paced (the transport asks for the next batch only when the previous one
 // is written), pending at the tail, ending with an error when the stream is deleted or trimmed under
 // the cursor. Subscribers caught up at the same position share one batch object, so a transport can
-// encode each committed batch once for all of them.
+// encode each committed batch once for all of them. Besides the promise-based next(), a fan-out can
+// drive it without a promise per batch: poll() hands over a batch already in memory synchronously,
+// atTail() says nothing is left but to wait, and onReady() registers a plain callback as the wait.
 
 import { SSE_BATCH_BYTES_MAX, SSE_BATCH_RECORDS_MAX } from '../config/limits.ts';
 import { forEachRecord } from '../storage/format/record-codec.ts';
@@ -27,7 +29,9 @@ function sharedBatch(b: MemBatch): SubscriptionBatch {
 
 export class LiveSubscription implements Subscription {
   private closed = false;
+  /** The one tail waiter this subscription has registered (next()'s promise or onReady's callback). */
   private wake: (() => void) | undefined;
+  private readyCb: (() => void) | undefined;
 
   constructor(
     private readonly st: StreamState,
@@ -59,13 +63,55 @@ export class LiveSubscription implements Subscription {
     }
   }
 
+  /** The committed in-memory batch that starts at the cursor, shared with every subscriber there,
+   *  or undefined when there is none whole in memory (a history read or an error is next()'s job). */
+  private memBatch(): SubscriptionBatch | undefined {
+    const st = this.st;
+    if (this.seq >= st.tail || this.seq < st.settledEnd) return undefined;
+    const i = st.memIndexOf(this.seq);
+    if (i < 0) return undefined;
+    const b = st.mem[i];
+    if (b.firstSeq !== this.seq || b.count > SSE_BATCH_RECORDS_MAX || b.frame.length > SSE_BATCH_BYTES_MAX) return undefined;
+    return sharedBatch(b);
+  }
+
+  /** The next batch when it is already committed in memory (the caught-up case), without a promise;
+   *  undefined otherwise: then atTail() tells waiting (onReady) from calling next(). Never call while
+   *  a next() is pending. */
+  poll(): SubscriptionBatch | undefined {
+    const st = this.st;
+    if (this.closed || st.deleted || this.seq < st.trimSeq) return undefined;
+    const b = this.memBatch();
+    if (b) this.seq = b.tail.seq_num;
+    return b;
+  }
+
+  /** True when the cursor is at the committed tail of a live stream: nothing to do but wait. */
+  atTail(): boolean {
+    const st = this.st;
+    return !this.closed && !st.deleted && this.seq >= st.trimSeq && this.seq >= st.tail;
+  }
+
+  /** Calls `cb` once, the next time the stream's tail moves (or it is deleted, trimmed or this
+   *  subscription closes). One wait at a time, like next(). */
+  onReady(cb: () => void): void {
+    this.readyCb = cb;
+    this.wake = this.fireReady;
+    this.st.addWaiter(this.fireReady);
+  }
+
+  /** The tail waiter onReady registers: one function per subscription, not one per wait. */
+  private readonly fireReady = (): void => {
+    const cb = this.readyCb;
+    this.wake = undefined;
+    this.readyCb = undefined;
+    cb?.();
+  };
+
   private async fetch(): Promise<SubscriptionBatch> {
     const st = this.st;
-    const i = this.seq >= st.settledEnd ? st.memIndexOf(this.seq) : -1;
-    if (i >= 0) {
-      const b = st.mem[i];
-      if (b.firstSeq === this.seq && b.count <= SSE_BATCH_RECORDS_MAX && b.frame.length <= SSE_BATCH_BYTES_MAX) return sharedBatch(b);
-    }
+    const mem = this.memBatch();
+    if (mem) return mem;
     const records = await this.reader.page(st, this.seq, { limit: SSE_BATCH_RECORDS_MAX, maxBytes: SSE_BATCH_BYTES_MAX });
     const last = records[records.length - 1];
     return { records, tail: last ? { seq_num: last.seq_num + 1, timestamp_ms: last.timestamp_ms } : st.tailPosition() };
@@ -74,9 +120,10 @@ export class LiveSubscription implements Subscription {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    if (this.wake) {
-      this.st.removeWaiter(this.wake);
-      this.wake();
+    const w = this.wake;
+    if (w) {
+      this.st.removeWaiter(w);
+      w();
     }
     this.onClose();
   }
