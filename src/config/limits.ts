@@ -208,3 +208,7 @@ export const EXCHANGE_TOKEN_CONNECTIONS_DEFAULT = GATEWAY_CONNECTIONS_PER_SUB_DE
 export const SSE_BATCH_RECORDS_MAX = 1000;
 export const SSE_BATCH_BYTES_MAX = 1 * MiB;
 export const SSE_RETRY_AFTER_S = 1;
+
+// --- Durable Streams surface (src/api/ds/limits.ts holds the rest) ----------------------------------
+/** A DS long-poll at the tail answers 204 after this long without data (--ds-long-poll-ms). */
+export const DS_LONG_POLL_MS = 20_000;

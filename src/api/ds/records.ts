@@ -1,0 +1,87 @@
+// How a DS stream is laid out as svcd records. Every record carries a `ds` header naming its kind:
+//   meta  — the first record (seq 0): content type, TTL or Expires-At, creation time. Written in the
+//           same batch as a PUT's initial body, so a stream is never seen half-created.
+//   data  — one message: the bytes of a byte/text stream (an append over DS_RECORD_CHUNK_BYTES_MAX is
+//           cut into several data records of one batch) or one JSON value of a JSON stream.
+//   close — the stream is closed; nothing may follow. Rides in the same batch as a final append.
+// The last record of an append's batch also carries the producer tuple (`ds-pid`, `ds-pe`, `ds-ps`)
+// and the writer's Stream-Seq (`ds-ss`), so the dedup state commits in the same durable write as the
+// data it deduplicates; the state is rebuilt from these headers after a restart. Records without a
+// `ds` header (written through svcd's own API) read as data.
+
+import type { Header, RecordInput, SequencedRecord } from '../../core/types.ts';
+
+export type RecordKind = 'meta' | 'data' | 'close';
+
+export interface DsMeta {
+  /** The content type as the creator sent it (answered back verbatim). */
+  contentType: string;
+  /** Stream-TTL in seconds (sliding: from the last read or write). */
+  ttlSeconds?: number;
+  /** Stream-Expires-At as the creator sent it, and its instant. */
+  expiresAt?: string;
+  expiresAtMs?: number;
+  createdAtMs: number;
+}
+
+export interface ProducerTuple {
+  id: string;
+  epoch: number;
+  seq: number;
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const h = (name: string, value: string): Header => ({ name: enc.encode(name), value: enc.encode(value) });
+
+export function headerOf(r: SequencedRecord, name: string): string | undefined {
+  for (const x of r.headers) {
+    if (x.name.length === name.length && dec.decode(x.name) === name) return dec.decode(x.value);
+  }
+  return undefined;
+}
+
+export function kindOf(r: SequencedRecord): RecordKind {
+  const k = headerOf(r, 'ds');
+  return k === 'meta' || k === 'close' ? k : 'data';
+}
+
+export function metaRecord(m: DsMeta): RecordInput {
+  const headers = [h('ds', 'meta'), h('ds-ct', m.contentType), h('ds-created', String(m.createdAtMs))];
+  if (m.ttlSeconds !== undefined) headers.push(h('ds-ttl', String(m.ttlSeconds)));
+  if (m.expiresAt !== undefined) headers.push(h('ds-exp', m.expiresAt));
+  return { headers, body: new Uint8Array(0) };
+}
+
+export function parseMeta(r: SequencedRecord): DsMeta | undefined {
+  if (kindOf(r) !== 'meta') return undefined;
+  const m: DsMeta = { contentType: headerOf(r, 'ds-ct') ?? 'application/octet-stream', createdAtMs: Number(headerOf(r, 'ds-created') ?? 0) };
+  const ttl = headerOf(r, 'ds-ttl');
+  if (ttl !== undefined) m.ttlSeconds = Number(ttl);
+  const exp = headerOf(r, 'ds-exp');
+  if (exp !== undefined) { m.expiresAt = exp; m.expiresAtMs = Date.parse(exp); }
+  return m;
+}
+
+export function dataRecord(body: Uint8Array): RecordInput {
+  return { headers: [h('ds', 'data')], body };
+}
+
+export function closeRecord(): RecordInput {
+  return { headers: [h('ds', 'close')], body: new Uint8Array(0) };
+}
+
+/** Stamps the batch's last record with the producer tuple and Stream-Seq (see the file comment). */
+export function stampLast(batch: RecordInput[], producer: ProducerTuple | undefined, streamSeq: string | undefined): void {
+  const last = batch[batch.length - 1];
+  if (producer) last.headers.push(h('ds-pid', producer.id), h('ds-pe', String(producer.epoch)), h('ds-ps', String(producer.seq)));
+  if (streamSeq !== undefined) last.headers.push(h('ds-ss', streamSeq));
+}
+
+export function producerOf(r: SequencedRecord): ProducerTuple | undefined {
+  const id = headerOf(r, 'ds-pid');
+  if (id === undefined) return undefined;
+  return { id, epoch: Number(headerOf(r, 'ds-pe')), seq: Number(headerOf(r, 'ds-ps')) };
+}
+
+export const streamSeqOf = (r: SequencedRecord): string | undefined => headerOf(r, 'ds-ss');
