@@ -4,6 +4,10 @@
 //   data  — one message: the bytes of a byte/text stream (an append over DS_RECORD_CHUNK_BYTES_MAX is
 //           cut into several data records of one batch) or one JSON value of a JSON stream.
 //   close — the stream is closed; nothing may follow. Rides in the same batch as a final append.
+//   pad   — a fork's stand-in for a record of its source that is not data (the source's meta or
+//           close), so the fork keeps its source's seq_nums and therefore its offsets (fork.ts).
+// A data record that continues the append before it (the second and later message or chunk of one
+// batch) carries `ds-cont`, so an append's extent is known again when a fork cuts one at a sub-offset.
 // The last record of an append's batch also carries the producer tuple (`ds-pid`, `ds-pe`, `ds-ps`)
 // and the writer's Stream-Seq (`ds-ss`), so the dedup state commits in the same durable write as the
 // data it deduplicates; the state is rebuilt from these headers after a restart. Records without a
@@ -11,7 +15,7 @@
 
 import type { Header, RecordInput, SequencedRecord } from '../../core/types.ts';
 
-export type RecordKind = 'meta' | 'data' | 'close';
+export type RecordKind = 'meta' | 'data' | 'close' | 'pad';
 
 export interface DsMeta {
   /** The content type as the creator sent it (answered back verbatim). */
@@ -22,6 +26,9 @@ export interface DsMeta {
   expiresAt?: string;
   expiresAtMs?: number;
   createdAtMs: number;
+  /** A fork: its source's path, the Stream-Fork-Offset asked ('' for the source's tail) and the
+   *  sub-offset (0 for none), kept so a repeated PUT is recognised as the same fork. */
+  fork?: { from: string; offset: string; sub: number };
 }
 
 export interface ProducerTuple {
@@ -43,13 +50,14 @@ export function headerOf(r: SequencedRecord, name: string): string | undefined {
 
 export function kindOf(r: SequencedRecord): RecordKind {
   const k = headerOf(r, 'ds');
-  return k === 'meta' || k === 'close' ? k : 'data';
+  return k === 'meta' || k === 'close' || k === 'pad' ? k : 'data';
 }
 
 export function metaRecord(m: DsMeta): RecordInput {
   const headers = [h('ds', 'meta'), h('ds-ct', m.contentType), h('ds-created', String(m.createdAtMs))];
   if (m.ttlSeconds !== undefined) headers.push(h('ds-ttl', String(m.ttlSeconds)));
   if (m.expiresAt !== undefined) headers.push(h('ds-exp', m.expiresAt));
+  if (m.fork) headers.push(h('ds-fork-from', m.fork.from), h('ds-fork-offset', m.fork.offset), h('ds-fork-sub', String(m.fork.sub)));
   return { headers, body: new Uint8Array(0) };
 }
 
@@ -60,11 +68,19 @@ export function parseMeta(r: SequencedRecord): DsMeta | undefined {
   if (ttl !== undefined) m.ttlSeconds = Number(ttl);
   const exp = headerOf(r, 'ds-exp');
   if (exp !== undefined) { m.expiresAt = exp; m.expiresAtMs = Date.parse(exp); }
+  const from = headerOf(r, 'ds-fork-from');
+  if (from !== undefined) m.fork = { from, offset: headerOf(r, 'ds-fork-offset') ?? '', sub: Number(headerOf(r, 'ds-fork-sub') ?? 0) };
   return m;
 }
 
-export function dataRecord(body: Uint8Array): RecordInput {
-  return { headers: [h('ds', 'data')], body };
+export function dataRecord(body: Uint8Array, continues = false): RecordInput {
+  return { headers: continues ? [h('ds', 'data'), h('ds-cont', '1')] : [h('ds', 'data')], body };
+}
+
+export const continuesAppend = (r: SequencedRecord): boolean => headerOf(r, 'ds-cont') !== undefined;
+
+export function padRecord(): RecordInput {
+  return { headers: [h('ds', 'pad')], body: new Uint8Array(0) };
 }
 
 export function closeRecord(): RecordInput {

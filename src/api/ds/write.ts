@@ -14,6 +14,7 @@ import { formatOffset } from './offsets.ts';
 import { judgeProducer, parseProducer } from './producer.ts';
 import { closeRecord, dataRecord, metaRecord, stampLast, type DsMeta } from './records.ts';
 import { applyRecord, expired, type DsState, type DsStates } from './state.ts';
+import { forkMeta, forkRecords, parseForkAsk } from './fork.ts';
 
 export interface DsAnswer {
   status: number;
@@ -94,17 +95,20 @@ function stateHeaders(st: DsState): HeaderList {
 }
 
 export async function createStream(c: WriteCtx): Promise<DsAnswer> {
-  const meta = parseMetaHeaders(c);
+  const ask = parseForkAsk(c.header);
+  const own = parseMetaHeaders(c);
   const closing = c.header('stream-closed') === 'true';
-  const messages = c.body.length > 0 ? messagesOf(c.body, meta.contentType, true) : [];
   await c.states.ensureBucket();
   return c.states.lane(c.key, async () => {
+    const meta = ask ? forkMeta(c, await liveState(c.svc, c.states, ask.sourceKey, c.nowMs), ask, own) : own;
+    const messages = c.body.length > 0 ? messagesOf(c.body, meta.contentType, true) : [];
     let st = await c.states.get(c.key);
     if (st?.meta && expired(st, c.nowMs)) { await removeStream(c.svc, c.states, c.key); st = undefined; }
     if (st?.meta) {
-      if (!sameConfig(st.meta, meta)) throw dsConflict('the stream exists with another configuration');
+      if (!sameConfig(st.meta, meta) || (ask && !sameFork(st.meta.fork, ask.fork))) throw dsConflict('the stream exists with another configuration');
       return { status: 200, headers: [['Content-Type', st.meta.contentType], ...stateHeaders(st)], body: '' };
     }
+    const copied = ask ? await forkRecords(c, ask, meta.contentType) : [];
     if (!st) {
       try {
         await c.svc.createStream(c.states.bucket, c.key, {});
@@ -114,12 +118,15 @@ export async function createStream(c: WriteCtx): Promise<DsAnswer> {
       st = await c.states.get(c.key);
       if (!st) throw new ServiceError('unavailable', 'the stream vanished while being created; retry');
     }
-    const batch = [metaRecord(meta), ...messages.map(dataRecord), ...(closing ? [closeRecord()] : [])];
+    // The meta record, a fork's copy and the initial body are one batch: one durable write.
+    const batch = [metaRecord(meta), ...copied, ...messages.map((m, i) => dataRecord(m, i > 0)), ...(closing ? [closeRecord()] : [])];
     await commit(c, st, batch);
     st.lastAccessMs = c.nowMs;
     return { status: 201, headers: [['Content-Type', meta.contentType], ['Location', c.url], ...stateHeaders(st)], body: '' };
   });
 }
+
+const sameFork = (a: DsMeta['fork'], b: DsMeta['fork']): boolean => a?.from === b?.from && a?.offset === b?.offset && a?.sub === b?.sub;
 
 export async function appendStream(c: WriteCtx): Promise<DsAnswer> {
   const closing = c.header('stream-closed') === 'true';
@@ -156,7 +163,7 @@ export async function appendStream(c: WriteCtx): Promise<DsAnswer> {
     if (producer && !st.producers.has(producer.id) && st.producers.size >= DS_PRODUCERS_PER_STREAM_MAX) {
       throw dsError('resource_exhausted', `a stream remembers at most ${DS_PRODUCERS_PER_STREAM_MAX} producers`);
     }
-    const batch = [...messages.map(dataRecord), ...(closing ? [closeRecord()] : [])];
+    const batch = [...messages.map((m, i) => dataRecord(m, i > 0)), ...(closing ? [closeRecord()] : [])];
     stampLast(batch, producer, streamSeq);
     await commit(c, st, batch);
     st.lastAccessMs = c.nowMs;
