@@ -46,7 +46,7 @@ export function parseForkAsk(header: (n: string) => string | undefined): ForkAsk
 }
 
 /** `/v1/stream/x`, `/ds/v1/stream/x` or a full URL naming one: the source's key. */
-function sourceKeyOf(from: string): string {
+export function sourceKeyOf(from: string): string {
   let path = from;
   if (/^https?:\/\//i.test(path)) {
     try { path = new URL(path).pathname; } catch { throw dsInvalid('Stream-Forked-From is not a stream path'); }

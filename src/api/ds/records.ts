@@ -6,6 +6,8 @@
 //   close — the stream is closed; nothing may follow. Rides in the same batch as a final append.
 //   pad   — a fork's stand-in for a record of its source that is not data (the source's meta or
 //           close), so the fork keeps its source's seq_nums and therefore its offsets (fork.ts).
+//   ref   — a fork of this stream was made (`ds-ref: +1`) or deleted (`-1`); `ds-child` names it.
+//   gone  — the stream was deleted while forks of it lived: it answers 410 until the last goes.
 // A data record that continues the append before it (the second and later message or chunk of one
 // batch) carries `ds-cont`, so an append's extent is known again when a fork cuts one at a sub-offset.
 // The last record of an append's batch also carries the producer tuple (`ds-pid`, `ds-pe`, `ds-ps`)
@@ -15,7 +17,7 @@
 
 import type { Header, RecordInput, SequencedRecord } from '../../core/types.ts';
 
-export type RecordKind = 'meta' | 'data' | 'close' | 'pad';
+export type RecordKind = 'meta' | 'data' | 'close' | 'pad' | 'ref' | 'gone';
 
 export interface DsMeta {
   /** The content type as the creator sent it (answered back verbatim). */
@@ -50,7 +52,7 @@ export function headerOf(r: SequencedRecord, name: string): string | undefined {
 
 export function kindOf(r: SequencedRecord): RecordKind {
   const k = headerOf(r, 'ds');
-  return k === 'meta' || k === 'close' || k === 'pad' ? k : 'data';
+  return k === 'meta' || k === 'close' || k === 'pad' || k === 'ref' || k === 'gone' ? k : 'data';
 }
 
 export function metaRecord(m: DsMeta): RecordInput {
@@ -101,3 +103,16 @@ export function producerOf(r: SequencedRecord): ProducerTuple | undefined {
 }
 
 export const streamSeqOf = (r: SequencedRecord): string | undefined => headerOf(r, 'ds-ss');
+
+export function refRecord(child: string, delta: 1 | -1): RecordInput {
+  return { headers: [h('ds', 'ref'), h('ds-child', child), h('ds-ref', delta > 0 ? '+1' : '-1')], body: new Uint8Array(0) };
+}
+
+export function refOf(r: SequencedRecord): { child: string; delta: 1 | -1 } | undefined {
+  const child = headerOf(r, 'ds-child');
+  return child === undefined ? undefined : { child, delta: headerOf(r, 'ds-ref') === '-1' ? -1 : 1 };
+}
+
+export function goneRecord(): RecordInput {
+  return { headers: [h('ds', 'gone')], body: new Uint8Array(0) };
+}

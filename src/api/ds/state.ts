@@ -9,7 +9,7 @@ import { ServiceError } from '../../core/errors.ts';
 import type { StreamService } from '../../core/service-api.ts';
 import type { SequencedRecord } from '../../core/types.ts';
 import { DS_LANE_WAITERS_MAX, DS_SCAN_PAGE_BYTES_MAX, DS_READ_RECORDS_MAX, DS_STATE_CACHE_STREAMS_MAX } from './limits.ts';
-import { kindOf, parseMeta, producerOf, streamSeqOf, type DsMeta, type ProducerTuple } from './records.ts';
+import { kindOf, parseMeta, producerOf, refOf, streamSeqOf, type DsMeta, type ProducerTuple } from './records.ts';
 
 export interface ProducerState {
   epoch: number;
@@ -29,6 +29,10 @@ export interface DsState {
   closedBy: ProducerTuple | undefined;
   producers: Map<string, ProducerState>;
   streamSeq: string | undefined;
+  /** Forks of this stream still alive (their keys), from its ref records. */
+  children: Set<string>;
+  /** Deleted while forks lived: 410 until the last fork goes, then removed. */
+  gone: boolean;
   /** Sliding TTL: last read or write (HEAD does not count), in ms. */
   lastAccessMs: number;
 }
@@ -85,7 +89,7 @@ export class DsStates {
   /** Rebuilds a stream's state from its records, page by page. */
   private async load(key: string, streamId: string): Promise<DsState> {
     const state: DsState = {
-      streamId, meta: undefined, tail: 0, closed: false, closedBy: undefined, producers: new Map(), streamSeq: undefined, lastAccessMs: this.nowMs(),
+      streamId, meta: undefined, tail: 0, closed: false, closedBy: undefined, producers: new Map(), streamSeq: undefined, children: new Set(), gone: false, lastAccessMs: this.nowMs(),
     };
     let next = 0;
     for (;;) {
@@ -126,6 +130,12 @@ export function applyRecord(state: DsState, r: SequencedRecord): void {
   const ss = streamSeqOf(r);
   if (ss !== undefined) state.streamSeq = ss;
   if (kind === 'close') { state.closed = true; state.closedBy = p; }
+  if (kind === 'gone') state.gone = true;
+  if (kind === 'ref') {
+    const ref = refOf(r);
+    if (ref?.delta === 1) state.children.add(ref.child);
+    else if (ref) state.children.delete(ref.child);
+  }
   if (r.seq_num + 1 > state.tail) state.tail = r.seq_num + 1;
 }
 

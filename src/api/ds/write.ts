@@ -12,9 +12,9 @@ import type { HeaderList } from './headers.ts';
 import { DS_PRODUCERS_PER_STREAM_MAX } from './limits.ts';
 import { formatOffset } from './offsets.ts';
 import { judgeProducer, parseProducer } from './producer.ts';
-import { closeRecord, dataRecord, metaRecord, stampLast, type DsMeta } from './records.ts';
+import { closeRecord, dataRecord, goneRecord, metaRecord, refRecord, stampLast, type DsMeta } from './records.ts';
 import { applyRecord, expired, type DsState, type DsStates } from './state.ts';
-import { forkMeta, forkRecords, parseForkAsk } from './fork.ts';
+import { forkMeta, forkRecords, parseForkAsk, sourceKeyOf } from './fork.ts';
 
 export interface DsAnswer {
   status: number;
@@ -41,11 +41,33 @@ const RFC3339_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{
 export async function liveState(svc: StreamService, states: DsStates, key: string, nowMs: number): Promise<DsState> {
   const st = await states.get(key);
   if (!st || !st.meta) throw dsNotFound();
+  if (st.gone) throw dsError('trimmed', 'the stream was deleted; forks of it remain');
   if (expired(st, nowMs)) {
     await removeStream(svc, states, key);
+    if (st.meta.fork) await release(svc, states, sourceKeyOf(st.meta.fork.from), key);
     throw dsNotFound('stream expired');
   }
   return st;
+}
+
+/** A fork `child` of `parent` is gone: drop its ref; a deleted parent whose last fork that was is
+ *  removed, and so on up the chain. Each step runs on that stream's lane. */
+async function release(svc: StreamService, states: DsStates, parentKey: string, childKey: string): Promise<void> {
+  let parent: string | undefined = parentKey;
+  let child = childKey;
+  while (parent !== undefined) {
+    const key: string = parent;
+    const up: string | undefined = await states.lane(key, async () => {
+      const st = await states.get(key);
+      if (!st?.meta || !st.children.has(child)) return undefined;
+      await commit({ svc, states, key }, st, [refRecord(child, -1)]);
+      if (!st.gone || st.children.size > 0) return undefined;
+      await removeStream(svc, states, key);
+      return st.meta.fork ? sourceKeyOf(st.meta.fork.from) : undefined;
+    });
+    child = key;
+    parent = up;
+  }
 }
 
 async function removeStream(svc: StreamService, states: DsStates, key: string): Promise<void> {
@@ -58,7 +80,7 @@ async function removeStream(svc: StreamService, states: DsStates, key: string): 
 }
 
 /** Appends a batch at the state's tail and folds it into the state. */
-async function commit(c: WriteCtx, st: DsState, batch: RecordInput[]): Promise<AppendAck> {
+async function commit(c: Pick<WriteCtx, 'svc' | 'states' | 'key'>, st: DsState, batch: RecordInput[]): Promise<AppendAck> {
   const ack = await c.svc.append(c.states.bucket, c.key, { records: batch, match_seq_num: st.tail });
   batch.forEach((r, i) => applyRecord(st, { seq_num: ack.start.seq_num + i, timestamp_ms: ack.start.timestamp_ms, headers: r.headers, body: r.body }));
   st.tail = ack.end.seq_num;
@@ -99,10 +121,11 @@ export async function createStream(c: WriteCtx): Promise<DsAnswer> {
   const own = parseMetaHeaders(c);
   const closing = c.header('stream-closed') === 'true';
   await c.states.ensureBucket();
-  return c.states.lane(c.key, async () => {
-    const meta = ask ? forkMeta(c, await liveState(c.svc, c.states, ask.sourceKey, c.nowMs), ask, own) : own;
+  const answer: DsAnswer = await c.states.lane(c.key, async (): Promise<DsAnswer> => {
+    const meta = ask ? forkMeta(c, await forkSource(c, ask.sourceKey), ask, own) : own;
     const messages = c.body.length > 0 ? messagesOf(c.body, meta.contentType, true) : [];
     let st = await c.states.get(c.key);
+    if (st?.meta && st.gone) throw dsConflict('the stream was deleted and forks of it remain; its path is taken until they go');
     if (st?.meta && expired(st, c.nowMs)) { await removeStream(c.svc, c.states, c.key); st = undefined; }
     if (st?.meta) {
       if (!sameConfig(st.meta, meta) || (ask && !sameFork(st.meta.fork, ask.fork))) throw dsConflict('the stream exists with another configuration');
@@ -124,6 +147,25 @@ export async function createStream(c: WriteCtx): Promise<DsAnswer> {
     st.lastAccessMs = c.nowMs;
     return { status: 201, headers: [['Content-Type', meta.contentType], ['Location', c.url], ...stateHeaders(st)], body: '' };
   });
+  // The source learns of its new fork after the fork is durable: a crash between leaves a fork its
+  // source does not count, which only lets the source be removed outright (the fork holds a copy).
+  if (ask && answer.status === 201) {
+    await c.states.lane(ask.sourceKey, async () => {
+      const src = await c.states.get(ask.sourceKey);
+      if (src?.meta && !src.children.has(c.key)) await commit({ svc: c.svc, states: c.states, key: ask.sourceKey }, src, [refRecord(c.key, 1)]);
+    });
+  }
+  return answer;
+}
+
+/** A fork's source: absent is 404, deleted (with forks left) is 409. */
+async function forkSource(c: WriteCtx, key: string): Promise<DsState> {
+  try {
+    return await liveState(c.svc, c.states, key, c.nowMs);
+  } catch (err) {
+    if (err instanceof ServiceError && err.code === 'trimmed') throw dsConflict('the source stream was deleted');
+    throw err;
+  }
 }
 
 const sameFork = (a: DsMeta['fork'], b: DsMeta['fork']): boolean => a?.from === b?.from && a?.offset === b?.offset && a?.sub === b?.sub;
@@ -174,9 +216,16 @@ export async function appendStream(c: WriteCtx): Promise<DsAnswer> {
 }
 
 export async function deleteStream(c: WriteCtx): Promise<DsAnswer> {
-  return c.states.lane(c.key, async () => {
-    await liveState(c.svc, c.states, c.key, c.nowMs);
+  const parent = await c.states.lane(c.key, async () => {
+    const st = await liveState(c.svc, c.states, c.key, c.nowMs);
+    if (st.children.size > 0) {
+      // Forks hold copies, but the protocol keeps a deleted source visible as 410 while they live.
+      await commit(c, st, [goneRecord()]);
+      return undefined;
+    }
     await removeStream(c.svc, c.states, c.key);
-    return { status: 204, headers: [], body: '' };
+    return st.meta?.fork ? sourceKeyOf(st.meta.fork.from) : undefined;
   });
+  if (parent !== undefined) await release(c.svc, c.states, parent, c.key);
+  return { status: 204, headers: [], body: '' };
 }
