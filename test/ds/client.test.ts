@@ -4,28 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DurableStream, IdempotentProducer } from '@durable-streams/client';
-import { createServer } from 'node:net';
 import { removeDir, startServer } from '../helpers/server.ts';
-
-/** Ports the star may take, below Linux's ephemeral range (32768+): the follower's reconnects while
- *  the star is down must not be able to pick the star's port as their own local port (a loopback
- *  self-connect would then hold it, and the restarted star could not listen). */
-const PORT_MIN = 20_000;
-const PORT_SPAN = 12_000;
-const PORT_TRIES_MAX = 50;
-
-async function freeLowPort(): Promise<number> {
-  for (let i = 0; i < PORT_TRIES_MAX; i++) {
-    const port = PORT_MIN + Math.floor(Math.random() * PORT_SPAN);
-    const free = await new Promise<boolean>((resolve) => {
-      const s = createServer();
-      s.once('error', () => resolve(false));
-      s.listen({ host: '127.0.0.1', port, exclusive: true }, () => s.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-  throw new Error('no free port below the ephemeral range');
-}
+import { freeLowPort } from './ports.ts';
 
 /** The follower's reconnects while the star is down: quick and without a retry cap (the test's own
  *  timeout is the bound). */
