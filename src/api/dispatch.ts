@@ -112,7 +112,7 @@ export interface DispatchDeps {
   /** Browser origins allowed to call (absent: every preflight is denied). */
   cors?: CorsPolicy;
   /** The Durable Streams surface (src/api/ds/): serves every path under /ds when present. */
-  ds?: { handles(path: string): boolean; handle(ex: HttpExchange): Promise<void> };
+  ds?: { handles(path: string): boolean; handle(ex: HttpExchange): Promise<number> };
   logError(msg: string, err?: unknown): void;
 }
 
@@ -175,8 +175,7 @@ export class Dispatcher {
     const t0 = ex.startedAt ?? performance.now();
     if (this.deps.ds?.handles(ex.path)) {
       // The DS protocol has its own routes, headers and CORS; its answers are counted as one verb.
-      await this.deps.ds.handle(ex);
-      this.observe('DurableStreams', 200, t0);
+      this.observe('DurableStreams', await this.deps.ds.handle(ex), t0);
       return;
     }
     let verb = 'Unmatched';

@@ -47,11 +47,12 @@ export class DsSurface {
     return rest;
   }
 
-  async handle(ex: HttpExchange): Promise<void> {
+  /** Answers one request; returns its status (200 for an event stream) for the bridge's metrics. */
+  async handle(ex: HttpExchange): Promise<number> {
     const origin = ex.header('origin');
     const base = baseHeaders(origin);
     try {
-      if (ex.method === 'OPTIONS') { ex.respond(204, preflightHeaders(origin), ''); return; }
+      if (ex.method === 'OPTIONS') { ex.respond(204, preflightHeaders(origin), ''); return 204; }
       const key = this.keyOf(ex.path);
       const op = OPERATION[ex.method];
       if (!op) throw dsError('method_not_allowed', `${ex.method} is not a DS method`);
@@ -61,14 +62,16 @@ export class DsSurface {
       }
       const answer = await this.route(ex, key, base);
       if (answer && !ex.aborted) ex.respond(answer.status, [...base, ...answer.headers], answer.body);
+      return answer?.status ?? 200;
     } catch (err) {
       const f = dsFailure(err);
       if (f.error.code === 'internal') this.deps.logError(`bug: unmapped error on DS ${ex.method} ${ex.path}`, err);
-      if (ex.aborted) return;
+      if (ex.aborted) return f.status;
       const headers: HeaderList = [...base, ['Content-Type', 'application/json'], ...f.headers];
       if (f.error.code === 'method_not_allowed') headers.push(['Allow', DS_METHODS]);
       if (f.status === 503 || f.status === 429) headers.push(['Retry-After', '1']);
       ex.respond(f.status, headers, JSON.stringify(f.error.toBody()));
+      return f.status;
     }
   }
 
