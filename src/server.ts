@@ -15,6 +15,7 @@ import type { AppendInput } from './core/types.ts';
 import type { SegmentSettler } from './core/ports.ts';
 import { Dispatcher } from './api/dispatch.ts';
 import { loadNativeUws, startUwsServer } from './api/uws.ts';
+import { DsSurface } from './api/ds/surface.ts';
 import { CorsPolicy } from './api/cors.ts';
 import { startNodeServer } from '../native-free/http-node.ts';
 import { frameTimestamps, forEachRecord, contentBytes } from './storage/format/record-codec.ts';
@@ -208,6 +209,10 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     observe: (verb, status, secs) => metrics.observe(verb, status, secs),
     auth: auth ? { authenticator: auth.authenticator, exchange } : undefined,
     cors: new CorsPolicy(cfg.corsAllowedOrigins),
+    ds: cfg.ds.enabled ? new DsSurface({
+      svc: star, bucket: cfg.ds.bucket, longPollMs: cfg.ds.longPollMs, scheme: tls ? 'https' : 'http', logError,
+      ...(auth ? { authenticator: auth.authenticator } : {}),
+    }) : undefined,
   });
 
   let engine: string = cfg.httpEngine;

@@ -111,6 +111,8 @@ export interface DispatchDeps {
   bodyBudget?: { starBytes: number; tenantBytes: number };
   /** Browser origins allowed to call (absent: every preflight is denied). */
   cors?: CorsPolicy;
+  /** The Durable Streams surface (src/api/ds/): serves every path under /ds when present. */
+  ds?: { handles(path: string): boolean; handle(ex: HttpExchange): Promise<number> };
   logError(msg: string, err?: unknown): void;
 }
 
@@ -171,6 +173,11 @@ export class Dispatcher {
 
   async handle(ex: HttpExchange): Promise<void> {
     const t0 = ex.startedAt ?? performance.now();
+    if (this.deps.ds?.handles(ex.path)) {
+      // The DS protocol has its own routes, headers and CORS; its answers are counted as one verb.
+      this.observe('DurableStreams', await this.deps.ds.handle(ex), t0);
+      return;
+    }
     let verb = 'Unmatched';
     let account: BodyAccount | undefined;
     let sseSlot = false;

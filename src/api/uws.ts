@@ -99,6 +99,8 @@ class UwsExchange implements MeteredExchange {
       const v = req.getHeader(name);
       if (v !== '') this.headers[name] = v;
     }
+    // The Durable Streams surface (src/api/ds/) reads many protocol headers: copy them all.
+    if (this.path.startsWith('/ds/')) req.forEach((k, v) => { this.headers[k] ??= v; });
     // getHeader returns the first of repeated headers; a repeated Authorization must not pass as its
     // first copy (a proxy may have read the other), so all copies are joined and authentication
     // refuses the result. A repeated Content-Length makes the body's end ambiguous (uWS frames it by

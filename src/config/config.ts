@@ -3,7 +3,7 @@
 
 import {
   BODY_BYTES_IN_FLIGHT_MAX, BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX, LEASE_IDLE_MS, READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
-  WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS,
+  WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, DS_LONG_POLL_MS,
 } from './limits.ts';
 
 export interface FlagSpec {
@@ -40,6 +40,9 @@ export const FLAGS: FlagSpec[] = [
   { name: 'body-budget-per-tenant-bytes', env: 'SVCD_BODY_BUDGET_PER_TENANT_BYTES', help: 'the same for one caller (a token\'s sub; jwt mode), so one tenant cannot take the star\'s whole budget', default: String(BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX) },
   { name: 'ops-allowed-hosts', env: 'SVCD_OPS_ALLOWED_HOSTS', help: 'comma-separated host names the ops listener answers besides IP addresses, localhost and its own --metrics-listen host (a DNS-rebinding guard: any other Host header is 403)', default: '' },
   { name: 'cors-allowed-origins', env: 'SVCD_CORS_ALLOWED_ORIGINS', help: 'comma-separated browser origins allowed to call the data bridge (* for any); empty denies every CORS preflight', default: '' },
+  { name: 'ds-enabled', env: 'SVCD_DS_ENABLED', help: 'serve the Durable Streams protocol under /ds on the data bridge', default: 'true', boolean: true },
+  { name: 'ds-bucket', env: 'SVCD_DS_BUCKET', help: 'bucket holding the Durable Streams streams (created at first use)', default: 'ds' },
+  { name: 'ds-long-poll-ms', env: 'SVCD_DS_LONG_POLL_MS', help: 'a Durable Streams long-poll at the tail answers 204 after this long without data', default: String(DS_LONG_POLL_MS) },
   { name: 'express-bucket', env: 'SVCD_EXPRESS_BUCKET', help: 'object-store bucket for the express storage class; without it no stream can be switched to express', default: '' },
   { name: 'object-store', env: 'SVCD_OBJECT_STORE', help: 'fs (a directory under --data-dir) or s3 (--s3-bucket; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the SDK\'s chain)', default: 'fs' },
   { name: 's3-bucket', env: 'SVCD_S3_BUCKET', help: 'S3 bucket for settled segments (--object-store s3)', default: '' },
@@ -114,6 +117,8 @@ export interface Config {
   bodyBudget: { starBytes: number; tenantBytes: number };
   /** Host names the ops listener answers besides IP literals, localhost and its listen host. */
   opsAllowedHosts: string[];
+  /** The Durable Streams surface under /ds (src/api/ds/): on or off, its bucket, its long-poll wait. */
+  ds: { enabled: boolean; bucket: string; longPollMs: number };
   /** The express class's bucket; '' when none is set (PATCH to express is refused). */
   expressBucket: string;
   leaseIdleMs: number;
@@ -223,6 +228,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     corsAllowedOrigins: get('cors-allowed-origins').split(',').map((o) => o.trim()).filter((o) => o !== ''),
     bodyBudget: { starBytes: positiveInt(get('body-budget-bytes'), 'body-budget-bytes'), tenantBytes: positiveInt(get('body-budget-per-tenant-bytes'), 'body-budget-per-tenant-bytes') },
     opsAllowedHosts: get('ops-allowed-hosts').split(',').map((o) => o.trim()).filter((o) => o !== ''),
+    ds: { enabled: boolValue(get('ds-enabled'), 'ds-enabled'), bucket: checkDsBucket(get('ds-bucket')), longPollMs: positiveInt(get('ds-long-poll-ms'), 'ds-long-poll-ms') },
     expressBucket: get('express-bucket'),
     leaseIdleMs: nonNegativeInt(get('lease-idle-ms'), 'lease-idle-ms'),
     starId: starIdValue(get('star-id')),
@@ -240,6 +246,12 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     help: raw.get('help') === 'true',
     raw,
   };
+}
+
+/** The DS bucket name: the rule of bucket names (api/rules.ts), checked at boot rather than at first use. */
+function checkDsBucket(v: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(v)) throw new ConfigError(`--ds-bucket ${JSON.stringify(v)}: 1-128 of A-Z a-z 0-9 . _ - starting with a letter or digit`);
+  return v;
 }
 
 /** Star ids: short, and safe in a file name, a log line and a URL. */

@@ -215,3 +215,7 @@ export const SSE_SOCKETS_PER_TURN_MAX = 128;
 /** A subscriber that is behind by several committed batches gets them in one corked write (one
  *  syscall) up to this many bytes of frames; the rest waits for its next turn. */
 export const SSE_COALESCE_BYTES_MAX = 64 * KiB;
+
+// --- Durable Streams surface (src/api/ds/limits.ts holds the rest) ----------------------------------
+/** A DS long-poll at the tail answers 204 after this long without data (--ds-long-poll-ms). */
+export const DS_LONG_POLL_MS = 20_000;

@@ -1,0 +1,115 @@
+// The Durable Streams protocol on the data bridge: every request under DS_PREFIX comes here (one hook
+// in dispatch.ts), whichever HTTP engine carries it. Routes by method, authenticates and authorizes
+// like the data plane (read for GET/HEAD, append for PUT/POST/DELETE, on the DS bucket), and answers
+// through the exchange. See README: Durable Streams for the mapping onto svcd streams.
+
+import type { StreamService } from '../../core/service-api.ts';
+import { authorize, type Authenticator, type Operation } from '../../auth/index.ts';
+import type { HttpExchange } from '../exchange.ts';
+import { dsFailure, dsError, dsNotFound } from './errors.ts';
+import { DS_METHODS, baseHeaders, preflightHeaders, type HeaderList } from './headers.ts';
+import { DS_BODY_BYTES_MAX, DS_LIVE_CONNECTIONS_MAX, DS_PREFIX, DS_STREAM_PATH } from './limits.ts';
+import { headStream, liveParam, offsetParam, pumpSse, readCatchUp, readLongPoll, sseHeaders, startSeq, type ReadCtx } from './read.ts';
+import { DsStates } from './state.ts';
+import { appendStream, createStream, deleteStream, liveState, type DsAnswer, type WriteCtx } from './write.ts';
+
+export interface DsDeps {
+  svc: StreamService;
+  /** The svcd bucket DS streams live in (--ds-bucket). */
+  bucket: string;
+  /** Absent: auth off, every caller trusted. */
+  authenticator?: Authenticator;
+  /** How long a long-poll waits before 204 (--ds-long-poll-ms). */
+  longPollMs: number;
+  /** 'https' when the bridge serves TLS (for Location). */
+  scheme: 'http' | 'https';
+  logError(msg: string, err?: unknown): void;
+}
+
+const OPERATION: Record<string, Operation> = { GET: 'Read', HEAD: 'Read', PUT: 'Append', POST: 'Append', DELETE: 'Append' };
+
+export const isDsPath = (path: string): boolean => path === DS_PREFIX || path.startsWith(`${DS_PREFIX}/`);
+
+export class DsSurface {
+  readonly states: DsStates;
+  private live = 0;
+
+  constructor(private readonly deps: DsDeps) {
+    this.states = new DsStates(deps.svc, deps.bucket, () => Date.now());
+  }
+
+  handles(path: string): boolean { return isDsPath(path); }
+
+  /** The svcd key of a DS path: what follows `/ds/v1/stream/`, still percent-encoded. */
+  private keyOf(path: string): string {
+    const rest = path.startsWith(DS_PREFIX + DS_STREAM_PATH) ? path.slice(DS_PREFIX.length + DS_STREAM_PATH.length) : '';
+    if (rest === '' || rest.split('/').some((s) => s === '' || s === '.' || s === '..')) throw dsNotFound('no such DS path');
+    return rest;
+  }
+
+  /** Answers one request; returns its status (200 for an event stream) for the bridge's metrics. */
+  async handle(ex: HttpExchange): Promise<number> {
+    const origin = ex.header('origin');
+    const base = baseHeaders(origin);
+    try {
+      if (ex.method === 'OPTIONS') { ex.respond(204, preflightHeaders(origin), ''); return 204; }
+      const key = this.keyOf(ex.path);
+      const op = OPERATION[ex.method];
+      if (!op) throw dsError('method_not_allowed', `${ex.method} is not a DS method`);
+      if (this.deps.authenticator) {
+        const principal = await this.deps.authenticator.authenticate(ex.header('authorization'), { clientCertVerified: ex.clientCertVerified });
+        authorize(principal, op, { bucket: this.deps.bucket, key });
+      }
+      const answer = await this.route(ex, key, base);
+      if (answer && !ex.aborted) ex.respond(answer.status, [...base, ...answer.headers], answer.body);
+      return answer?.status ?? 200;
+    } catch (err) {
+      const f = dsFailure(err);
+      if (f.error.code === 'internal') this.deps.logError(`bug: unmapped error on DS ${ex.method} ${ex.path}`, err);
+      if (ex.aborted) return f.status;
+      const headers: HeaderList = [...base, ['Content-Type', 'application/json'], ...f.headers];
+      if (f.error.code === 'method_not_allowed') headers.push(['Allow', DS_METHODS]);
+      if (f.status === 503 || f.status === 429) headers.push(['Retry-After', '1']);
+      ex.respond(f.status, headers, JSON.stringify(f.error.toBody()));
+      return f.status;
+    }
+  }
+
+  /** Answers the request; undefined when it became an event stream (answered as it goes). */
+  private async route(ex: HttpExchange, key: string, base: HeaderList): Promise<DsAnswer | undefined> {
+    const now = Date.now();
+    const { svc } = this.deps;
+    if (ex.method === 'PUT' || ex.method === 'POST' || ex.method === 'DELETE') {
+      let body = ex.method === 'DELETE' ? Buffer.alloc(0) : ex.readBody(DS_BODY_BYTES_MAX);
+      if (body instanceof Promise) body = await body;
+      const host = ex.header('host') ?? 'localhost';
+      const c: WriteCtx = {
+        svc, states: this.states, key, nowMs: now, header: (n) => ex.header(n), body, url: `${this.deps.scheme}://${host}${ex.path}`,
+      };
+      if (ex.method === 'PUT') return createStream(c);
+      if (ex.method === 'POST') return appendStream(c);
+      return deleteStream(c);
+    }
+    const query = new URLSearchParams(ex.query);
+    const st = await liveState(svc, this.states, key, now);
+    if (ex.method === 'HEAD') return headStream(st);
+    const offset = offsetParam(query);
+    const live = liveParam(query);
+    const start = startSeq(offset, st);
+    st.lastAccessMs = now;
+    const c: ReadCtx = { svc, states: this.states, key, st, query, header: (n) => ex.header(n), nowMs: () => Date.now(), longPollMs: this.deps.longPollMs };
+    if (live === 'none') return readCatchUp(c, start);
+    if (this.live >= DS_LIVE_CONNECTIONS_MAX) throw dsError('unavailable', 'too many live DS readers on this star');
+    this.live++;
+    if (live === 'long-poll') {
+      try {
+        return await readLongPoll(c, start);
+      } finally {
+        this.live--;
+      }
+    }
+    const sink = ex.startStream([...base, ...sseHeaders(st)]);
+    void pumpSse(c, sink, start, () => { this.live--; });
+    return undefined;
+  }
+}

@@ -1,0 +1,53 @@
+// The public Durable Streams conformance suite (@durable-streams/server-conformance-tests, unchanged)
+// against a real star on each HTTP engine: vitest runs test/ds/suite.vitest.ts with the star's /ds
+// base URL, and every test it runs must pass.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ENGINES, REPO_ROOT, removeDir, startServer, tempDir } from '../helpers/server.ts';
+
+/** The suite's long-polls at the tail answer 204 after this long (the default, 20 s, would make the
+ *  run minutes longer; the tests that wait for the 204 allow 5 s). */
+const LONG_POLL_MS = 2000;
+/** The whole suite on one engine; it takes well under a minute on an idle machine. */
+const SUITE_TIMEOUT_MS = 300_000;
+
+interface VitestReport {
+  numPassedTests: number;
+  numFailedTests: number;
+  numPendingTests: number;
+  testResults: { assertionResults: { status: string; title: string; ancestorTitles: string[]; failureMessages: string[] }[] }[];
+}
+
+function runSuite(baseUrl: string, reportFile: string): Promise<number | null> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [
+      join(REPO_ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--config', 'test/ds/vitest.config.ts',
+      '--reporter=json', `--outputFile=${reportFile}`,
+    ], { cwd: REPO_ROOT, env: { ...process.env, DS_BASE_URL: baseUrl }, stdio: ['ignore', 'ignore', 'inherit'] });
+    child.once('error', reject);
+    child.once('exit', (code) => resolve(code));
+  });
+}
+
+for (const engine of ENGINES) {
+  test(`Durable Streams conformance suite on ${engine}`, { timeout: SUITE_TIMEOUT_MS }, async (t) => {
+    const star = await startServer({ engine, args: ['--ds-long-poll-ms', String(LONG_POLL_MS)] });
+    const dir = tempDir('svcd-ds-report-');
+    try {
+      const reportFile = join(dir, 'report.json');
+      await runSuite(`${star.baseUrl}/ds`, reportFile);
+      const report = JSON.parse(readFileSync(reportFile, 'utf8')) as VitestReport;
+      const failed = report.testResults.flatMap((f) => f.assertionResults.filter((a) => a.status === 'failed')
+        .map((a) => `${[...a.ancestorTitles, a.title].join(' > ')}: ${(a.failureMessages[0] ?? '').split('\n')[0]}`));
+      t.diagnostic(`${engine}: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${report.numPendingTests} skipped`);
+      assert.deepEqual(failed, [], `failed on ${engine}`);
+    } finally {
+      await star.stop();
+      removeDir(star.dataDir);
+      removeDir(dir);
+    }
+  });
+}
