@@ -13,7 +13,7 @@ const CONNS_MAX = 64;
 export interface ProducerSpec {
   host: string;
   port: number;
-  /** /v1/streams/{b}/{k}/records */
+  /** /v1/streams/{b}/{k}/records, or a DS stream (whose append answers 204) */
   path: string;
   batches: number;
   batchesPerS: number;
@@ -21,6 +21,9 @@ export interface ProducerSpec {
   base: bigint;
   /** The JSON body of batch i, sent sentRelNs after base. */
   body(i: number, sentRelNs: number): string;
+  /** After the last batch is sent, wait at most this long for the outstanding acks; each one still
+   *  missing then counts as a failed append (default: wait for all). */
+  drainMs?: number;
 }
 
 export interface ProducerResult {
@@ -54,7 +57,7 @@ export async function runPacedProducer(spec: ProducerSpec): Promise<ProducerResu
       conns[c]!.send(buildRequest('POST', spec.path, spec.body(i, Number(sent - spec.base))), (err, res) => {
         const now = process.hrtime.bigint();
         busy[c] = false;
-        if (err || !res || res.status !== 200) { fail(err?.message ?? `HTTP ${res?.status} ${res?.body.toString().slice(0, 200)}`); return; }
+        if (err || !res || res.status < 200 || res.status > 299) { fail(err?.message ?? `HTTP ${res?.status} ${res?.body.toString().slice(0, 200)}`); return; }
         ackNs[i] = Number(now - spec.base);
         recordNs(ackHist, Number(now - sent));
         settle();
@@ -78,6 +81,14 @@ export async function runPacedProducer(spec: ProducerSpec): Promise<ProducerResu
       } else fail(`${CONNS_MAX} appends unacked`);
       idx++;
       if (idx < spec.batches) setTimeout(tick, Math.max(0, t0 + idx * intervalMs - performance.now()));
+      else if (spec.drainMs !== undefined) {
+        setTimeout(() => {
+          const unacked = spec.batches - settled;
+          if (unacked > 0) { errors += unacked; firstError ??= `${unacked} appends unacked ${spec.drainMs} ms after the last was sent`; }
+          settled = spec.batches;
+          resolve();
+        }, spec.drainMs).unref();
+      }
     };
     tick();
   });
