@@ -3,30 +3,13 @@
 // adds itself are camelCase. Bytes are Uint8Array; text fields are strings.
 
 import type { StreamKey } from './address.ts';
+import type { Position } from '../protocol/position.ts';
+import type { StreamConfig } from '../protocol/resources.ts';
 
-export interface Position {
-  /** At a boundary (end, tail): one past the last committed record. */
-  seq_num: number;
-  /** Time of that record in ms; 0 when no record's time is known. */
-  timestamp_ms: number;
-}
-
-export type StorageClass = 'standard' | 'express';
-export type ProducerPolicy = 'any' | 'fenced';
-export type TimestampingMode = 'client-prefer' | 'client-require' | 'arrival';
-
-export interface StreamConfig {
-  class: StorageClass;
-  producer_policy: ProducerPolicy;
-  retention_max_age_ms: number;
-  retention_max_bytes: number;
-  batch_max_bytes: number;
-  batch_max_records: number;
-  batch_max_delay_ms: number;
-  throughput_max_bytes_per_second: number;
-  timestamping_mode: TimestampingMode;
-  timestamping_uncapped: boolean;
-}
+// The wire's resources come from the protocol leaf, which imports nothing (browser-safe).
+export type { Position } from '../protocol/position.ts';
+export type { BucketConfig, BucketInfo, ProducerPolicy, StorageClass, StreamConfig, TimestampingMode } from '../protocol/resources.ts';
+export { BUCKET_CONFIG_KEYS as BUCKET_CONFIG_FIELDS, STREAM_CONFIG_KEYS as STREAM_CONFIG_FIELDS } from '../protocol/resources.ts';
 
 export interface StreamInfo extends StreamConfig {
   stream_id: string;
@@ -40,41 +23,6 @@ export interface StreamInfo extends StreamConfig {
 export interface StreamDetail extends StreamInfo {
   fencing_token: string;
 }
-
-export interface BucketConfig {
-  location: string;
-  create_stream_on_append: boolean;
-  create_stream_on_read: boolean;
-  default_class: StorageClass;
-  default_producer_policy: ProducerPolicy;
-  default_retention_max_age_ms: number;
-  default_retention_max_bytes: number;
-  default_batch_max_bytes: number;
-  default_batch_max_records: number;
-  default_batch_max_delay_ms: number;
-  default_throughput_max_bytes_per_second: number;
-  default_timestamping_mode: TimestampingMode;
-  default_timestamping_uncapped: boolean;
-}
-
-export interface BucketInfo extends BucketConfig {
-  name: string;
-  created_at_unix_ms: number;
-  creation_token: string;
-}
-
-export const STREAM_CONFIG_FIELDS: readonly (keyof StreamConfig)[] = [
-  'class', 'producer_policy', 'retention_max_age_ms', 'retention_max_bytes', 'batch_max_bytes',
-  'batch_max_records', 'batch_max_delay_ms', 'throughput_max_bytes_per_second', 'timestamping_mode',
-  'timestamping_uncapped',
-];
-
-export const BUCKET_CONFIG_FIELDS: readonly (keyof BucketConfig)[] = [
-  'location', 'create_stream_on_append', 'create_stream_on_read', 'default_class', 'default_producer_policy',
-  'default_retention_max_age_ms', 'default_retention_max_bytes', 'default_batch_max_bytes',
-  'default_batch_max_records', 'default_batch_max_delay_ms', 'default_throughput_max_bytes_per_second',
-  'default_timestamping_mode', 'default_timestamping_uncapped',
-];
 
 /** A header as a producer gives it: text (UTF-8) or bytes for each part. */
 export type HeaderInput = readonly [name: string | Uint8Array, value: string | Uint8Array];

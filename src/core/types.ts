@@ -3,10 +3,8 @@
 
 export type { Position } from '../protocol/position.ts';
 import type { Position } from '../protocol/position.ts';
-
-export type StorageClass = 'standard' | 'express';
-export type ProducerPolicy = 'any' | 'fenced';
-export type TimestampingMode = 'client-prefer' | 'client-require' | 'arrival';
+export * from '../protocol/resources.ts';
+import type { BucketConfig, ProducerPolicy, StorageClass, StreamConfig, TimestampingMode } from '../protocol/resources.ts';
 
 export const STORAGE_CLASSES: readonly StorageClass[] = ['standard', 'express'];
 export const PRODUCER_POLICIES: readonly ProducerPolicy[] = ['any', 'fenced'];
@@ -32,59 +30,11 @@ export interface SequencedRecord {
   body: Uint8Array;
 }
 
-export interface StreamConfig {
-  class: StorageClass;
-  producer_policy: ProducerPolicy;
-  retention_max_age_ms: number;
-  retention_max_bytes: number;
-  batch_max_bytes: number;
-  batch_max_records: number;
-  batch_max_delay_ms: number;
-  throughput_max_bytes_per_second: number;
-  timestamping_mode: TimestampingMode;
-  timestamping_uncapped: boolean;
-}
-
-export const STREAM_CONFIG_KEYS: readonly (keyof StreamConfig)[] = [
-  'class', 'producer_policy', 'retention_max_age_ms', 'retention_max_bytes', 'batch_max_bytes',
-  'batch_max_records', 'batch_max_delay_ms', 'throughput_max_bytes_per_second', 'timestamping_mode',
-  'timestamping_uncapped',
-];
-
 export interface StreamInfo extends StreamConfig {
   stream_id: string;
   bucket: string;
   key: string;
   created_at_unix_ms: number;
-}
-
-export interface BucketConfig {
-  location: string;
-  create_stream_on_append: boolean;
-  create_stream_on_read: boolean;
-  default_class: StorageClass;
-  default_producer_policy: ProducerPolicy;
-  default_retention_max_age_ms: number;
-  default_retention_max_bytes: number;
-  default_batch_max_bytes: number;
-  default_batch_max_records: number;
-  default_batch_max_delay_ms: number;
-  default_throughput_max_bytes_per_second: number;
-  default_timestamping_mode: TimestampingMode;
-  default_timestamping_uncapped: boolean;
-}
-
-export const BUCKET_CONFIG_KEYS: readonly (keyof BucketConfig)[] = [
-  'location', 'create_stream_on_append', 'create_stream_on_read', 'default_class', 'default_producer_policy',
-  'default_retention_max_age_ms', 'default_retention_max_bytes', 'default_batch_max_bytes',
-  'default_batch_max_records', 'default_batch_max_delay_ms', 'default_throughput_max_bytes_per_second',
-  'default_timestamping_mode', 'default_timestamping_uncapped',
-];
-
-export interface BucketInfo extends BucketConfig {
-  name: string;
-  created_at_unix_ms: number;
-  creation_token: string;
 }
 
 export const DEFAULT_BUCKET_CONFIG: Readonly<BucketConfig> = {
