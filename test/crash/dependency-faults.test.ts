@@ -14,7 +14,7 @@ import pg from 'pg';
 import S3rver from 's3rver';
 import { removeDir, startServer, tempDir, type RunningServer } from '../helpers/server.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
-import { Acks, SmallFs, call, metric, ok, opsUrl, produce, readyz, sleep, stopProducers, tmpfsSkipReason, until, verifyAcks } from './fault-kit.ts';
+import { Acks, SmallFs, call, loaded, metric, ok, opsUrl, readyz, sleep, stopProducers, tmpfsSkipReason, until, verifyAcks, verifyAcrossKill } from './fault-kit.ts';
 
 const pgSkip = await postgresSkipReason();
 const fsSkip = tmpfsSkipReason();
@@ -84,21 +84,14 @@ describe('issue 17: dependencies that fail', { timeout: 240_000 }, () => {
     const args = ['--metadata', 'postgres', '--postgres-url', TEST_POSTGRES_URL, '--postgres-schema', schema, '--wal-settle-after-ms', '300', ...OPS];
     let star = await startServer({ dataDir, args });
     try {
-      await ok(star.baseUrl, 'POST', '/v1/buckets/b', {});
-      await ok(star.baseUrl, 'POST', '/v1/streams/b/s', {});
-      const acks = new Acks();
-      const load = produce(() => star.baseUrl, 'b', 's', 8, acks);
+      const { acks, load } = await loaded(star, 8, 0);
       for (let round = 0; round < 2; round++) {
         await until('appends acknowledged', () => acks.count > 200 * (round + 1));
         assert.equal(await terminateStarBackend(schema), 1);
         const before = acks.count;
         await until('appends acknowledged again after the reconnection', () => acks.count > before + 200);
       }
-      await load.stop();
-      assert.deepEqual(acks.anomalies, []);
-      await star.kill();
-      star = await startServer({ dataDir, args });
-      await verifyAcks(star.baseUrl, 'b', 's', acks);
+      star = await verifyAcrossKill(star, load, acks, () => startServer({ dataDir, args }));
     } finally {
       await star.stop();
     }
@@ -111,11 +104,7 @@ describe('issue 17: dependencies that fail', { timeout: 240_000 }, () => {
     const args = ['--wal-settle-after-ms', '500', ...OPS];
     let star = await startServer({ dataDir, args });
     try {
-      await ok(star.baseUrl, 'POST', '/v1/buckets/b', {});
-      await ok(star.baseUrl, 'POST', '/v1/streams/b/s', {});
-      const acks = new Acks();
-      const load = produce(() => star.baseUrl, 'b', 's', 4, acks);
-      await until('appends acknowledged', () => acks.count > 300);
+      const { acks, load } = await loaded(star, 4, 300);
       meta.fill();
       const ops = await opsUrl(star);
       await until('the star to stop taking appends', async () => (await readyz(ops)) === 503 && (acks.refusals.get(503) ?? 0) > 0);
@@ -160,11 +149,7 @@ describe('issue 17: dependencies that fail', { timeout: 240_000 }, () => {
     const args = ['--wal-settle-after-ms', '600000', ...OPS];
     let star = await startServer({ dataDir, args });
     try {
-      await ok(star.baseUrl, 'POST', '/v1/buckets/b', {});
-      await ok(star.baseUrl, 'POST', '/v1/streams/b/s', {});
-      const acks = new Acks();
-      const load = produce(() => star.baseUrl, 'b', 's', 4, acks);
-      await until('appends acknowledged', () => acks.count > 300);
+      const { acks, load } = await loaded(star, 4, 300);
       wal.fill();
       const ops = await opsUrl(star);
       // The open WAL file still has up to one preallocation step of room: large appends use it up
@@ -188,12 +173,7 @@ describe('issue 17: dependencies that fail', { timeout: 240_000 }, () => {
       await until('appends acknowledged again', () => acks.count > stalled + 300);
       assert.equal(await readyz(ops), 200);
       assert.match(star.output(), /the WAL can be written again after \d+ ms/);
-      await load.stop();
-      assert.deepEqual(acks.anomalies, []);
-      await verifyAcks(star.baseUrl, 'b', 's', acks);
-      await star.kill();
-      star = await startServer({ dataDir, args });
-      await verifyAcks(star.baseUrl, 'b', 's', acks);
+      star = await verifyAcrossKill(star, load, acks, () => startServer({ dataDir, args }));
     } finally {
       await star.stop();
     }
@@ -214,11 +194,7 @@ describe('issue 17: dependencies that fail', { timeout: 240_000 }, () => {
     ];
     let star = await startServer({ dataDir, args, env });
     try {
-      await ok(star.baseUrl, 'POST', '/v1/buckets/b', {});
-      await ok(star.baseUrl, 'POST', '/v1/streams/b/s', {});
-      const acks = new Acks();
-      const load = produce(() => star.baseUrl, 'b', 's', 4, acks);
-      await until('appends acknowledged', () => acks.count > 300);
+      const { acks, load } = await loaded(star, 4, 300);
       await ok(star.baseUrl, 'POST', '/v1/streams/b/s/records', { records: [{ body: 'settle-marker' }] }).then((a) => acks.bySeq.set(a.start.seq_num, 'settle-marker'));
       await sleep(1500); // a settle or two lands in S3
       await s3.close();
@@ -234,12 +210,7 @@ describe('issue 17: dependencies that fail', { timeout: 240_000 }, () => {
       await until('settling resumes', async () => (await metric(ops, 'svcd_dependency_up', 'object store (s3)')) === 1, 60_000);
       const page = await ok(star.baseUrl, 'GET', '/v1/streams/b/s/records?seq_num=0');
       assert.ok(page.records.length > 0);
-      await load.stop();
-      assert.deepEqual(acks.anomalies, []);
-      await verifyAcks(star.baseUrl, 'b', 's', acks);
-      await star.kill();
-      star = await startServer({ dataDir, args, env });
-      await verifyAcks(star.baseUrl, 'b', 's', acks);
+      star = await verifyAcrossKill(star, load, acks, () => startServer({ dataDir, args, env }));
     } finally {
       await star.stop();
     }

@@ -93,6 +93,31 @@ export function produce(baseUrl: () => string, bucket: string, key: string, prod
   return handle;
 }
 
+/** Bucket `b` and stream `s` on the star, `producers` producers appending to it, and at least
+ *  `warm` appends acknowledged. */
+export async function loaded(star: RunningServer, producers: number, warm: number): Promise<{ acks: Acks; load: { stop(): Promise<void> } }> {
+  await ok(star.baseUrl, 'POST', '/v1/buckets/b', {});
+  await ok(star.baseUrl, 'POST', '/v1/streams/b/s', {});
+  const acks = new Acks();
+  const load = produce(() => star.baseUrl, 'b', 's', producers, acks);
+  if (warm > 0) await until('appends acknowledged', () => acks.count > warm);
+  return { acks, load };
+}
+
+/** Stops the producers, checks no answer was out of the spec's envelope, and that every ack reads
+ *  back before and after a SIGKILL and a restart; resolves with the restarted star. */
+export async function verifyAcrossKill(
+  star: RunningServer, load: { stop(): Promise<void> }, acks: Acks, restart: () => Promise<RunningServer>,
+): Promise<RunningServer> {
+  await load.stop();
+  assert.deepEqual(acks.anomalies, []);
+  await verifyAcks(star.baseUrl, 'b', 's', acks);
+  await star.kill();
+  const again = await restart();
+  await verifyAcks(again.baseUrl, 'b', 's', acks);
+  return again;
+}
+
 /** Every acknowledged record reads back at its seq_num with its body; the stream has no gap. */
 export async function verifyAcks(baseUrl: string, bucket: string, key: string, acks: Acks): Promise<number> {
   const got = new Map<number, string>();
