@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { parseStreamAddress, utf8DecodeLossy, type AppendRecord, type Producer, type SvcClient } from '../../../client/index.ts';
 import { UsageError } from '../args.ts';
 import type { Command } from '../command.ts';
+import { PRODUCER_FLAGS, producerOptionsOf } from '../producer-flags.ts';
 
 /** Ack latency is recorded for one record in this many (a promise per record would slow the run). */
 const ACK_SAMPLE_EVERY = 10;
@@ -46,10 +47,7 @@ export const bench: Command = {
     { name: 'records', value: 'N', help: 'records to append (default 100000)' },
     { name: 'record-bytes', value: 'B', help: 'body size (default 100)' },
     { name: 'mode', value: MODES.join('|'), help: 'how to append (default producer)' },
-    { name: 'linger-ms', value: 'MS', help: 'producer linger (default 5)' },
-    { name: 'batch-records-max', value: 'N', help: 'producer records per batch (default 1000)' },
-    { name: 'inflight-batches-max', value: 'N', help: 'producer window (default 8; 1 over HTTP without --match-seq-num)' },
-    { name: 'buffer-bytes-max', value: 'BYTES', help: 'producer backpressure bound (default 32 MiB); smaller shows ack latency without queueing' },
+    ...PRODUCER_FLAGS,
     { name: 'match-seq-num', value: 'tail', help: 'pin batches with match_seq_num from the tail (HTTP pipelining, exact retries)' },
   ],
   async run(ctx) {
@@ -89,10 +87,7 @@ export const bench: Command = {
     if (mode === 'plain') await plainLoop(c, addr, n, size, ack);
     else {
       const opts = {
-        ...(ctx.args.int('linger-ms') !== undefined ? { lingerMs: ctx.args.int('linger-ms')! } : {}),
-        ...(ctx.args.int('batch-records-max') !== undefined ? { batchRecordsMax: ctx.args.int('batch-records-max')! } : {}),
-        ...(ctx.args.int('inflight-batches-max') !== undefined ? { inflightBatchesMax: ctx.args.int('inflight-batches-max')! } : {}),
-        ...(ctx.args.int('buffer-bytes-max') !== undefined ? { bufferBytesMax: ctx.args.int('buffer-bytes-max')! } : {}),
+        ...producerOptionsOf(ctx.args),
         ...(matchTail ? { matchSeqNum: 'tail' as const } : {}),
       };
       const p = mode === 'grpc' ? (await ctx.grpcClient()).producer(addr, opts) : c.producer(addr, opts);

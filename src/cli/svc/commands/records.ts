@@ -10,6 +10,7 @@ import type { Command } from '../command.ts';
 import type { Context } from '../context.ts';
 import { FORMATS, lines, parseFormat, recordFromLine, recordToOutput, type Format } from '../format.ts';
 import { Progress } from '../progress.ts';
+import { PRODUCER_FLAGS, producerOptionsOf } from '../producer-flags.ts';
 import { parseTimeMs } from '../time.ts';
 
 const FORMAT_FLAG: FlagSpec = { name: 'format', value: FORMATS.join('|'), help: 'record format (default text: one record per line)' };
@@ -49,10 +50,7 @@ export const append: Command = {
     FORMAT_FLAG,
     { name: 'match-seq-num', value: 'N|tail', help: 'pin batches to positions from N (or the current tail): exact retries, fails if another writer appends' },
     { name: 'fencing-token', value: 'TOKEN', help: 'present this fencing token' },
-    { name: 'linger-ms', value: 'MS', help: 'how long a batch waits for more records (default 5)' },
-    { name: 'batch-records-max', value: 'N', help: 'records per batch (default 1000)' },
-    { name: 'batch-bytes-max', value: 'BYTES', help: 'content bytes per batch (default 1 MiB)' },
-    { name: 'inflight-batches-max', value: 'N', help: 'batches in flight at once (default 8; 1 over HTTP without --match-seq-num)' },
+    ...PRODUCER_FLAGS,
     { name: 'transport', value: 'http|grpc', help: 'HTTP appends (default) or a gRPC producer session (needs --grpc)' },
   ],
   async run(ctx) {
@@ -67,10 +65,7 @@ export const append: Command = {
     const opts = {
       ...(matchSeqNum !== undefined ? { matchSeqNum } : {}),
       ...(fencingToken !== undefined ? { fencingToken } : {}),
-      ...(ctx.args.int('linger-ms') !== undefined ? { lingerMs: ctx.args.int('linger-ms')! } : {}),
-      ...(ctx.args.int('batch-records-max') !== undefined ? { batchRecordsMax: ctx.args.int('batch-records-max')! } : {}),
-      ...(ctx.args.int('batch-bytes-max') !== undefined ? { batchBytesMax: ctx.args.int('batch-bytes-max')! } : {}),
-      ...(ctx.args.int('inflight-batches-max') !== undefined ? { inflightBatchesMax: ctx.args.int('inflight-batches-max')! } : {}),
+      ...producerOptionsOf(ctx.args),
       onRetry: (e: { error: Error; delayMs: number }) => ctx.note(`svc: retrying in ${Math.round(e.delayMs)} ms: ${e.error.message}`),
     };
     const transport = ctx.args.str('transport') ?? 'http';
