@@ -91,6 +91,14 @@ describe('stored-format marker on the embedded default', () => {
     assert.notEqual(now.cluster_id, before.cluster_id);
   });
 
+  test('the two planes naming different clusters: refused, naming both', async () => {
+    const dataDir = await fresh();
+    const path = join(dataDir, 'objects', FORMAT_OBJECT_KEY);
+    const other = '00000000-0000-4000-8000-000000000000';
+    writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, 'utf8')), cluster_id: other }));
+    assert.match(await refusal({ dataDir, args: SETTLE }), new RegExp(`svcd: objects: the object store holds cluster ${other}, the metadata store cluster [0-9a-f-]+`));
+  });
+
   test('a stored format of another version: refused with both versions named', async () => {
     const dataDir = await fresh();
     const path = join(dataDir, 'objects', FORMAT_OBJECT_KEY);
