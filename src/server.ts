@@ -16,10 +16,19 @@ import type { SegmentSettler } from './core/ports.ts';
 import { Dispatcher } from './api/dispatch.ts';
 import { loadNativeUws, startUwsServer } from './api/uws.ts';
 import { DsSurface } from './api/ds/surface.ts';
+import { LeaderProxy } from './api/proxy.ts';
 import { CorsPolicy } from './api/cors.ts';
 import { startNodeServer } from '../native-free/http-node.ts';
 import { frameTimestamps, forEachRecord, contentBytes } from './storage/format/record-codec.ts';
 import { openMetadataStore } from './storage/metadata/open-store.ts';
+import { PostgresMetadataStore } from './storage/metadata/postgres-store.ts';
+import { PostgresCluster } from './storage/metadata/postgres-cluster.ts';
+import type { MetadataStore } from './storage/metadata/metadata-store.ts';
+import { ClusterCommitLog } from './cluster/commit-log.ts';
+import { ClusterService } from './cluster/cluster-service.ts';
+import { MemorySettler } from './cluster/mem-settler.ts';
+import type { StreamService } from './core/service-api.ts';
+import type { LogPort } from './core/ports.ts';
 import type { ObjectStoreConfig } from './storage/objects/object-store.ts';
 import { openObjectStore } from './storage/objects/open-store.ts';
 import { S3ObjectStore } from './storage/objects/s3-store.ts';
@@ -66,6 +75,8 @@ export function logError(msg: string, err?: unknown): void {
 
 export interface RunningStar {
   star: Star;
+  /** A cluster (--metadata postgres): the service every transport calls, over `star`. */
+  cluster?: ClusterService;
   port: number;
   engine: string;
   /** The data bridge serves TLS. */
@@ -112,7 +123,16 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   };
   const objects = new TrackedObjectStore(rawObjects, health.objects);
 
-  const metadata = openMetadataStore(cfg.metadata, dataDir, health.metadata);
+  // PostgreSQL metadata makes this star one of a cluster (of one, alone): stream writes are guarded by
+  // its leases, and appends commit to object storage and PostgreSQL instead of the local WAL.
+  let cluster: ClusterService | undefined;
+  const clusterCfg = cfg.metadata.backend === 'postgres' ? cfg.metadata : undefined;
+  const metadata: MetadataStore = clusterCfg
+    ? new PostgresMetadataStore({
+      url: clusterCfg.url, schema: clusterCfg.schema, health: health.metadata,
+      leaseGuard: { holder: starId, epochOf: (bucket, key) => cluster?.epochOf(bucket, key) },
+    })
+    : openMetadataStore(cfg.metadata, dataDir, health.metadata);
   let state: Awaited<ReturnType<typeof metadata.load>>;
   try {
     state = await metadata.load();
@@ -128,46 +148,50 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   const auth: AuthModule | undefined = authConfig.mode === 'off'
     ? undefined
     : await startAuth(authConfig, { store: credentialStoreOf(metadata), starId, log: (m: string) => console.error(`svcd auth: ${m}`) });
-  const recovered: Parameters<Star['open']>[1] extends Iterable<infer T> ? T[] : never = [];
-  const { files: walFiles, lastFileNo, cutBytes } = recoverWal(walDir, (f) => {
-    let content = 0;
-    forEachRecord(f.frame, 0, 0, (r) => { content += contentBytes(r); return true; });
-    recovered.push({
-      fileNo: f.fileNo, streamId: f.info.streamId, firstSeq: f.info.firstSeq, count: f.info.recordCount,
-      frame: f.frame, timestamps: frameTimestamps(f.frame), contentBytes: content,
-    });
-  });
-  if (cutBytes > 0) console.error(`svcd: recovery cut a torn WAL tail of ${cutBytes} bytes`);
-
-  const ring = createRingBuffers(LOG_RING_BYTES);
-  const walFileNo = lastFileNo + 1;
-  const flusher = new Worker(FLUSHER_ENTRY, {
-    workerData: { ring, walDir, fileNo: walFileNo },
-    execArgv: workerExecArgv(),
-  });
-  let stopping = false;
-  flusher.on('error', (err) => { logError('flusher crashed; no append is acknowledged any more', err); log.markFailed(); });
-  let flusherExited = false;
-  flusher.on('exit', (code) => {
-    flusherExited = true;
-    if (!stopping) { logError(`flusher exited (${code}); no append is acknowledged any more`); log.markFailed(); }
-  });
   const parsePool = createPool('parse', WORKER_ENTRY, workerExecArgv());
   const settlePool = createPool('settle', WORKER_ENTRY, workerExecArgv());
-  const log = new LogRingWriter(ring);
+  const timers = {
+    setTimeout: (fn: () => void, ms: number) => { const t = setTimeout(fn, ms); return { cancel: () => clearTimeout(t) }; },
+    setInterval: (fn: () => void, ms: number) => { const t = setInterval(fn, ms); t.unref(); return { cancel: () => clearInterval(t) }; },
+    defer: (fn: () => void) => { setImmediate(fn); },
+  };
+  const clock = { nowMs: () => Date.now() };
+  const recovered: Parameters<Star['open']>[1] extends Iterable<infer T> ? T[] : never = [];
+  let walFiles: number[] = [];
+  let walFileNo = 1;
+  let log: LogPort;
+  let wal: { stop(): Promise<void>; failed(): boolean; failureCause(): string };
+  let settler: SegmentSettler;
+  let removeFile: (n: number) => void = () => undefined;
+  let pgCluster: PostgresCluster | undefined;
+  // Assigned once the star exists (the cluster's settler reads its frames).
+  const starRef: { star?: Star } = {};
+  if (clusterCfg) {
+    pgCluster = new PostgresCluster(clusterCfg.url, clusterCfg.schema, starId);
+    const commitLog = new ClusterCommitLog({
+      starId, objects, pg: pgCluster, timers, leaseTtlMs: cfg.leaseTtlMs, incarnation: `${startedAtMs.toString(36)}-${randomUUID().slice(0, 8)}`,
+      leaderOf: (id) => cluster?.leaderOf(id), log_error: logError,
+    });
+    log = commitLog;
+    wal = { stop: () => commitLog.stop(), failed: () => false, failureCause: () => '' };
+    settler = trackSettler(new MemorySettler(objects, (id, gen, from) => starRef.star?.framesOf(id, gen, from) ?? []), health.objects);
+  } else {
+    const local = startLocalWal(walDir, recovered);
+    ({ walFiles, walFileNo } = local);
+    log = local.log;
+    wal = local;
+    settler = trackSettler(new PoolSettler(settlePool, storeCfg, walDir), health.objects);
+    removeFile = (n) => { void removeWalFile(walDir, n); };
+  }
   const star = new Star({
-    clock: { nowMs: () => Date.now() },
-    timers: {
-      setTimeout: (fn, ms) => { const t = setTimeout(fn, ms); return { cancel: () => clearTimeout(t) }; },
-      setInterval: (fn, ms) => { const t = setInterval(fn, ms); t.unref(); return { cancel: () => clearInterval(t) }; },
-      defer: (fn) => { setImmediate(fn); },
-    },
+    clock,
+    timers,
     ids: { uuid: () => randomUUID() },
     log,
     metadata,
     objects,
-    settler: trackSettler(new PoolSettler(settlePool, storeCfg, walDir), health.objects),
-    wal: { removeFile: (n) => { void removeWalFile(walDir, n); } },
+    settler,
+    wal: { removeFile },
     walFileNo,
     readRecordsMax: cfg.maxReadRecords,
     walFileBytesMax: cfg.wal.fileBytesMax,
@@ -177,8 +201,17 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     expressBucket: cfg.expressBucket,
     leaseIdleMs: cfg.leaseIdleMs,
     objectGraceMs: cfg.readplanTtlMs,
+    onEvicted: (bucket, key) => cluster?.evicted(bucket, key),
   });
+  starRef.star = star;
   star.open(state, recovered, walFiles);
+  if (clusterCfg && pgCluster) {
+    cluster = new ClusterService({
+      star, pg: pgCluster, metadata: metadata as PostgresMetadataStore, objects, log: log as ClusterCommitLog, starId, clock, timers,
+      leaseTtlMs: cfg.leaseTtlMs, leaseIdleMs: cfg.leaseIdleMs, log_error: logError,
+    });
+  }
+  const svc: StreamService = cluster ?? star;
 
   const parseOffThread = async (body: Buffer): Promise<AppendInput> => {
     // The bounded queue is full: push the producer back rather than buffer without limit.
@@ -196,7 +229,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   };
   // The WAL's outages are the flusher's (it logs them); sampled here for /metrics.
   const walWatch = setInterval(() => {
-    if (log.failed()) { if (health.wal.up) health.wal.failed(log.failureCause()); } else health.wal.succeeded();
+    if (wal.failed()) { if (health.wal.up) health.wal.failed(wal.failureCause()); } else health.wal.succeeded();
   }, WAL_HEALTH_SAMPLE_MS);
   walWatch.unref();
   const metrics = new Metrics(
@@ -205,12 +238,13 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   );
   const exchange = auth?.verifier?.signer ? (body: unknown) => auth.exchanger.exchange(body) : undefined;
   const dispatcher = new Dispatcher({
-    svc: star, parseOffThread, logError, sse: cfg.sse, bodyBudget: cfg.bodyBudget,
+    svc, parseOffThread, logError, sse: cfg.sse, bodyBudget: cfg.bodyBudget,
     observe: (verb, status, secs) => metrics.observe(verb, status, secs),
     auth: auth ? { authenticator: auth.authenticator, exchange } : undefined,
     cors: new CorsPolicy(cfg.corsAllowedOrigins),
+    ...(cluster ? { proxy: new LeaderProxy(starId) } : {}),
     ds: cfg.ds.enabled ? new DsSurface({
-      svc: star, bucket: cfg.ds.bucket, longPollMs: cfg.ds.longPollMs, scheme: tls ? 'https' : 'http', logError,
+      svc, bucket: cfg.ds.bucket, longPollMs: cfg.ds.longPollMs, scheme: tls ? 'https' : 'http', logError,
       ...(auth ? { authenticator: auth.authenticator } : {}),
     }) : undefined,
   });
@@ -242,7 +276,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   };
   const grpcServer = cfg.grpcListen
     ? await startGrpcServer({
-      service: star, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, vending, star: { id: starId, ...(cfg.advertiseAddress ? { address: cfg.advertiseAddress } : {}), settle: () => star.settle() },
+      service: svc, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, vending, star: { id: starId, ...(cfg.advertiseAddress ? { address: cfg.advertiseAddress } : {}), settle: () => star.settle() },
       auth: grpcAuthHooks(auth, { clientCertVerified: authConfig.mode === 'mtls' }),
       ...(tls ? { credentials: grpcTlsCredentials(tls, authConfig.mode === 'mtls') } : {}),
     })
@@ -254,38 +288,86 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
       metrics, allowedHosts: cfg.opsAllowedHosts,
       // Not ready while appends would be refused: the WAL cannot be written, or the metadata store is
       // away (or a row write's outcome is still being read back).
-      ready: () => !log.failed() && star.metadataReady(),
+      ready: () => !wal.failed() && star.metadataReady(),
       extra: adminSurface({
-        ui: cfg.adminUi, reader: cfg.adminUiReader, logError, service: star,
+        ui: cfg.adminUi, reader: cfg.adminUiReader, logError, service: svc,
         // The star as the gRPC admin plane names it (startGrpcServer's default id, its bound address).
         star: { id: starId, address: advertisedAddress(), startedAtMs, nowMs: () => Date.now() },
         listCredentials: grpcAuthHooks(auth, { clientCertVerified: false })?.listCredentials,
       }),
     })
     : undefined;
+  // A cluster's membership row: where the other stars reach this one (its bridge for the one-hop
+  // proxy, its gRPC address for NOT_OWNER). Leadership starts once the star is reachable.
+  if (cluster && pgCluster) {
+    const bridge = cfg.listen && server ? `${cfg.listen.host}:${server.port}` : '';
+    await pgCluster.join(bridge, advertisedAddress(), startedAtMs);
+    cluster.start();
+  }
 
   return {
     star,
+    cluster,
     port: server?.port ?? 0,
     engine,
     tls: tls !== undefined,
     grpcPort: grpcServer?.port,
     opsPort: ops?.port,
     async stop() {
-      stopping = true;
       clearInterval(walWatch);
       server?.close();
       ops?.close();
       await grpcServer?.close();
       auth?.close();
-      // The flusher drains the ring first, so every append it made durable is acknowledged.
-      log.stop();
-      if (!flusherExited) await new Promise<void>((r) => { flusher.once('exit', () => r()); });
+      // The log commits what it holds first, so every append it made durable is acknowledged.
+      await wal.stop();
       await star.close();
+      // Leases given up at once: the streams' next leaders need not wait them out.
+      await cluster?.stop();
       await Promise.all([parsePool.destroy(), settlePool.destroy()]);
+      await pgCluster?.close();
       await metadata.close();
       s3?.close();
       lock.release();
+    },
+  };
+}
+
+/** The embedded default's commit path: the WAL recovered into `recovered`, a flusher thread that
+ *  group-commits the log ring to it, and the ring's writer. */
+function startLocalWal(
+  walDir: string,
+  recovered: { fileNo: number; streamId: string; firstSeq: number; count: number; frame: Buffer; timestamps: number[]; contentBytes: number }[],
+): { log: LogRingWriter; walFiles: number[]; walFileNo: number; stop(): Promise<void>; failed(): boolean; failureCause(): string } {
+  const { files: walFiles, lastFileNo, cutBytes } = recoverWal(walDir, (f) => {
+    let content = 0;
+    forEachRecord(f.frame, 0, 0, (r) => { content += contentBytes(r); return true; });
+    recovered.push({
+      fileNo: f.fileNo, streamId: f.info.streamId, firstSeq: f.info.firstSeq, count: f.info.recordCount,
+      frame: f.frame, timestamps: frameTimestamps(f.frame), contentBytes: content,
+    });
+  });
+  if (cutBytes > 0) console.error(`svcd: recovery cut a torn WAL tail of ${cutBytes} bytes`);
+  const ring = createRingBuffers(LOG_RING_BYTES);
+  const walFileNo = lastFileNo + 1;
+  const flusher = new Worker(FLUSHER_ENTRY, { workerData: { ring, walDir, fileNo: walFileNo }, execArgv: workerExecArgv() });
+  const log = new LogRingWriter(ring);
+  let stopping = false;
+  let exited = false;
+  flusher.on('error', (err) => { logError('flusher crashed; no append is acknowledged any more', err); log.markFailed(); });
+  flusher.on('exit', (code) => {
+    exited = true;
+    if (!stopping) { logError(`flusher exited (${code}); no append is acknowledged any more`); log.markFailed(); }
+  });
+  return {
+    log, walFiles, walFileNo,
+    failed: () => log.failed(),
+    failureCause: () => log.failureCause(),
+    async stop() {
+      stopping = true;
+      // The flusher drains the ring first, so every append it made durable is acknowledged.
+      log.stop();
+      if (!exited) await new Promise<void>((r) => { flusher.once('exit', () => r()); });
     },
   };
 }

@@ -13,6 +13,7 @@ import type { HttpExchange } from './exchange.ts';
 import type { CorsPolicy } from './cors.ts';
 import { matchRoute, methodsFor, type RequestCtx, type RouteResult } from './routes.ts';
 import { SSE_HEADERS, pumpSse } from './sse.ts';
+import { HOP_HEADER, type LeaderProxy } from './proxy.ts';
 
 export type OffThreadParser = (body: Buffer) => Promise<AppendInput>;
 
@@ -113,6 +114,8 @@ export interface DispatchDeps {
   cors?: CorsPolicy;
   /** The Durable Streams surface (src/api/ds/): serves every path under /ds when present. */
   ds?: { handles(path: string): boolean; handle(ex: HttpExchange): Promise<number> };
+  /** A cluster: requests for streams another star leads hop there (absent: one star, no hops). */
+  proxy?: LeaderProxy;
   logError(msg: string, err?: unknown): void;
 }
 
@@ -182,6 +185,7 @@ export class Dispatcher {
     let account: BodyAccount | undefined;
     let sseSlot = false;
     let cors: [string, string][] | undefined;
+    let body: Buffer = EMPTY_BODY;
     try {
       if (ex.method === 'OPTIONS' && ex.header('origin') !== undefined && ex.header('access-control-request-method') !== undefined) {
         verb = 'Preflight';
@@ -207,8 +211,8 @@ export class Dispatcher {
         account = this.bodyBudget.open(tenantOf(principal));
         ex.meterBody(account);
       }
-      let body = m.route.bodyBytesMax > 0 ? ex.readBody(m.route.bodyBytesMax) : EMPTY_BODY;
-      if (body instanceof Promise) body = await body;
+      const read = m.route.bodyBytesMax > 0 ? ex.readBody(m.route.bodyBytesMax) : EMPTY_BODY;
+      body = read instanceof Promise ? await read : read;
       if (ex.aborted) return;
       const ctx = new Context(ex, m.params, body, principal, this.deps.auth?.exchange);
       let pre: AppendInput | undefined;
@@ -240,8 +244,20 @@ export class Dispatcher {
       }
       this.observe(verb, res.kind === 'sse' ? 200 : res.status, t0);
     } catch (err) {
+      // Another star leads the stream: one hop there, unless this request is that hop already (then
+      // the lease moved again, and the caller gets 503 with Retry-After to try once more).
+      let failure = err;
+      const leader = err instanceof ServiceError && err.code === 'not_owner' ? err.detail.leader?.bridge_address : undefined;
+      if (leader && this.deps.proxy && ex.header(HOP_HEADER) === undefined && !ex.aborted) {
+        try {
+          this.observe(verb, await this.deps.proxy.forward(ex, body, leader, cors), t0);
+          return;
+        } catch (hopErr) {
+          failure = hopErr;
+        }
+      }
       // A client that went away is not answered; its request is neither counted nor logged as a bug.
-      if (!ex.aborted) this.observe(verb, this.fail(ex, err, cors), t0);
+      if (!ex.aborted) this.observe(verb, this.fail(ex, failure, cors), t0);
     } finally {
       account?.close();
       if (sseSlot) this.sseOpen -= 1;

@@ -174,8 +174,8 @@ export const ROUTES: readonly Route[] = [
   // ---- buckets
   {
     method: 'GET', path: ['v1', 'buckets'], verb: 'ListBuckets', action: 'list', level: 'all', bodyBytesMax: 0,
-    handle: (svc, c) => {
-      const page = svc.listBuckets(c.query.get('start_after') ?? '', listLimit(c.query));
+    handle: async (svc, c) => {
+      const page = await svc.listBuckets(c.query.get('start_after') ?? '', listLimit(c.query));
       return json(200, { buckets: page.items, next: page.next });
     },
   },
@@ -189,7 +189,7 @@ export const ROUTES: readonly Route[] = [
   },
   {
     method: 'GET', path: ['v1', 'buckets', B], verb: 'GetBucket', action: 'read', level: 'bucket', bodyBytesMax: 0,
-    handle: (svc, c) => json(200, svc.getBucket(c.params.bucket)),
+    handle: async (svc, c) => json(200, await svc.getBucket(c.params.bucket)),
   },
   {
     method: 'PUT', path: ['v1', 'buckets', B], verb: 'UpdateBucket', action: 'create', level: 'bucket', bodyBytesMax: CONTROL_BODY_BYTES_MAX,
@@ -205,8 +205,8 @@ export const ROUTES: readonly Route[] = [
   // ---- streams
   {
     method: 'GET', path: ['v1', 'streams', B], verb: 'ListStreams', action: 'list', level: 'bucket', bodyBytesMax: 0,
-    handle: (svc, c) => {
-      const page = svc.listStreams(c.params.bucket, decodeStreamCursor(c.query.get('start_after')), listLimit(c.query));
+    handle: async (svc, c) => {
+      const page = await svc.listStreams(c.params.bucket, decodeStreamCursor(c.query.get('start_after')), listLimit(c.query));
       return json(200, { streams: page.items.map(streamJson), next: encodeStreamCursor(page.next) });
     },
   },
@@ -219,7 +219,7 @@ export const ROUTES: readonly Route[] = [
   },
   {
     method: 'GET', path: ['v1', 'streams', B, K], verb: 'GetStream', action: 'read', level: 'stream', bodyBytesMax: 0,
-    handle: (svc, c) => json(200, streamJson(svc.getStream(c.params.bucket, c.params.key))),
+    handle: async (svc, c) => json(200, streamJson(await svc.getStream(c.params.bucket, c.params.key))),
   },
   {
     method: 'PATCH', path: ['v1', 'streams', B, K], verb: 'ReconfigureStream', action: 'create', level: 'stream', bodyBytesMax: CONTROL_BODY_BYTES_MAX,

@@ -115,6 +115,27 @@ export const WAL_HEALTH_SAMPLE_MS = 250;
 export const WAL_SETTLE_AFTER_MS = 30_000;
 /** A stream stays leased this long after its last append (spec: States, "the idle timeout runs"). */
 export const LEASE_IDLE_MS = 10_000;
+/** A cluster: a stream's lease runs this long past its last renewal (spec target: a stream accepts
+ *  appends again within the lease TTL + 1 s of its leader's death). */
+export const LEASE_TTL_MS = 3000;
+/** Leases are renewed this often (a third of the TTL: two renewals may fail before one runs out). */
+export const LEASE_RENEW_MS = 1000;
+/** A leader stops serving from memory this long before its lease would run out by its own clock,
+ *  so clock drift between it and PostgreSQL cannot let it serve past the lease. */
+export const LEASE_SAFETY_MARGIN_MS = 250;
+/** A star reports to the stars table this often … */
+export const STAR_HEARTBEAT_MS = 500;
+/** … and counts as gone once its last report is this old: its leases are waited out and taken. */
+export const STAR_GONE_AFTER_MS = 2000;
+/** Chunk objects whose every chunk has settled are deleted this long after they were written. */
+export const CHUNK_OBJECT_GRACE_MS = 60_000;
+/** How often, and how many at a time, unreferenced chunk objects are collected. */
+export const CHUNK_GC_MS = 10_000;
+export const CHUNK_GC_BATCH_MAX = 256;
+/** One-hop proxy to a stream's leader: connections per leader, and how long one hop may take to
+ *  answer its head (an SSE hop then streams for as long as the caller stays). */
+export const PROXY_SOCKETS_PER_PEER_MAX = 256;
+export const PROXY_HEAD_MS_MAX = 30_000;
 /** Background retention sweep period. */
 export const RETENTION_SWEEP_MS = 1000;
 /** The postgres metadata backend gives up connecting after this long (start-up fails)… */

@@ -32,6 +32,9 @@ export interface LogPort {
   discardUndurable(): void;
   /** The WAL file new frames go to (read after a failure clears). */
   currentFileNo(): number;
+  /** A log that commits stream by stream (the cluster's): why the entry ending at `end` did not
+   *  commit although the durable offset passed it, once; undefined when it committed. */
+  takeRefusal?(end: number): string | undefined;
 }
 
 /** A stream whose frames in a sealed WAL file should settle, from `fromSeq` on. */

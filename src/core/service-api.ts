@@ -73,23 +73,23 @@ export type StreamEvent =
 export interface StreamService {
   // buckets
   createBucket(name: string, body: BucketCreate): Promise<BucketInfo>;
-  getBucket(name: string): BucketInfo;
+  getBucket(name: string): BucketInfo | Promise<BucketInfo>;
   updateBucket(name: string, body: Partial<BucketConfig>): Promise<BucketInfo>;
   deleteBucket(name: string): Promise<void>;
-  listBuckets(startAfter: string, limit: number): ListPage<BucketInfo>;
+  listBuckets(startAfter: string, limit: number): ListPage<BucketInfo> | Promise<ListPage<BucketInfo>>;
   // streams (key is raw bytes decoded from the path, carried as a latin1/utf8 string by the caller)
   createStream(bucket: string, key: string, body: StreamCreate): Promise<StreamInfo>;
-  getStream(bucket: string, key: string): StreamInfo & { fencing_token: string };
+  getStream(bucket: string, key: string): (StreamInfo & { fencing_token: string }) | Promise<StreamInfo & { fencing_token: string }>;
   reconfigureStream(bucket: string, key: string, patch: StreamConfigInput): Promise<StreamInfo>;
   deleteStream(bucket: string, key: string): Promise<void>;
-  listStreams(bucket: string, startAfter: string, limit: number): ListPage<StreamInfo>;
+  listStreams(bucket: string, startAfter: string, limit: number): ListPage<StreamInfo> | Promise<ListPage<StreamInfo>>;
   // records
   append(bucket: string, key: string, input: AppendInput): Promise<AppendAck>;
   read(bucket: string, key: string, opts: ReadOptions): Promise<ReadResult>;
   /** Leadership (spec: States): true while leased, false when vacant (the dashboard's idle). */
   leased(bucket: string, key: string): boolean;
   /** The committed tail of an existing stream (admin views: never creates). */
-  checkTail(bucket: string, key: string): Position;
+  checkTail(bucket: string, key: string): Position | Promise<Position>;
   /** CheckTail on the data plane: like a read, a first use may create the stream (create_stream_on_read). */
   readTail(bucket: string, key: string): Promise<Position>;
   trim(bucket: string, key: string, to: { seq_num?: number; timestamp_ms?: number }): Promise<void>;

@@ -53,6 +53,9 @@ export interface StarDeps {
   /** How long a segment no row points at stays in the object store: the read-plan validity, so a
    *  vended URL keeps answering until it expires (default 0: deleted at once). */
   objectGraceMs?: number;
+  /** A stream left this star without being deleted (a cluster: its lease moved, or a commit of it
+   *  failed); the leadership forgets it too. */
+  onEvicted?: (bucket: string, key: string) => void;
 }
 
 /** An append sequenced into the ring, waiting for the flusher's durable offset to pass `end`. */
@@ -75,6 +78,8 @@ export class Star implements StreamService {
   private readonly d: StarDeps;
   private readonly buckets = new OrderedMap<BucketMeta>();
   private readonly streams = new Map<string, StreamState>();
+  /** The same streams by stream id (a cluster's commit log and settler look them up by the frames' id). */
+  private readonly byId = new Map<string, StreamState>();
   private readonly byBucket = new Map<string, OrderedMap<StreamState>>();
   private readonly deleted = new Set<string>();
   /** Bucket creations whose metadata write is still pending (a converging retry waits for it). */
@@ -182,6 +187,88 @@ export class Star implements StreamService {
     for (const st of this.streams.values()) st.wake();
   }
 
+  // ---------------------------------------------------------------- leadership (a cluster)
+
+  /** Takes a stream this star now leads: its row as the store holds it and its committed, unsettled
+   *  batches in order (read back from object storage). They settle with the current generation. */
+  adopt(row: StreamMeta, batches: readonly Omit<MemBatch, 'walFileNo'>[]): void {
+    const a = addr(row.bucket, row.key);
+    const old = this.streams.get(a);
+    if (old) this.evictState(old);
+    const st = new StreamState(row, this.configOf(row));
+    this.addStream(st);
+    this.deleted.delete(a);
+    for (const b of batches) {
+      if (b.firstSeq !== st.tail) throw new Error(`stream ${st.streamId}: committed chunk at ${b.firstSeq} does not follow ${st.tail}`);
+      const batch: MemBatch = { ...b, walFileNo: this.walFileNo };
+      st.commitBatch(batch);
+      this.unsettledBytes += batch.frame.length;
+      this.walFileBytes += batch.frame.length; // so the generation seals and these settle
+      this.settling.touch(this.walFileNo, st);
+    }
+    st.nextSeq = st.tail;
+    st.lastSeqTs = st.tailTs;
+  }
+
+  /** An address this star leads that has no stream: deleted (idempotent deletes answer so) or never made. */
+  adoptAbsent(bucket: string, key: string, deleted: boolean): void {
+    const a = addr(bucket, key);
+    const old = this.streams.get(a);
+    if (old) this.evictState(old);
+    if (deleted) this.deleted.add(a);
+    else this.deleted.delete(a);
+  }
+
+  /** Lets go of a stream this star no longer leads; its callers are told to retry. */
+  evict(bucket: string, key: string): void {
+    const st = this.streams.get(addr(bucket, key));
+    if (st) this.evictState(st);
+    this.deleted.delete(addr(bucket, key));
+  }
+
+  private evictState(st: StreamState): void {
+    if (st.evicted) return;
+    st.evicted = true;
+    this.unsettledBytes -= st.memBytes();
+    st.mem.length = 0;
+    if (st.suspect) { st.suspect = false; this.suspectStreams.delete(st); }
+    this.dropStream(st);
+    st.emit({ kind: 'deleted' });
+    this.d.onEvicted?.(st.meta.bucket, st.meta.key);
+  }
+
+  /** The bucket as the shared store holds it now (absent: deleted). */
+  syncBucket(name: string, row: BucketMeta | undefined): void {
+    if (row) this.buckets.set(name, row);
+    else if (!this.byBucket.get(name)?.size) this.buckets.delete(name);
+  }
+
+  /** True when nothing keeps the stream on this star: no append in flight or for `idleMs`, nobody
+   *  watching or subscribed. A leader lets such a stream go (it goes vacant). */
+  idle(bucket: string, key: string, idleMs: number): boolean {
+    const st = this.streams.get(addr(bucket, key));
+    if (!st) return true;
+    return !st.watched && st.subscribers === 0 && st.inflightBytes === 0 && !st.metaPending && !st.suspect
+      && this.d.clock.nowMs() - st.lastAppendMs >= idleMs;
+  }
+
+  /** The frames of a stream this star holds in memory for the given generation and earlier, from
+   *  `fromSeq` on (the cluster's settler builds segments from them). */
+  framesOf(streamId: string, generation: number, fromSeq: number): Buffer[] {
+    const st = this.byId.get(streamId);
+    if (!st || st.evicted) return [];
+    return st.mem.filter((b) => b.walFileNo <= generation && b.firstSeq >= fromSeq).map((b) => b.frame);
+  }
+
+  /** The address of a stream this star holds, by its id. */
+  addressOf(streamId: string): { bucket: string; key: string } | undefined {
+    const st = this.byId.get(streamId);
+    return st && !st.deleted ? { bucket: st.meta.bucket, key: st.meta.key } : undefined;
+  }
+
+  /** Whether this star holds the stream in memory now. */
+  holds(bucket: string, key: string): boolean { return this.streams.has(addr(bucket, key)); }
+
   // ---------------------------------------------------------------- buckets
 
   private bucketInfo(b: BucketMeta): BucketInfo {
@@ -282,6 +369,7 @@ export class Star implements StreamService {
 
   private addStream(st: StreamState): void {
     this.streams.set(addr(st.meta.bucket, st.meta.key), st);
+    this.byId.set(st.streamId, st);
     let m = this.byBucket.get(st.meta.bucket);
     if (!m) this.byBucket.set(st.meta.bucket, (m = new OrderedMap()));
     m.set(st.meta.key, st);
@@ -292,6 +380,7 @@ export class Star implements StreamService {
       this.streams.delete(addr(st.meta.bucket, st.meta.key));
       this.byBucket.get(st.meta.bucket)?.delete(st.meta.key);
     }
+    if (this.byId.get(st.streamId) === st) this.byId.delete(st.streamId);
     st.deleted = true;
     st.wake();
   }
@@ -426,6 +515,7 @@ export class Star implements StreamService {
       this.streams.delete(a);
       this.byBucket.get(st.meta.bucket)?.delete(st.meta.key);
     }
+    if (this.byId.get(st.streamId) === st) this.byId.delete(st.streamId);
     this.deleted.add(a);
     st.deleted = true;
     this.unsettledBytes -= st.memBytes();
@@ -510,6 +600,7 @@ export class Star implements StreamService {
 
   /** The refusals that do not depend on the tail, in the order they are reported. */
   private admit(st: StreamState, bucket: string, key: string, input: AppendInput): void {
+    if (st.evicted) throw new ServiceError('unavailable', `stream ${bucket}/${key} moved to another star; retry`);
     if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
     if (this.walDown || this.d.log.failed()) throw new ServiceError('unavailable', `the write-ahead log cannot be written (${this.d.log.failureCause()}); not accepting appends until it recovers`);
     // The metadata store is down, or a row write's outcome is still unknown: no ack until the star
@@ -644,12 +735,22 @@ export class Star implements StreamService {
     if (i >= q.length || q[i].end > durable) return;
     const acked: PendingEntry[] = [];
     const moved = new Set<StreamState>();
+    const evict = new Set<StreamState>();
     while (i < q.length && q[i].end <= durable) {
       const p = q[i++];
       if (p.sealedFileNo !== undefined) { this.settling.enqueue(p.sealedFileNo); p.onSealed?.(); continue; }
       const st = p.st!;
       st.inflightBytes -= p.frameBytes;
       this.inflightBytes -= p.frameBytes;
+      const refused = this.d.log.takeRefusal?.(p.end);
+      if (refused !== undefined || st.evicted) {
+        // Not committed (a cluster: the lease moved, or the commit's outcome is unknown): the stream
+        // leaves this star, and the next request reloads it from what is committed.
+        st.appendSettled();
+        p.reject!(new ServiceError('unavailable', `the append was not acknowledged: ${refused ?? 'the stream moved to another star'}; retry`));
+        if (!st.evicted) evict.add(st);
+        continue;
+      }
       if (st.deleted) {
         st.appendSettled();
         // The deletion is durable (a stream leaves memory only then), so a crash cannot bring this
@@ -672,6 +773,7 @@ export class Star implements StreamService {
         tail: p.st!.tailPosition(),
       });
     }
+    for (const st of evict) this.evictState(st);
     // Producers hear first; subscribers are woken once the acks are on their way.
     this.d.timers.defer(() => { for (const st of moved) st.wake(); });
     if (i === q.length) { this.pending = []; this.pendingHead = 0; }
@@ -764,6 +866,7 @@ export class Star implements StreamService {
     st.suspect = false;
     this.suspectStreams.delete(st);
     const a = addr(st.meta.bucket, st.meta.key);
+    if (st.evicted) return; // the next leader reads the row itself
     if (st.deleted) {
       // A creation reported failed whose row landed after all: the stream exists.
       if (row && row.stream_id === st.streamId && !this.streams.has(a)) {

@@ -52,6 +52,11 @@ export class StreamState {
   /** Callers waiting for the committed tail to reach what was sequenced when they asked. */
   private drainWaiters: { target: number; resolve: () => void }[] | undefined;
   deleted = false;
+  /** Dropped from this star (its lease moved, or a commit of it failed): `deleted` is set too, so every
+   *  path lets go of it, but callers are told to retry (503), not that it is gone. */
+  evicted = false;
+  /** Live subscriptions reading this stream (a leader keeps a stream with subscribers). */
+  subscribers = 0;
   /** Set while a metadata change (creation, fence, reconfigure) is being made durable: appends wait
    *  for it, in call order, so none is acknowledged under a change that could still be lost. */
   metaPending: Promise<void> | undefined;

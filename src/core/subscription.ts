@@ -38,7 +38,9 @@ export class LiveSubscription implements Subscription {
     private seq: number,
     private readonly reader: PageReader,
     private readonly onClose: () => void,
-  ) {}
+  ) {
+    st.subscribers += 1;
+  }
 
   get cursor(): number { return this.seq; }
 
@@ -46,6 +48,7 @@ export class LiveSubscription implements Subscription {
     for (;;) {
       if (this.closed) throw new ServiceError('unavailable', 'subscription closed');
       const st = this.st;
+      if (st.evicted) throw new ServiceError('unavailable', 'the stream moved to another star; reconnect with the cursor');
       if (st.deleted) throw new ServiceError('not_found', 'the stream was deleted');
       if (this.seq < st.trimSeq) throw new ServiceError('trimmed', `the stream was trimmed past the cursor ${this.seq}`);
       if (this.seq < st.tail) {
@@ -120,6 +123,7 @@ export class LiveSubscription implements Subscription {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.st.subscribers -= 1;
     const w = this.wake;
     if (w) {
       this.st.removeWaiter(w);

@@ -25,6 +25,7 @@ export type ErrorCode =
   | 'unavailable'
   | 'stream_deleted'
   | 'failed_precondition'
+  | 'not_owner'
   | 'payload_too_large'
   | 'request_head_too_large'
   | 'request_head_timeout'
@@ -64,6 +65,9 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, CodeRow>> = {
   unavailable: { http: 503, grpc: GrpcStatus.UNAVAILABLE, wire: 'Unavailable', retryable: true },
   stream_deleted: { http: 503, grpc: GrpcStatus.FAILED_PRECONDITION, wire: 'FailedPrecondition', retryable: true },
   failed_precondition: { http: 503, grpc: GrpcStatus.FAILED_PRECONDITION, wire: 'FailedPrecondition', retryable: true },
+  // Another star leads the stream. HTTP callers never see it (the bridge hops to the leader; a hop that
+  // finds the lease moved again answers 503); gRPC callers get the leader's address in the metadata.
+  not_owner: { http: 503, grpc: GrpcStatus.FAILED_PRECONDITION, wire: 'NotOwner', retryable: true },
   // A request head refused before any route saw it (only an HTTP transport raises these).
   request_head_too_large: { http: 431, grpc: GrpcStatus.RESOURCE_EXHAUSTED, wire: 'InvalidArgument', retryable: false },
   request_head_timeout: { http: 408, grpc: GrpcStatus.DEADLINE_EXCEEDED, wire: 'InvalidArgument', retryable: true },
@@ -77,6 +81,8 @@ export interface ErrorDetail {
   fencing_token?: string;
   /** 405: the methods the path supports. */
   allow?: readonly string[];
+  /** not_owner: the star that leads the stream, and where to reach it. */
+  leader?: { star_id: string; bridge_address: string; grpc_address: string };
 }
 
 export class ServiceError extends Error {

@@ -8,7 +8,8 @@ import pg from 'pg';
 import { keyFromBytes, keyToBytes } from '../../src/storage/format/key-bytes.ts';
 import { LocalMetadataStore } from '../../src/storage/metadata/local-store.ts';
 import { MetadataUnavailableError, type MetadataStore, type SegmentMeta, type StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
-import { METADATA_SCHEMA_VERSION, MetadataOwnedError, PostgresMetadataStore } from '../../src/storage/metadata/postgres-store.ts';
+import { LeaseLostError, METADATA_SCHEMA_VERSION, PostgresMetadataStore } from '../../src/storage/metadata/postgres-store.ts';
+import { PostgresCluster } from '../../src/storage/metadata/postgres-cluster.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
 import { removeDir, tempDir } from '../helpers/server.ts';
 
@@ -184,7 +185,7 @@ for (const be of backends) {
 
 const pgSkip = backends[1].skip;
 
-describe('postgres metadata: one star per schema, reconnects after a lost connection', { skip: pgSkip }, () => {
+describe('postgres metadata: stores share a schema, reconnect after a lost connection', { skip: pgSkip }, () => {
   const schemas: string[] = [];
   let admin: pg.Client;
   before(async () => {
@@ -196,23 +197,34 @@ describe('postgres metadata: one star per schema, reconnects after a lost connec
     for (const s of schemas) await dropSchema(s);
   });
 
-  test('a second store on a schema is refused while the first holds it, and opens once it closed', async () => {
+  test('stores share a schema (a cluster); a guarded stream write lands only under the lease at its epoch', async () => {
     const schema = freshSchema();
     schemas.push(schema);
     const first = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
     await first.load();
-    const second = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
-    await assert.rejects(second.load(), (err: Error) => err instanceof MetadataOwnedError && err.message.includes(schema));
-    await second.close();
-    const otherSchema = freshSchema();
-    schemas.push(otherSchema);
-    const other = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema: otherSchema });
-    await other.load(); // another schema is another star's
+    const epochs = new Map<string, number>();
+    const guarded = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema, leaseGuard: { holder: 'star-a', epochOf: (_b, k) => epochs.get(k) } });
+    await guarded.load(); // a second store on the same schema opens
+    await assert.rejects(guarded.putStream(stream('g1')), LeaseLostError, 'no lease: refused');
+    assert.equal((await first.readStream('b', 'g1')).row, undefined, 'nothing written');
+    const leases = new PostgresCluster(TEST_POSTGRES_URL, schema, 'star-a');
+    const took = await leases.take('b', 'g1', 5000);
+    assert.ok(took.taken);
+    epochs.set('g1', took.epoch);
+    await guarded.putStream(stream('g1'));
+    assert.equal((await first.readStream('b', 'g1')).row?.key, 'g1', 'written under the lease');
+    // Another star takes the lease over (it ran out): the epoch rises and the old holder's write fails.
+    const other = new PostgresCluster(TEST_POSTGRES_URL, schema, 'star-b');
+    await admin.query(`UPDATE ${schema}.leases SET expires_at = clock_timestamp() - interval '1 second'`);
+    const taken = await other.take('b', 'g1', 5000);
+    assert.ok(taken.taken && taken.epoch === took.epoch + 1);
+    await assert.rejects(guarded.putStream({ ...stream('g1'), trim_seq: 5 }), LeaseLostError);
+    assert.equal((await first.readStream('b', 'g1')).row?.trim_seq, 0, 'the stale leader wrote nothing');
+    await assert.rejects(guarded.deleteStream('b', 'g1'), LeaseLostError);
+    await leases.close();
     await other.close();
+    await guarded.close();
     await first.close();
-    const third = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
-    await third.load();
-    await third.close();
   });
 
   test('after its connection is lost, the store refuses writes, reconnects by itself, and writes again', async () => {
@@ -221,12 +233,12 @@ describe('postgres metadata: one star per schema, reconnects after a lost connec
     const store = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
     await store.load();
     await store.putStream(stream('before'));
-    // The lock's holder is this store's backend: end it from outside.
+    // The store's backend is the one whose last statement named this schema: end it from outside.
     const killed = await admin.query(
-      `SELECT pg_terminate_backend(pid) AS ok FROM pg_locks WHERE locktype = 'advisory' AND objid = hashtext($1)::oid AND granted`,
-      [`svcd:${schema}`],
+      `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = 'svcd' AND query LIKE $1`,
+      [`%${schema}.%`],
     );
-    assert.equal(killed.rows.length, 1, 'the store holds the schema lock');
+    assert.equal(killed.rows.length, 1, 'the store\'s connection was found');
     await assert.rejects(store.putStream(stream('lost')), MetadataUnavailableError);
     assert.equal(store.healthy(), false, 'unhealthy while the connection is gone');
     assert.equal(store.health.up, false);
@@ -236,10 +248,6 @@ describe('postgres metadata: one star per schema, reconnects after a lost connec
     assert.ok(store.health.errors >= 1);
     await store.putStream(stream('after'));
     assert.equal((await store.readStream('b', 'after')).row?.key, 'after');
-    // The new connection holds the schema's lock again.
-    const second = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
-    await assert.rejects(second.load(), MetadataOwnedError);
-    await second.close();
     await store.close();
     const again = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
     const s = await again.load();

@@ -46,7 +46,7 @@ describe('a star on the postgres metadata backend', { skip }, () => {
     for (const d of dirs) removeDir(d);
   });
 
-  test('keeps its metadata in the schema, refuses a second star on it, and the CLI reaches the same rows', { timeout: 60_000 }, async () => {
+  test('keeps its metadata in the schema, a second star joins it as a cluster, and the CLI reaches the same rows', { timeout: 60_000 }, async () => {
     const dataDir = tempDir();
     dirs.push(dataDir);
     const star = await startServer({ dataDir, args: pgArgs });
@@ -65,11 +65,20 @@ describe('a star on the postgres metadata backend', { skip }, () => {
       assert.equal((await sql.query(`SELECT 1 FROM ${schema}.buckets WHERE name = 'pgb'`)).rows.length, 1);
       assert.equal(existsSync(join(dataDir, 'meta')), false, 'nothing is kept under the data dir\'s meta/');
 
+      // A second star on the same schema joins the cluster (it does not own the database): it knows
+      // the bucket, and a request for the stream hops to the first star, which leads it.
       const otherDir = tempDir();
       dirs.push(otherDir);
-      const refused = await runStar(['--listen', '127.0.0.1:0', '--data-dir', otherDir, ...pgArgs]);
-      assert.equal(refused.code, 2, refused.out);
-      assert.match(refused.out, new RegExp(`svcd: metadata: postgres schema ${schema} is in use by another star`));
+      const second = await startServer({ dataDir: otherDir, args: pgArgs });
+      try {
+        const got = await fetch(`${second.baseUrl}/v1/streams/pgb/orders%2Feu`);
+        assert.equal(got.status, 200, await got.clone().text());
+        assert.equal(((await got.json()) as { stream_id: string }).stream_id, streamId);
+        const stars = await sql.query<{ star_id: string }>(`SELECT star_id FROM ${schema}.stars`);
+        assert.equal(stars.rows.length, 2, 'both stars are members');
+      } finally {
+        await second.stop();
+      }
     } finally {
       await star.stop();
     }
@@ -101,15 +110,15 @@ describe('a star on the postgres metadata backend', { skip }, () => {
     try {
       const ops = `http://127.0.0.1:${(await waitForOutput(star, /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/))[1]}`;
       assert.equal((await fetch(`${ops}/readyz`)).status, 200);
-      // End the star's session and take its schema lock in the test's own, so the star's reconnection
-      // attempts find the schema held and the outage lasts until the test lets go (the star
+      // End the star's session and take the schema's lock exclusively in the test's own, so the star's
+      // reconnection attempts find the schema held and the outage lasts until the test lets go (the star
       // reconnects within 100 ms otherwise, and the checks below would race it).
       let held = false;
       for (let tries = 0; !held && tries < 100; tries++) {
         const killed = await sql.query(
           `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = hashtext($1)::oid AND granted`, [`svcd:${lostSchema}`],
         );
-        if (tries === 0) assert.equal(killed.rows.length, 1, 'the star held its schema lock');
+        if (tries === 0) assert.equal(killed.rows.length, 1, 'the star holds the schema\'s lock (shared)');
         held = (await sql.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [`svcd:${lostSchema}`])).rows[0].ok;
       }
       assert.ok(held, 'the test holds the schema lock');

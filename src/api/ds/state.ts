@@ -58,7 +58,7 @@ export class DsStates {
   async get(key: string): Promise<DsState | undefined> {
     let info: { stream_id: string };
     try {
-      info = this.svc.getStream(this.bucket, key);
+      info = await this.svc.getStream(this.bucket, key);
     } catch (err) {
       if (err instanceof ServiceError && err.code === 'not_found') { this.cache.delete(key); return undefined; }
       throw err;

@@ -67,11 +67,11 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
   const leader = (bucket: string, key: string): string => (svc.leased(bucket, key) ? ctx.star.id : '');
 
   /** Streams in a bucket, counted with at most `cap` listed. */
-  const countStreams = (bucket: string, cap: number): { count: number; capped: boolean } => {
+  const countStreams = async (bucket: string, cap: number): Promise<{ count: number; capped: boolean }> => {
     let count = 0;
     let cursor = '';
     for (;;) {
-      const page = svc.listStreams(bucket, cursor, Math.min(LIST_PAGE_MAX, cap - count));
+      const page = await svc.listStreams(bucket, cursor, Math.min(LIST_PAGE_MAX, cap - count));
       count += page.items.length;
       if (page.next === '') return { count, capped: false };
       if (count >= cap) return { count, capped: true };
@@ -108,11 +108,11 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
       let cursor = '';
       let bucketsCapped = false;
       for (;;) {
-        const page = svc.listBuckets(cursor, Math.min(LIST_PAGE_MAX, OVERVIEW_BUCKETS_SCAN_MAX - buckets));
+        const page = await svc.listBuckets(cursor, Math.min(LIST_PAGE_MAX, OVERVIEW_BUCKETS_SCAN_MAX - buckets));
         for (const b of page.items) {
           buckets++;
           if (streamsCapped) continue;
-          const c = countStreams(b.name, OVERVIEW_STREAMS_SCAN_MAX - streams);
+          const c = await countStreams(b.name, OVERVIEW_STREAMS_SCAN_MAX - streams);
           streams += c.count;
           streamsCapped = c.capped || streams >= OVERVIEW_STREAMS_SCAN_MAX;
         }
@@ -133,12 +133,12 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
     async ListStreamSummaries(req, gate) {
       const bucket = bucketFromWire(req.bucket);
       await gate({ bucket });
-      const page = svc.listStreams(bucket, streamCursorFromWire(req.start_after), pageLimit(req.limit));
+      const page = await svc.listStreams(bucket, streamCursorFromWire(req.start_after), pageLimit(req.limit));
       const streams: StreamSummary[] = [];
       for (const s of page.items) {
         let tail;
         try {
-          tail = svc.checkTail(s.bucket, s.key);
+          tail = await svc.checkTail(s.bucket, s.key);
         } catch (err) {
           if (err instanceof ServiceError && err.code === 'not_found') continue; // deleted since listed
           throw err;
@@ -158,24 +158,23 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
 
     async ListBucketSummaries(req, gate) {
       await gate({});
-      const page = svc.listBuckets(req.start_after, Math.min(pageLimit(req.limit), BUCKET_SUMMARIES_PAGE_MAX));
-      return {
-        buckets: page.items.map((b) => {
-          const c = countStreams(b.name, LIST_PAGE_MAX);
-          return { info: bucketInfoToWire(b), stream_count: c.count, stream_count_capped: c.capped };
-        }),
-        next: page.next,
-      };
+      const page = await svc.listBuckets(req.start_after, Math.min(pageLimit(req.limit), BUCKET_SUMMARIES_PAGE_MAX));
+      const buckets = [];
+      for (const b of page.items) {
+        const c = await countStreams(b.name, LIST_PAGE_MAX);
+        buckets.push({ info: bucketInfoToWire(b), stream_count: c.count, stream_count_capped: c.capped });
+      }
+      return { buckets, next: page.next };
     },
 
     async GetStreamDetail(req, gate) {
       const { bucket, key } = addressFromWire(req);
       await gate({ bucket, key });
-      const s = svc.getStream(bucket, key);
+      const s = await svc.getStream(bucket, key);
       return {
         info: streamInfoToWire(s),
         fencing_token: s.fencing_token,
-        tail: positionToWire(svc.checkTail(bucket, key)),
+        tail: positionToWire(await svc.checkTail(bucket, key)),
         leader_star_id: leader(bucket, key),
       };
     },
@@ -183,7 +182,7 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
     async GetStreamLiveStats(req, gate) {
       const { bucket, key } = addressFromWire(req);
       await gate({ bucket, key });
-      return { tail: positionToWire(svc.checkTail(bucket, key)), leader_star_id: leader(bucket, key), sampled_at_unix_ms: ctx.star.nowMs() };
+      return { tail: positionToWire(await svc.checkTail(bucket, key)), leader_star_id: leader(bucket, key), sampled_at_unix_ms: ctx.star.nowMs() };
     },
 
     // No auditor runs behind this adapter: there are no queues to show.
@@ -203,7 +202,7 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
       const seqNum = u64FromWire(req.seq_num, 'seq_num');
       // A view never creates: a missing stream is NOT_FOUND even in a create_stream_on_read bucket.
       // (checkTail and read's stream lookup run in the same turn: no deletion falls between them.)
-      svc.checkTail(bucket, key);
+      await svc.checkTail(bucket, key);
       const result = await svc.read(bucket, key, {
         start: { kind: 'seq_num', value: seqNum },
         limit: clampToCap(req.limit, ADMIN_READER_RECORDS_MAX),

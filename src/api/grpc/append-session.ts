@@ -263,8 +263,9 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
   };
 
   /** Watches the stream and refreshes its config; runs at open, or after the creating batch. */
-  const watchStream = (): void => {
-    const info = svc.getStream(bucket, key);
+  const watchStream = async (): Promise<void> => {
+    const info = await svc.getStream(bucket, key);
+    if (done) return;
     config = info;
     streamExists = true;
     const unwatch = svc.watch(bucket, key, (ev) => {
@@ -287,11 +288,7 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
 
   const onStreamExists = (): void => {
     if (done) return;
-    try {
-      watchStream();
-    } catch (err) {
-      stop(toGrpcFailure(err));
-    }
+    watchStream().catch((err: unknown) => stop(toGrpcFailure(err)));
   };
 
   const onOpen = (msg: AppendSessionRequest__Output): void => {
@@ -305,22 +302,22 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
     updateFlow();
     authorize(ctx, {
       verb: 'AppendSession', plane: 'data', metadata: call.metadata, bucket, key, ...(token !== undefined ? { fencing_token: token } : {}),
-    }).then((caller) => {
+    }).then(async (caller) => {
       if (done) return;
       cleanups.push(atExpiry(caller.expMs, () => stop(grpcFailure(grpc.status.DEADLINE_EXCEEDED, CREDENTIAL_EXPIRED))));
       let info;
       try {
-        info = svc.getStream(bucket, key);
+        info = await svc.getStream(bucket, key);
       } catch (err) {
         if (!(err instanceof ServiceError && err.code === 'not_found')) throw err;
-        const b = svc.getBucket(bucket); // NOT_FOUND for a missing bucket
+        const b = await svc.getBucket(bucket); // NOT_FOUND for a missing bucket
         if (!b.create_stream_on_append) throw err;
         // Created by the first batch, from the bucket's defaults.
         config = streamDefaultsOf(b);
       }
       if (info) {
         checkFence(info.fencing_token, info.producer_policy, token);
-        watchStream();
+        await watchStream();
       }
       authorizing = false;
       updateFlow();

@@ -85,13 +85,13 @@ export function dataServiceHandlers(ctx: GrpcContext): DataServiceHandlers {
 
     GetStream: unary(async (req, _md, c) => {
       const { bucket, key } = await streamAddress(ctx, 'GetStream', req, c);
-      const s = svc.getStream(bucket, key);
+      const s = await svc.getStream(bucket, key);
       return { info: streamInfoToWire(s), fencing_token: s.fencing_token };
     }),
 
     GetBucket: unary(async (req, _md, c) => {
       const bucket = await bucketAddress(ctx, 'GetBucket', req.bucket, c);
-      return { info: bucketInfoToWire(svc.getBucket(bucket)) };
+      return { info: bucketInfoToWire(await svc.getBucket(bucket)) };
     }),
 
     ReadPlan: unary(async (req, _md, c) => {
@@ -101,13 +101,13 @@ export function dataServiceHandlers(ctx: GrpcContext): DataServiceHandlers {
 
     ListStreams: unary(async (req, _md, c) => {
       const bucket = await bucketAddress(ctx, 'ListStreams', req.bucket, c);
-      const page = svc.listStreams(bucket, streamCursorFromWire(req.start_after), pageLimit(req.limit));
+      const page = await svc.listStreams(bucket, streamCursorFromWire(req.start_after), pageLimit(req.limit));
       return { streams: page.items.map(streamInfoToWire), next: streamCursorToWire(page.next) };
     }),
 
     ListBuckets: unary(async (req, _md, c) => {
       c.deadlineAt((await authorize(ctx, { verb: 'ListBuckets', plane: 'data', metadata: c.metadata })).expMs);
-      const page = svc.listBuckets(req.start_after, pageLimit(req.limit));
+      const page = await svc.listBuckets(req.start_after, pageLimit(req.limit));
       return { buckets: page.items.map(bucketInfoToWire), next: page.next };
     }),
 

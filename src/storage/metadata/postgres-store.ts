@@ -9,12 +9,13 @@
 //   document in a text column (JSON.stringify escapes a key's raw bytes, which jsonb would refuse).
 // - A stream's settled segments are rows of their own (segments), not an array in the stream's
 //   document: a settle inserts the new segments only, and a trim deletes those below the watermark.
-// - One star owns a schema: it holds a session advisory lock on the schema's name for as long as its
-//   connection lives, and a second star is refused at start. A killed star's connection closes with
-//   its process, and the lock with it.
+// - Several stars share a schema (a cluster). A stream's row is written only by its leader: with a
+//   lease guard set, each stream write applies only where this star holds the stream's lease at the
+//   epoch it was given (storage/metadata/postgres-cluster.ts), so a star whose lease moved on writes
+//   nothing (LeaseLostError).
 // - A lost connection (every PostgreSQL restart, failover or terminated backend does it) makes the
 //   store unhealthy: writes are refused at once with MetadataUnavailableError, and a new connection is
-//   tried with bounded backoff (taking the schema's lock again) until one answers. A write whose
+//   tried with bounded backoff until one answers. A write whose
 //   connection dropped mid-statement may or may not have committed; the star reads such rows back
 //   (readStream, readBucket) before it writes or acknowledges anything again.
 
@@ -37,13 +38,31 @@ export interface PostgresMetadataOptions {
   schema: string;
   /** Up/down of the connection, with its episode log lines (a quiet one when absent). */
   health?: DependencyHealth;
+  /** Guards every stream write with this star's lease (absent: unguarded, as the tests of the store use it). */
+  leaseGuard?: LeaseGuard;
 }
 
 /** Schema names the store accepts: a plain lower-case SQL identifier, so it is never quoted wrong
  *  (the config checks the flag the same way, with a friendlier message). */
 const POSTGRES_SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
-export class MetadataOwnedError extends Error {}
+/** The schema's advisory lock is held exclusively (by an operator): no star may use it meanwhile. */
+export class MetadataLockedError extends Error {}
+
+/** A stream write refused because this star no longer holds the stream's lease at its epoch: another
+ *  star leads it now (or took it over after this one's lease ran out). */
+export class LeaseLostError extends MetadataUnavailableError {
+  constructor(readonly addresses: { bucket: string; key: string }[]) {
+    super(`the lease of ${addresses.map((a) => `${a.bucket}/${a.key}`).join(', ')} moved to another star`);
+    this.name = 'LeaseLostError';
+  }
+}
+
+/** Which stream leases this star holds, and at which epoch (the cluster's leadership keeps it). */
+export interface LeaseGuard {
+  holder: string;
+  epochOf(bucket: string, key: string): number | undefined;
+}
 
 /** The schema, one step per entry, in order; an applied step is never edited (add a new one). */
 const MIGRATIONS: readonly ((client: pg.Client, s: string) => Promise<void>)[] = [
@@ -74,6 +93,19 @@ const MIGRATIONS: readonly ((client: pg.Client, s: string) => Promise<void>)[] =
   async (client, s) => {
     await client.query(`CREATE TABLE ${s}.stored_format (id int PRIMARY KEY CHECK (id = 1), doc text NOT NULL)`);
   },
+  // 4: the cluster (storage/metadata/postgres-cluster.ts): membership, per-stream leases with epochs,
+  // and the committed chunks of each stream's unsettled tail (where in object storage its frames are).
+  async (client, s) => {
+    await client.query(`
+      CREATE TABLE ${s}.stars (star_id text PRIMARY KEY, bridge_address text NOT NULL, grpc_address text NOT NULL,
+        state text NOT NULL, started_unix_ms bigint NOT NULL, heartbeat_at timestamptz NOT NULL);
+      CREATE TABLE ${s}.leases (bucket text NOT NULL, key bytea NOT NULL, holder text NOT NULL, epoch bigint NOT NULL,
+        expires_at timestamptz NOT NULL, PRIMARY KEY (bucket, key));
+      CREATE TABLE ${s}.chunks (stream_id text NOT NULL, first_seq bigint NOT NULL, end_seq bigint NOT NULL, epoch bigint NOT NULL,
+        object_key text NOT NULL, byte_offset bigint NOT NULL, byte_length bigint NOT NULL, PRIMARY KEY (stream_id, first_seq));
+      CREATE INDEX chunks_by_object ON ${s}.chunks (object_key);
+      CREATE TABLE ${s}.chunk_objects (object_key text PRIMARY KEY, created_at timestamptz NOT NULL);`);
+  },
 ];
 
 /** The schema version this build writes: a star refuses a schema that a newer build migrated further. */
@@ -82,7 +114,7 @@ export const METADATA_SCHEMA_VERSION = MIGRATIONS.length;
 export class PostgresMetadataStore implements MetadataStore {
   private client: pg.Client | undefined;
   private readonly s: string;
-  /** False from a lost connection until a new one holds the schema's lock again. */
+  /** False from a lost connection until a new one answers. */
   private up = false;
   private closed = false;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
@@ -99,7 +131,7 @@ export class PostgresMetadataStore implements MetadataStore {
     this.health = opts.health ?? new DependencyHealth('metadata store (postgres)', undefined);
   }
 
-  /** A new connection holding the schema's lock; throws MetadataOwnedError when another star has it. */
+  /** A new connection. */
   private async connect(): Promise<pg.Client> {
     const client = new pg.Client({
       connectionString: this.opts.url,
@@ -112,8 +144,10 @@ export class PostgresMetadataStore implements MetadataStore {
     client.on('end', () => this.lost(client, new Error('the connection ended')));
     try {
       await client.connect();
-      const owned = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [`svcd:${this.s}`]);
-      if (!owned.rows[0]?.ok) throw new MetadataOwnedError(`metadata: postgres schema ${this.s} is in use by another star`);
+      // Every star holds the schema's advisory lock shared; an operator who takes it exclusively
+      // (maintenance, a restore) keeps every star out until it lets go: they retry meanwhile.
+      const shared = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock_shared(hashtext($1)) AS ok', [`svcd:${this.s}`]);
+      if (!shared.rows[0]?.ok) throw new MetadataLockedError(`metadata: postgres schema ${this.s} is locked exclusively (advisory lock svcd:${this.s}); waiting for it to be released`);
     } catch (err) {
       await client.end().catch(() => undefined);
       throw err;
@@ -183,9 +217,12 @@ export class PostgresMetadataStore implements MetadataStore {
     const client = this.client;
     await this.migrate(client);
     const buckets = await client.query<{ doc: string }>(`SELECT doc FROM ${s}.buckets ORDER BY name`);
-    const streams = await client.query<{ doc: string }>(`SELECT doc FROM ${s}.streams ORDER BY bucket, key`);
-    const segments = await client.query<{ bucket: string; key: Buffer; doc: string }>(`SELECT bucket, key, doc FROM ${s}.segments ORDER BY bucket, key, first_seq`);
-    const deleted = await client.query<{ bucket: string; key: Buffer }>(`SELECT bucket, key FROM ${s}.deleted ORDER BY bucket, key`);
+    // A cluster reads each stream when it takes its lease (readStream), not all of them at start.
+    const none = { rows: [] };
+    const perEntity = this.opts.leaseGuard !== undefined;
+    const streams = perEntity ? none : await client.query<{ doc: string }>(`SELECT doc FROM ${s}.streams ORDER BY bucket, key`);
+    const segments = perEntity ? none : await client.query<{ bucket: string; key: Buffer; doc: string }>(`SELECT bucket, key, doc FROM ${s}.segments ORDER BY bucket, key, first_seq`);
+    const deleted = perEntity ? none : await client.query<{ bucket: string; key: Buffer }>(`SELECT bucket, key FROM ${s}.deleted ORDER BY bucket, key`);
     const credentials = await client.query<{ doc: string }>(`SELECT doc FROM ${s}.credentials ORDER BY key_id`);
     const format = await client.query<{ doc: string }>(`SELECT doc FROM ${s}.stored_format WHERE id = 1`);
     const rows = streams.rows.map((r) => JSON.parse(r.doc) as StreamMeta);
@@ -302,18 +339,29 @@ export class PostgresMetadataStore implements MetadataStore {
         segBucket.push(r.bucket); segKey.push(kb); segFirst.push(seg.first_seq); segDoc.push(JSON.stringify(seg));
       }
     }
-    const write = this.write(
-      `WITH rows AS (SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::bigint[]) AS r(bucket, key, doc, low)),
-            upserted AS (INSERT INTO ${this.s}.streams (bucket, key, doc) SELECT bucket, key, doc FROM rows
+    const s = this.s;
+    const epochs = this.epochsOf(rows);
+    // Guarded (a cluster): only the rows whose lease this star holds at its epoch are written, and the
+    // statement answers how many were; unguarded, every row is. Settled chunks (postgres-cluster.ts)
+    // leave with the settle that covers them.
+    const write = this.guardedWrite(rows,
+      `WITH rows AS (SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::bigint[], $9::bigint[], $10::text[], $11::bigint[])
+                     AS r(bucket, key, doc, low, epoch, stream_id, settled_end)),
+            ok AS (${this.guardSql('rows', '$12')}),
+            upserted AS (INSERT INTO ${s}.streams (bucket, key, doc) SELECT bucket, key, doc FROM ok
                          ON CONFLICT (bucket, key) DO UPDATE SET doc = excluded.doc),
-            dropped AS (DELETE FROM ${this.s}.segments g USING rows WHERE g.bucket = rows.bucket AND g.key = rows.key AND g.first_seq < rows.low),
-            added AS (INSERT INTO ${this.s}.segments (bucket, key, first_seq, doc)
-                      SELECT * FROM unnest($5::text[], $6::bytea[], $7::bigint[], $8::text[]) ON CONFLICT DO NOTHING)
-       DELETE FROM ${this.s}.deleted d USING rows WHERE d.bucket = rows.bucket AND d.key = rows.key`,
+            dropped AS (DELETE FROM ${s}.segments g USING ok WHERE g.bucket = ok.bucket AND g.key = ok.key AND g.first_seq < ok.low),
+            added AS (INSERT INTO ${s}.segments (bucket, key, first_seq, doc)
+                      SELECT a.* FROM unnest($5::text[], $6::bytea[], $7::bigint[], $8::text[]) AS a(bucket, key, first_seq, doc)
+                      WHERE EXISTS (SELECT 1 FROM ok WHERE ok.bucket = a.bucket AND ok.key = a.key) ON CONFLICT DO NOTHING),
+            chunks_settled AS (DELETE FROM ${s}.chunks c USING ok WHERE c.stream_id = ok.stream_id AND c.end_seq <= ok.settled_end),
+            undeleted AS (DELETE FROM ${s}.deleted d USING ok WHERE d.bucket = ok.bucket AND d.key = ok.key)
+       SELECT count(*)::int AS n FROM ok`,
       [
         rows.map((r) => r.bucket), rows.map((r) => keyToBytes(r.key)), rows.map((r) => JSON.stringify({ ...r, segments: [] })),
         rows.map((r) => r.segments[0]?.first_seq ?? r.settled_end_seq),
         segBucket, segKey, segFirst, segDoc,
+        epochs, rows.map((r) => r.stream_id), rows.map((r) => r.settled_end_seq), this.opts.leaseGuard?.holder ?? '',
       ],
     );
     return write.then(
@@ -328,12 +376,46 @@ export class PostgresMetadataStore implements MetadataStore {
 
   deleteStream(bucket: string, key: string): Promise<void> {
     this.segmentsStoredEnd.delete(addr(bucket, key));
-    return this.write(
-      `WITH gone AS (DELETE FROM ${this.s}.streams WHERE bucket = $1 AND key = $2),
-            segs AS (DELETE FROM ${this.s}.segments WHERE bucket = $1 AND key = $2)
-       INSERT INTO ${this.s}.deleted (bucket, key) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-      [bucket, keyToBytes(key)],
+    const s = this.s;
+    return this.guardedWrite([{ bucket, key }],
+      `WITH rows AS (SELECT * FROM unnest($1::text[], $2::bytea[], $3::bigint[]) AS r(bucket, key, epoch)),
+            ok AS (${this.guardSql('rows', '$4')}),
+            gone AS (DELETE FROM ${s}.streams t USING ok WHERE t.bucket = ok.bucket AND t.key = ok.key),
+            segs AS (DELETE FROM ${s}.segments g USING ok WHERE g.bucket = ok.bucket AND g.key = ok.key),
+            marked AS (INSERT INTO ${s}.deleted (bucket, key) SELECT bucket, key FROM ok ON CONFLICT DO NOTHING)
+       SELECT count(*)::int AS n FROM ok`,
+      [[bucket], [keyToBytes(key)], this.epochsOf([{ bucket, key }]), this.opts.leaseGuard?.holder ?? ''],
     );
+  }
+
+  /** Each row's lease epoch as this star holds it (-1: not held, so a guarded write refuses it). */
+  private epochsOf(rows: { bucket: string; key: string }[]): number[] {
+    const g = this.opts.leaseGuard;
+    return rows.map((r) => (g ? g.epochOf(r.bucket, r.key) ?? -1 : 0));
+  }
+
+  /** The rows of CTE `rows` this star may write: all of them unguarded; guarded, those whose lease row
+   *  names this star (`holderParam`) at the row's epoch. Locks those lease rows, so a taker waits for
+   *  this statement, and its new epoch fences every later one. */
+  private guardSql(rows: string, holderParam: string): string {
+    // (Unguarded, the holder parameter is still named, so both forms take the same parameters.)
+    if (!this.opts.leaseGuard) return `SELECT * FROM ${rows} WHERE ${holderParam}::text IS NOT NULL`;
+    return `SELECT ${rows}.* FROM ${rows} JOIN ${this.s}.leases l
+              ON l.bucket = ${rows}.bucket AND l.key = ${rows}.key AND l.holder = ${holderParam} AND l.epoch = ${rows}.epoch
+            FOR UPDATE OF l`;
+  }
+
+  /** A write whose statement answers `n`, the rows it was allowed to write: fewer than asked means a
+   *  lease moved, and LeaseLostError names the streams (the rows that were allowed are written). */
+  private async guardedWrite(rows: { bucket: string; key: string }[], sql: string, params: unknown[]): Promise<void> {
+    let res: pg.QueryResult<{ n: number }>;
+    try {
+      res = await this.serial<{ n: number }>(sql, params);
+    } catch (err) {
+      if (err instanceof MetadataUnavailableError) throw err;
+      throw new MetadataUnavailableError(`metadata write failed: ${(err as Error).message}`, { cause: err });
+    }
+    if ((res.rows[0]?.n ?? 0) < rows.length) throw new LeaseLostError(rows);
   }
 
   putCredential(c: CredentialMeta): Promise<void> {
@@ -353,9 +435,28 @@ export class PostgresMetadataStore implements MetadataStore {
     return res.rows.map((r) => JSON.parse(r.doc) as CredentialMeta);
   }
 
+  /** A page of bucket rows after `startAfter`, by name (a cluster lists from the store, not memory). */
+  async listBucketRows(startAfter: string, limit: number): Promise<BucketMeta[]> {
+    const res = await this.serial<{ doc: string }>(`SELECT doc FROM ${this.s}.buckets WHERE name > $1 ORDER BY name LIMIT $2`, [startAfter, limit]);
+    return res.rows.map((r) => JSON.parse(r.doc) as BucketMeta);
+  }
+
+  /** A page of a bucket's stream rows after `startAfter`, in the order of the keys' bytes (segments
+   *  not included). */
+  async listStreamRows(bucket: string, startAfter: string, limit: number): Promise<StreamMeta[]> {
+    const res = await this.serial<{ doc: string }>(
+      `SELECT doc FROM ${this.s}.streams WHERE bucket = $1 AND key > $2 ORDER BY key LIMIT $3`, [bucket, keyToBytes(startAfter), limit]);
+    return res.rows.map((r) => JSON.parse(r.doc) as StreamMeta);
+  }
+
+  async bucketHasStreams(bucket: string): Promise<boolean> {
+    const res = await this.serial<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${this.s}.streams WHERE bucket = $1) AS any`, [bucket]);
+    return res.rows[0]?.any ?? false;
+  }
+
   healthy(): boolean { return this.up; }
 
-  /** Waits for queued writes, then closes the connection (which releases the schema's lock). */
+  /** Waits for queued writes, then closes the connection. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

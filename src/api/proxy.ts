@@ -1,0 +1,116 @@
+// The data bridge's one hop: a request for a stream another star leads is sent, as it came, to that
+// star's bridge with the caller's own credential, and its answer (JSON, bytes or an event stream) is
+// relayed back. The hop is marked (`svcd-hop`), so a leader that finds the lease moved again answers
+// 503 instead of hopping further: an HTTP caller never sees a redirect or NOT_OWNER (spec: Errors).
+
+import http from 'node:http';
+import { PROXY_HEAD_MS_MAX, PROXY_SOCKETS_PER_PEER_MAX } from '../config/limits.ts';
+import { ServiceError } from '../core/errors.ts';
+import type { HttpExchange } from './exchange.ts';
+
+/** The header that marks a hop (its value is the forwarding star's id). */
+export const HOP_HEADER = 'svcd-hop';
+
+/** Request headers a route reads; only these travel (hop-by-hop ones never do). */
+const FORWARDED_REQUEST_HEADERS = ['authorization', 'content-type', 'accept', 'last-event-id', 'range', 'origin'] as const;
+/** Answer headers relayed back to the caller. */
+const RELAYED_RESPONSE_HEADERS = new Set(['content-type', 'retry-after', 'allow', 'cache-control', 'content-range', 'accept-ranges', 'etag', 'x-accel-buffering']);
+/** The largest non-streaming answer relayed (a full read page of base64 bodies, with room). */
+const PROXY_ANSWER_BYTES_MAX = 64 * 1024 * 1024;
+
+export class LeaderProxy {
+  private readonly agents = new Map<string, http.Agent>();
+
+  constructor(private readonly starId: string) {}
+
+  private agentFor(address: string): http.Agent {
+    let a = this.agents.get(address);
+    if (!a) this.agents.set(address, (a = new http.Agent({ keepAlive: true, maxSockets: PROXY_SOCKETS_PER_PEER_MAX })));
+    return a;
+  }
+
+  /** Sends the request to the leader at `address` (host:port of its bridge) and relays the answer;
+   *  resolves with the status relayed. A leader that does not answer is a 503 (retry: the lease will
+   *  move to a live star). */
+  forward(ex: HttpExchange, body: Buffer, address: string, extraHeaders: [string, string][] = []): Promise<number> {
+    const [host, port] = splitAddress(address);
+    const headers: Record<string, string> = { [HOP_HEADER]: this.starId };
+    for (const h of FORWARDED_REQUEST_HEADERS) {
+      const v = ex.header(h);
+      if (v !== undefined) headers[h] = v;
+    }
+    if (body.length > 0) headers['content-length'] = String(body.length);
+    return new Promise<number>((resolve, reject) => {
+      const req = http.request({
+        host, port, method: ex.method, path: ex.query ? `${ex.path}?${ex.query}` : ex.path, headers, agent: this.agentFor(address),
+        timeout: PROXY_HEAD_MS_MAX,
+      });
+      let answered = false;
+      req.on('timeout', () => req.destroy(new Error('the leader did not answer in time')));
+      req.on('error', (err) => {
+        if (!answered) reject(new ServiceError('unavailable', `the stream's leader at ${address} did not answer (${err.message}); retry`));
+      });
+      req.on('response', (res) => {
+        answered = true;
+        req.setTimeout(0); // an event stream stays open as long as the caller does
+        const out: [string, string][] = [...extraHeaders];
+        for (const [k, v] of Object.entries(res.headers)) {
+          if (RELAYED_RESPONSE_HEADERS.has(k) && typeof v === 'string') out.push([k, v]);
+        }
+        const status = res.statusCode ?? 502;
+        if ((res.headers['content-type'] ?? '').startsWith('text/event-stream') && status === 200) {
+          relayStream(ex, res, out, req);
+          resolve(status);
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let bytes = 0;
+        res.on('data', (c: Buffer) => {
+          bytes += c.length;
+          if (bytes > PROXY_ANSWER_BYTES_MAX) { req.destroy(); return; }
+          chunks.push(c);
+        });
+        res.on('error', () => undefined);
+        res.on('close', () => {
+          if (ex.aborted) { resolve(status); return; }
+          if (!res.complete) {
+            ex.respond(503, [['Content-Type', 'application/json'], ['Retry-After', '1']], JSON.stringify({ error: 'the stream\'s leader went away mid-answer; retry' }));
+            resolve(503);
+            return;
+          }
+          ex.respond(status, out, Buffer.concat(chunks, bytes));
+          resolve(status);
+        });
+      });
+      if (ex.aborted) req.destroy();
+      req.end(body);
+    });
+  }
+
+  close(): void {
+    for (const a of this.agents.values()) a.destroy();
+    this.agents.clear();
+  }
+}
+
+/** An event stream relayed with backpressure: the leader's socket pauses while the caller's is full. */
+function relayStream(ex: HttpExchange, res: http.IncomingMessage, headers: [string, string][], req: http.ClientRequest): void {
+  const sink = ex.startStream(headers);
+  sink.onClose(() => req.destroy());
+  res.on('data', (chunk: Buffer) => {
+    if (sink.closed) return;
+    if (!sink.write(chunk)) {
+      res.pause();
+      sink.onWritable(() => res.resume());
+    }
+  });
+  res.on('error', () => undefined);
+  // On the leader's shutdown the stream simply ends (spec: the caller reconnects with its cursor).
+  res.on('close', () => { if (!sink.closed) sink.end(); });
+}
+
+function splitAddress(address: string): [string, number] {
+  const i = address.lastIndexOf(':');
+  const host = address.slice(0, i).replace(/^\[|\]$/g, '');
+  return [host, Number(address.slice(i + 1))];
+}

@@ -1,0 +1,361 @@
+// A star in a cluster: the StreamService every transport calls, over the local star (core/star.ts).
+// Per-stream operations run on the stream's leader. This star leads a stream once it holds the
+// stream's lease (PostgreSQL, storage/metadata/postgres-cluster.ts) and has loaded the stream from
+// what is committed: its row and segments, and its chunks read back from object storage. When
+// another live star holds the lease, the operation answers not_owner with that star's addresses (the
+// HTTP bridge hops there; gRPC callers are told). When the holder is gone, its lease is waited out and
+// taken with the next epoch. Bucket operations and listings read the shared store directly.
+
+import {
+  CHUNK_GC_BATCH_MAX, CHUNK_GC_MS, CHUNK_OBJECT_GRACE_MS, LEASE_IDLE_MS, LEASE_RENEW_MS, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS,
+  LIST_PAGE_MAX, RETENTION_SWEEP_MS, STAR_GONE_AFTER_MS, STAR_HEARTBEAT_MS,
+} from '../config/limits.ts';
+import { ServiceError } from '../core/errors.ts';
+import type { Clock, Timers } from '../core/ports.ts';
+import type {
+  BucketCreate, ListPage, PlanResult, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
+} from '../core/service-api.ts';
+import type { Star } from '../core/star.ts';
+import type {
+  AppendAck, AppendInput, BucketConfig, BucketInfo, Position, ReadOptions, ReadResult, ReadStart, StreamConfig, StreamInfo,
+} from '../core/types.ts';
+import { contentBytes, forEachRecord, frameInfo, frameIsIntact, frameTimestamps } from '../storage/format/record-codec.ts';
+import type { BucketMeta, StreamMeta } from '../storage/metadata/metadata-store.ts';
+import type { LeaseHolder, PostgresCluster } from '../storage/metadata/postgres-cluster.ts';
+import type { PostgresMetadataStore } from '../storage/metadata/postgres-store.ts';
+import type { ObjectStore } from '../storage/objects/object-store.ts';
+import type { ClusterCommitLog } from './commit-log.ts';
+
+export interface ClusterDeps {
+  star: Star;
+  pg: PostgresCluster;
+  metadata: PostgresMetadataStore;
+  objects: ObjectStore;
+  log: ClusterCommitLog;
+  starId: string;
+  clock: Clock;
+  timers: Timers;
+  leaseTtlMs?: number;
+  leaseIdleMs?: number;
+  log_error?: (msg: string, err?: unknown) => void;
+}
+
+/** A lease this star holds: its epoch, and until when (by this star's clock) it may serve from memory. */
+interface Held { bucket: string; key: string; epoch: number; validUntilMs: number }
+
+/** Counters for /metrics and the admin views. */
+export interface ClusterCounters { takeovers: number; leasesTaken: number; leasesLost: number; leasesReleased: number }
+
+const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
+
+export class ClusterService implements StreamService {
+  private readonly held = new Map<string, Held>();
+  private readonly taking = new Map<string, Promise<void>>();
+  private readonly ttlMs: number;
+  private readonly idleMs: number;
+  private readonly timers: { cancel(): void }[] = [];
+  private stopped = false;
+  readonly counters: ClusterCounters = { takeovers: 0, leasesTaken: 0, leasesLost: 0, leasesReleased: 0 };
+
+  constructor(private readonly d: ClusterDeps) {
+    this.ttlMs = d.leaseTtlMs ?? LEASE_TTL_MS;
+    this.idleMs = d.leaseIdleMs ?? LEASE_IDLE_MS;
+  }
+
+  // ------------------------------------------------------------------ leadership
+
+  /** The epoch this star holds (bucket, key) at, for the guarded writes of the metadata store. */
+  epochOf(bucket: string, key: string): number | undefined { return this.held.get(addr(bucket, key))?.epoch; }
+
+  /** Where a stream's frames commit: its address and this star's epoch (the commit log asks). */
+  leaderOf(streamId: string): { bucket: string; key: string; epoch: number } | undefined {
+    const a = this.d.star.addressOf(streamId);
+    if (!a) return undefined;
+    const h = this.held.get(addr(a.bucket, a.key));
+    return h ? { bucket: a.bucket, key: a.key, epoch: h.epoch } : undefined;
+  }
+
+  /** Streams this star leads now. */
+  get leasesHeld(): number { return this.held.size; }
+
+  /** The star forgot a stream (its lease moved, or a commit of it failed): so does the leadership. */
+  evicted(bucket: string, key: string): void {
+    if (this.held.delete(addr(bucket, key))) this.counters.leasesLost += 1;
+  }
+
+  start(): void {
+    const every = (ms: number, fn: () => Promise<void>): void => {
+      let running = false;
+      this.timers.push(this.d.timers.setInterval(() => {
+        if (running || this.stopped) return;
+        running = true;
+        void fn().catch((err: unknown) => this.d.log_error?.('cluster background task failed', err)).finally(() => { running = false; });
+      }, ms));
+    };
+    every(STAR_HEARTBEAT_MS, () => this.d.pg.heartbeat());
+    every(LEASE_RENEW_MS, () => this.renewAll());
+    every(RETENTION_SWEEP_MS, () => this.releaseIdle());
+    every(CHUNK_GC_MS, () => this.collectChunkObjects());
+  }
+
+  /** Gives every lease up, so the streams' next leaders need not wait them out. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) t.cancel();
+    const all = [...this.held.values()];
+    this.held.clear();
+    await this.d.pg.release(all).catch(() => undefined);
+  }
+
+  /** Resolves once this star leads (bucket, key) with a lease it may serve under; otherwise throws
+   *  not_owner (another live star leads it) or unavailable. */
+  private lead(bucket: string, key: string): Promise<void> | undefined {
+    const a = addr(bucket, key);
+    const h = this.held.get(a);
+    if (h && this.d.clock.nowMs() < h.validUntilMs) return undefined;
+    if (this.stopped) return Promise.reject(new ServiceError('unavailable', 'the star is shutting down'));
+    let p = this.taking.get(a);
+    if (!p) {
+      p = this.acquire(bucket, key, a).finally(() => this.taking.delete(a));
+      this.taking.set(a, p);
+    }
+    return p;
+  }
+
+  private async acquire(bucket: string, key: string, a: string): Promise<void> {
+    const h = this.held.get(a);
+    if (h) {
+      // Held, but past the time this star may serve under it: renew (same epoch) or let it go.
+      const sentMs = this.d.clock.nowMs();
+      const kept = await this.d.pg.renew([h], this.ttlMs);
+      if (kept.has(0) && this.held.get(a) === h) { h.validUntilMs = sentMs + this.ttlMs - LEASE_SAFETY_MARGIN_MS; return; }
+      this.d.star.evict(bucket, key);
+      this.held.delete(a);
+    }
+    const deadlineMs = this.d.clock.nowMs() + this.ttlMs + STAR_GONE_AFTER_MS;
+    for (;;) {
+      const sentMs = this.d.clock.nowMs();
+      const r = await this.d.pg.take(bucket, key, this.ttlMs);
+      if (r.taken) {
+        const held: Held = { bucket, key, epoch: r.epoch, validUntilMs: sentMs + this.ttlMs - LEASE_SAFETY_MARGIN_MS };
+        this.held.set(a, held);
+        this.counters.leasesTaken += 1;
+        if (r.epoch > 1) this.counters.takeovers += 1;
+        try {
+          await this.load(bucket, key);
+        } catch (err) {
+          if (this.held.get(a) === held) this.held.delete(a);
+          this.d.star.evict(bucket, key);
+          await this.d.pg.release([held]).catch(() => undefined);
+          if (err instanceof ServiceError) throw err;
+          this.d.log_error?.(`loading ${bucket}/${key} after taking its lease failed`, err);
+          throw new ServiceError('unavailable', `the stream could not be loaded from what is committed (${(err as Error).message}); retry`);
+        }
+        return;
+      }
+      const cur = r.current;
+      if (this.alive(cur)) throw this.notOwner(cur);
+      // The holder is gone: wait its lease out, then take it with the next epoch.
+      const left = deadlineMs - this.d.clock.nowMs();
+      if (left <= 0) throw new ServiceError('unavailable', `the lease of ${bucket}/${key} is moving; retry`);
+      await new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, Math.min(Math.max(cur.remaining_ms, 0) + 20, left)); });
+    }
+  }
+
+  private alive(cur: LeaseHolder): boolean {
+    return cur.holder !== this.d.starId && cur.remaining_ms > 0 && cur.star !== undefined
+      && cur.star.heartbeat_age_ms < STAR_GONE_AFTER_MS && cur.star.state !== 'decommissioned';
+  }
+
+  private notOwner(cur: LeaseHolder): ServiceError {
+    return new ServiceError('not_owner', `stream is led by star ${cur.holder}`, {
+      leader: { star_id: cur.holder, bridge_address: cur.star?.bridge_address ?? '', grpc_address: cur.star?.grpc_address ?? '' },
+    });
+  }
+
+  /** Reads a stream back from what is committed: its row and segments, then its unsettled chunks. */
+  private async load(bucket: string, key: string): Promise<void> {
+    const { row, deleted } = await this.d.metadata.readStream(bucket, key);
+    if (!row) { this.d.star.adoptAbsent(bucket, key, deleted); return; }
+    const chunks = await this.d.pg.chunksOf(row.stream_id, row.settled_end_seq);
+    const batches: { firstSeq: number; count: number; frame: Buffer; minTs: number; maxTs: number; contentBytes: number }[] = [];
+    for (const c of chunks) {
+      const buf = await this.d.objects.get(c.object_key, { offset: c.byte_offset, length: c.byte_length });
+      for (let off = 0; off < buf.length;) {
+        if (!frameIsIntact(buf, off, buf.length - off)) throw new Error(`chunk ${c.object_key}@${c.byte_offset} of stream ${row.stream_id} is damaged at ${off}`);
+        const info = frameInfo(buf, off);
+        const frame = buf.subarray(off, off + info.frameBytes);
+        off += info.frameBytes;
+        if (info.firstSeq + info.recordCount <= row.settled_end_seq) continue; // settled already
+        const ts = frameTimestamps(frame);
+        let content = 0;
+        forEachRecord(frame, 0, 0, (rec) => { content += contentBytes(rec); return true; });
+        batches.push({ firstSeq: info.firstSeq, count: info.recordCount, frame, minTs: ts[0] ?? 0, maxTs: ts[ts.length - 1] ?? 0, contentBytes: content });
+      }
+    }
+    this.d.log.clear(row.stream_id);
+    this.d.star.adopt(row, batches);
+  }
+
+  private async renewAll(): Promise<void> {
+    const all = [...this.held.values()];
+    if (all.length === 0) return;
+    const sentMs = this.d.clock.nowMs();
+    const kept = await this.d.pg.renew(all, this.ttlMs);
+    all.forEach((h, i) => {
+      if (this.held.get(addr(h.bucket, h.key)) !== h) return;
+      if (kept.has(i)) h.validUntilMs = sentMs + this.ttlMs - LEASE_SAFETY_MARGIN_MS;
+      else {
+        this.d.log_error?.(`lease of ${h.bucket}/${h.key} (epoch ${h.epoch}) was taken by another star; letting the stream go`);
+        this.d.star.evict(h.bucket, h.key);
+        this.held.delete(addr(h.bucket, h.key));
+      }
+    });
+  }
+
+  /** Streams nobody used for the idle timeout go vacant: out of memory, lease given up. */
+  private async releaseIdle(): Promise<void> {
+    const idle: Held[] = [];
+    for (const [a, h] of this.held) {
+      if (this.taking.has(a) || !this.d.star.idle(h.bucket, h.key, this.idleMs)) continue;
+      idle.push(h);
+    }
+    if (idle.length === 0) return;
+    for (const h of idle) {
+      this.held.delete(addr(h.bucket, h.key));
+      this.d.star.evict(h.bucket, h.key);
+    }
+    this.counters.leasesReleased += idle.length;
+    await this.d.pg.release(idle);
+  }
+
+  private async collectChunkObjects(): Promise<void> {
+    const keys = await this.d.pg.unreferencedChunkObjects(CHUNK_OBJECT_GRACE_MS, CHUNK_GC_BATCH_MAX);
+    for (const k of keys) await this.d.objects.delete(k).catch(() => undefined);
+  }
+
+  // ------------------------------------------------------------------ buckets: the shared store
+
+  /** The bucket as the shared store holds it, into the star's view (another star may have changed it). */
+  private async freshBucket(name: string): Promise<void> {
+    this.d.star.syncBucket(name, await this.d.metadata.readBucket(name));
+  }
+
+  async createBucket(name: string, body: BucketCreate): Promise<BucketInfo> {
+    await this.freshBucket(name);
+    return this.d.star.createBucket(name, body);
+  }
+
+  async getBucket(name: string): Promise<BucketInfo> {
+    await this.freshBucket(name);
+    return this.d.star.getBucket(name);
+  }
+
+  async updateBucket(name: string, body: Partial<BucketConfig>): Promise<BucketInfo> {
+    await this.freshBucket(name);
+    return this.d.star.updateBucket(name, body);
+  }
+
+  async deleteBucket(name: string): Promise<void> {
+    await this.freshBucket(name);
+    this.d.star.getBucket(name); // not found first
+    if (await this.d.metadata.bucketHasStreams(name)) throw new ServiceError('bucket_not_empty', `bucket ${name} is not empty: delete its streams first`);
+    return this.d.star.deleteBucket(name);
+  }
+
+  async listBuckets(startAfter: string, limit: number): Promise<ListPage<BucketInfo>> {
+    const n = Math.min(Math.max(limit, 1), LIST_PAGE_MAX);
+    const rows = await this.d.metadata.listBucketRows(startAfter, n + 1);
+    const page = rows.slice(0, n);
+    return { items: page.map(bucketInfo), next: rows.length > n ? page[page.length - 1].name : '' };
+  }
+
+  async listStreams(bucket: string, startAfter: string, limit: number): Promise<ListPage<StreamInfo>> {
+    await this.freshBucket(bucket);
+    this.d.star.getBucket(bucket); // not found
+    const n = Math.min(Math.max(limit, 1), LIST_PAGE_MAX);
+    const rows = await this.d.metadata.listStreamRows(bucket, startAfter, n + 1);
+    const page = rows.slice(0, n);
+    return { items: page.map(streamInfo), next: rows.length > n ? page[page.length - 1].key : '' };
+  }
+
+  // ------------------------------------------------------------------ streams: on the leader
+
+  /** Runs `fn` on this star once it leads the stream (a bucket refreshed first when `bucketToo`). */
+  private async onLeader<T>(bucket: string, key: string, fn: () => T | Promise<T>, bucketToo = false): Promise<T> {
+    if (bucketToo || !this.d.star.holds(bucket, key)) await this.freshBucket(bucket);
+    await this.lead(bucket, key);
+    return fn();
+  }
+
+  createStream(bucket: string, key: string, body: StreamCreate): Promise<StreamInfo> {
+    return this.onLeader(bucket, key, () => this.d.star.createStream(bucket, key, body), true);
+  }
+
+  getStream(bucket: string, key: string): Promise<StreamInfo & { fencing_token: string }> {
+    return this.onLeader(bucket, key, () => this.d.star.getStream(bucket, key));
+  }
+
+  reconfigureStream(bucket: string, key: string, patch: StreamConfigInput): Promise<StreamInfo> {
+    return this.onLeader(bucket, key, () => this.d.star.reconfigureStream(bucket, key, patch), true);
+  }
+
+  deleteStream(bucket: string, key: string): Promise<void> {
+    return this.onLeader(bucket, key, () => this.d.star.deleteStream(bucket, key));
+  }
+
+  /** The hot path: a stream this star leads is appended to with no await of its own. */
+  append(bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
+    if (this.d.star.holds(bucket, key) && this.lead(bucket, key) === undefined) return this.d.star.append(bucket, key, input);
+    return this.onLeader(bucket, key, () => this.d.star.append(bucket, key, input));
+  }
+
+  read(bucket: string, key: string, opts: ReadOptions): Promise<ReadResult> {
+    return this.onLeader(bucket, key, () => this.d.star.read(bucket, key, opts));
+  }
+
+  leased(bucket: string, key: string): boolean {
+    return this.held.has(addr(bucket, key)) && this.d.star.leased(bucket, key);
+  }
+
+  checkTail(bucket: string, key: string): Promise<Position> {
+    return this.onLeader(bucket, key, () => this.d.star.checkTail(bucket, key));
+  }
+
+  readTail(bucket: string, key: string): Promise<Position> {
+    return this.onLeader(bucket, key, () => this.d.star.readTail(bucket, key));
+  }
+
+  trim(bucket: string, key: string, to: { seq_num?: number; timestamp_ms?: number }): Promise<void> {
+    return this.onLeader(bucket, key, () => this.d.star.trim(bucket, key, to));
+  }
+
+  fence(bucket: string, key: string, token: string): Promise<Position> {
+    return this.onLeader(bucket, key, () => this.d.star.fence(bucket, key, token));
+  }
+
+  subscribe(bucket: string, key: string, start: ReadStart): Promise<Subscription> {
+    return this.onLeader(bucket, key, () => this.d.star.subscribe(bucket, key, start));
+  }
+
+  readPlan(bucket: string, key: string, start: { kind: 'seq_num' | 'timestamp_ms'; value: number }, maxEntries: number): Promise<PlanResult> {
+    return this.onLeader(bucket, key, () => this.d.star.readPlan(bucket, key, start, maxEntries));
+  }
+
+  /** Watches a stream this star leads (callers get it first: getStream leads it). */
+  watch(bucket: string, key: string, listener: (ev: StreamEvent) => void): () => void {
+    if (!this.d.star.holds(bucket, key)) throw new ServiceError('unavailable', `stream ${bucket}/${key} moved to another star; reopen`);
+    return this.d.star.watch(bucket, key, listener);
+  }
+
+  settle(): Promise<void> { return this.d.star.settle(); }
+}
+
+function bucketInfo(b: BucketMeta): BucketInfo {
+  return { name: b.name, ...(b.config as unknown as BucketConfig), created_at_unix_ms: b.created_at_unix_ms, creation_token: b.creation_token };
+}
+
+function streamInfo(s: StreamMeta): StreamInfo {
+  return { stream_id: s.stream_id, bucket: s.bucket, key: s.key, ...(s.config as unknown as StreamConfig), created_at_unix_ms: s.created_at_unix_ms };
+}
+

@@ -1,0 +1,230 @@
+// The cluster's tables in PostgreSQL (made by migration 4 in postgres-store.ts): membership (stars),
+// per-stream leases with epochs, and the chunks that hold each stream's committed, unsettled tail.
+//
+// - A lease row (bucket, key) names its holder and an epoch. Taking it is one compare-and-set: a star
+//   takes a lease that has run out, or takes its own again, and the epoch rises every time. Renewing
+//   keeps the epoch. Expiry is PostgreSQL's clock, so the stars' clocks never decide who leads.
+// - A group commit is one statement: the leases of every stream in it are locked and checked (holder
+//   and epoch), their expiry pushed out, and a chunk row written for each stream that passed. A star
+//   whose lease was taken over commits nothing for that stream: the taker bumped the epoch under the
+//   same row lock, so it either saw this commit's chunks when it loaded, or this commit fails.
+// - Statements go through a small pool of connections of their own, apart from the metadata store's
+//   one ordered connection, so a commit never queues behind a settle's row write.
+
+import pg from 'pg';
+import { keyToBytes } from '../format/key-bytes.ts';
+import { POSTGRES_CONNECT_MS_MAX, POSTGRES_STATEMENT_MS_MAX } from '../../config/limits.ts';
+import { MetadataUnavailableError } from './metadata-store.ts';
+
+/** Connections the cluster's statements share (commits run one at a time; leases and heartbeats beside). */
+const CLUSTER_POOL_CONNECTIONS_MAX = 4;
+
+export interface StarRow {
+  star_id: string;
+  bridge_address: string;
+  grpc_address: string;
+  state: 'active' | 'draining' | 'decommissioned';
+  started_unix_ms: number;
+  /** How long ago the star last reported, by PostgreSQL's clock. */
+  heartbeat_age_ms: number;
+}
+
+export interface LeaseHolder {
+  holder: string;
+  epoch: number;
+  /** Until the lease runs out, by PostgreSQL's clock (<= 0: it has). */
+  remaining_ms: number;
+  /** The holder's membership row, when it has one. */
+  star?: StarRow;
+}
+
+export type TakeResult = { taken: true; epoch: number } | { taken: false; current: LeaseHolder };
+
+export interface ChunkRow {
+  stream_id: string;
+  first_seq: number;
+  end_seq: number;
+  object_key: string;
+  byte_offset: number;
+  byte_length: number;
+}
+
+/** One stream's part of a group commit. */
+export interface ChunkCommit extends ChunkRow {
+  bucket: string;
+  key: string;
+  epoch: number;
+}
+
+function unavailable(err: unknown): MetadataUnavailableError {
+  if (err instanceof MetadataUnavailableError) return err;
+  return new MetadataUnavailableError(`the metadata store (postgres) failed: ${(err as Error).message ?? String(err)}`, { cause: err });
+}
+
+const STAR_COLUMNS = `star_id, bridge_address, grpc_address, state, started_unix_ms,
+  (extract(epoch FROM clock_timestamp() - heartbeat_at) * 1000)::float8 AS heartbeat_age_ms`;
+
+export class PostgresCluster {
+  private readonly pool: pg.Pool;
+  private readonly s: string;
+
+  constructor(url: string, schema: string, private readonly starId: string) {
+    this.s = schema;
+    this.pool = new pg.Pool({
+      connectionString: url, max: CLUSTER_POOL_CONNECTIONS_MAX, connectionTimeoutMillis: POSTGRES_CONNECT_MS_MAX,
+      statement_timeout: POSTGRES_STATEMENT_MS_MAX, application_name: `svcd-cluster-${starId}`,
+    });
+    // A dropped idle connection is replaced on next use; without a listener the error would end the process.
+    this.pool.on('error', () => undefined);
+  }
+
+  private async q<T extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<T[]> {
+    try {
+      return (await this.pool.query<T>(sql, params)).rows;
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
+  // ------------------------------------------------------------------ membership
+
+  async join(bridgeAddress: string, grpcAddress: string, startedMs: number): Promise<void> {
+    await this.q(
+      `INSERT INTO ${this.s}.stars (star_id, bridge_address, grpc_address, state, started_unix_ms, heartbeat_at)
+       VALUES ($1, $2, $3, 'active', $4, clock_timestamp())
+       ON CONFLICT (star_id) DO UPDATE SET bridge_address = $2, grpc_address = $3, started_unix_ms = $4, heartbeat_at = clock_timestamp(),
+         state = CASE WHEN ${this.s}.stars.state = 'decommissioned' THEN 'decommissioned' ELSE 'active' END`,
+      [this.starId, bridgeAddress, grpcAddress, startedMs]);
+  }
+
+  async heartbeat(): Promise<void> {
+    await this.q(`UPDATE ${this.s}.stars SET heartbeat_at = clock_timestamp() WHERE star_id = $1`, [this.starId]);
+  }
+
+  async stars(): Promise<StarRow[]> {
+    return this.q<StarRow>(`SELECT ${STAR_COLUMNS} FROM ${this.s}.stars ORDER BY star_id`, []);
+  }
+
+  /** Leases each star holds that have not run out. */
+  async leaseCounts(): Promise<Map<string, number>> {
+    const rows = await this.q<{ holder: string; n: number }>(
+      `SELECT holder, count(*)::int AS n FROM ${this.s}.leases WHERE expires_at > clock_timestamp() GROUP BY holder`, []);
+    return new Map(rows.map((r) => [r.holder, r.n]));
+  }
+
+  // ------------------------------------------------------------------ leases
+
+  /** Takes the lease of (bucket, key) when it is free, has run out, or is this star's own; the epoch
+   *  rises by one either way. Otherwise answers who holds it. */
+  async take(bucket: string, key: string, ttlMs: number): Promise<TakeResult> {
+    const kb = keyToBytes(key);
+    const rows = await this.q<{ epoch: string }>(
+      `INSERT INTO ${this.s}.leases AS l (bucket, key, holder, epoch, expires_at)
+       VALUES ($1, $2, $3, 1, clock_timestamp() + $4 * interval '1 millisecond')
+       ON CONFLICT (bucket, key) DO UPDATE SET holder = excluded.holder, epoch = l.epoch + 1, expires_at = excluded.expires_at
+       WHERE l.holder = excluded.holder OR l.expires_at <= clock_timestamp()
+       RETURNING epoch`,
+      [bucket, kb, this.starId, ttlMs]);
+    if (rows[0]) return { taken: true, epoch: Number(rows[0].epoch) };
+    const cur = await this.holderOf(bucket, key);
+    // Released between the two statements: try again from the top.
+    if (!cur) return this.take(bucket, key, ttlMs);
+    return { taken: false, current: cur };
+  }
+
+  async holderOf(bucket: string, key: string): Promise<LeaseHolder | undefined> {
+    const rows = await this.q<{ holder: string; epoch: string; remaining_ms: number } & Partial<StarRow>>(
+      `SELECT l.holder, l.epoch, (extract(epoch FROM l.expires_at - clock_timestamp()) * 1000)::float8 AS remaining_ms,
+              st.star_id, st.bridge_address, st.grpc_address, st.state, st.started_unix_ms,
+              (extract(epoch FROM clock_timestamp() - st.heartbeat_at) * 1000)::float8 AS heartbeat_age_ms
+       FROM ${this.s}.leases l LEFT JOIN ${this.s}.stars st ON st.star_id = l.holder
+       WHERE l.bucket = $1 AND l.key = $2`,
+      [bucket, keyToBytes(key)]);
+    const r = rows[0];
+    if (!r) return undefined;
+    return {
+      holder: r.holder, epoch: Number(r.epoch), remaining_ms: r.remaining_ms,
+      ...(r.star_id ? {
+        star: {
+          star_id: r.star_id, bridge_address: r.bridge_address ?? '', grpc_address: r.grpc_address ?? '', state: r.state ?? 'active',
+          started_unix_ms: Number(r.started_unix_ms ?? 0), heartbeat_age_ms: r.heartbeat_age_ms ?? Infinity,
+        },
+      } : {}),
+    };
+  }
+
+  /** Pushes out the leases this star holds at the given epochs; answers those it still holds (the
+   *  others were taken over, and their streams must leave this star). */
+  async renew(leases: { bucket: string; key: string; epoch: number }[], ttlMs: number): Promise<Set<number>> {
+    if (leases.length === 0) return new Set();
+    const rows = await this.q<{ i: number }>(
+      `WITH w AS (SELECT * FROM unnest($2::text[], $3::bytea[], $4::bigint[]) WITH ORDINALITY AS w(bucket, key, epoch, i))
+       UPDATE ${this.s}.leases l SET expires_at = clock_timestamp() + $5 * interval '1 millisecond'
+       FROM w WHERE l.bucket = w.bucket AND l.key = w.key AND l.holder = $1 AND l.epoch = w.epoch
+       RETURNING w.i::int AS i`,
+      [this.starId, leases.map((l) => l.bucket), leases.map((l) => keyToBytes(l.key)), leases.map((l) => l.epoch), ttlMs]);
+    return new Set(rows.map((r) => r.i - 1));
+  }
+
+  /** Gives a lease up at once (an idle stream, a star stopping): the next taker need not wait it out. */
+  async release(leases: { bucket: string; key: string; epoch: number }[]): Promise<void> {
+    if (leases.length === 0) return;
+    await this.q(
+      `UPDATE ${this.s}.leases l SET expires_at = clock_timestamp()
+       FROM unnest($2::text[], $3::bytea[], $4::bigint[]) AS w(bucket, key, epoch)
+       WHERE l.bucket = w.bucket AND l.key = w.key AND l.holder = $1 AND l.epoch = w.epoch`,
+      [this.starId, leases.map((l) => l.bucket), leases.map((l) => keyToBytes(l.key)), leases.map((l) => l.epoch)]);
+  }
+
+  // ------------------------------------------------------------------ commits
+
+  /** One group commit: a chunk row per stream whose lease this star still holds at its epoch (the
+   *  leases are pushed out too). Answers the indexes of the streams committed; the others' leases
+   *  moved. All or nothing on a failure (one statement). */
+  async commit(chunks: ChunkCommit[], objectKeys: string[], ttlMs: number): Promise<Set<number>> {
+    const rows = await this.q<{ i: number }>(
+      `WITH w AS (SELECT * FROM unnest($2::text[], $3::bytea[], $4::bigint[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::bigint[], $10::bigint[])
+                  WITH ORDINALITY AS w(bucket, key, epoch, stream_id, first_seq, end_seq, object_key, byte_offset, byte_length, i)),
+            ok AS (UPDATE ${this.s}.leases l SET expires_at = greatest(l.expires_at, clock_timestamp() + $11 * interval '1 millisecond')
+                   FROM w WHERE l.bucket = w.bucket AND l.key = w.key AND l.holder = $1 AND l.epoch = w.epoch
+                   RETURNING w.*),
+            objs AS (INSERT INTO ${this.s}.chunk_objects (object_key, created_at) SELECT k, clock_timestamp() FROM unnest($12::text[]) AS k ON CONFLICT DO NOTHING),
+            ins AS (INSERT INTO ${this.s}.chunks (stream_id, first_seq, end_seq, epoch, object_key, byte_offset, byte_length)
+                    SELECT stream_id, first_seq, end_seq, epoch, object_key, byte_offset, byte_length FROM ok)
+       SELECT i::int AS i FROM ok`,
+      [
+        this.starId, chunks.map((c) => c.bucket), chunks.map((c) => keyToBytes(c.key)), chunks.map((c) => c.epoch),
+        chunks.map((c) => c.stream_id), chunks.map((c) => c.first_seq), chunks.map((c) => c.end_seq), chunks.map((c) => c.object_key),
+        chunks.map((c) => c.byte_offset), chunks.map((c) => c.byte_length), ttlMs, objectKeys,
+      ]);
+    return new Set(rows.map((r) => r.i - 1));
+  }
+
+  /** A stream's committed chunks from `fromSeq` on, in order. */
+  async chunksOf(streamId: string, fromSeq: number): Promise<ChunkRow[]> {
+    const rows = await this.q<{ stream_id: string; first_seq: string; end_seq: string; object_key: string; byte_offset: string; byte_length: string }>(
+      `SELECT stream_id, first_seq, end_seq, object_key, byte_offset, byte_length FROM ${this.s}.chunks
+       WHERE stream_id = $1 AND end_seq > $2 ORDER BY first_seq`, [streamId, fromSeq]);
+    return rows.map((r) => ({
+      stream_id: r.stream_id, first_seq: Number(r.first_seq), end_seq: Number(r.end_seq), object_key: r.object_key,
+      byte_offset: Number(r.byte_offset), byte_length: Number(r.byte_length),
+    }));
+  }
+
+  /** Chunk objects older than `graceMs` that no chunk row points at any more (all settled or their
+   *  stream deleted), forgotten here; the caller deletes them from the object store. */
+  async unreferencedChunkObjects(graceMs: number, limit: number): Promise<string[]> {
+    const rows = await this.q<{ object_key: string }>(
+      `DELETE FROM ${this.s}.chunk_objects o WHERE o.object_key IN (
+         SELECT object_key FROM ${this.s}.chunk_objects c
+         WHERE c.created_at < clock_timestamp() - $1 * interval '1 millisecond'
+           AND NOT EXISTS (SELECT 1 FROM ${this.s}.chunks k WHERE k.object_key = c.object_key)
+         LIMIT $2)
+       RETURNING o.object_key`, [graceMs, limit]);
+    return rows.map((r) => r.object_key);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,57 @@
+// A cluster for tests: real star processes on loopback sharing one fresh PostgreSQL schema and one
+// s3rver bucket that the test starts itself, each with its own data dir. Stars are stopped, killed
+// (SIGKILL), paused (SIGSTOP) and restarted for real.
+import { startServer, tempDir, removeDir, type RunningServer } from '../helpers/server.ts';
+import { TEST_POSTGRES_URL, dropSchema, freshSchema } from '../helpers/postgres.ts';
+import { startS3, s3Args, type TestS3 } from '../helpers/s3.ts';
+
+/** A short lease, so failover tests wait seconds, not the default's. */
+export const TEST_LEASE_TTL_MS = 1500;
+
+export interface TestCluster {
+  schema: string;
+  s3: TestS3;
+  stars: RunningServer[];
+  /** Star i's flags (the same cluster, its own data dir). */
+  args(i: number): string[];
+  /** Starts star i again (after a kill or stop); with `fresh`, on an empty data dir. */
+  restart(i: number, fresh?: boolean): Promise<RunningServer>;
+  url(i: number): string;
+  close(): Promise<void>;
+}
+
+export async function startCluster(n: number, extraArgs: string[] = []): Promise<TestCluster> {
+  const schema = freshSchema('svcd_cluster');
+  const s3 = await startS3();
+  const prefix = `${schema}/`;
+  const dirs: string[] = [];
+  const args = (i: number): string[] => [
+    '--metadata', 'postgres', '--postgres-url', TEST_POSTGRES_URL, '--postgres-schema', schema, ...s3Args(s3, prefix),
+    '--star-id', `star-${i}`, '--lease-ttl-ms', String(TEST_LEASE_TTL_MS), ...extraArgs,
+  ];
+  const start = async (i: number, fresh = false): Promise<RunningServer> => {
+    if (fresh || !dirs[i]) dirs[i] = tempDir(`svcd-cluster-${i}-`);
+    return startServer({ dataDir: dirs[i], args: args(i), env: s3.env });
+  };
+  const stars: RunningServer[] = [];
+  // One at a time: the first start writes the stored format, the others find it.
+  for (let i = 0; i < n; i++) stars.push(await start(i));
+  const c: TestCluster = {
+    schema, s3, stars, args,
+    async restart(i, fresh = false) {
+      c.stars[i] = await start(i, fresh);
+      return c.stars[i];
+    },
+    url: (i) => c.stars[i].baseUrl,
+    async close() {
+      for (const s of c.stars) {
+        if (s.proc.signalCode === 'SIGSTOP' || s.proc.exitCode === null) s.proc.kill('SIGCONT');
+        await s.kill();
+      }
+      await s3.close();
+      await dropSchema(schema);
+      for (const d of dirs) if (d) removeDir(d);
+    },
+  };
+  return c;
+}
