@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlagError, flagsHelp, nonNegativeInt, parseFlags, positiveInt, type FlagSpec } from '../../src/config/flags.ts';
+import { ConfigError, loadConfig } from '../../src/config/config.ts';
 
 const SPECS: FlagSpec[] = [
   { name: 'listen', env: 'T_LISTEN', help: 'address', default: '127.0.0.1:1' },
@@ -118,6 +119,11 @@ test('integers are decimal digits; a bad one is refused naming the flag', () => 
   }
   assert.match(refusal(() => positiveInt('0', 'n')).message, /^--n must be a positive integer/);
   assert.equal(parseFlags(['--listen', '7'], SPECS, {}).int('listen'), 7);
+});
+
+test('svcd refuses with the same error type (ConfigError is FlagError)', () => {
+  assert.throws(() => loadConfig(['--bogus'], {}), FlagError);
+  assert.throws(() => loadConfig(['--lease-idle-ms', '1e3'], {}), ConfigError);
 });
 
 test('--help lists each flag with its placeholder, default and variable; env-only rows show the variable', () => {
