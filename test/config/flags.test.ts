@@ -1,8 +1,12 @@
-// The flag framework's rules (src/config/flags.ts), one test each.
+// The flag framework's rules (src/config/flags.ts), one test each, and that every command's --help
+// names each flag's variable.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlagError, flagsHelp, nonNegativeInt, parseFlags, positiveInt, type FlagSpec } from '../../src/config/flags.ts';
-import { ConfigError, loadConfig } from '../../src/config/config.ts';
+import { ConfigError, FLAGS, loadConfig } from '../../src/config/config.ts';
+import { GATEWAY_FLAGS } from '../../src/gateway/cli.ts';
+import { CREDENTIALS_FLAGS } from '../../src/cli/credentials.ts';
+import { GLOBAL_FLAGS } from '../../src/cli/svc/args.ts';
 
 const SPECS: FlagSpec[] = [
   { name: 'listen', env: 'T_LISTEN', help: 'address', default: '127.0.0.1:1' },
@@ -132,4 +136,16 @@ test('--help lists each flag with its placeholder, default and variable; env-onl
   assert.match(help, /^ {2}--token JWT +a token \[T_TOKEN\]$/m);
   assert.match(help, /^ {2}-v, --verbose +talk \(default false\) \[T_VERBOSE\]$/m);
   assert.match(help, /^ {2}T_SECRET +a secret \(environment only\)$/m);
+});
+
+test('every command\'s help names each flag\'s variable (svcd, Gateway, credentials, svc)', () => {
+  for (const [command, specs, prefix] of [['svcd', FLAGS, 'SVCD_'], ['gateway', GATEWAY_FLAGS, 'SVCD_'], ['credentials', CREDENTIALS_FLAGS, 'SVCD_'], ['svc', GLOBAL_FLAGS, 'SVC_']] as const) {
+    const help = flagsHelp(specs);
+    for (const s of specs) {
+      if (s.name === 'help' || s.env === undefined || s.env === '') continue;
+      assert.ok(s.env.startsWith(prefix), `${command} --${s.name}: ${s.env}`);
+      assert.ok(help.includes(s.env), `${command} help shows ${s.env}`);
+    }
+  }
+  assert.ok(GATEWAY_FLAGS.filter((s) => s.env?.startsWith('SVCD_GATEWAY_')).length >= 6, 'the Gateway\'s own flags carry SVCD_GATEWAY_*');
 });
