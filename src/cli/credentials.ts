@@ -7,13 +7,26 @@
 
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { metadataConfigFromEnv, type MetadataConfig } from '../config/config.ts';
+import { FLAGS, metadataConfigFromEnv, type MetadataConfig } from '../config/config.ts';
+import { FlagError, flagsHelp, parseFlags, type FlagSpec, type Flags } from '../config/flags.ts';
 import { ServiceError } from '../core/errors.ts';
 import { CredentialRegistry } from '../auth/credentials.ts';
 import { openMetadataStore } from '../storage/metadata/open-store.ts';
 import { credentialStoreOf } from '../credential-store.ts';
 import { lockDataDir } from '../storage/data-dir-lock.ts';
 
+
+/** The metadata backend's settings: svcd's own, read here from the environment only. */
+const METADATA_ENV = new Set(['metadata', 'postgres-url', 'postgres-schema']);
+
+// Each flag at most once: `revoke --key-id A --key-id B` is a slip, and revoking B would be a surprise.
+export const CREDENTIALS_FLAGS: readonly FlagSpec[] = [
+  { name: 'data-dir', env: 'SVCD_DATA_DIR', value: 'DIR', help: 'the star\'s data dir', repeat: 'once' },
+  { name: 'scope', value: 'SCOPE', help: 'create: the credential\'s scope', repeat: 'once' },
+  { name: 'key-id', value: 'KEY_ID', help: 'create: the id to register; revoke: the id to revoke', repeat: 'once' },
+  { name: 'help', short: 'h', boolean: true, help: 'print this help and exit' },
+  ...FLAGS.filter((f) => METADATA_ENV.has(f.name)).map((f) => ({ ...f, name: '', envOnly: true })),
+];
 
 export const CREDENTIALS_USAGE = [
   'usage: svcd credentials <command> --data-dir DIR [options]',
@@ -24,10 +37,10 @@ export const CREDENTIALS_USAGE = [
   '  list                     one JSON row per credential, never the secret or its hash',
   '  revoke --key-id KEY_ID   mark a credential revoked (idempotent)',
   '',
-  '  --data-dir DIR           the star\'s data dir (or SVCD_DATA_DIR)',
+  'Flags and variables (a flag beats its variable):',
+  flagsHelp(CREDENTIALS_FLAGS),
   '',
-  'The metadata backend is the star\'s: SVCD_METADATA (local or postgres), SVCD_POSTGRES_URL and',
-  'SVCD_POSTGRES_SCHEMA, read from the environment.',
+  'The metadata backend is the star\'s, read from the environment.',
   '',
   'Run with the star stopped: a running star picks up changes made here only at its next start.',
 ].join('\n');
@@ -44,41 +57,22 @@ const STDIO: CliIo = {
 
 const COMMANDS = ['create', 'list', 'revoke'] as const;
 type Command = (typeof COMMANDS)[number];
-const VALUE_FLAGS = new Set(['data-dir', 'scope', 'key-id']);
 
 class UsageError extends Error {}
 
 interface Parsed {
   command: Command | 'help';
-  flags: Map<string, string>;
+  flags: Flags;
 }
 
-function parseArgs(argv: readonly string[]): Parsed {
-  const flags = new Map<string, string>();
-  let command: Command | 'help' | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--help' || arg === '-h' || arg === 'help') { command = 'help'; continue; }
-    if (arg.startsWith('--')) {
-      const eq = arg.indexOf('=');
-      const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
-      if (!VALUE_FLAGS.has(name)) throw new UsageError(`unknown flag --${name}`);
-      let value: string;
-      if (eq >= 0) value = arg.slice(eq + 1);
-      else {
-        if (i + 1 >= argv.length) throw new UsageError(`--${name} needs a value`);
-        value = argv[++i];
-      }
-      if (flags.has(name)) throw new UsageError(`--${name} given twice`);
-      flags.set(name, value);
-      continue;
-    }
-    if (command !== undefined) throw new UsageError(`unexpected argument '${arg}'`);
-    if (!(COMMANDS as readonly string[]).includes(arg)) throw new UsageError(`unknown command '${arg}'`);
-    command = arg as Command;
-  }
-  if (command === undefined) throw new UsageError('missing command: create, list or revoke');
-  return { command, flags };
+function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Parsed {
+  const flags = parseFlags(argv, CREDENTIALS_FLAGS, env, { positionals: true });
+  const words = flags.positionals;
+  if (flags.bool('help') || words.includes('help')) return { command: 'help', flags };
+  if (words.length === 0) throw new UsageError('missing command: create, list or revoke');
+  if (!(COMMANDS as readonly string[]).includes(words[0])) throw new UsageError(`unknown command '${words[0]}'`);
+  if (words.length > 1) throw new UsageError(`unexpected argument '${words[1]}'`);
+  return { command: words[0] as Command, flags };
 }
 
 /** The registry over a star's metadata store, and how to close it (flushes pending writes). */
@@ -102,8 +96,8 @@ export async function openCredentialRegistry(
   };
 }
 
-function need(flags: Map<string, string>, name: string, command: string): string {
-  const v = flags.get(name);
+function need(flags: Flags, name: string, command: string): string {
+  const v = flags.str(name);
   if (v === undefined || v === '') throw new UsageError(`${command} needs --${name}`);
   return v;
 }
@@ -112,7 +106,7 @@ function need(flags: Map<string, string>, name: string, command: string): string
 export async function runCredentialsCli(argv: string[], io: CliIo = STDIO, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let parsed: Parsed;
   try {
-    parsed = parseArgs(argv);
+    parsed = parseArgs(argv, env);
   } catch (err) {
     io.err(`svcd credentials: ${(err as Error).message}`);
     io.err(CREDENTIALS_USAGE);
@@ -125,12 +119,12 @@ export async function runCredentialsCli(argv: string[], io: CliIo = STDIO, env: 
   }
   let opened: Awaited<ReturnType<typeof openCredentialRegistry>> | undefined;
   try {
-    for (const name of flags.keys()) {
+    for (const name of flags.given()) {
       const allowed = name === 'data-dir' || (name === 'scope' && command === 'create') ||
         (name === 'key-id' && (command === 'revoke' || command === 'create'));
       if (!allowed) throw new UsageError(`--${name} does not apply to ${command}`);
     }
-    const dataDir = flags.get('data-dir') ?? (env.SVCD_DATA_DIR || undefined);
+    const dataDir = flags.str('data-dir');
     if (dataDir === undefined || dataDir === '') throw new UsageError('needs --data-dir (or SVCD_DATA_DIR)');
     const metadataCfg = metadataConfigFromEnv(env);
     // Reading or revoking in a directory that holds no star is a typo, not an empty registry.
@@ -139,7 +133,7 @@ export async function runCredentialsCli(argv: string[], io: CliIo = STDIO, env: 
       return 1;
     }
     const scope = command === 'create' ? need(flags, 'scope', 'create') : '';
-    const keyId = command === 'revoke' ? need(flags, 'key-id', 'revoke') : flags.get('key-id') ?? '';
+    const keyId = command === 'revoke' ? need(flags, 'key-id', 'revoke') : flags.str('key-id') ?? '';
     opened = await openCredentialRegistry(dataDir, metadataCfg);
     const { registry } = opened;
     switch (command) {
@@ -166,7 +160,7 @@ export async function runCredentialsCli(argv: string[], io: CliIo = STDIO, env: 
     }
     return 2; // unreachable: parseArgs admits only the commands above
   } catch (err) {
-    if (err instanceof UsageError) {
+    if (err instanceof UsageError || err instanceof FlagError) {
       io.err(`svcd credentials: ${err.message}`);
       io.err(CREDENTIALS_USAGE);
       return 2;

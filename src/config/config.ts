@@ -1,20 +1,18 @@
-// Flags and SVCD_* environment variables, parsed in one place into one typed config. A flag beats
-// its variable; an unknown flag or a bad value refuses to boot with a one-line reason.
+// svcd's flags and SVCD_* environment variables, parsed into one typed config. The rules (a flag beats
+// its variable; an unknown flag or a bad value refuses to boot with a one-line reason) are the flag
+// framework's (./flags.ts), shared with the Gateway and the command-line tools.
 
 import {
   BODY_BYTES_IN_FLIGHT_MAX, BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX, LEASE_IDLE_MS, LEASE_TTL_MS, READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
   WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, DS_LONG_POLL_MS,
 } from './limits.ts';
+import {
+  boolValue, durationMs, FlagError as ConfigError, hostPort, listValue, nonNegativeInt, parseFlags, positiveInt, usageText, type FlagSpec,
+} from './flags.ts';
 
-export interface FlagSpec {
-  name: string;
-  env: string;
-  help: string;
-  default?: string;
-  boolean?: boolean;
-  /** Secrets are read from the environment only (never from argv, which `ps` shows). */
-  envOnly?: boolean;
-}
+// Every refusal of a flag or variable is one error type, whichever command parses it; the name
+// ConfigError stays for svcd's callers.
+export { boolValue, ConfigError, durationMs, hostPort, type FlagSpec };
 
 export const FLAGS: FlagSpec[] = [
   { name: 'listen', env: 'SVCD_LISTEN', help: 'data bridge address host:port (empty disables it)', default: '127.0.0.1:7070' },
@@ -73,10 +71,8 @@ function metadataConfig(backend: string, url: string, schema: string): MetadataC
 /** The metadata backend named by SVCD_METADATA, SVCD_POSTGRES_URL and SVCD_POSTGRES_SCHEMA (for tools,
  *  such as the credentials CLI, that take no star flags). */
 export function metadataConfigFromEnv(env: NodeJS.ProcessEnv): MetadataConfig {
-  const value = (name: string): string => {
-    const spec = FLAGS.find((f) => f.name === name)!;
-    return env[spec.env] || spec.default || '';
-  };
+  const flags = parseFlags([], FLAGS, env); // no argv: the variables and defaults only
+  const value = (name: string): string => flags.str(name) ?? '';
   return metadataConfig(value('metadata'), value('postgres-url'), value('postgres-schema'));
 }
 
@@ -136,75 +132,12 @@ export interface Config {
   raw: Map<string, string>;
 }
 
-export class ConfigError extends Error {}
-
-/** Reads `--name value`, `--name=value` and bare boolean `--name` from argv. */
-export function parseArgv(argv: readonly string[], specs: readonly FlagSpec[]): Map<string, string> {
-  const out = new Map<string, string>();
-  const byName = new Map(specs.map((s) => [s.name, s]));
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (!a.startsWith('--')) throw new ConfigError(`unexpected argument ${a}`);
-    const eq = a.indexOf('=');
-    const name = eq < 0 ? a.slice(2) : a.slice(2, eq);
-    const spec = byName.get(name);
-    if (!spec) throw new ConfigError(`unknown flag --${name} (see --help)`);
-    if (spec.envOnly) throw new ConfigError(`--${name} is read from ${spec.env} only`);
-    let v: string;
-    if (eq >= 0) v = a.slice(eq + 1);
-    else if (spec.boolean && (i + 1 >= argv.length || argv[i + 1].startsWith('--') || !/^(true|false)$/.test(argv[i + 1]))) v = 'true';
-    else {
-      if (i + 1 >= argv.length) throw new ConfigError(`--${name} needs a value`);
-      v = argv[++i];
-    }
-    out.set(name, v);
-  }
-  return out;
-}
-
-export function hostPort(v: string, flag: string): { host: string; port: number } | undefined {
-  if (v === '') return undefined;
-  const i = v.lastIndexOf(':');
-  const host = i < 0 ? '127.0.0.1' : v.slice(0, i).replace(/^\[|\]$/g, '') || '0.0.0.0';
-  const port = Number(i < 0 ? v : v.slice(i + 1));
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--${flag}: bad address ${v}`);
-  return { host, port };
-}
-
-function nonNegativeInt(v: string, flag: string): number {
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < 0 || v.trim() === '') throw new ConfigError(`--${flag} must be a non-negative integer`);
-  return n;
-}
-
-function positiveInt(v: string, flag: string): number {
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new ConfigError(`--${flag} must be a positive integer`);
-  return n;
-}
-
-const DURATION_UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** A positive duration: `250ms`, `30s`, `5m`, `1h`, or a bare number of milliseconds. */
-export function durationMs(v: string, flag: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(v.trim());
-  const n = m ? Math.round(Number(m[1]) * DURATION_UNIT_MS[m[2] ?? 'ms']) : NaN;
-  if (!Number.isSafeInteger(n) || n <= 0) throw new ConfigError(`--${flag} must be a positive duration such as 5m, 300s or 300000ms`);
-  return n;
-}
-
-export function boolValue(v: string, flag: string): boolean {
-  if (v === 'true' || v === '1') return true;
-  if (v === 'false' || v === '0') return false;
-  throw new ConfigError(`--${flag} must be true or false`);
-}
-
 export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extra: readonly FlagSpec[] = []): Config {
   const specs = [...FLAGS, ...extra];
-  const flags = parseArgv(argv, specs);
+  const flags = parseFlags(argv, specs, env);
   const raw = new Map<string, string>();
   for (const s of specs) {
-    const v = flags.get(s.name) ?? (s.env ? env[s.env] : undefined) ?? s.default;
+    const v = s.name === '' ? undefined : flags.str(s.name);
     if (v !== undefined) raw.set(s.name, v);
   }
   const get = (n: string): string => raw.get(n) ?? '';
@@ -227,9 +160,9 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     maxReadRecords: positiveInt(get('max-read-records'), 'max-read-records'),
     maxReadBytes: positiveInt(get('max-read-bytes'), 'max-read-bytes'),
     readplanTtlMs: durationMs(get('readplan-ttl'), 'readplan-ttl'),
-    corsAllowedOrigins: get('cors-allowed-origins').split(',').map((o) => o.trim()).filter((o) => o !== ''),
+    corsAllowedOrigins: listValue(get('cors-allowed-origins')),
     bodyBudget: { starBytes: positiveInt(get('body-budget-bytes'), 'body-budget-bytes'), tenantBytes: positiveInt(get('body-budget-per-tenant-bytes'), 'body-budget-per-tenant-bytes') },
-    opsAllowedHosts: get('ops-allowed-hosts').split(',').map((o) => o.trim()).filter((o) => o !== ''),
+    opsAllowedHosts: listValue(get('ops-allowed-hosts')),
     ds: { enabled: boolValue(get('ds-enabled'), 'ds-enabled'), bucket: checkDsBucket(get('ds-bucket')), longPollMs: positiveInt(get('ds-long-poll-ms'), 'ds-long-poll-ms') },
     expressBucket: get('express-bucket'),
     leaseIdleMs: nonNegativeInt(get('lease-idle-ms'), 'lease-idle-ms'),
@@ -246,7 +179,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
       fileBytesMax: positiveInt(get('wal-file-bytes-max'), 'wal-file-bytes-max'),
       settleAfterMs: positiveInt(get('wal-settle-after-ms'), 'wal-settle-after-ms'),
     },
-    help: raw.get('help') === 'true',
+    help: flags.bool('help'),
     raw,
   };
 }
@@ -271,13 +204,7 @@ function advertised(v: string): string {
   return `${hp.host}:${hp.port}`;
 }
 
-export function helpText(extra: readonly FlagSpec[] = [], base: readonly FlagSpec[] = FLAGS, usage = 'usage: svcd [flags]'): string {
-  const lines = [usage, '', 'Every flag can also be set by its environment variable; the flag wins.', ''];
-  for (const s of [...base, ...extra]) {
-    const left = s.envOnly ? `(env only)` : `--${s.name}${s.boolean ? '' : ' <value>'}`;
-    const env = s.env ? ` [${s.env}]` : '';
-    const def = s.default !== undefined && s.default !== '' ? ` (default ${s.default})` : '';
-    lines.push(`  ${left.padEnd(32)} ${s.help}${def}${env}`);
-  }
-  return lines.join('\n');
+/** svcd's --help: its flags and the extra ones (auth) the caller adds. */
+export function helpText(extra: readonly FlagSpec[] = []): string {
+  return usageText('usage: svcd [flags]', [...FLAGS, ...extra]);
 }

@@ -3,7 +3,8 @@
 // refuse to boot in an unsafe combination (limits without verification, spec: Gateway, bridge and peers).
 
 import { AUTH_SETTINGS, createAuthenticator, createJwtVerifier, parseAuthConfig, type Authenticator, type JwtVerifier } from '../auth/index.ts';
-import { boolValue, ConfigError, helpText, hostPort, parseArgv, type FlagSpec } from '../config/config.ts';
+import { ConfigError } from '../config/config.ts';
+import { hostPort, listValue, parseFlags, positiveInt, usageText, type FlagSpec } from '../config/flags.ts';
 import { isIP } from 'node:net';
 import { GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX } from '../config/limits.ts';
 import { GatewayLimiter } from './limiter.ts';
@@ -48,15 +49,9 @@ export interface GatewayConfig {
   get(flag: string): string | undefined;
 }
 
-function positiveCount(v: string, flag: string): number {
-  const n = Number(v);
-  if (v.trim() === '' || !Number.isSafeInteger(n) || n <= 0) throw new ConfigError(`--${flag} must be a positive integer`);
-  return n;
-}
-
 function addressList(v: string, flag: string): Set<string> {
   const out = new Set<string>();
-  for (const entry of v.split(',').map((e) => e.trim()).filter((e) => e !== '')) {
+  for (const entry of listValue(v)) {
     if (isIP(entry) === 0) throw new ConfigError(`--${flag} takes IP addresses, got '${entry}'`);
     out.add(entry);
   }
@@ -64,30 +59,28 @@ function addressList(v: string, flag: string): Set<string> {
 }
 
 export function loadGatewayConfig(argv: readonly string[], env: NodeJS.ProcessEnv): GatewayConfig {
-  const flags = parseArgv(argv, GATEWAY_FLAGS);
-  const value = (name: string): string | undefined => {
-    const spec = GATEWAY_FLAGS.find((f) => f.name === name);
-    return flags.get(name) ?? (spec?.env ? env[spec.env] || undefined : undefined) ?? spec?.default;
-  };
-  const listen = hostPort(value('listen') ?? '', 'listen');
+  const flags = parseFlags(argv, GATEWAY_FLAGS, env);
+  const value = (name: string): string => flags.str(name) ?? '';
+  const listen = hostPort(value('listen'), 'listen');
   if (!listen) throw new ConfigError('--listen is required');
   let upstream: URL;
   try {
-    upstream = new URL(value('upstream') ?? '');
+    upstream = new URL(value('upstream'));
   } catch {
     throw new ConfigError('--upstream must be an http(s)://host:port URL');
   }
   if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new ConfigError('--upstream must be http:// or https://');
-  const zone = (value('dns-zone') ?? '').trim().toLowerCase().replace(/\.$/, '');
+  const zone = value('dns-zone').trim().toLowerCase().replace(/\.$/, '');
   if (zone !== '' && !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(zone)) throw new ConfigError('--dns-zone must be a DNS name');
   return {
     listen, upstream, zone,
-    limits: boolValue(value('gateway-limits') ?? 'false', 'gateway-limits'),
-    connectionsDefault: positiveCount(value('gateway-connections-default') ?? '', 'gateway-connections-default'),
-    requestsPerSub: positiveCount(value('gateway-requests-per-sub') ?? '', 'gateway-requests-per-sub'),
-    trustedProxies: addressList(value('gateway-trusted-proxies') ?? '', 'gateway-trusted-proxies'),
-    help: flags.get('help') === 'true',
-    get: (flag) => flags.get(flag),
+    limits: flags.bool('gateway-limits'),
+    connectionsDefault: positiveInt(value('gateway-connections-default'), 'gateway-connections-default'),
+    requestsPerSub: positiveInt(value('gateway-requests-per-sub'), 'gateway-requests-per-sub'),
+    trustedProxies: addressList(value('gateway-trusted-proxies'), 'gateway-trusted-proxies'),
+    help: flags.bool('help'),
+    // Auth reads its own variables (parseAuthConfig): it is handed the command line only.
+    get: (flag) => flags.argv(flag),
   };
 }
 
@@ -99,7 +92,7 @@ export async function runGateway(argv: readonly string[], env: NodeJS.ProcessEnv
   try {
     cfg = loadGatewayConfig(argv, env);
     if (cfg.help) {
-      console.log(helpText([], GATEWAY_FLAGS, 'usage: svcd gateway [flags]'));
+      console.log(usageText('usage: svcd gateway [flags]', GATEWAY_FLAGS));
       return 0;
     }
     const auth = parseAuthConfig(cfg.get, env, false, { verifyOnly: true });

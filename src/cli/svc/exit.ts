@@ -1,7 +1,7 @@
 // Exit codes that scripts can trust, and the one-line message for each failure.
 
 import { AddressError, SvcError } from '../../client/index.ts';
-import { UsageError } from './args.ts';
+import { FlagError } from '../../config/flags.ts';
 import { InputError } from './format.ts';
 
 export const EXIT = {
@@ -36,7 +36,7 @@ export interface Failure {
 
 /** The exit code and one-line message for anything a command threw. */
 export function describeFailure(err: unknown): Failure {
-  if (err instanceof UsageError || err instanceof AddressError || err instanceof InputError) {
+  if (err instanceof FlagError || err instanceof AddressError || err instanceof InputError) {
     return { code: EXIT.USAGE, message: err.message, json: { error: err.message, kind: 'usage' } };
   }
   if (err instanceof SvcError) {

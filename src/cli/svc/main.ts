@@ -1,7 +1,8 @@
 // `svc`: the command line of svcd. Picks the command, parses its flags, runs it, and turns any failure
 // into one line on stderr and an exit code scripts can trust (exit.ts).
 
-import { Args, GLOBAL_FLAGS, UsageError, flagsHelp, parseArgs } from './args.ts';
+import { FlagError } from '../../config/flags.ts';
+import { Args, GLOBAL_FLAGS, flagsHelp, parseArgs } from './args.ts';
 import type { Command } from './command.ts';
 import { Context, DEFAULT_URL, OutputClosed } from './context.ts';
 import { EXIT, EXIT_HELP, describeFailure } from './exit.ts';
@@ -81,7 +82,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   }
   let ctx: Context | undefined;
   try {
-    const args = new Args(parseArgs(rest, command.flags), env, command.flags);
+    const args = new Args(parseArgs(rest, command.flags, env));
     if (args.bool('help')) {
       process.stdout.write(`${commandHelp(command)}\n`);
       return EXIT.OK;
@@ -94,7 +95,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     if (err instanceof OutputClosed) return EXIT.OK;
     const f = describeFailure(err);
     const json = ctx?.json ?? rest.includes('--json');
-    process.stderr.write(json ? `${JSON.stringify(f.json)}\n` : `svc: ${f.message}${err instanceof UsageError ? `\n(svc ${command.name} --help)` : ''}\n`);
+    process.stderr.write(json ? `${JSON.stringify(f.json)}\n` : `svc: ${f.message}${err instanceof FlagError && !f.message.includes('--help') ? `\n(svc ${command.name} --help)` : ''}\n`);
     return f.code;
   } finally {
     ctx?.close();

@@ -135,7 +135,7 @@ export const read: Command = {
     { name: 'tail', value: 'N', help: 'start N records before the tail' },
     { name: 'limit', value: 'N', help: 'stop after N records' },
     { name: 'until', value: 'TIME', help: 'stop before records stamped at or after this time' },
-    { name: 'clamp', help: 'start at the earliest retained record when the start was trimmed away' },
+    { name: 'clamp', boolean: true, help: 'start at the earliest retained record when the start was trimmed away' },
     FORMAT_FLAG,
   ],
   async run(ctx) {
@@ -163,7 +163,7 @@ export const tail: Command = {
   ].join('\n'),
   flags: [
     { name: 'lines', short: 'n', value: 'N', help: 'records before the tail to start with (default 10)' },
-    { name: 'follow', short: 'f', help: 'keep following new records' },
+    { name: 'follow', short: 'f', boolean: true, help: 'keep following new records' },
     { name: 'heartbeat-silence-ms', value: 'MS', help: 'reconnect after this long without a byte (default 45000)' },
     FORMAT_FLAG,
   ],
