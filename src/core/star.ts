@@ -208,6 +208,8 @@ export class Star implements StreamService {
     }
     st.nextSeq = st.tail;
     st.lastSeqTs = st.tailTs;
+    // Taking the lead counts as use: the idle timeout runs from here, not from the epoch.
+    st.lastAppendMs = this.d.clock.nowMs();
   }
 
   /** An address this star leads that has no stream: deleted (idempotent deletes answer so) or never made. */
