@@ -276,6 +276,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   };
   const grpcServer = cfg.grpcListen
     ? await startGrpcServer({
+      ...(cluster ? { cluster: cluster.view() } : {}),
       service: svc, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, vending, star: { id: starId, ...(cfg.advertiseAddress ? { address: cfg.advertiseAddress } : {}), settle: () => star.settle() },
       auth: grpcAuthHooks(auth, { clientCertVerified: authConfig.mode === 'mtls' }),
       ...(tls ? { credentials: grpcTlsCredentials(tls, authConfig.mode === 'mtls') } : {}),
@@ -290,7 +291,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
       // away (or a row write's outcome is still being read back).
       ready: () => !wal.failed() && star.metadataReady(),
       extra: adminSurface({
-        ui: cfg.adminUi, reader: cfg.adminUiReader, logError, service: svc,
+        ui: cfg.adminUi, reader: cfg.adminUiReader, logError, service: svc, ...(cluster ? { cluster: cluster.view() } : {}),
         // The star as the gRPC admin plane names it (startGrpcServer's default id, its bound address).
         star: { id: starId, address: advertisedAddress(), startedAtMs, nowMs: () => Date.now() },
         listCredentials: grpcAuthHooks(auth, { clientCertVerified: false })?.listCredentials,

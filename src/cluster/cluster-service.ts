@@ -25,6 +25,7 @@ import type { LeaseHolder, PostgresCluster } from '../storage/metadata/postgres-
 import type { PostgresMetadataStore } from '../storage/metadata/postgres-store.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import type { ClusterCommitLog } from './commit-log.ts';
+import type { ClusterView } from '../api/grpc/admin-reads.ts';
 
 export interface ClusterDeps {
   star: Star;
@@ -349,6 +350,20 @@ export class ClusterService implements StreamService {
   }
 
   settle(): Promise<void> { return this.d.star.settle(); }
+
+  /** Membership and leases as the admin views show them. */
+  view(): ClusterView {
+    return {
+      stars: async () => (await this.d.pg.stars()).map((st) => ({
+        star_id: st.star_id, address: st.grpc_address, state: st.state, started_unix_ms: Number(st.started_unix_ms),
+        gone: st.heartbeat_age_ms >= STAR_GONE_AFTER_MS,
+      })),
+      leaderOf: async (bucket, key) => {
+        const h = await this.d.pg.holderOf(bucket, key);
+        return h && h.remaining_ms > 0 ? h.holder : '';
+      },
+    };
+  }
 }
 
 function bucketInfo(b: BucketMeta): BucketInfo {

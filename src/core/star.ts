@@ -210,6 +210,9 @@ export class Star implements StreamService {
     st.lastSeqTs = st.tailTs;
     // Taking the lead counts as use: the idle timeout runs from here, not from the epoch.
     st.lastAppendMs = this.d.clock.nowMs();
+    // What a previous leader committed and did not settle settles now, not at the next size or
+    // time rotation: its chunks leave PostgreSQL and the next takeover reads less.
+    if (batches.length > 0) this.rotate();
   }
 
   /** An address this star leads that has no stream: deleted (idempotent deletes answer so) or never made. */

@@ -6,6 +6,7 @@ import type { BucketConfig as _svc_v1_BucketConfig, BucketConfig__Output as _svc
 import type { BucketInfo as _svc_v1_BucketInfo, BucketInfo__Output as _svc_v1_BucketInfo__Output } from './svc/v1/BucketInfo.ts';
 import type { FenceDetail as _svc_v1_FenceDetail, FenceDetail__Output as _svc_v1_FenceDetail__Output } from './svc/v1/FenceDetail.ts';
 import type { Header as _svc_v1_Header, Header__Output as _svc_v1_Header__Output } from './svc/v1/Header.ts';
+import type { NotOwnerDetail as _svc_v1_NotOwnerDetail, NotOwnerDetail__Output as _svc_v1_NotOwnerDetail__Output } from './svc/v1/NotOwnerDetail.ts';
 import type { Position as _svc_v1_Position, Position__Output as _svc_v1_Position__Output } from './svc/v1/Position.ts';
 import type { SequenceDetail as _svc_v1_SequenceDetail, SequenceDetail__Output as _svc_v1_SequenceDetail__Output } from './svc/v1/SequenceDetail.ts';
 import type { SequencedRecord as _svc_v1_SequencedRecord, SequencedRecord__Output as _svc_v1_SequencedRecord__Output } from './svc/v1/SequencedRecord.ts';
@@ -24,6 +25,7 @@ export interface ProtoGrpcType {
       BucketInfo: MessageTypeDefinition<_svc_v1_BucketInfo, _svc_v1_BucketInfo__Output>
       FenceDetail: MessageTypeDefinition<_svc_v1_FenceDetail, _svc_v1_FenceDetail__Output>
       Header: MessageTypeDefinition<_svc_v1_Header, _svc_v1_Header__Output>
+      NotOwnerDetail: MessageTypeDefinition<_svc_v1_NotOwnerDetail, _svc_v1_NotOwnerDetail__Output>
       Position: MessageTypeDefinition<_svc_v1_Position, _svc_v1_Position__Output>
       ProducerPolicy: EnumTypeDefinition
       SequenceDetail: MessageTypeDefinition<_svc_v1_SequenceDetail, _svc_v1_SequenceDetail__Output>

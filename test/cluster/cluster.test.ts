@@ -6,6 +6,8 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
 import { call, ok, sleep } from '../crash/fault-kit.ts';
+import * as grpc from '@grpc/grpc-js';
+import { call as grpcCall, connect, failure } from '../grpc/client.ts';
 import { startCluster, TEST_LEASE_TTL_MS, type TestCluster } from './kit.ts';
 
 const skip = await postgresSkipReason();
@@ -51,6 +53,29 @@ describe('a cluster of three stars', { skip }, () => {
     assert.equal(leases.rows.length, 1, 'one lease row for the stream');
     const listed = await ok(c.url(2), 'GET', '/v1/streams/cb') as { streams: { key: string }[] };
     assert.deepEqual(listed.streams.map((s) => s.key), ['s1'], 'any star lists from the shared store');
+  });
+
+  test('gRPC: a star that does not lead answers NOT_OWNER with the leader\'s address; ListStars shows the cluster', async () => {
+    await ok(c.url(0), 'POST', '/v1/streams/cb/g1', {});
+    const lease = await sql.query<{ holder: string }>(`SELECT holder FROM ${c.schema}.leases WHERE bucket = 'cb' AND key = $1`, [Buffer.from('g1')]);
+    const leaderIdx = Number(lease.rows[0].holder.replace('star-', ''));
+    const otherIdx = (leaderIdx + 1) % 3;
+    const other = connect(c.grpcPort(otherIdx));
+    const leader = connect(c.grpcPort(leaderIdx));
+    try {
+      const err = await failure(other.data.GetStream.bind(other.data), { bucket: 'cb', key: Buffer.from('g1') });
+      assert.equal(err.code, grpc.status.FAILED_PRECONDITION);
+      assert.match(err.details, /^NOT_OWNER/);
+      assert.equal(err.metadata.get('svcd-leader-star')[0], `star-${leaderIdx}`);
+      assert.equal(err.metadata.get('svcd-leader-grpc')[0], `127.0.0.1:${c.grpcPort(leaderIdx)}`);
+      const got = await grpcCall(leader.data.GetStream.bind(leader.data), { bucket: 'cb', key: Buffer.from('g1') }) as { info: { stream_id: string } };
+      assert.ok(got.info.stream_id);
+      const stars = await grpcCall(other.admin.ListStars.bind(other.admin), {}) as { stars: { star_id: string }[] };
+      assert.deepEqual(stars.stars.map((s) => s.star_id).sort(), ['star-0', 'star-1', 'star-2']);
+    } finally {
+      other.close();
+      leader.close();
+    }
   });
 
   test('the leader is killed: another star takes the lease with a higher epoch, and every ack reads back', async () => {

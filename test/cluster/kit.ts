@@ -17,6 +17,8 @@ export interface TestCluster {
   /** Starts star i again (after a kill or stop); with `fresh`, on an empty data dir. */
   restart(i: number, fresh?: boolean): Promise<RunningServer>;
   url(i: number): string;
+  /** Star i's gRPC port. */
+  grpcPort(i: number): number;
   close(): Promise<void>;
 }
 
@@ -27,7 +29,7 @@ export async function startCluster(n: number, extraArgs: string[] = []): Promise
   const dirs: string[] = [];
   const args = (i: number): string[] => [
     '--metadata', 'postgres', '--postgres-url', TEST_POSTGRES_URL, '--postgres-schema', schema, ...s3Args(s3, prefix),
-    '--star-id', `star-${i}`, '--lease-ttl-ms', String(TEST_LEASE_TTL_MS), ...extraArgs,
+    '--star-id', `star-${i}`, '--lease-ttl-ms', String(TEST_LEASE_TTL_MS), '--grpc-listen', '127.0.0.1:0', ...extraArgs,
   ];
   const start = async (i: number, fresh = false): Promise<RunningServer> => {
     if (fresh || !dirs[i]) dirs[i] = tempDir(`svcd-cluster-${i}-`);
@@ -43,6 +45,7 @@ export async function startCluster(n: number, extraArgs: string[] = []): Promise
       return c.stars[i];
     },
     url: (i) => c.stars[i].baseUrl,
+    grpcPort: (i) => Number(/svcd grpc listening on 127\.0\.0\.1:(\d+)/.exec(c.stars[i].output())?.[1] ?? 0),
     async close() {
       for (const s of c.stars) {
         if (s.proc.signalCode === 'SIGSTOP' || s.proc.exitCode === null) s.proc.kill('SIGCONT');

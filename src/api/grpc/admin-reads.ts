@@ -34,8 +34,16 @@ export const ADMIN_READ_VERBS = [
 ] as const;
 export type AdminReadVerb = (typeof ADMIN_READ_VERBS)[number];
 
+/** A cluster's membership and leases as the admin views show them (absent: a star alone). */
+export interface ClusterView {
+  stars(): Promise<{ star_id: string; address: string; state: 'active' | 'draining' | 'decommissioned'; started_unix_ms: number; gone: boolean }[]>;
+  /** The star leading (bucket, key) now; '' when the stream is vacant. */
+  leaderOf(bucket: string, key: string): Promise<string>;
+}
+
 export interface AdminReadContext {
   service: StreamService;
+  cluster?: ClusterView;
   star: Pick<StarIdentity, 'id' | 'address' | 'startedAtMs' | 'nowMs'>;
   /** The credential registry's listing; absent (auth off): ListCredentials is UNIMPLEMENTED. */
   listCredentials?: GrpcAuthHooks['listCredentials'];
@@ -64,7 +72,10 @@ export function credentialToWire(c: CredentialRow): Credential {
 
 export function adminReads(ctx: AdminReadContext): AdminReads {
   const svc = ctx.service;
-  const leader = (bucket: string, key: string): string => (svc.leased(bucket, key) ? ctx.star.id : '');
+  const leader = async (bucket: string, key: string): Promise<string> => {
+    if (ctx.cluster) return ctx.cluster.leaderOf(bucket, key);
+    return svc.leased(bucket, key) ? ctx.star.id : '';
+  };
 
   /** Streams in a bucket, counted with at most `cap` listed. */
   const countStreams = async (bucket: string, cap: number): Promise<{ count: number; capped: boolean }> => {
@@ -95,6 +106,16 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
 
     async ListStars(_req, gate) {
       await gate({});
+      if (ctx.cluster) {
+        // Members that stopped reporting (killed, or stopped) are not shown as serving.
+        const stars = (await ctx.cluster.stars()).filter((st) => !st.gone && st.state !== 'decommissioned');
+        return {
+          stars: stars.map((st) => ({
+            star_id: st.star_id, address: st.address, started_at_unix_ms: st.started_unix_ms,
+            state: st.state === 'draining' ? 'STAR_STATE_DRAINING' as const : 'STAR_STATE_ACTIVE' as const,
+          })),
+        };
+      }
       return {
         stars: [{ star_id: ctx.star.id, address: ctx.star.address, state: 'STAR_STATE_ACTIVE', started_at_unix_ms: ctx.star.startedAtMs }],
       };
@@ -120,8 +141,9 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
         if (buckets >= OVERVIEW_BUCKETS_SCAN_MAX) { bucketsCapped = true; break; }
         cursor = page.next;
       }
+      const starCount = ctx.cluster ? (await ctx.cluster.stars()).filter((st) => !st.gone && st.state !== 'decommissioned').length : 1;
       return {
-        star_count: 1,
+        star_count: starCount,
         bucket_count: buckets,
         bucket_count_capped: bucketsCapped,
         stream_count: streams,
@@ -149,7 +171,7 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
           stream_id: s.stream_id,
           storage_class: streamConfigToWire(s).storage_class,
           tail: positionToWire(tail),
-          leader_star_id: leader(s.bucket, s.key),
+          leader_star_id: await leader(s.bucket, s.key),
           created_at_unix_ms: s.created_at_unix_ms,
         });
       }
@@ -175,14 +197,14 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
         info: streamInfoToWire(s),
         fencing_token: s.fencing_token,
         tail: positionToWire(await svc.checkTail(bucket, key)),
-        leader_star_id: leader(bucket, key),
+        leader_star_id: await leader(bucket, key),
       };
     },
 
     async GetStreamLiveStats(req, gate) {
       const { bucket, key } = addressFromWire(req);
       await gate({ bucket, key });
-      return { tail: positionToWire(await svc.checkTail(bucket, key)), leader_star_id: leader(bucket, key), sampled_at_unix_ms: ctx.star.nowMs() };
+      return { tail: positionToWire(await svc.checkTail(bucket, key)), leader_star_id: await leader(bucket, key), sampled_at_unix_ms: ctx.star.nowMs() };
     },
 
     // No auditor runs behind this adapter: there are no queues to show.

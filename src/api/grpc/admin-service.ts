@@ -34,6 +34,7 @@ export function adminServiceHandlers(ctx: GrpcContext): AdminServiceHandlers {
   const reads = adminReads({
     service: ctx.service,
     star: ctx.star,
+    ...(ctx.cluster ? { cluster: ctx.cluster } : {}),
     ...(ctx.auth?.listCredentials ? { listCredentials: ctx.auth.listCredentials.bind(ctx.auth) } : {}),
   });
 

@@ -11,6 +11,7 @@ import type { MessageTypeDefinition } from '@grpc/proto-loader';
 import type { ProtoGrpcType as DataProto } from '../../gen/data.ts';
 import type { ProtoGrpcType as AdminProto } from '../../gen/admin.ts';
 import type { FenceDetail, FenceDetail__Output } from '../../gen/svc/v1/FenceDetail.ts';
+import type { NotOwnerDetail, NotOwnerDetail__Output } from '../../gen/svc/v1/NotOwnerDetail.ts';
 import type { SequenceDetail, SequenceDetail__Output } from '../../gen/svc/v1/SequenceDetail.ts';
 
 /** Root of the .proto tree (imports are written `svc/v1/…` relative to it): the nearest `proto/`
@@ -43,6 +44,7 @@ export interface LoadedProto {
   proto: SvcProto;
   sequenceDetail: MessageTypeDefinition<SequenceDetail, SequenceDetail__Output>;
   fenceDetail: MessageTypeDefinition<FenceDetail, FenceDetail__Output>;
+  notOwnerDetail: MessageTypeDefinition<NotOwnerDetail, NotOwnerDetail__Output>;
 }
 
 let loaded: LoadedProto | undefined;
@@ -59,6 +61,7 @@ export function loadSvcProto(): LoadedProto {
     proto: grpc.loadPackageDefinition(def) as unknown as SvcProto,
     sequenceDetail: def['svc.v1.SequenceDetail'] as MessageTypeDefinition<SequenceDetail, SequenceDetail__Output>,
     fenceDetail: def['svc.v1.FenceDetail'] as MessageTypeDefinition<FenceDetail, FenceDetail__Output>,
+    notOwnerDetail: def['svc.v1.NotOwnerDetail'] as MessageTypeDefinition<NotOwnerDetail, NotOwnerDetail__Output>,
   };
   return loaded;
 }

@@ -10,6 +10,7 @@ import { encodeRpcStatus, STATUS_DETAILS_KEY, TYPE_URL_PREFIX, type AnyMessage }
 
 export const SEQUENCE_DETAIL_TYPE_URL = `${TYPE_URL_PREFIX}svc.v1.SequenceDetail`;
 export const FENCE_DETAIL_TYPE_URL = `${TYPE_URL_PREFIX}svc.v1.FenceDetail`;
+export const NOT_OWNER_DETAIL_TYPE_URL = `${TYPE_URL_PREFIX}svc.v1.NotOwnerDetail`;
 
 /** What a grpc-js handler hands back for a failure (callback error or stream 'error'). */
 export interface GrpcFailure {
@@ -19,13 +20,16 @@ export interface GrpcFailure {
 }
 
 function detailsOf(err: ServiceError): AnyMessage[] {
-  const { sequenceDetail, fenceDetail } = loadSvcProto();
+  const { sequenceDetail, fenceDetail, notOwnerDetail } = loadSvcProto();
   const tail = err.detail.tail;
   if ((err.code === 'seq_mismatch' || err.code === 'range_not_satisfiable') && tail) {
     return [{ type_url: SEQUENCE_DETAIL_TYPE_URL, value: sequenceDetail.serialize({ tail }) }];
   }
   if (err.code === 'fence_mismatch') {
     return [{ type_url: FENCE_DETAIL_TYPE_URL, value: fenceDetail.serialize({ fencing_token: err.detail.fencing_token ?? '' }) }];
+  }
+  if (err.code === 'not_owner' && err.detail.leader) {
+    return [{ type_url: NOT_OWNER_DETAIL_TYPE_URL, value: notOwnerDetail.serialize(err.detail.leader) }];
   }
   return [];
 }
@@ -40,7 +44,13 @@ export function toGrpcFailure(thrown: unknown): GrpcFailure {
   if (details.length > 0) {
     metadata.set(STATUS_DETAILS_KEY, encodeRpcStatus({ code, message: err.message, details }));
   }
-  return { code, details: err.message, metadata };
+  const leader = err.code === 'not_owner' ? err.detail.leader : undefined;
+  if (leader) {
+    metadata.set('svcd-leader-star', leader.star_id);
+    metadata.set('svcd-leader-grpc', leader.grpc_address);
+    metadata.set('svcd-leader-bridge', leader.bridge_address);
+  }
+  return { code, details: leader ? `NOT_OWNER: ${err.message} at ${leader.grpc_address}` : err.message, metadata };
 }
 
 /** A failure with no ServiceError behind it (protocol misuse detected by the adapter itself). */
