@@ -1,0 +1,131 @@
+// Split brain: a leader paused past its lease (SIGSTOP) while another star takes the stream over, and
+// a leader whose PostgreSQL sessions are cut (pg_terminate_backend), both under load. What the old
+// leader had in flight must not be acknowledged unless it committed under its epoch, and nothing it
+// writes late may ever become visible: the recorded history must check out, and every acknowledged
+// record reads back at its position from every star.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import { postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
+import { Recorder, appendFailure, checkHistory } from '../helpers/history.ts';
+import { sleep } from '../crash/fault-kit.ts';
+import { startCluster, TEST_LEASE_TTL_MS, type TestCluster } from './kit.ts';
+
+const skip = await postgresSkipReason();
+
+/** One request's longest wait: a paused leader holds its callers this long before they give up. */
+const REQUEST_MS_MAX = 4000;
+
+async function request(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(url + path, {
+    method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(REQUEST_MS_MAX),
+  });
+  const text = await res.text();
+  let parsed: unknown;
+  try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = text; }
+  return { status: res.status, body: parsed };
+}
+
+/** Producers appending one record at a time to `stream` through the stars `via()` names, recorded. */
+function produce(c: TestCluster, rec: Recorder, stream: string, producers: number, via: (p: number) => number): { stop(): Promise<void>; acked: () => { star: number; at: number }[] } {
+  let stopping = false;
+  let n = 0;
+  const acked: { star: number; at: number }[] = [];
+  const loops = Array.from({ length: producers }, async (_, p) => {
+    while (!stopping) {
+      const star = via(p);
+      const bodies = [`${stream}-p${p}-${n++}`];
+      const h = rec.begin('append', { stream, bodies, client: `p${p}@${star}` });
+      try {
+        const a = await request(c.url(star), 'POST', `/v1/streams/sb/${stream}/records`, { records: bodies.map((body) => ({ body })) });
+        if (a.status === 200) {
+          h.end({ status: 'ok', start: a.body.start.seq_num, end: a.body.end.seq_num, tail: a.body.tail.seq_num });
+          acked.push({ star, at: Date.now() });
+        } else { h.end(appendFailure(a.status, JSON.stringify(a.body))); await sleep(50); }
+      } catch (err) {
+        h.end(appendFailure(undefined, (err as Error).message));
+        await sleep(50);
+      }
+    }
+  });
+  return { stop: async () => { stopping = true; await Promise.all(loops); }, acked: () => acked };
+}
+
+/** Reads `stream` whole from every star, recorded; then the history must check out. */
+async function verify(c: TestCluster, rec: Recorder, stream: string): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    let from = 0;
+    for (;;) {
+      const h = rec.begin('read', { stream, startSeq: from, client: `final@${i}` });
+      const a = await request(c.url(i), 'GET', `/v1/streams/sb/${stream}/records?seq_num=${from}`);
+      assert.equal(a.status, 200, JSON.stringify(a.body));
+      const records = a.body.records.map((x: { seq_num: number; body: string }) => ({ seq_num: x.seq_num, body: x.body }));
+      h.end({ status: 'ok', records, tail: a.body.tail.seq_num });
+      from += records.length;
+      if (records.length === 0 || from >= a.body.tail.seq_num) break;
+    }
+  }
+  const violations = checkHistory(rec.history(), { complete: true });
+  assert.deepEqual(violations, [], violations.slice(0, 20).join('\n'));
+}
+
+describe('split brain', { skip, timeout: 240_000 }, () => {
+  let c: TestCluster;
+  let sql: pg.Client;
+  before(async () => {
+    c = await startCluster(3);
+    sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await sql.connect();
+    assert.equal((await request(c.url(0), 'POST', '/v1/buckets/sb', {})).status, 201);
+  });
+  after(async () => {
+    await sql?.end();
+    await c?.close();
+  });
+
+  const leaderOf = async (stream: string): Promise<{ idx: number; epoch: number }> => {
+    const r = await sql.query<{ holder: string; epoch: string }>(`SELECT holder, epoch FROM ${c.schema}.leases WHERE bucket = 'sb' AND key = $1`, [Buffer.from(stream)]);
+    return { idx: Number(r.rows[0].holder.replace('star-', '')), epoch: Number(r.rows[0].epoch) };
+  };
+
+  test('a leader paused past its lease (SIGSTOP): another star takes over, and the paused one acknowledges nothing it did not commit under its epoch', async () => {
+    assert.equal((await request(c.url(0), 'POST', '/v1/streams/sb/paused', {})).status, 201);
+    const first = await leaderOf('paused');
+    const other = (first.idx + 1) % 3;
+    const rec = new Recorder();
+    // Half the producers write to the leader directly (they will be in flight when it stops), half
+    // through another star.
+    const load = produce(c, rec, 'paused', 6, (p) => (p % 2 === 0 ? first.idx : other));
+    await sleep(1000);
+    const leader = c.stars[first.idx];
+    leader.proc.kill('SIGSTOP');
+    const stoppedAt = Date.now();
+    await sleep(TEST_LEASE_TTL_MS * 2 + 2500);
+    leader.proc.kill('SIGCONT');
+    const contAt = Date.now();
+    await sleep(2000);
+    await load.stop();
+    const now = await leaderOf('paused');
+    assert.notEqual(now.idx, first.idx, 'the lease moved while the leader was paused');
+    assert.ok(now.epoch > first.epoch, 'with a higher epoch');
+    assert.ok(load.acked().some((a) => a.star !== first.idx && a.at > stoppedAt && a.at < contAt), 'appends were acknowledged by the new leader meanwhile');
+    await verify(c, rec, 'paused');
+  });
+
+  test('a leader whose PostgreSQL sessions are terminated under load: nothing acknowledged is lost or reordered', async () => {
+    assert.equal((await request(c.url(1), 'POST', '/v1/streams/sb/cut', {})).status, 201);
+    const first = await leaderOf('cut');
+    const rec = new Recorder();
+    const load = produce(c, rec, 'cut', 4, (p) => (first.idx + p) % 3);
+    for (let k = 0; k < 3; k++) {
+      await sleep(700);
+      const r = await sql.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [`svcd-cluster-star-${first.idx}`]);
+      assert.ok((r.rowCount ?? 0) >= 1, 'the leader had sessions to cut');
+    }
+    await sleep(1500);
+    await load.stop();
+    assert.ok(load.acked().length > 10, 'appends went on');
+    await verify(c, rec, 'cut');
+  });
+});
