@@ -13,7 +13,7 @@ import type { HttpExchange } from './exchange.ts';
 import type { CorsPolicy } from './cors.ts';
 import { matchRoute, methodsFor, type RequestCtx, type RouteResult } from './routes.ts';
 import { SSE_HEADERS, pumpSse } from './sse.ts';
-import { HOP_HEADER, type LeaderProxy } from './proxy.ts';
+import { FOLLOW_HEADER, HOP_HEADER, LEADER_HEADER, type LeaderProxy } from './proxy.ts';
 
 export type OffThreadParser = (body: Buffer) => Promise<AppendInput>;
 
@@ -248,6 +248,12 @@ export class Dispatcher {
       // the lease moved again, and the caller gets 503 with Retry-After to try once more).
       let failure = err;
       const leader = err instanceof ServiceError && err.code === 'not_owner' ? err.detail.leader?.bridge_address : undefined;
+      if (leader && ex.header(FOLLOW_HEADER) !== undefined && ex.header(HOP_HEADER) === undefined && !ex.aborted) {
+        // The Gateway follows the leader itself: it is told where, instead of this star hopping.
+        ex.respond(421, [...withCors(JSON_HEADERS, cors), [LEADER_HEADER, leader]], JSON.stringify({ error: 'another star leads this stream', leader }));
+        this.observe(verb, 421, t0);
+        return;
+      }
       if (leader && this.deps.proxy && ex.header(HOP_HEADER) === undefined && !ex.aborted) {
         try {
           this.observe(verb, await this.deps.proxy.forward(ex, body, leader, cors), t0);

@@ -10,6 +10,11 @@ import type { HttpExchange } from './exchange.ts';
 
 /** The header that marks a hop (its value is the forwarding star's id). */
 export const HOP_HEADER = 'svcd-hop';
+/** A caller that follows the leader itself (the Gateway) sends this header; a star that does not lead
+ *  the stream then answers 421 Misdirected Request with the leader's bridge address in LEADER_HEADER
+ *  instead of hopping. Only the Gateway sends it; other callers never see a 421. */
+export const FOLLOW_HEADER = 'svcd-follow-leader';
+export const LEADER_HEADER = 'svcd-leader';
 
 /** Request headers a route reads; only these travel (hop-by-hop ones never do). */
 const FORWARDED_REQUEST_HEADERS = ['authorization', 'content-type', 'accept', 'last-event-id', 'range', 'origin'] as const;
