@@ -236,13 +236,18 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     { sseOpen: () => dispatcher.openStreams, bodyBytesInFlight: () => dispatcher.requestBodyBytesInFlight },
     () => [health.metadata, health.wal, health.objects],
   );
+  const proxy = cluster ? new LeaderProxy(starId) : undefined;
+  if (cluster && proxy && log instanceof ClusterCommitLog) {
+    const c = cluster;
+    log.onCommit = metrics.cluster(() => ({ ...c.counters, leasesHeld: c.leasesHeld, proxyHops: proxy.hops, proxyFailures: proxy.failures }));
+  }
   const exchange = auth?.verifier?.signer ? (body: unknown) => auth.exchanger.exchange(body) : undefined;
   const dispatcher = new Dispatcher({
     svc, parseOffThread, logError, sse: cfg.sse, bodyBudget: cfg.bodyBudget,
     observe: (verb, status, secs) => metrics.observe(verb, status, secs),
     auth: auth ? { authenticator: auth.authenticator, exchange } : undefined,
     cors: new CorsPolicy(cfg.corsAllowedOrigins),
-    ...(cluster ? { proxy: new LeaderProxy(starId) } : {}),
+    ...(proxy ? { proxy } : {}),
     ds: cfg.ds.enabled ? new DsSurface({
       svc, bucket: cfg.ds.bucket, longPollMs: cfg.ds.longPollMs, scheme: tls ? 'https' : 'http', logError,
       ...(auth ? { authenticator: auth.authenticator } : {}),
@@ -325,6 +330,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
       await star.close();
       // Leases given up at once: the streams' next leaders need not wait them out.
       await cluster?.stop();
+      proxy?.close();
       await Promise.all([parsePool.destroy(), settlePool.destroy()]);
       await pgCluster?.close();
       await metadata.close();

@@ -25,6 +25,9 @@ const PROXY_ANSWER_BYTES_MAX = 64 * 1024 * 1024;
 
 export class LeaderProxy {
   private readonly agents = new Map<string, http.Agent>();
+  /** Hops sent, and hops whose leader did not answer (metrics). */
+  hops = 0;
+  failures = 0;
 
   constructor(private readonly starId: string) {}
 
@@ -45,6 +48,7 @@ export class LeaderProxy {
       if (v !== undefined) headers[h] = v;
     }
     if (body.length > 0) headers['content-length'] = String(body.length);
+    this.hops += 1;
     return new Promise<number>((resolve, reject) => {
       const req = http.request({
         host, port, method: ex.method, path: ex.query ? `${ex.path}?${ex.query}` : ex.path, headers, agent: this.agentFor(address),
@@ -53,6 +57,7 @@ export class LeaderProxy {
       let answered = false;
       req.on('timeout', () => req.destroy(new Error('the leader did not answer in time')));
       req.on('error', (err) => {
+        if (!answered) this.failures += 1;
         if (!answered) reject(new ServiceError('unavailable', `the stream's leader at ${address} did not answer (${err.message}); retry`));
       });
       req.on('response', (res) => {

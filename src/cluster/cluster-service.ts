@@ -21,7 +21,7 @@ import type {
 } from '../core/types.ts';
 import { contentBytes, forEachRecord, frameInfo, frameIsIntact, frameTimestamps } from '../storage/format/record-codec.ts';
 import type { BucketMeta, StreamMeta } from '../storage/metadata/metadata-store.ts';
-import type { LeaseHolder, PostgresCluster } from '../storage/metadata/postgres-cluster.ts';
+import type { LeaseHolder, PostgresCluster, StarRow } from '../storage/metadata/postgres-cluster.ts';
 import type { PostgresMetadataStore } from '../storage/metadata/postgres-store.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import type { ClusterCommitLog } from './commit-log.ts';
@@ -49,12 +49,30 @@ export interface ClusterCounters { takeovers: number; leasesTaken: number; lease
 
 const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
 
+/** 32-bit FNV-1a of a string's UTF-16 units, then murmur3's finalizer (FNV alone barely mixes
+ *  strings that differ only early, as star ids do): cheap, stable across stars and restarts. */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b) >>> 0;
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35) >>> 0;
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
 export class ClusterService implements StreamService {
   private readonly held = new Map<string, Held>();
   private readonly taking = new Map<string, Promise<void>>();
   private readonly ttlMs: number;
   private readonly idleMs: number;
   private readonly timers: { cancel(): void }[] = [];
+  /** The live active stars as last read (refreshed with the heartbeat): where vacant leases go. */
+  private live: StarRow[] = [];
   private stopped = false;
   readonly counters: ClusterCounters = { takeovers: 0, leasesTaken: 0, leasesLost: 0, leasesReleased: 0 };
 
@@ -93,7 +111,12 @@ export class ClusterService implements StreamService {
         void fn().catch((err: unknown) => this.d.log_error?.('cluster background task failed', err)).finally(() => { running = false; });
       }, ms));
     };
-    every(STAR_HEARTBEAT_MS, () => this.d.pg.heartbeat());
+    const report = async (): Promise<void> => {
+      await this.d.pg.heartbeat();
+      this.live = (await this.d.pg.stars()).filter((st) => st.state === 'active' && st.heartbeat_age_ms < STAR_GONE_AFTER_MS);
+    };
+    void report().catch(() => undefined);
+    every(STAR_HEARTBEAT_MS, report);
     every(LEASE_RENEW_MS, () => this.renewAll());
     every(RETENTION_SWEEP_MS, () => this.releaseIdle());
     every(CHUNK_GC_MS, () => this.collectChunkObjects());
@@ -133,6 +156,15 @@ export class ClusterService implements StreamService {
       this.d.star.evict(bucket, key);
       this.held.delete(a);
     }
+    // A vacant stream's lease goes to the live star its address hashes to (rendezvous hashing), so
+    // leases spread over the cluster however callers pick stars: another star sends the request there.
+    const home = this.homeOf(bucket, key);
+    if (home && home.star_id !== this.d.starId) {
+      const cur = await this.d.pg.holderOf(bucket, key);
+      if (!cur || cur.holder === this.d.starId || !this.alive(cur)) {
+        throw this.notOwner({ holder: home.star_id, epoch: cur?.epoch ?? 0, remaining_ms: 0, star: home });
+      }
+    }
     const deadlineMs = this.d.clock.nowMs() + this.ttlMs + STAR_GONE_AFTER_MS;
     for (;;) {
       const sentMs = this.d.clock.nowMs();
@@ -161,6 +193,18 @@ export class ClusterService implements StreamService {
       if (left <= 0) throw new ServiceError('unavailable', `the lease of ${bucket}/${key} is moving; retry`);
       await new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, Math.min(Math.max(cur.remaining_ms, 0) + 20, left)); });
     }
+  }
+
+  /** The live star a stream's lease belongs on (highest hash of star and address); undefined while
+   *  the membership has not been read yet (then this star takes what it is asked for). */
+  private homeOf(bucket: string, key: string): StarRow | undefined {
+    let best: StarRow | undefined;
+    let bestScore = -1;
+    for (const st of this.live) {
+      const score = fnv1a(`${st.star_id}\u0000${bucket}\u0000${key}`);
+      if (score > bestScore) { best = st; bestScore = score; }
+    }
+    return best;
   }
 
   private alive(cur: LeaseHolder): boolean {

@@ -40,8 +40,6 @@ export interface CommitLogDeps {
   /** Unique per process start, so object keys never collide across restarts of a star. */
   incarnation: string;
   lingerMs?: number;
-  /** Observes each group commit: PUT and PostgreSQL latencies in ms (metrics). */
-  observe?: (putMs: number, commitMs: number) => void;
   log_error?: (msg: string, err?: unknown) => void;
 }
 
@@ -61,6 +59,8 @@ export class ClusterCommitLog implements LogPort {
   /** Streams with a refused entry: nothing more of them commits until the star reloads them. */
   private readonly poisoned = new Set<string>();
   private stopped = false;
+  /** Observes each group commit: the PUT's and the PostgreSQL statement's latencies in ms (metrics). */
+  onCommit: ((putMs: number, commitMs: number) => void) | undefined;
 
   constructor(private readonly d: CommitLogDeps) {}
 
@@ -165,7 +165,7 @@ export class ClusterCommitLog implements LogPort {
         await this.d.objects.put(objectKey, Buffer.concat(parts, offset));
         const t1 = performance.now();
         const committed = await this.d.pg.commit(chunks, [objectKey], this.d.leaseTtlMs);
-        this.d.observe?.(t1 - t0, performance.now() - t1);
+        this.onCommit?.(t1 - t0, performance.now() - t1);
         chunks.forEach((c, i) => {
           if (!committed.has(i)) this.refuse(c.stream_id, c.entries, 'the stream\'s lease moved to another star');
         });

@@ -7,7 +7,7 @@
 // scraped. prom-client's own inc()/observe() hash the label set on every call, even through a
 // cached labels() child: at 40k appends/s that was 5 % of the main thread (perf, 2026-11-22).
 
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Upper bounds (seconds) of the latency histogram's buckets; +Inf is implied. */
 const LATENCY_BUCKETS_S = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
@@ -95,6 +95,31 @@ export class Metrics {
       name: 'svcd_dependency_errors', help: 'failed operations against the dependency since start', labelNames: ['dependency'], registers: [this.registry],
       collect() { for (const d of dependencies()) this.set({ dependency: d.name }, d.errors); },
     });
+  }
+
+  /** A cluster's series: leases held, takeovers, leases lost and released, one-hop proxy hops, and
+   *  the group commit's two latencies. Returns the commit observer the commit log calls. */
+  cluster(stats: () => { leasesHeld: number; takeovers: number; leasesTaken: number; leasesLost: number; leasesReleased: number; proxyHops: number; proxyFailures: number }): (putMs: number, commitMs: number) => void {
+    const series: [string, string, (x: ReturnType<typeof stats>) => number][] = [
+      ['svcd_cluster_leases_held', 'stream leases this star holds now', (x) => x.leasesHeld],
+      ['svcd_cluster_leases_taken', 'stream leases taken since start', (x) => x.leasesTaken],
+      ['svcd_cluster_takeovers', 'leases taken with an epoch above 1 (from another star, or after a restart) since start', (x) => x.takeovers],
+      ['svcd_cluster_leases_lost', 'streams dropped because their lease moved or a commit of them failed, since start', (x) => x.leasesLost],
+      ['svcd_cluster_leases_released', 'leases given up by the idle timeout since start', (x) => x.leasesReleased],
+      ['svcd_cluster_proxy_hops', 'data bridge requests sent one hop to the stream\'s leader since start', (x) => x.proxyHops],
+      ['svcd_cluster_proxy_failures', 'hops whose leader did not answer (503 to the caller) since start', (x) => x.proxyFailures],
+    ];
+    for (const [name, help, read] of series) {
+      new Gauge({ name, help, registers: [this.registry], collect() { this.set(read(stats())); } });
+    }
+    const commit = new Histogram({
+      name: 'svcd_cluster_commit_seconds', help: 'group commit latency: the object PUT, then the PostgreSQL statement',
+      labelNames: ['phase'], buckets: [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2], registers: [this.registry],
+    });
+    return (putMs, commitMs) => {
+      commit.observe({ phase: 'object_put' }, putMs / 1000);
+      commit.observe({ phase: 'postgres' }, commitMs / 1000);
+    };
   }
 
   observe(verb: string, status: number, seconds: number): void {

@@ -55,6 +55,16 @@ describe('a cluster of three stars', { skip }, () => {
     assert.deepEqual(listed.streams.map((s) => s.key), ['s1'], 'any star lists from the shared store');
   });
 
+  test('leases spread over the live stars, though every request goes to one star', async () => {
+    await ok(c.url(0), 'POST', '/v1/buckets/sp', {});
+    for (let i = 0; i < 12; i++) {
+      await ok(c.url(0), 'POST', `/v1/streams/sp/s${i}`, {});
+      await ok(c.url(0), 'POST', `/v1/streams/sp/s${i}/records`, { records: [{ body: 'x' }] });
+    }
+    const holders = await sql.query<{ holder: string; n: string }>(`SELECT holder, count(*) AS n FROM ${c.schema}.leases WHERE bucket = 'sp' GROUP BY holder`);
+    assert.ok(holders.rows.length >= 2, `leases on ${JSON.stringify(holders.rows)}`);
+  });
+
   test('gRPC: a star that does not lead answers NOT_OWNER with the leader\'s address; ListStars shows the cluster', async () => {
     await ok(c.url(0), 'POST', '/v1/streams/cb/g1', {});
     const lease = await sql.query<{ holder: string }>(`SELECT holder FROM ${c.schema}.leases WHERE bucket = 'cb' AND key = $1`, [Buffer.from('g1')]);
