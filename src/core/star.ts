@@ -415,7 +415,6 @@ export class Star implements StreamService {
       trim_seq: 0, settled_end_seq: 0, settled_end_ts: 0, segments: [],
     };
     const st = new StreamState(meta, config);
-    st.lastAppendMs = meta.created_at_unix_ms; // the idle timeout runs from creation too
     this.addStream(st);
     const wasDeleted = this.deleted.delete(addr(bucket.name, key));
     // Appends must not be acknowledged before the stream they belong to is durable.
