@@ -42,7 +42,7 @@ export interface ClusterDeps {
 }
 
 /** A lease this star holds: its epoch, and until when (by this star's clock) it may serve from memory. */
-interface Held { bucket: string; key: string; epoch: number; validUntilMs: number }
+interface Held { bucket: string; key: string; epoch: number; validUntilMs: number; takenAtMs: number }
 
 /** Counters for /metrics and the admin views. */
 export interface ClusterCounters { takeovers: number; leasesTaken: number; leasesLost: number; leasesReleased: number }
@@ -170,7 +170,7 @@ export class ClusterService implements StreamService {
       const sentMs = this.d.clock.nowMs();
       const r = await this.d.pg.take(bucket, key, this.ttlMs);
       if (r.taken) {
-        const held: Held = { bucket, key, epoch: r.epoch, validUntilMs: sentMs + this.ttlMs - LEASE_SAFETY_MARGIN_MS };
+        const held: Held = { bucket, key, epoch: r.epoch, validUntilMs: sentMs + this.ttlMs - LEASE_SAFETY_MARGIN_MS, takenAtMs: sentMs };
         this.held.set(a, held);
         this.counters.leasesTaken += 1;
         if (r.epoch > 1) this.counters.takeovers += 1;
@@ -262,7 +262,9 @@ export class ClusterService implements StreamService {
   private async releaseIdle(): Promise<void> {
     const idle: Held[] = [];
     for (const [a, h] of this.held) {
-      if (this.taking.has(a) || !this.d.star.idle(h.bucket, h.key, this.idleMs)) continue;
+      // A lease is kept at least the idle timeout after it was taken (a stream just created or just
+      // read has had no append yet, and letting it go at once would bounce it between stars).
+      if (this.taking.has(a) || this.d.clock.nowMs() - h.takenAtMs < this.idleMs || !this.d.star.idle(h.bucket, h.key, this.idleMs)) continue;
       idle.push(h);
     }
     if (idle.length === 0) return;
