@@ -1,11 +1,13 @@
 // `npm run bench`: floors, append matrix, reads from settled history, SSE fan-out and the peers'
 // reference figures, printed as markdown tables with the targets next to what was measured.
-// BENCH_QUICK=1 for a ~1-minute smoke run; BENCH_ONLY=floors,append,read,sse,peers to pick cases;
+// BENCH_QUICK=1 for a ~1-minute smoke run; BENCH_ONLY=floors,append,read,sse,peers,cluster to pick cases
+// (cluster, which needs PostgreSQL, only when named);
 // BENCH_PROFILE=<dir> to write --cpu-prof profiles of every svcd child.
 import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { runAppend } from './cases/append.ts';
+import { clusterTables, runCluster } from './cases/cluster.ts';
 import { runFloors } from './cases/floors.ts';
 import { runRead } from './cases/read.ts';
 import { runSse } from './cases/sse.ts';
@@ -55,6 +57,7 @@ async function main(): Promise<void> {
   await step('append', () => runAppend(cfg, report, log));
   await step('read', () => runRead(cfg, report, log));
   await step('sse', () => runSse(cfg, report, log));
+  await step('cluster', () => runCluster(cfg, report, log));
 
   if (has('floors')) out.push('## Floors', '', floorsTable(report), '');
   if (has('append') || has('floors')) {
@@ -62,6 +65,7 @@ async function main(): Promise<void> {
   }
   if (has('read') && report.read.length) out.push('## Reads, pages of 1000 records', '', readTable(report), '');
   if (has('sse') && report.sse) out.push('## SSE fan-out', '', sseTable(report), '');
+  if (has('cluster') && report.cluster) out.push('## Cluster: one star, one cluster star, three stars; S3 PUT, PostgreSQL commit, failover', '', clusterTables(report.cluster), '');
   if (has('peers')) out.push('## Peers', '', peersTable(), '');
   out.push('## Targets (reported, never asserted)', '', targetsTable(report), '');
   for (const [what, map] of [['svcd', report.append], ['uWS echo', report.echo]] as const) {

@@ -3,10 +3,13 @@
 // ("100/1/64,4096/100/16": record bytes/records per request/producers), BENCH_PROFILE=<dir> runs
 // the svcd children under --cpu-prof and writes their profiles there. BENCH_SSE_SUBSCRIBERS sets the
 // SSE case's subscriber count (default 1000; issue 13's fan-out target is 4096), BENCH_SSE_MS its
-// measured window.
+// measured window. The cluster case (PostgreSQL and s3rver, about 5 minutes) runs only when named:
+// BENCH_ONLY=cluster.
 
-export const CASES = ['floors', 'append', 'read', 'sse', 'peers'] as const;
+export const CASES = ['floors', 'append', 'read', 'sse', 'peers', 'cluster'] as const;
 export type CaseName = (typeof CASES)[number];
+/** What runs without BENCH_ONLY: every case but the cluster's (it needs PostgreSQL). */
+export const DEFAULT_CASES: readonly CaseName[] = CASES.filter((c) => c !== 'cluster');
 
 export interface BenchConfig {
   quick: boolean;
@@ -39,7 +42,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
   for (const o of onlyRaw) {
     if (!(CASES as readonly string[]).includes(o)) throw new Error(`BENCH_ONLY: unknown case ${o} (cases: ${CASES.join(', ')})`);
   }
-  const only = new Set<CaseName>((onlyRaw.length ? onlyRaw : CASES) as CaseName[]);
+  const only = new Set<CaseName>((onlyRaw.length ? onlyRaw : DEFAULT_CASES) as CaseName[]);
   return {
     quick,
     only,

@@ -1,4 +1,5 @@
 // What the cases measured, gathered for the final tables and the targets.
+import type { ClusterOutcome } from '../cases/cluster.ts';
 import type { FsyncFloor } from '../floors/fsync.ts';
 import type { Histogram } from './hist.ts';
 import type { Measured } from './loadgen.ts';
@@ -53,6 +54,7 @@ export interface Report {
   append: Map<string, Measured>;
   read: ReadRow[];
   sse?: SseOutcome;
+  cluster?: ClusterOutcome;
   /** Problems worth printing under the tables (errors, fallbacks). */
   notes: string[];
 }

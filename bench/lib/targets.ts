@@ -4,6 +4,7 @@ import { pctMs } from './hist.ts';
 import { fix, int, ms } from './format.ts';
 import { cellKey, type Report } from './report.ts';
 import { BASELINE_FDATASYNC_4K } from '../cases/peers.ts';
+import { clusterTargets } from '../cases/cluster.ts';
 
 export interface TargetRow {
   target: string;
@@ -48,5 +49,6 @@ export function evaluateTargets(r: Report): TargetRow[] {
     measured: sse ? `ack p99 ${ms(ackP99)} ms with ${int(sse.subscribers)} subscribers` : 'not run',
     met: sse ? ackP99 <= 10 : undefined,
   });
+  if (r.cluster) rows.push(...clusterTargets(r.cluster));
   return rows;
 }

@@ -58,7 +58,7 @@ function readSource(w: ReadWork, conns: number): Source {
 }
 
 async function run(spec: LoadSpec): Promise<LoadResult> {
-  const conns = await Promise.all(Array.from({ length: spec.conns }, () => Http1Conn.open(spec.host, spec.port)));
+  const conns = await Promise.all(Array.from({ length: spec.conns }, (_, c) => Http1Conn.open(spec.host, spec.connPorts?.[c] ?? spec.port)));
   const src = spec.work.kind === 'append' ? appendSource(spec.work) : readSource(spec.work, spec.conns);
   const hist = newHistogram();
   const statuses: Record<string, number> = {};

@@ -26,6 +26,9 @@ export interface ReadWork {
 export interface LoadSpec {
   host: string;
   port: number;
+  /** Port of connection c (the same host), when connections go to several servers (a cluster's stars);
+   *  default: `port` for every connection. */
+  connPorts?: number[];
   conns: number;
   warmupMs: number;
   measureMs: number;
