@@ -29,6 +29,16 @@ export interface LeaderOf {
 }
 
 interface Entry { end: number; frame: Buffer; streamId: string; firstSeq: number; count: number; rotate: boolean }
+type GroupChunk = ChunkCommit & { entries: Entry[] };
+/** One group commit on its way: its object's PUT started, its statement not yet run. */
+interface Group {
+  end: number;
+  objectKey: string;
+  chunks: GroupChunk[];
+  /** Streams this star stopped leading: refused when the group finishes. */
+  orphans: { streamId: string; entries: Entry[] }[];
+  put: Promise<{ ok: true; ms: number } | { ok: false; err: unknown }>;
+}
 
 export interface CommitLogDeps {
   starId: string;
@@ -115,18 +125,28 @@ export class ClusterCommitLog implements LogPort {
     this.stopped = true;
   }
 
+  /** Group commits, two in flight at most: the next group's PUT runs while the previous group's
+   *  PostgreSQL statement does. Statements run strictly in order, each after the one before has
+   *  answered, so a stream refused in one group is refused in the next (no gap ever commits). */
   private async flushLoop(): Promise<void> {
     if (this.flushing) return;
     this.flushing = true;
+    let inFlight: Promise<void> | undefined;
     try {
-      while (this.queue.length > 0) await this.flushOnce();
+      while (this.queue.length > 0) {
+        const group = this.prepare();
+        const before = inFlight;
+        inFlight = this.finish(group, before);
+        if (before) await before;
+      }
+      await inFlight;
     } finally {
       this.flushing = false;
     }
   }
 
-  /** One group commit of the entries at the head of the queue. */
-  private async flushOnce(): Promise<void> {
+  /** Takes the entries at the head of the queue, builds their object and starts its PUT. */
+  private prepare(): Group {
     let n = 0;
     let bytes = 0;
     while (n < this.queue.length && (n === 0 || bytes + this.queue[n].frame.length <= COMMIT_OBJECT_BYTES_MAX)) bytes += this.queue[n++].frame.length;
@@ -137,18 +157,18 @@ export class ClusterCommitLog implements LogPort {
     const byStream = new Map<string, Entry[]>();
     for (const e of batch) {
       if (e.rotate) continue;
-      if (this.poisoned.has(e.streamId)) { this.refusals.set(e.end, 'an earlier append of the stream failed to commit'); continue; }
       let list = byStream.get(e.streamId);
       if (!list) byStream.set(e.streamId, (list = []));
       list.push(e);
     }
-    const chunks: (ChunkCommit & { entries: Entry[] })[] = [];
+    const chunks: GroupChunk[] = [];
     const parts: Buffer[] = [];
     let offset = 0;
     const objectKey = `chunks/${this.d.starId}/${this.d.incarnation}-${String(this.objectNo++).padStart(12, '0')}`;
+    const orphans: { streamId: string; entries: Entry[] }[] = [];
     for (const [streamId, entries] of byStream) {
       const lead = this.d.leaderOf(streamId);
-      if (!lead) { this.refuse(streamId, entries, 'this star no longer leads the stream'); continue; }
+      if (!lead) { orphans.push({ streamId, entries }); continue; }
       const length = entries.reduce((s, e) => s + e.frame.length, 0);
       // Checksummed here, as the local WAL's flusher does: a chunk read back is verified frame by frame.
       for (const e of entries) { sealFrame(e.frame, 0, e.frame.length); parts.push(e.frame); }
@@ -159,25 +179,46 @@ export class ClusterCommitLog implements LogPort {
       });
       offset += length;
     }
-    if (chunks.length > 0) {
+    const t0 = performance.now();
+    const put = chunks.length === 0
+      ? Promise.resolve({ ok: true as const, ms: 0 })
+      : this.d.objects.put(objectKey, Buffer.concat(parts, offset)).then(
+        () => ({ ok: true as const, ms: performance.now() - t0 }),
+        (err: unknown) => ({ ok: false as const, err }),
+      );
+    return { end: batch[batch.length - 1].end, objectKey, chunks, orphans, put };
+  }
+
+  /** Once the group before it has finished: records the group's chunks (or refuses them) and moves
+   *  the durable offset past it. */
+  private async finish(g: Group, before: Promise<void> | undefined): Promise<void> {
+    const put = await g.put;
+    if (before) await before;
+    for (const o of g.orphans) this.refuse(o.streamId, o.entries, 'this star no longer leads the stream');
+    // A stream refused in an earlier group (here or before) commits nothing past the gap.
+    const live = g.chunks.filter((c) => {
+      if (!this.poisoned.has(c.stream_id)) return true;
+      for (const e of c.entries) this.refusals.set(e.end, 'an earlier append of the stream failed to commit');
+      return false;
+    });
+    if (live.length > 0) {
       try {
-        const t0 = performance.now();
-        await this.d.objects.put(objectKey, Buffer.concat(parts, offset));
+        if (!put.ok) throw put.err;
         const t1 = performance.now();
-        const committed = await this.d.pg.commit(chunks, [objectKey], this.d.leaseTtlMs);
-        this.onCommit?.(t1 - t0, performance.now() - t1);
-        chunks.forEach((c, i) => {
+        const committed = await this.d.pg.commit(live, [g.objectKey], this.d.leaseTtlMs);
+        this.onCommit?.(put.ms, performance.now() - t1);
+        live.forEach((c, i) => {
           if (!committed.has(i)) this.refuse(c.stream_id, c.entries, 'the stream\'s lease moved to another star');
         });
       } catch (err) {
         // The statement may have committed before the connection dropped: these streams' tails are
         // unknown here, so they are refused and reloaded from what PostgreSQL holds.
-        this.d.log_error?.(`group commit of ${chunks.length} stream(s) failed; their appends are refused`, err);
+        this.d.log_error?.(`group commit of ${live.length} stream(s) failed; their appends are refused`, err);
         const cause = `the commit failed (${(err as Error).message ?? String(err)})`;
-        for (const c of chunks) this.refuse(c.stream_id, c.entries, cause);
+        for (const c of live) this.refuse(c.stream_id, c.entries, cause);
       }
     }
-    this.durable = batch[batch.length - 1].end;
+    this.durable = g.end;
     this.signal += 1;
     const waiters = this.waiters;
     this.waiters = [];
