@@ -9,6 +9,7 @@ import { ServiceError, invalid } from '../core/errors.ts';
 import { APPEND_BODY_BYTES_MAX, UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX, UWS_BODY_FIRST_BYTES_MAX, UWS_BODY_WAIT_SWEEP_MS, UWS_BODY_WAITING_MAX } from '../config/limits.ts';
 import type { BodyMeter, Dispatcher, MeteredExchange } from './dispatch.ts';
 import { STATUS_TEXT, type SseSink } from './exchange.ts';
+import { FOLLOW_HEADER, HOP_HEADER } from './proxy.ts';
 
 type UwsModule = typeof UWS;
 
@@ -30,8 +31,11 @@ export interface UwsServer {
 
 /** The request headers routes read, by method. uWS requests are only readable inside the handler's
  *  tick, so these are copied up front; each getHeader is a native call, so only what a method needs. */
-const HEADERS_FOR_GET = ['authorization', 'last-event-id', 'range', 'content-length', 'transfer-encoding'];
-const HEADERS_FOR_BODY = ['authorization', 'content-length', 'transfer-encoding'];
+/** The cluster's routing headers (proxy.ts): without them a star on this engine would not see that a
+ *  request is a hop already (and hop again) or that the Gateway follows the leader (and not answer 421). */
+const CLUSTER_HEADERS = [HOP_HEADER, FOLLOW_HEADER];
+const HEADERS_FOR_GET = ['authorization', 'last-event-id', 'range', 'content-length', 'transfer-encoding', ...CLUSTER_HEADERS];
+const HEADERS_FOR_BODY = ['authorization', 'content-length', 'transfer-encoding', ...CLUSTER_HEADERS];
 /** With CORS origins configured, plain requests also need their Origin. */
 const HEADERS_FOR_GET_CORS = [...HEADERS_FOR_GET, 'origin'];
 const HEADERS_FOR_BODY_CORS = [...HEADERS_FOR_BODY, 'origin'];

@@ -178,6 +178,18 @@ export const GATEWAY_REQUESTS_PER_SUB_MAX = 128;
 export const GATEWAY_CONNECTIONS_PER_SUB_DEFAULT = 64;
 /** An upstream that has not answered a request's head in this long is given up (503). */
 export const GATEWAY_UPSTREAM_HEAD_MS_MAX = 30_000;
+/** An upstream star that refused a connection is tried last for this long: long enough that a dead
+ *  star costs a burst of requests one refused connect each, not every request; short enough that a
+ *  restarted star is back in rotation within a lease TTL or so. */
+export const GATEWAY_UPSTREAM_DOWN_MS = 2000;
+/** A request body is kept while it goes up, so it can be resent to the stream's leader after a 421
+ *  or to the next star after a refused connect: up to the largest body a star accepts (a bigger one
+ *  is refused by the star anyway, never redirected). */
+export const GATEWAY_RESEND_BODY_BYTES_MAX = APPEND_BODY_BYTES_MAX;
+/** Bytes of request bodies kept for resending across all requests at once. A body that finds the
+ *  budget spent goes up uncopied; if its star then names another leader, the caller gets 503 with
+ *  Retry-After rather than the Gateway holding unbounded memory. */
+export const GATEWAY_RESEND_BYTES_TOTAL_MAX = 1024 * MiB;
 
 // --- gRPC --------------------------------------------------------------------------------------
 /** Protobuf framing of one AppendRecord beyond its content: its own tag and length, its timestamp,

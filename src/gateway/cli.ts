@@ -1,21 +1,25 @@
 // `svcd gateway`: the Gateway process. Flags and SVCD_* variables like the star's, its own listener,
-// the star it forwards to, the DNS zone of bucket hosts, and edge verification and limits, which
+// the stars it forwards to, the DNS zone of bucket hosts, and edge verification and limits, which
 // refuse to boot in an unsafe combination (limits without verification, spec: Gateway, bridge and peers).
 
 import { AUTH_SETTINGS, createAuthenticator, createJwtVerifier, parseAuthConfig, type Authenticator, type JwtVerifier } from '../auth/index.ts';
 import { ConfigError } from '../config/config.ts';
 import { hostPort, listValue, parseFlags, positiveInt, usageText, type FlagSpec } from '../config/flags.ts';
 import { isIP } from 'node:net';
-import { GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX } from '../config/limits.ts';
+import { GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX, GATEWAY_UPSTREAM_DOWN_MS } from '../config/limits.ts';
 import { GatewayLimiter } from './limiter.ts';
 import { startGateway, type RunningGateway } from './server.ts';
+import { parseUpstream } from './upstreams.ts';
 
 /** The auth settings that matter at the edge: the mode and the JWT sources. */
 const EDGE_AUTH = new Set(['SVCD_AUTH', 'SVCD_INSECURE_AUTH', 'SVCD_JWT_HMAC_SECRET_FILE', 'SVCD_JWT_HMAC_SECRET', 'SVCD_JWT_HMAC_KEYS', 'SVCD_JWT_JWKS_URL', 'SVCD_JWT_OIDC_ISSUER', 'SVCD_JWT_AUDIENCE']);
 
 export const GATEWAY_FLAGS: FlagSpec[] = [
   { name: 'listen', env: 'SVCD_GATEWAY_LISTEN', help: 'Gateway address host:port', default: '127.0.0.1:8080' },
-  { name: 'upstream', env: 'SVCD_GATEWAY_UPSTREAM', help: 'the star\'s data bridge the Gateway forwards to, http(s)://host:port', default: 'http://127.0.0.1:7070' },
+  {
+    name: 'upstream', env: 'SVCD_GATEWAY_UPSTREAM', value: 'HOST:PORT', repeat: 'all', default: 'http://127.0.0.1:7070',
+    help: `a star's data bridge, host:port or http(s)://host:port; repeat the flag or give a comma list for several stars of a cluster (a stream's requests start at the star its address hashes to, others go round robin; a star refusing connections is skipped for ${GATEWAY_UPSTREAM_DOWN_MS / 1000} s; a 421 naming the leader is followed once)`,
+  },
   { name: 'dns-zone', env: 'SVCD_DNS_ZONE', help: 'zone of bucket hosts: {bucket}.{zone} carries the bucket, api.{zone} serves path-style (empty: path-style only)', default: '' },
   { name: 'gateway-limits', env: 'SVCD_GATEWAY_LIMITS', help: 'enforce the svc_aux.limits ceilings per sub (needs --auth jwt: edge verification)', default: 'false', boolean: true },
   {
@@ -39,7 +43,7 @@ export const GATEWAY_FLAGS: FlagSpec[] = [
 
 export interface GatewayConfig {
   listen: { host: string; port: number };
-  upstream: URL;
+  upstreams: URL[];
   zone: string;
   limits: boolean;
   connectionsDefault: number;
@@ -63,17 +67,21 @@ export function loadGatewayConfig(argv: readonly string[], env: NodeJS.ProcessEn
   const value = (name: string): string => flags.str(name) ?? '';
   const listen = hostPort(value('listen'), 'listen');
   if (!listen) throw new ConfigError('--listen is required');
-  let upstream: URL;
-  try {
-    upstream = new URL(value('upstream'));
-  } catch {
-    throw new ConfigError('--upstream must be an http(s)://host:port URL');
+  // Each value may itself be a comma list, so SVCD_GATEWAY_UPSTREAM=a:7070,b:7070 names several too.
+  const upstreams: URL[] = [];
+  for (const entry of flags.all('upstream').flatMap(listValue)) {
+    try {
+      const url = parseUpstream(entry);
+      if (!upstreams.some((u) => u.origin === url.origin)) upstreams.push(url);
+    } catch (err) {
+      throw new ConfigError(`--upstream: ${(err as Error).message}`);
+    }
   }
-  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new ConfigError('--upstream must be http:// or https://');
+  if (upstreams.length === 0) throw new ConfigError('--upstream names no star');
   const zone = value('dns-zone').trim().toLowerCase().replace(/\.$/, '');
   if (zone !== '' && !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(zone)) throw new ConfigError('--dns-zone must be a DNS name');
   return {
-    listen, upstream, zone,
+    listen, upstreams, zone,
     limits: flags.bool('gateway-limits'),
     connectionsDefault: positiveInt(value('gateway-connections-default'), 'gateway-connections-default'),
     requestsPerSub: positiveInt(value('gateway-requests-per-sub'), 'gateway-requests-per-sub'),
@@ -114,7 +122,7 @@ export async function runGateway(argv: readonly string[], env: NodeJS.ProcessEnv
   let running: RunningGateway;
   try {
     running = await startGateway({
-      host: cfg.listen.host, port: cfg.listen.port, upstream: cfg.upstream, zone: cfg.zone, authenticator,
+      host: cfg.listen.host, port: cfg.listen.port, upstreams: cfg.upstreams, zone: cfg.zone, authenticator,
       limiter: cfg.limits ? new GatewayLimiter(() => Date.now()) : undefined,
       connectionsDefault: cfg.connectionsDefault, requestsPerSub: cfg.requestsPerSub, trustedProxies: cfg.trustedProxies,
       logError: (msg, err) => console.error(`svcd gateway: ${msg}${err ? `: ${String(err)}` : ''}`),
@@ -124,7 +132,7 @@ export async function runGateway(argv: readonly string[], env: NodeJS.ProcessEnv
     console.error(`svcd gateway: cannot listen on ${cfg.listen.host}:${cfg.listen.port}: ${(err as Error).message}`);
     return 2;
   }
-  console.log(`svcd gateway listening on http://${cfg.listen.host}:${running.port} upstream ${cfg.upstream.origin}${cfg.zone ? ` zone ${cfg.zone}` : ''}${authenticator ? ' (edge verification' : ''}${cfg.limits ? ', limits)' : authenticator ? ')' : ''}`);
+  console.log(`svcd gateway listening on http://${cfg.listen.host}:${running.port} upstream ${cfg.upstreams.map((u) => u.origin).join(',')}${cfg.zone ? ` zone ${cfg.zone}` : ''}${authenticator ? ' (edge verification' : ''}${cfg.limits ? ', limits)' : authenticator ? ')' : ''}`);
   const shutdown = (): void => {
     void running.close().then(() => { verifier?.close(); process.exit(0); });
   };

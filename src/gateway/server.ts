@@ -8,30 +8,34 @@
 //   5. a share of the upstream capacity per tenant (capacity.ts): subscriptions on a pool of their
 //      own, capped per sub by the token's `connections` or a default; other requests capped per sub
 //      in the request pool; 429 past a share, 503 past a pool, never a hang for the others;
-//   6. the request goes upstream with the caller's bearer verbatim, bodies and answers streamed both
-//      ways (event streams included, paused while a read budget is spent).
+//   6. the request goes to one of several stars with the caller's bearer verbatim, bodies and answers
+//      streamed both ways (event streams included, paused while a read budget is spent); a star that
+//      refuses connections is skipped, and a star that names another leader (421) is followed once
+//      (forward.ts, upstreams.ts).
 // The exchange route is throttled per client address (failed asks), as the star throttles per key id.
 // The Gateway mints nothing and holds no cluster credential.
 
-import { createServer, request as httpRequest, Agent, type IncomingMessage, type ServerResponse, type OutgoingHttpHeaders } from 'node:http';
-import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
-  GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX, GATEWAY_UPSTREAM_HEAD_MS_MAX, GATEWAY_UPSTREAM_QUEUE_MAX,
+  GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX, GATEWAY_UPSTREAM_QUEUE_MAX,
   GATEWAY_UPSTREAM_SOCKETS_MAX, GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX,
 } from '../config/limits.ts';
-import { ServiceError, notFound, orInternal } from '../protocol/errors.ts';
+import { notFound } from '../protocol/errors.ts';
 import { authorize, EXCHANGE_ADDRESS_THROTTLE, FailureThrottle, type Authenticator, type Operation, type Principal, type TokenLimits } from '../auth/index.ts';
 import { matchRoute, type RouteMatch } from '../api/routes.ts';
 import { UpstreamPool } from './capacity.ts';
+import { Forwarder, type ForwardHooks } from './forward.ts';
+import { answer, fail } from './reply.ts';
+import { Upstreams } from './upstreams.ts';
 import { routeHost } from './hosts.ts';
 import type { GatewayLimiter } from './limiter.ts';
 
 export interface GatewayOptions {
   host: string;
   port: number;
-  /** A star's data bridge, http(s)://host:port. */
-  upstream: URL;
+  /** The stars' data bridges, http(s)://host:port: any star of the cluster serves any request. */
+  upstreams: readonly URL[];
   /** The DNS zone of bucket hosts; '' serves path-style only. */
   zone: string;
   /** Edge verification (undefined: requests go upstream unverified, and the star decides). */
@@ -55,42 +59,6 @@ export interface RunningGateway {
 
 /** The one route the auth middleware exempts (spec: Api-key exchange). */
 const EXCHANGE_PATH = '/v1/token/exchange';
-
-/** Headers that describe one hop's connection and are never forwarded. */
-const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host']);
-
-function forwardedHeaders(req: IncomingMessage, upstreamHost: string): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(req.headersDistinct)) {
-    if (value === undefined || HOP_HEADERS.has(name)) continue;
-    out[name] = value.length === 1 ? value[0] : value;
-  }
-  out.host = upstreamHost;
-  const peer = req.socket.remoteAddress ?? '';
-  const prior = req.headers['x-forwarded-for'];
-  out['x-forwarded-for'] = prior ? `${String(prior)}, ${peer}` : peer;
-  if (req.headers.host) out['x-forwarded-host'] = req.headers.host;
-  out['x-forwarded-proto'] = 'http';
-  return out;
-}
-
-function answer(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(text)), ...headers });
-  res.end(text);
-}
-
-function fail(res: ServerResponse, err: unknown, log: GatewayOptions['logError']): void {
-  const e = orInternal(err);
-  if (e.code === 'internal') log('bug: gateway request failed', err);
-  const headers: Record<string, string> = e.httpStatus === 429 || e.httpStatus === 503 ? { 'Retry-After': '1' } : {};
-  if (e.code === 'method_not_allowed' && e.detail.allow) headers.Allow = e.detail.allow.join(', ');
-  answer(res, e.httpStatus, e.toBody(), headers);
-}
 
 /** The route a request names, or undefined for unknown paths, wrong methods and bad segments, which
  *  are left for the star to answer. */
@@ -128,33 +96,14 @@ function authorizeEarly(principal: Principal, m: RouteMatch | undefined): void {
   authorize(principal, m.route.verb as Operation, { bucket: m.params.bucket || undefined, key: m.route.level === 'stream' ? m.params.key : undefined });
 }
 
-/** What forward() does beyond moving bytes. */
-interface ForwardHooks {
-  /** Answers how long to pause an answer after `bytes` were served (read_Bps); 0 goes on. */
-  served(bytes: number): number;
-  /** For a body that declared no length: whether `bytes` more may go (write_Bps); false refuses it. */
-  meterBody?: (bytes: number) => boolean;
-  /** The upstream's status, once known. */
-  onStatus?: (status: number) => void;
-}
-
 export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
-  const https = o.upstream.protocol === 'https:';
-  const makeAgent = (sockets: number): Agent => {
-    const options = { keepAlive: true, maxSockets: sockets, maxFreeSockets: Math.min(sockets, GATEWAY_UPSTREAM_SOCKETS_MAX) };
-    return https ? new HttpsAgent(options) : new Agent(options);
-  };
-  // Two pools: an event stream holds its socket for as long as it lives, so subscriptions get
-  // sockets of their own and can never leave a short request waiting behind them.
-  const requestAgent = makeAgent(GATEWAY_UPSTREAM_SOCKETS_MAX);
-  const streamAgent = makeAgent(GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX);
+  const forwarder = new Forwarder(new Upstreams(o.upstreams), o.logError);
   const requests = new UpstreamPool({ socketsMax: GATEWAY_UPSTREAM_SOCKETS_MAX, queueMax: GATEWAY_UPSTREAM_QUEUE_MAX, what: 'requests' });
   const streams = new UpstreamPool({ socketsMax: GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX, queueMax: 0, what: 'subscriptions' });
   const connectionsDefault = o.connectionsDefault ?? GATEWAY_CONNECTIONS_PER_SUB_DEFAULT;
   const requestsPerSub = o.requestsPerSub ?? GATEWAY_REQUESTS_PER_SUB_MAX;
   const exchangeThrottle = new FailureThrottle(EXCHANGE_ADDRESS_THROTTLE);
   const trustedProxies = new Set([...(o.trustedProxies ?? [])].map(normalizeAddress));
-  const send = https ? httpsRequest : httpRequest;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/';
@@ -207,70 +156,8 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
         : {}),
       ...(isExchange ? { onStatus: (status: number) => { if (status === 401) exchangeThrottle.failed(address); } } : {}),
     };
-    await forward(req, res, subscribe ? streamAgent : requestAgent, method, path + query, hooks).finally(release);
-  }
-
-  /** Streams the request upstream and the answer back; resolves when the exchange is over. */
-  function forward(req: IncomingMessage, res: ServerResponse, agent: Agent, method: string, target: string, hooks: ForwardHooks): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const up = send({
-        agent, protocol: o.upstream.protocol, hostname: o.upstream.hostname, port: o.upstream.port, method, path: target,
-        headers: forwardedHeaders(req, o.upstream.host),
-      });
-      const headTimer = setTimeout(() => up.destroy(new Error('upstream did not answer in time')), GATEWAY_UPSTREAM_HEAD_MS_MAX);
-      let refused = false;
-      const done = (): void => { clearTimeout(headTimer); resolve(); };
-      up.on('error', (err) => {
-        if (refused) { done(); return; }
-        if (!res.headersSent) fail(res, new ServiceError('unavailable', `the star did not answer (${err.message}); retry shortly`), o.logError);
-        else res.destroy();
-        done();
-      });
-      // A caller that goes away takes the upstream exchange with it.
-      res.on('close', () => {
-        if (!res.writableFinished) up.destroy();
-        done();
-      });
-      up.on('response', (upRes) => {
-        clearTimeout(headTimer);
-        if (refused) { upRes.resume(); return; }
-        hooks.onStatus?.(upRes.statusCode ?? 0);
-        const headers: OutgoingHttpHeaders = {};
-        for (const [name, value] of Object.entries(upRes.headersDistinct)) {
-          if (value !== undefined && !HOP_HEADERS.has(name)) headers[name] = value.length === 1 ? value[0] : value;
-        }
-        res.writeHead(upRes.statusCode ?? 502, headers);
-        // Paused while the caller's socket is full or its read budget is spent; resumed when both clear.
-        let holds = 0;
-        const hold = (): void => { if (holds++ === 0) upRes.pause(); };
-        const unhold = (): void => { if (--holds === 0 && !res.destroyed) upRes.resume(); };
-        upRes.on('data', (chunk: Buffer) => {
-          if (!res.write(chunk)) { hold(); res.once('drain', unhold); }
-          const waitMs = hooks.served(chunk.length);
-          if (waitMs > 0) { hold(); setTimeout(unhold, waitMs); }
-        });
-        upRes.on('end', () => res.end());
-        upRes.on('error', () => res.destroy());
-      });
-      // The body goes up as it arrives, with backpressure both ways. A body past its write budget
-      // is refused: the upstream request is torn down before its end, so the star never sees a
-      // whole body and appends nothing, and the caller is told 429 on a closing connection.
-      req.on('data', (chunk: Buffer) => {
-        if (refused) return;
-        if (hooks.meterBody && !hooks.meterBody(chunk.length)) {
-          refused = true;
-          up.destroy();
-          res.shouldKeepAlive = false;
-          fail(res, new ServiceError('resource_exhausted', 'write_Bps ceiling: the body outgrew the write budget; retry shortly'), o.logError);
-          return;
-        }
-        if (!up.write(chunk)) {
-          req.pause();
-          up.once('drain', () => req.resume());
-        }
-      });
-      req.on('end', () => { if (!refused) up.end(); });
-    });
+    const stream = route?.route.level === 'stream' ? `${route.params.bucket}/${route.params.key}` : undefined;
+    await forwarder.forward({ req, res, method, target: path + query, subscribe, stream, hooks }).finally(release);
   }
 
   const server = createServer((req, res) => {
@@ -286,8 +173,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     async close() {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
-      requestAgent.destroy();
-      streamAgent.destroy();
+      forwarder.close();
     },
   };
 }

@@ -1,0 +1,239 @@
+// One request through the Gateway to the stars (spec: Deployment shape, "The Gateway follows redirects
+// itself"; Errors, "NOT_OWNER never reaches an HTTP caller"):
+//   1. it goes to the first star of upstreams.order(), with `svcd-follow-leader: 1`, so a star that
+//      does not lead the stream answers 421 with the leader's bridge in `svcd-leader` instead of
+//      hopping there itself;
+//   2. a star that refuses the connection is marked down and the next one is tried; so is any star
+//      for a GET/HEAD/OPTIONS that failed before its answer began (safe to repeat). Any other failure
+//      (a POST that may have reached the star) is 503 with Retry-After: the caller decides;
+//   3. on a 421 the same request (method, path and query, headers with the caller's Authorization
+//      verbatim, the same body bytes) goes once to the leader it names, which need not be in the
+//      upstream list. A second 421 means the lease moved again while the request was on its way: 503
+//      with Retry-After: 1. The caller never sees a 421;
+//   4. the answer streams back (event streams included), paused while the caller's socket is full or
+//      its read budget (read_Bps) is spent.
+
+import { request as httpRequest, Agent, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
+import { FOLLOW_HEADER, HOP_HEADER, LEADER_HEADER } from '../api/proxy.ts';
+import { GATEWAY_RESEND_BYTES_TOTAL_MAX, GATEWAY_UPSTREAM_HEAD_MS_MAX, GATEWAY_UPSTREAM_SOCKETS_MAX, GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX } from '../config/limits.ts';
+import { ServiceError } from '../protocol/errors.ts';
+import { RequestBody, ResendBudget } from './body.ts';
+import { fail, type LogError } from './reply.ts';
+import { leaderUrl, type Upstreams } from './upstreams.ts';
+
+/** What forward() does beyond moving bytes. */
+export interface ForwardHooks {
+  /** Answers how long to pause an answer after `bytes` were served (read_Bps); 0 goes on. */
+  served(bytes: number): number;
+  /** For a body that declared no length: whether `bytes` more may go (write_Bps); false refuses it. */
+  meterBody?: (bytes: number) => boolean;
+  /** The status the caller gets from a star, once known. */
+  onStatus?: (status: number) => void;
+}
+
+export interface ForwardRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  method: string;
+  /** Path and query as they go upstream. */
+  target: string;
+  /** An event stream: its sockets come from a pool of their own. */
+  subscribe: boolean;
+  /** The stream's `bucket/key`, when the route names one (it picks the first star). */
+  stream?: string;
+  hooks: ForwardHooks;
+}
+
+/** Headers that describe one hop's connection and are never forwarded. */
+const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host']);
+/** The stars' own routing headers: a caller cannot set them (a forged svcd-hop would keep stars from
+ *  answering 421), and a star's are not shown to callers. */
+const CLUSTER_HEADERS = new Set([HOP_HEADER, FOLLOW_HEADER, LEADER_HEADER]);
+/** Failures of the connect itself: the star never saw a byte, so any request may go to the next. */
+const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** Methods a star may be asked twice without effect (RFC 9110 safe methods). */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** The misdirected answer a star gives a caller that follows the leader itself. */
+const MISDIRECTED = 421;
+
+type Outcome =
+  | { kind: 'answered' }
+  | { kind: 'misdirected'; from: URL; leader: string | undefined }
+  | { kind: 'failed'; err: Error; connectFailed: boolean; resendable: boolean };
+
+function forwardedHeaders(req: IncomingMessage): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(req.headersDistinct)) {
+    if (value === undefined || HOP_HEADERS.has(name) || CLUSTER_HEADERS.has(name)) continue;
+    out[name] = value.length === 1 ? value[0] : value;
+  }
+  const peer = req.socket.remoteAddress ?? '';
+  const prior = req.headers['x-forwarded-for'];
+  out['x-forwarded-for'] = prior ? `${String(prior)}, ${peer}` : peer;
+  if (req.headers.host) out['x-forwarded-host'] = req.headers.host;
+  out['x-forwarded-proto'] = 'http';
+  out[FOLLOW_HEADER] = '1';
+  return out;
+}
+
+interface Agents { request: Agent; stream: Agent }
+
+export class Forwarder {
+  private readonly agents = new Map<string, Agents>();
+  private readonly budget = new ResendBudget(GATEWAY_RESEND_BYTES_TOTAL_MAX);
+
+  constructor(private readonly upstreams: Upstreams, private readonly logError: LogError) {}
+
+  /** Forwards one request; resolves when the exchange with the caller is over. */
+  async forward(f: ForwardRequest): Promise<void> {
+    const { res } = f;
+    let current: ClientRequest | undefined;
+    let closed = false;
+    const over = new Promise<void>((resolve) => {
+      // A caller that left while its request was verified or queued has nothing to forward for.
+      if (res.destroyed) { closed = true; resolve(); return; }
+      // A caller that goes away takes the upstream exchange with it.
+      res.on('close', () => {
+        closed = true;
+        if (!res.writableFinished) current?.destroy();
+        resolve();
+      });
+    });
+    const body = new RequestBody(f.req, this.budget, f.hooks.meterBody, () => {
+      res.shouldKeepAlive = false;
+      fail(res, new ServiceError('resource_exhausted', 'write_Bps ceiling: the body outgrew the write budget; retry shortly'), this.logError);
+    });
+    const headers = forwardedHeaders(f.req);
+    const attempt = (url: URL): Promise<Outcome> | undefined => {
+      if (closed || body.refused) return undefined;
+      return this.attempt(f, url, headers, body, (up) => { current = up; });
+    };
+    const unavailable = (why: string): void => {
+      if (!closed && !body.refused) fail(res, new ServiceError('unavailable', why), this.logError);
+    };
+    try {
+      let outcome: Outcome | undefined;
+      for (const url of this.upstreams.order(f.stream)) {
+        outcome = await attempt(url);
+        if (outcome?.kind !== 'failed') break;
+        if (outcome.connectFailed) this.upstreams.markDown(url);
+        if (!outcome.resendable) break;
+      }
+      if (outcome?.kind === 'misdirected') {
+        const leader = leaderUrl(outcome.leader, outcome.from);
+        if (leader === undefined) {
+          unavailable('the star does not lead this stream and named no leader; retry shortly');
+          return;
+        }
+        outcome = await attempt(leader);
+        if (outcome?.kind === 'failed' && outcome.connectFailed) this.upstreams.markDown(leader);
+        if (outcome?.kind === 'misdirected') {
+          unavailable('the stream\'s lease moved while the request was on its way; retry');
+          return;
+        }
+      }
+      if (outcome?.kind === 'failed') unavailable(`the star did not answer (${outcome.err.message}); retry shortly`);
+    } finally {
+      body.release();
+    }
+    await over;
+  }
+
+  private agentsFor(url: URL): Agents {
+    let a = this.agents.get(url.protocol);
+    if (a === undefined) {
+      const make = (sockets: number): Agent => {
+        const options = { keepAlive: true, maxSockets: sockets, maxFreeSockets: Math.min(sockets, GATEWAY_UPSTREAM_SOCKETS_MAX) };
+        return url.protocol === 'https:' ? new HttpsAgent(options) : new Agent(options);
+      };
+      // Two pools: an event stream holds its socket for as long as it lives, so subscriptions get
+      // sockets of their own and can never leave a short request waiting behind them.
+      a = { request: make(GATEWAY_UPSTREAM_SOCKETS_MAX), stream: make(GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX) };
+      this.agents.set(url.protocol, a);
+    }
+    return a;
+  }
+
+  /** One star's turn: resolves at its answer's head (relayed from there on), a 421, or a failure. */
+  private attempt(f: ForwardRequest, url: URL, headers: OutgoingHttpHeaders, body: RequestBody, onRequest: (up: ClientRequest) => void): Promise<Outcome> {
+    return new Promise<Outcome>((resolve) => {
+      const agents = this.agentsFor(url);
+      const up = (url.protocol === 'https:' ? httpsRequest : httpRequest)({
+        agent: f.subscribe ? agents.stream : agents.request, protocol: url.protocol, hostname: url.hostname, port: url.port,
+        method: f.method, path: f.target, headers: { ...headers, host: url.host },
+      });
+      onRequest(up);
+      let timedOut = false;
+      const headTimer = setTimeout(() => { timedOut = true; up.destroy(new Error('the star did not answer in time')); }, GATEWAY_UPSTREAM_HEAD_MS_MAX);
+      let settled = false;
+      let relaying = false;
+      const settle = (o: Outcome): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(headTimer);
+        resolve(o);
+      };
+      up.on('error', (err: NodeJS.ErrnoException) => {
+        // Mid-answer: cutting the caller's connection is the only honest signal left.
+        if (relaying) { f.res.destroy(); return; }
+        body.detach(up);
+        const connectFailed = CONNECT_ERRORS.has(err.code ?? '');
+        // A star that was reached may have acted on the request: only a safe method goes again, and
+        // not after a full head timeout (the caller has waited long enough).
+        const resendable = body.resendable && (connectFailed || (SAFE_METHODS.has(f.method) && !timedOut));
+        settle({ kind: 'failed', err, connectFailed, resendable });
+      });
+      up.on('response', (upRes) => {
+        clearTimeout(headTimer);
+        if (settled || body.refused) { upRes.resume(); settle({ kind: 'answered' }); return; }
+        const status = upRes.statusCode ?? 502;
+        if (status === MISDIRECTED) {
+          upRes.resume();
+          body.detach(up);
+          // A body not yet sent whole would leave the socket mid-request: it cannot be reused.
+          if (!up.writableFinished) up.destroy();
+          const leader = upRes.headers[LEADER_HEADER];
+          settle({ kind: 'misdirected', from: url, leader: typeof leader === 'string' ? leader : undefined });
+          return;
+        }
+        relaying = true;
+        body.release();
+        settle({ kind: 'answered' });
+        relay(upRes, f.res, f.hooks);
+      });
+      if (!body.sendTo(up)) {
+        up.destroy();
+        settle({ kind: 'failed', err: new Error('the request body was not kept whole, so it cannot be sent again'), connectFailed: false, resendable: false });
+      }
+    });
+  }
+
+  close(): void {
+    for (const a of this.agents.values()) {
+      a.request.destroy();
+      a.stream.destroy();
+    }
+  }
+}
+
+/** The star's answer to the caller, with backpressure and the read budget. */
+function relay(upRes: IncomingMessage, res: ServerResponse, hooks: ForwardHooks): void {
+  hooks.onStatus?.(upRes.statusCode ?? 0);
+  const headers: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(upRes.headersDistinct)) {
+    if (value !== undefined && !HOP_HEADERS.has(name) && !CLUSTER_HEADERS.has(name)) headers[name] = value.length === 1 ? value[0] : value;
+  }
+  res.writeHead(upRes.statusCode ?? 502, headers);
+  // Paused while the caller's socket is full or its read budget is spent; resumed when both clear.
+  let holds = 0;
+  const hold = (): void => { if (holds++ === 0) upRes.pause(); };
+  const unhold = (): void => { if (--holds === 0 && !res.destroyed) upRes.resume(); };
+  upRes.on('data', (chunk: Buffer) => {
+    if (!res.write(chunk)) { hold(); res.once('drain', unhold); }
+    const waitMs = hooks.served(chunk.length);
+    if (waitMs > 0) { hold(); setTimeout(unhold, waitMs); }
+  });
+  upRes.on('end', () => res.end());
+  upRes.on('error', () => res.destroy());
+}
