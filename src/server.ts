@@ -164,12 +164,20 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   let settler: SegmentSettler;
   let removeFile: (n: number) => void = () => undefined;
   let pgCluster: PostgresCluster | undefined;
+  let expressObjects: TrackedObjectStore | undefined;
+  let expressRaw: S3ObjectStore | undefined;
   // Assigned once the star exists (the cluster's settler reads its frames).
   const starRef: { star?: Star } = {};
   if (clusterCfg) {
     pgCluster = new PostgresCluster(clusterCfg.url, clusterCfg.schema, starId);
+    // Express-class chunks go to the express bucket (S3 Express One Zone in production), beside the
+    // main one; on fs there is one directory and they share it.
+    if (cfg.objectStore.backend === 's3' && cfg.expressBucket) {
+      expressRaw = new S3ObjectStore({ ...cfg.objectStore, bucket: cfg.expressBucket });
+      expressObjects = new TrackedObjectStore(expressRaw, health.objects);
+    }
     const commitLog = new ClusterCommitLog({
-      starId, objects, pg: pgCluster, timers, leaseTtlMs: cfg.leaseTtlMs, incarnation: `${startedAtMs.toString(36)}-${randomUUID().slice(0, 8)}`,
+      starId, objects, pg: pgCluster, ...(expressObjects ? { express: expressObjects } : {}), timers, leaseTtlMs: cfg.leaseTtlMs, incarnation: `${startedAtMs.toString(36)}-${randomUUID().slice(0, 8)}`,
       leaderOf: (id) => cluster?.leaderOf(id), log_error: logError,
     });
     log = commitLog;
@@ -207,7 +215,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   star.open(state, recovered, walFiles);
   if (clusterCfg && pgCluster) {
     cluster = new ClusterService({
-      star, pg: pgCluster, metadata: metadata as PostgresMetadataStore, objects, log: log as ClusterCommitLog, starId, clock, timers,
+      star, pg: pgCluster, metadata: metadata as PostgresMetadataStore, objects, ...(expressObjects ? { express: expressObjects } : {}), log: log as ClusterCommitLog, starId, clock, timers,
       leaseTtlMs: cfg.leaseTtlMs, leaseIdleMs: cfg.leaseIdleMs, log_error: logError,
     });
   }
@@ -335,6 +343,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
       await pgCluster?.close();
       await metadata.close();
       s3?.close();
+      expressRaw?.close();
       lock.release();
     },
   };

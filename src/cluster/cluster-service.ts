@@ -24,7 +24,7 @@ import type { BucketMeta, StreamMeta } from '../storage/metadata/metadata-store.
 import type { LeaseHolder, PostgresCluster, StarRow } from '../storage/metadata/postgres-cluster.ts';
 import type { PostgresMetadataStore } from '../storage/metadata/postgres-store.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
-import type { ClusterCommitLog } from './commit-log.ts';
+import { EXPRESS_CHUNK_PREFIX, type ClusterCommitLog } from './commit-log.ts';
 import type { ClusterView } from '../api/grpc/admin-reads.ts';
 
 export interface ClusterDeps {
@@ -32,6 +32,8 @@ export interface ClusterDeps {
   pg: PostgresCluster;
   metadata: PostgresMetadataStore;
   objects: ObjectStore;
+  /** The express class's bucket (absent: express chunks live in `objects`). */
+  express?: ObjectStore;
   log: ClusterCommitLog;
   starId: string;
   clock: Clock;
@@ -87,11 +89,16 @@ export class ClusterService implements StreamService {
   epochOf(bucket: string, key: string): number | undefined { return this.held.get(addr(bucket, key))?.epoch; }
 
   /** Where a stream's frames commit: its address and this star's epoch (the commit log asks). */
-  leaderOf(streamId: string): { bucket: string; key: string; epoch: number } | undefined {
+  leaderOf(streamId: string): { bucket: string; key: string; epoch: number; express: boolean } | undefined {
     const a = this.d.star.addressOf(streamId);
     if (!a) return undefined;
     const h = this.held.get(addr(a.bucket, a.key));
-    return h ? { bucket: a.bucket, key: a.key, epoch: h.epoch } : undefined;
+    return h ? { ...a, epoch: h.epoch } : undefined;
+  }
+
+  /** The store a chunk object lives in: express-class chunks in the express bucket. */
+  private storeOf(objectKey: string): ObjectStore {
+    return objectKey.startsWith(EXPRESS_CHUNK_PREFIX) ? this.d.express ?? this.d.objects : this.d.objects;
   }
 
   /** Streams this star leads now. */
@@ -225,7 +232,7 @@ export class ClusterService implements StreamService {
     const chunks = await this.d.pg.chunksOf(row.stream_id, row.settled_end_seq);
     const batches: { firstSeq: number; count: number; frame: Buffer; minTs: number; maxTs: number; contentBytes: number }[] = [];
     for (const c of chunks) {
-      const buf = await this.d.objects.get(c.object_key, { offset: c.byte_offset, length: c.byte_length });
+      const buf = await this.storeOf(c.object_key).get(c.object_key, { offset: c.byte_offset, length: c.byte_length });
       for (let off = 0; off < buf.length;) {
         if (!frameIsIntact(buf, off, buf.length - off)) throw new Error(`chunk ${c.object_key}@${c.byte_offset} of stream ${row.stream_id} is damaged at ${off}`);
         const info = frameInfo(buf, off);
@@ -278,7 +285,7 @@ export class ClusterService implements StreamService {
 
   private async collectChunkObjects(): Promise<void> {
     const keys = await this.d.pg.unreferencedChunkObjects(CHUNK_OBJECT_GRACE_MS, CHUNK_GC_BATCH_MAX);
-    for (const k of keys) await this.d.objects.delete(k).catch(() => undefined);
+    for (const k of keys) await this.storeOf(k).delete(k).catch(() => undefined);
   }
 
   // ------------------------------------------------------------------ buckets: the shared store

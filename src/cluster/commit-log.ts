@@ -23,17 +23,21 @@ export const COMMIT_OBJECT_BYTES_MAX = 16 * 1024 * 1024;
  *  bench/cluster.ts (0 ms gave the best p50 on loopback; the group size comes from the in-flight PUT). */
 export const COMMIT_LINGER_MS = 0;
 
-/** Where a stream's frames may commit: its address and the lease epoch this star holds it at. */
+/** Where a stream's frames may commit: its address, the lease epoch this star holds it at, and
+ *  whether it is of the express class (its frames go to the express bucket). */
 export interface LeaderOf {
-  (streamId: string): { bucket: string; key: string; epoch: number } | undefined;
+  (streamId: string): { bucket: string; key: string; epoch: number; express: boolean } | undefined;
 }
+
+/** Chunk objects of express-class streams are named under this prefix and live in the express bucket. */
+export const EXPRESS_CHUNK_PREFIX = 'xchunks/';
 
 interface Entry { end: number; frame: Buffer; streamId: string; firstSeq: number; count: number; rotate: boolean }
 type GroupChunk = ChunkCommit & { entries: Entry[] };
-/** One group commit on its way: its object's PUT started, its statement not yet run. */
+/** One group commit on its way: its objects' PUTs started (one per class), its statement not yet run. */
 interface Group {
   end: number;
-  objectKey: string;
+  objectKeys: string[];
   chunks: GroupChunk[];
   /** Streams this star stopped leading: refused when the group finishes. */
   orphans: { streamId: string; entries: Entry[] }[];
@@ -43,6 +47,8 @@ interface Group {
 export interface CommitLogDeps {
   starId: string;
   objects: ObjectStore;
+  /** The express class's bucket (absent: express frames go to `objects` too). */
+  express?: ObjectStore;
   pg: PostgresCluster;
   timers: Timers;
   leaderOf: LeaderOf;
@@ -162,31 +168,34 @@ export class ClusterCommitLog implements LogPort {
       list.push(e);
     }
     const chunks: GroupChunk[] = [];
-    const parts: Buffer[] = [];
-    let offset = 0;
-    const objectKey = `chunks/${this.d.starId}/${this.d.incarnation}-${String(this.objectNo++).padStart(12, '0')}`;
     const orphans: { streamId: string; entries: Entry[] }[] = [];
+    const no = String(this.objectNo++).padStart(12, '0');
+    // One object per class in this group: standard frames to the main bucket, express to its own.
+    const objects = [
+      { key: `chunks/${this.d.starId}/${this.d.incarnation}-${no}`, store: this.d.objects, parts: [] as Buffer[], bytes: 0 },
+      { key: `${EXPRESS_CHUNK_PREFIX}${this.d.starId}/${this.d.incarnation}-${no}`, store: this.d.express ?? this.d.objects, parts: [] as Buffer[], bytes: 0 },
+    ];
     for (const [streamId, entries] of byStream) {
       const lead = this.d.leaderOf(streamId);
       if (!lead) { orphans.push({ streamId, entries }); continue; }
+      const o = objects[lead.express ? 1 : 0];
       const length = entries.reduce((s, e) => s + e.frame.length, 0);
       // Checksummed here, as the local WAL's flusher does: a chunk read back is verified frame by frame.
-      for (const e of entries) { sealFrame(e.frame, 0, e.frame.length); parts.push(e.frame); }
+      for (const e of entries) { sealFrame(e.frame, 0, e.frame.length); o.parts.push(e.frame); }
       const last = entries[entries.length - 1];
       chunks.push({
         bucket: lead.bucket, key: lead.key, epoch: lead.epoch, stream_id: streamId, first_seq: entries[0].firstSeq,
-        end_seq: last.firstSeq + last.count, object_key: objectKey, byte_offset: offset, byte_length: length, entries,
+        end_seq: last.firstSeq + last.count, object_key: o.key, byte_offset: o.bytes, byte_length: length, entries,
       });
-      offset += length;
+      o.bytes += length;
     }
+    const used = objects.filter((o) => o.bytes > 0);
     const t0 = performance.now();
-    const put = chunks.length === 0
-      ? Promise.resolve({ ok: true as const, ms: 0 })
-      : this.d.objects.put(objectKey, Buffer.concat(parts, offset)).then(
-        () => ({ ok: true as const, ms: performance.now() - t0 }),
-        (err: unknown) => ({ ok: false as const, err }),
-      );
-    return { end: batch[batch.length - 1].end, objectKey, chunks, orphans, put };
+    const put = Promise.all(used.map((o) => o.store.put(o.key, Buffer.concat(o.parts, o.bytes)))).then(
+      () => ({ ok: true as const, ms: performance.now() - t0 }),
+      (err: unknown) => ({ ok: false as const, err }),
+    );
+    return { end: batch[batch.length - 1].end, objectKeys: used.map((o) => o.key), chunks, orphans, put };
   }
 
   /** Once the group before it has finished: records the group's chunks (or refuses them) and moves
@@ -205,7 +214,7 @@ export class ClusterCommitLog implements LogPort {
       try {
         if (!put.ok) throw put.err;
         const t1 = performance.now();
-        const committed = await this.d.pg.commit(live, [g.objectKey], this.d.leaseTtlMs);
+        const committed = await this.d.pg.commit(live, g.objectKeys, this.d.leaseTtlMs);
         this.onCommit?.(put.ms, performance.now() - t1);
         live.forEach((c, i) => {
           if (!committed.has(i)) this.refuse(c.stream_id, c.entries, 'the stream\'s lease moved to another star');

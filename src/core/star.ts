@@ -266,9 +266,9 @@ export class Star implements StreamService {
   }
 
   /** The address of a stream this star holds, by its id. */
-  addressOf(streamId: string): { bucket: string; key: string } | undefined {
+  addressOf(streamId: string): { bucket: string; key: string; express: boolean } | undefined {
     const st = this.byId.get(streamId);
-    return st && !st.deleted ? { bucket: st.meta.bucket, key: st.meta.key } : undefined;
+    return st && !st.deleted ? { bucket: st.meta.bucket, key: st.meta.key, express: st.config.class === 'express' } : undefined;
   }
 
   /** Whether this star holds the stream in memory now. */

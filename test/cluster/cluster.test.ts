@@ -8,7 +8,8 @@ import { postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
 import { call, ok, sleep } from '../crash/fault-kit.ts';
 import * as grpc from '@grpc/grpc-js';
 import { call as grpcCall, connect, failure } from '../grpc/client.ts';
-import { startCluster, TEST_LEASE_TTL_MS, type TestCluster } from './kit.ts';
+import { ListObjectsCommand, S3Client } from '@aws-sdk/client-s3';
+import { startCluster, TEST_EXPRESS_BUCKET, TEST_LEASE_TTL_MS, type TestCluster } from './kit.ts';
 
 const skip = await postgresSkipReason();
 
@@ -86,6 +87,28 @@ describe('a cluster of three stars', { skip }, () => {
       other.close();
       leader.close();
     }
+  });
+
+  test('an express-class stream commits its chunks to the express bucket; another star reads them back after the leader dies', async () => {
+    await ok(c.url(0), 'POST', '/v1/streams/cb/fast', { class: 'express' });
+    const bodies = ['e0', 'e1', 'e2'];
+    for (const b of bodies) await ok(c.url(1), 'POST', '/v1/streams/cb/fast/records', { records: [{ body: b }] });
+    const s3 = new S3Client({ endpoint: c.s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: c.s3.env.AWS_ACCESS_KEY_ID, secretAccessKey: c.s3.env.AWS_SECRET_ACCESS_KEY } });
+    try {
+      const listed = await s3.send(new ListObjectsCommand({ Bucket: TEST_EXPRESS_BUCKET }));
+      assert.ok((listed.Contents ?? []).some((o) => o.Key?.includes('xchunks/')), 'chunk objects in the express bucket');
+    } finally {
+      s3.destroy();
+    }
+    const lease = await sql.query<{ holder: string }>(`SELECT holder FROM ${c.schema}.leases WHERE bucket = 'cb' AND key = $1`, [Buffer.from('fast')]);
+    const leaderIdx = Number(lease.rows[0].holder.replace('star-', ''));
+    await c.stars[leaderIdx].kill();
+    const other = (leaderIdx + 1) % 3;
+    let recs = await call(c.url(other), 'GET', '/v1/streams/cb/fast/records?seq_num=0');
+    while (recs.status === 503) { await sleep(100); recs = await call(c.url(other), 'GET', '/v1/streams/cb/fast/records?seq_num=0'); }
+    assert.equal(recs.status, 200, recs.text);
+    assert.deepEqual((recs.body as { records: { body: string }[] }).records.map((r) => r.body), bodies);
+    await c.restart(leaderIdx);
   });
 
   test('the leader is killed: another star takes the lease with a higher epoch, and every ack reads back', async () => {

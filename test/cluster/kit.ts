@@ -5,6 +5,9 @@ import { startServer, tempDir, removeDir, type RunningServer } from '../helpers/
 import { TEST_POSTGRES_URL, dropSchema, freshSchema } from '../helpers/postgres.ts';
 import { startS3, s3Args, type TestS3 } from '../helpers/s3.ts';
 
+/** The express class's bucket on the same s3rver. */
+export const TEST_EXPRESS_BUCKET = 'svcd-express';
+
 /** A short lease, so failover tests wait seconds, not the default's. */
 export const TEST_LEASE_TTL_MS = 1500;
 
@@ -24,12 +27,13 @@ export interface TestCluster {
 
 export async function startCluster(n: number, extraArgs: string[] = []): Promise<TestCluster> {
   const schema = freshSchema('svcd_cluster');
-  const s3 = await startS3();
+  const s3 = await startS3('svcd-test', [TEST_EXPRESS_BUCKET]);
   const prefix = `${schema}/`;
   const dirs: string[] = [];
   const args = (i: number): string[] => [
     '--metadata', 'postgres', '--postgres-url', TEST_POSTGRES_URL, '--postgres-schema', schema, ...s3Args(s3, prefix),
-    '--star-id', `star-${i}`, '--lease-ttl-ms', String(TEST_LEASE_TTL_MS), '--grpc-listen', '127.0.0.1:0', ...extraArgs,
+    '--star-id', `star-${i}`, '--lease-ttl-ms', String(TEST_LEASE_TTL_MS), '--grpc-listen', '127.0.0.1:0',
+    '--express-bucket', TEST_EXPRESS_BUCKET, ...extraArgs,
   ];
   const start = async (i: number, fresh = false): Promise<RunningServer> => {
     if (fresh || !dirs[i]) dirs[i] = tempDir(`svcd-cluster-${i}-`);

@@ -59,6 +59,7 @@ describe('gateway in front of a three-star cluster', { skip }, () => {
     return starts;
   };
 
+  const keys = ['', '', ''];
   before(async () => {
     c = await startCluster(3, ['--metrics-listen', '127.0.0.1:0']);
     sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
@@ -67,12 +68,15 @@ describe('gateway in front of a three-star cluster', { skip }, () => {
     // Both spellings of several upstreams: the flag repeated, and a comma list.
     gw = await startGatewayChild(['--upstream', bridge(0), '--upstream', `${bridge(1)},${bridge(2)}`]);
     await ok(c.url(0), 'POST', '/v1/buckets/gc', {});
-    // Stream s<i> is led by star i: created and first written there, directly, so it takes the lease.
-    for (let i = 0; i < 3; i++) {
-      await ok(c.url(i), 'POST', `/v1/streams/gc/s${i}`, {});
-      await ok(c.url(i), 'POST', `/v1/streams/gc/s${i}/records`, { records: [{ body: 'seed' }] });
-      assert.equal((await lease(`s${i}`)).holder, `star-${i}`);
+    // Leases go to the star a stream's address hashes to: make streams until each star leads one,
+    // and name them keys[i] (led by star i).
+    for (let n = 0; keys.some((k) => k === '') && n < 30; n++) {
+      await ok(c.url(0), 'POST', `/v1/streams/gc/k${n}`, {});
+      await ok(c.url(0), 'POST', `/v1/streams/gc/k${n}/records`, { records: [{ body: 'seed' }] });
+      const i = Number((await lease(`k${n}`)).holder.replace('star-', ''));
+      if (keys[i] === '') keys[i] = `k${n}`;
     }
+    assert.ok(keys.every((k) => k !== ''), `a stream led by each star: ${keys.join(',')}`);
   });
   after(async () => {
     await gw?.stop();
@@ -81,27 +85,27 @@ describe('gateway in front of a three-star cluster', { skip }, () => {
   });
 
   test('appends through the gateway to streams led by each star land at dense positions, and no lease moves', async () => {
-    const leases = async (): Promise<Lease[]> => [await lease('s0'), await lease('s1'), await lease('s2')];
+    const leases = async (): Promise<Lease[]> => [await lease(keys[0]), await lease(keys[1]), await lease(keys[2])];
     const before = await leases();
     // The gateway starts a stream at one star by hash, so at least two of the three streams are led
     // by a star it did not pick first: those appends follow a 421 to the leader.
-    const starts = await Promise.all([0, 1, 2].map((i) => appendThrough(`s${i}`, APPENDS_PER_STREAM, 'gw')));
+    const starts = await Promise.all([0, 1, 2].map((i) => appendThrough(keys[i], APPENDS_PER_STREAM, 'gw')));
     for (const s of starts) assert.deepEqual(s, Array.from({ length: APPENDS_PER_STREAM }, (_, j) => j + 1), 'dense, after the seed');
     assert.deepEqual(await leases(), before, 'each leader kept its lease and epoch');
     assert.ok(await misdirected() >= APPENDS_PER_STREAM, 'the stars told the gateway where the leaders are, and it followed');
     for (let i = 0; i < 3; i++) {
-      const page = await ok(c.url((i + 1) % 3), 'GET', `/v1/streams/gc/s${i}/records?seq_num=0`) as { records: { body: string }[] };
+      const page = await ok(c.url((i + 1) % 3), 'GET', `/v1/streams/gc/${keys[i]}/records?seq_num=0`) as { records: { body: string }[] };
       assert.deepEqual(page.records.map((r) => r.body), ['seed', ...Array.from({ length: APPENDS_PER_STREAM }, (_, j) => `gw-${j}`)]);
     }
     // Reads by any route a stream names, and routes that name none, all answer through it.
-    for (let i = 0; i < 3; i++) assert.equal((await viaGateway('GET', `/v1/streams/gc/s${i}/records/tail`) as { seq_num: number }).seq_num, APPENDS_PER_STREAM + 1);
+    for (let i = 0; i < 3; i++) assert.equal((await viaGateway('GET', `/v1/streams/gc/${keys[i]}/records/tail`) as { seq_num: number }).seq_num, APPENDS_PER_STREAM + 1);
     for (let i = 0; i < 3; i++) await viaGateway('GET', '/v1/streams/gc');
     assert.ok(!statuses.includes(421));
   });
 
   test('a subscription through the gateway streams records appended through another star', async () => {
     for (let leader = 0; leader < 3; leader++) {
-      const key = `s${leader}`;
+      const key = keys[leader];
       const from = (await ok(c.url(leader), 'GET', `/v1/streams/gc/${key}/records/tail`) as { seq_num: number }).seq_num;
       const other = (leader + 1) % 3;
       const bodies = [`live-${leader}-a`, `live-${leader}-b`];
@@ -135,13 +139,13 @@ describe('gateway in front of a three-star cluster', { skip }, () => {
   test('a star SIGKILLed under the gateway (not the leader) leaves it serving', async () => {
     const victim = 2;
     await c.stars[victim].kill();
-    const tails = await Promise.all([0, 1].map(async (i) => (await viaGateway('GET', `/v1/streams/gc/s${i}/records/tail`) as { seq_num: number }).seq_num));
+    const tails = await Promise.all([0, 1].map(async (i) => (await viaGateway('GET', `/v1/streams/gc/${keys[i]}/records/tail`) as { seq_num: number }).seq_num));
     // Every request: stream requests that hash to the dead star and round-robin ones that land on it
     // are all skipped to a live star, with no error to the caller.
     for (let round = 0; round < 3; round++) {
       for (const i of [0, 1]) {
-        const starts = await appendThrough(`s${i}`, 3, `after-kill-${round}`);
-        assert.deepEqual(starts, [0, 1, 2].map((j) => tails[i] + round * 3 + j), `s${i} dense after the kill`);
+        const starts = await appendThrough(keys[i], 3, `after-kill-${round}`);
+        assert.deepEqual(starts, [0, 1, 2].map((j) => tails[i] + round * 3 + j), `${keys[i]} dense after the kill`);
       }
       await viaGateway('GET', '/v1/streams/gc');
       await viaGateway('GET', '/v1/buckets');

@@ -14,9 +14,9 @@ export interface TestS3 {
 /** s3rver's fixed credentials. */
 const S3RVER_KEY = 'S3RVER';
 
-export async function startS3(bucket = 'svcd-test'): Promise<TestS3> {
+export async function startS3(bucket = 'svcd-test', extraBuckets: string[] = []): Promise<TestS3> {
   const dir = tempDir('svcd-s3rver-');
-  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: bucket }] });
+  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [bucket, ...extraBuckets].map((name) => ({ name })) });
   const { port } = await server.run();
   const env = {
     AWS_ACCESS_KEY_ID: S3RVER_KEY, AWS_SECRET_ACCESS_KEY: S3RVER_KEY, AWS_REGION: 'us-east-1',
