@@ -18,9 +18,11 @@ import type { LogPort, Timers } from '../core/ports.ts';
 export const COMMIT_QUEUE_BYTES_MAX = 64 * 1024 * 1024;
 /** The most frame bytes one group commit's object holds (the rest wait for the next one). */
 export const COMMIT_OBJECT_BYTES_MAX = 16 * 1024 * 1024;
-/** How long the first append of a group waits for others before the commit starts. While a commit
- *  is in flight the next group gathers anyway; this only batches a quiet star's appends. Chosen with
- *  bench/cluster.ts (0 ms gave the best p50 on loopback; the group size comes from the in-flight PUT). */
+/** How long the first append of a group waits for others before the commit starts. While a group is
+ *  in flight the next one gathers anyway (two are in flight at most), so under load the groups are as
+ *  big as one PUT's time makes them, and any linger only adds to a quiet star's ack. 0 for both
+ *  classes: bench/cases/cluster.ts prints the ack against PUT + commit + linger; other values have
+ *  not been compared on a quiet machine yet. */
 export const COMMIT_LINGER_MS = 0;
 
 /** Where a stream's frames may commit: its address, the lease epoch this star holds it at, and
