@@ -229,6 +229,13 @@ export class ClusterService implements StreamService {
   private async load(bucket: string, key: string): Promise<void> {
     const { row, deleted } = await this.d.metadata.readStream(bucket, key);
     if (!row) { this.d.star.adoptAbsent(bucket, key, deleted); return; }
+    const batches = await this.committedBatches(row);
+    this.d.log.clear(row.stream_id);
+    this.d.star.adopt(row, batches);
+  }
+
+  /** A stream's committed batches above its settled end, read back from its chunks in order. */
+  private async committedBatches(row: StreamMeta): Promise<{ firstSeq: number; count: number; frame: Buffer; minTs: number; maxTs: number; contentBytes: number }[]> {
     const chunks = await this.d.pg.chunksOf(row.stream_id, row.settled_end_seq);
     const batches: { firstSeq: number; count: number; frame: Buffer; minTs: number; maxTs: number; contentBytes: number }[] = [];
     for (const c of chunks) {
@@ -245,8 +252,7 @@ export class ClusterService implements StreamService {
         batches.push({ firstSeq: info.firstSeq, count: info.recordCount, frame, minTs: ts[0] ?? 0, maxTs: ts[ts.length - 1] ?? 0, contentBytes: content });
       }
     }
-    this.d.log.clear(row.stream_id);
-    this.d.star.adopt(row, batches);
+    return batches;
   }
 
   private async renewAll(): Promise<void> {
@@ -364,8 +370,23 @@ export class ClusterService implements StreamService {
     return this.onLeader(bucket, key, () => this.d.star.append(bucket, key, input));
   }
 
-  read(bucket: string, key: string, opts: ReadOptions): Promise<ReadResult> {
+  async read(bucket: string, key: string, opts: ReadOptions): Promise<ReadResult> {
+    const vacant = await this.vacantState(bucket, key);
+    if (vacant) return vacant.read(opts);
     return this.onLeader(bucket, key, () => this.d.star.read(bucket, key, opts));
+  }
+
+  /** A stream no live star leads, read from what is committed without taking its lease (spec:
+   *  States, Stream leadership); undefined when this star leads it, another live star does (its
+   *  leader serves the tail), or it does not exist (a read may create it: that takes the lease). */
+  private async vacantState(bucket: string, key: string): Promise<ReturnType<Star['detached']> | undefined> {
+    if (this.held.has(addr(bucket, key)) || this.stopped) return undefined;
+    const cur = await this.d.pg.holderOf(bucket, key);
+    if (cur && (cur.holder === this.d.starId || this.alive(cur))) return undefined;
+    const { row } = await this.d.metadata.readStream(bucket, key);
+    if (!row) return undefined;
+    await this.freshBucket(bucket);
+    return this.d.star.detached(row, await this.committedBatches(row));
   }
 
   leased(bucket: string, key: string): boolean {
@@ -376,7 +397,9 @@ export class ClusterService implements StreamService {
     return this.onLeader(bucket, key, () => this.d.star.checkTail(bucket, key));
   }
 
-  readTail(bucket: string, key: string): Promise<Position> {
+  async readTail(bucket: string, key: string): Promise<Position> {
+    const vacant = await this.vacantState(bucket, key);
+    if (vacant) return vacant.tail();
     return this.onLeader(bucket, key, () => this.d.star.readTail(bucket, key));
   }
 

@@ -915,7 +915,19 @@ export class Star implements StreamService {
   }
 
   async read(bucket: string, key: string, opts: ReadOptions): Promise<ReadResult> {
-    const st = await this.streamForRead(bucket, key);
+    return this.readFrom(await this.streamForRead(bucket, key), opts);
+  }
+
+  /** A vacant stream's committed state, read without leading it (spec: States, "a vacant stream
+   *  serves committed state locally with no lease acquired"): built from its row and committed
+   *  batches for this one answer, never kept. */
+  detached(row: StreamMeta, batches: readonly Omit<MemBatch, 'walFileNo'>[]): { read(opts: ReadOptions): Promise<ReadResult>; tail(): Position } {
+    const st = new StreamState(row, this.configOf(row));
+    for (const b of batches) st.commitBatch({ ...b, walFileNo: 0 });
+    return { read: (opts) => this.readFrom(st, opts), tail: () => st.tailPosition() };
+  }
+
+  private async readFrom(st: StreamState, opts: ReadOptions): Promise<ReadResult> {
     let seq = await this.resolveStart(st, opts.start);
     if (seq < st.trimSeq) {
       if (!opts.clamp) throw new ServiceError('trimmed', `records below ${st.trimSeq} were trimmed`);

@@ -1,6 +1,7 @@
 // A cluster of three real stars on one PostgreSQL schema and one s3rver bucket: any star serves any
 // request (the bridge hops to the leader), leases move when a leader dies, and nothing acknowledged is
-// lost even when the dead star's data dir is never seen again.
+// lost even when the dead star's data dir is never seen again; an SSE subscriber reconnects with its
+// cursor to any star after its leader dies.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
@@ -22,6 +23,49 @@ async function readAll(url: string, bucket: string, key: string): Promise<{ seq_
     const page = await ok(url, 'GET', `/v1/streams/${bucket}/${key}/records?seq_num=${out.length}`) as { records: { seq_num: number; body: string }[]; tail: { seq_num: number } };
     out.push(...page.records);
     if (page.records.length === 0 || out.length >= page.tail.seq_num) return out;
+  }
+}
+
+/** How long the test waits for records it expects before it gives up. */
+const DELIVERY_WAIT_MS_MAX = 30_000;
+
+/** One SSE connection: the records it delivered, the last event id, and whether it ended. */
+interface Sub { bodies: string[]; lastId: string; ended: Promise<void>; close(): void }
+
+function subscribe(url: string, path: string, lastId?: string): Sub {
+  const ctl = new AbortController();
+  const sub: Sub = { bodies: [], lastId: lastId ?? '', ended: Promise.resolve(), close: () => ctl.abort() };
+  sub.ended = (async () => {
+    try {
+      const res = await fetch(url + path, { headers: lastId ? { 'last-event-id': lastId } : {}, signal: ctl.signal });
+      assert.equal(res.status, 200);
+      const decoder = new TextDecoder();
+      let buf = '';
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buf += decoder.decode(chunk, { stream: true });
+        let i: number;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const frame = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const id = /^id: (.*)$/m.exec(frame)?.[1];
+          const data = /^data: (.*)$/m.exec(frame)?.[1];
+          if (id !== undefined && data !== undefined && !/^event:/m.test(frame)) {
+            const batch = JSON.parse(data) as { records: { body: string }[] };
+            sub.bodies.push(...batch.records.map((r) => r.body));
+            sub.lastId = id;
+          }
+        }
+      }
+    } catch { /* aborted, or the star went away: the stream simply ends */ }
+  })();
+  return sub;
+}
+
+async function until(cond: () => boolean, what: string): Promise<void> {
+  const t0 = Date.now();
+  while (!cond()) {
+    assert.ok(Date.now() - t0 < DELIVERY_WAIT_MS_MAX, `timed out waiting: ${what}`);
+    await sleep(50);
   }
 }
 
@@ -89,7 +133,7 @@ describe('a cluster of three stars', { skip }, () => {
     }
   });
 
-  test('an express-class stream commits its chunks to the express bucket; another star reads them back after the leader dies', async () => {
+  test('an express-class stream commits its chunks to the express bucket; once its leader dies another star reads them back with no lease (vacant)', async () => {
     await ok(c.url(0), 'POST', '/v1/streams/cb/fast', { class: 'express' });
     const bodies = ['e0', 'e1', 'e2'];
     for (const b of bodies) await ok(c.url(1), 'POST', '/v1/streams/cb/fast/records', { records: [{ body: b }] });
@@ -108,6 +152,9 @@ describe('a cluster of three stars', { skip }, () => {
     while (recs.status === 503) { await sleep(100); recs = await call(c.url(other), 'GET', '/v1/streams/cb/fast/records?seq_num=0'); }
     assert.equal(recs.status, 200, recs.text);
     assert.deepEqual((recs.body as { records: { body: string }[] }).records.map((r) => r.body), bodies);
+    // A vacant stream serves committed state with no lease acquired (spec: States): the read took none.
+    const after = await sql.query<{ holder: string }>(`SELECT holder FROM ${c.schema}.leases WHERE bucket = 'cb' AND key = $1`, [Buffer.from('fast')]);
+    assert.equal(after.rows[0].holder, `star-${leaderIdx}`, 'the read did not take the lease');
     await c.restart(leaderIdx);
   });
 
@@ -141,5 +188,39 @@ describe('a cluster of three stars', { skip }, () => {
     // The dead star comes back on an empty data dir: nothing it held is needed.
     await c.restart(leaderIdx, true);
     for (let i = 0; i < 3; i++) assert.deepEqual((await readAll(c.url(i), 'cb', 's2')).map((r) => r.body), bodies, `star ${i}`);
+  });
+
+  test('a subscriber through another star reconnects with Last-Event-ID to a third star: no gap, no repeat', async () => {
+    await ok(c.url(0), 'POST', '/v1/buckets/se', {});
+    await ok(c.url(0), 'POST', '/v1/streams/se/live', {});
+    await ok(c.url(0), 'POST', '/v1/streams/se/live/records', { records: [{ body: 'b0' }] });
+    const lease = await sql.query<{ holder: string }>(`SELECT holder FROM ${c.schema}.leases WHERE bucket = 'se' AND key = $1`, [Buffer.from('live')]);
+    const leader = Number(lease.rows[0].holder.replace('star-', ''));
+    const via = (leader + 1) % 3;
+    const third = (leader + 2) % 3;
+    const path = '/v1/streams/se/live/records/subscribe?seq_num=0';
+    const first = subscribe(c.url(via), path);
+    const sent = ['b0'];
+    for (let i = 1; i <= 5; i++) {
+      await ok(c.url(third), 'POST', '/v1/streams/se/live/records', { records: [{ body: `b${i}` }] });
+      sent.push(`b${i}`);
+    }
+    await until(() => first.bodies.length >= sent.length, 'live records through a star that does not lead');
+    assert.deepEqual(first.bodies, sent);
+
+    await c.stars[leader].kill();
+    await first.ended; // the hop's stream ends with its leader
+    // Appends resume once the lease moves; the subscriber reconnects to the third star with its cursor.
+    for (let i = 6; i <= 10; i++) {
+      let a = await call(c.url(third), 'POST', '/v1/streams/se/live/records', { records: [{ body: `b${i}` }] });
+      while (a.status !== 200) { assert.equal(a.status, 503, a.text); await sleep(100); a = await call(c.url(third), 'POST', '/v1/streams/se/live/records', { records: [{ body: `b${i}` }] }); }
+      sent.push(`b${i}`);
+    }
+    const second = subscribe(c.url(third), '/v1/streams/se/live/records/subscribe', first.lastId);
+    const seen = first.bodies.length;
+    await until(() => seen + second.bodies.length >= sent.length, 'the rest after the reconnect');
+    second.close();
+    await second.ended;
+    assert.deepEqual([...first.bodies, ...second.bodies], sent, 'every record once, in order, across the reconnect');
   });
 });
