@@ -383,10 +383,22 @@ export class ClusterService implements StreamService {
     if (this.held.has(addr(bucket, key)) || this.stopped) return undefined;
     const cur = await this.d.pg.holderOf(bucket, key);
     if (cur && (cur.holder === this.d.starId || this.alive(cur))) return undefined;
+    return this.committed(bucket, key);
+  }
+
+  /** What is committed of a stream, read from PostgreSQL and object storage by any star (the
+   *  leader acknowledges only what is committed there, so this is its acknowledged state). */
+  private async committed(bucket: string, key: string): Promise<ReturnType<Star['detached']> | undefined> {
     const { row } = await this.d.metadata.readStream(bucket, key);
     if (!row) return undefined;
     await this.freshBucket(bucket);
     return this.d.star.detached(row, await this.committedBatches(row));
+  }
+
+  private async committedOrMissing(bucket: string, key: string): Promise<ReturnType<Star['detached']>> {
+    const c = await this.committed(bucket, key);
+    if (!c) throw new ServiceError('not_found', `stream ${bucket}/${key} not found`);
+    return c;
   }
 
   leased(bucket: string, key: string): boolean {
@@ -438,6 +450,16 @@ export class ClusterService implements StreamService {
         const h = await this.d.pg.holderOf(bucket, key);
         return h && h.remaining_ms > 0 ? h.holder : '';
       },
+      epochOf: async (bucket, key) => (await this.d.pg.holderOf(bucket, key))?.epoch ?? 0,
+      // The admin views answer on any star, from the leader's memory here or from what is committed.
+      stream: async (bucket, key) => {
+        if (this.d.star.holds(bucket, key)) return this.d.star.getStream(bucket, key);
+        const { row } = await this.d.metadata.readStream(bucket, key);
+        if (!row) throw new ServiceError('not_found', `stream ${bucket}/${key} not found`);
+        return { ...streamInfo(row), fencing_token: row.fencing_token };
+      },
+      tail: async (bucket, key) => (this.d.star.holds(bucket, key) ? this.d.star.checkTail(bucket, key) : (await this.committedOrMissing(bucket, key)).tail()),
+      read: async (bucket, key, opts) => (this.d.star.holds(bucket, key) ? this.d.star.read(bucket, key, opts) : (await this.committedOrMissing(bucket, key)).read(opts)),
     };
   }
 }

@@ -125,6 +125,11 @@ describe('a cluster of three stars', { skip }, () => {
       assert.equal(err.metadata.get('svcd-leader-grpc')[0], `127.0.0.1:${c.grpcPort(leaderIdx)}`);
       const got = await grpcCall(leader.data.GetStream.bind(leader.data), { bucket: 'cb', key: Buffer.from('g1') }) as { info: { stream_id: string } };
       assert.ok(got.info.stream_id);
+      const detail = await grpcCall(other.admin.GetStreamDetail.bind(other.admin), { bucket: 'cb', key: Buffer.from('g1') }) as { leader_star_id: string; lease_epoch: number };
+      assert.equal(detail.leader_star_id, `star-${leaderIdx}`, 'GetStreamDetail names the leader');
+      assert.ok(Number(detail.lease_epoch) >= 1, 'and its lease epoch');
+      const summaries = await grpcCall(other.admin.ListStreamSummaries.bind(other.admin), { bucket: 'cb' }) as { streams: { key: Buffer; leader_star_id: string }[] };
+      assert.ok(summaries.streams.length >= 2, 'summaries of every stream, from a star that leads none of them');
       const stars = await grpcCall(other.admin.ListStars.bind(other.admin), {}) as { stars: { star_id: string }[] };
       assert.deepEqual(stars.stars.map((s) => s.star_id).sort(), ['star-0', 'star-1', 'star-2']);
     } finally {

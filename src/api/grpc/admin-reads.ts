@@ -10,6 +10,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { ADMIN_READER_BYTES_MAX, ADMIN_READER_RECORDS_MAX, LIST_PAGE_MAX } from '../../config/limits.ts';
 import { ServiceError } from '../../core/errors.ts';
 import type { StreamService } from '../../core/service-api.ts';
+import type { Position, ReadOptions, ReadResult, StreamInfo } from '../../core/types.ts';
 import type { AdminServiceHandlers } from '../../gen/svc/v1/AdminService.ts';
 import type { Credential } from '../../gen/svc/v1/Credential.ts';
 import type { StreamSummary } from '../../gen/svc/v1/StreamSummary.ts';
@@ -39,6 +40,12 @@ export interface ClusterView {
   stars(): Promise<{ star_id: string; address: string; state: 'active' | 'draining' | 'decommissioned'; started_unix_ms: number; gone: boolean }[]>;
   /** The star leading (bucket, key) now; '' when the stream is vacant. */
   leaderOf(bucket: string, key: string): Promise<string>;
+  /** The epoch of the stream's lease row (0: never leased). */
+  epochOf(bucket: string, key: string): Promise<number>;
+  /** A stream's descriptor, tail and records as any star can read them (never taking its lease). */
+  stream(bucket: string, key: string): Promise<StreamInfo & { fencing_token: string }>;
+  tail(bucket: string, key: string): Promise<Position>;
+  read(bucket: string, key: string, opts: ReadOptions): Promise<ReadResult>;
 }
 
 export interface AdminReadContext {
@@ -72,6 +79,8 @@ export function credentialToWire(c: CredentialRow): Credential {
 
 export function adminReads(ctx: AdminReadContext): AdminReads {
   const svc = ctx.service;
+  // A cluster's views read any stream on any star (never taking a lease); a star alone reads itself.
+  const tailOf = (bucket: string, key: string): Promise<Position> | Position => (ctx.cluster ? ctx.cluster.tail(bucket, key) : svc.checkTail(bucket, key));
   const leader = async (bucket: string, key: string): Promise<string> => {
     if (ctx.cluster) return ctx.cluster.leaderOf(bucket, key);
     return svc.leased(bucket, key) ? ctx.star.id : '';
@@ -160,7 +169,7 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
       for (const s of page.items) {
         let tail;
         try {
-          tail = await svc.checkTail(s.bucket, s.key);
+          tail = await tailOf(s.bucket, s.key);
         } catch (err) {
           if (err instanceof ServiceError && err.code === 'not_found') continue; // deleted since listed
           throw err;
@@ -192,19 +201,20 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
     async GetStreamDetail(req, gate) {
       const { bucket, key } = addressFromWire(req);
       await gate({ bucket, key });
-      const s = await svc.getStream(bucket, key);
+      const s = ctx.cluster ? await ctx.cluster.stream(bucket, key) : await svc.getStream(bucket, key);
       return {
         info: streamInfoToWire(s),
         fencing_token: s.fencing_token,
-        tail: positionToWire(await svc.checkTail(bucket, key)),
+        tail: positionToWire(await tailOf(bucket, key)),
         leader_star_id: await leader(bucket, key),
+        lease_epoch: ctx.cluster ? await ctx.cluster.epochOf(bucket, key) : 0,
       };
     },
 
     async GetStreamLiveStats(req, gate) {
       const { bucket, key } = addressFromWire(req);
       await gate({ bucket, key });
-      return { tail: positionToWire(await svc.checkTail(bucket, key)), leader_star_id: await leader(bucket, key), sampled_at_unix_ms: ctx.star.nowMs() };
+      return { tail: positionToWire(await tailOf(bucket, key)), leader_star_id: await leader(bucket, key), sampled_at_unix_ms: ctx.star.nowMs() };
     },
 
     // No auditor runs behind this adapter: there are no queues to show.
@@ -224,8 +234,9 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
       const seqNum = u64FromWire(req.seq_num, 'seq_num');
       // A view never creates: a missing stream is NOT_FOUND even in a create_stream_on_read bucket.
       // (checkTail and read's stream lookup run in the same turn: no deletion falls between them.)
-      await svc.checkTail(bucket, key);
-      const result = await svc.read(bucket, key, {
+      await tailOf(bucket, key);
+      const read = ctx.cluster ? ctx.cluster.read.bind(ctx.cluster) : svc.read.bind(svc);
+      const result = await read(bucket, key, {
         start: { kind: 'seq_num', value: seqNum },
         limit: clampToCap(req.limit, ADMIN_READER_RECORDS_MAX),
         maxBytes: ADMIN_READER_BYTES_MAX,

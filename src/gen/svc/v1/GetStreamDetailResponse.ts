@@ -2,6 +2,7 @@
 
 import type { StreamInfo as _svc_v1_StreamInfo, StreamInfo__Output as _svc_v1_StreamInfo__Output } from '../../svc/v1/StreamInfo.ts';
 import type { Position as _svc_v1_Position, Position__Output as _svc_v1_Position__Output } from '../../svc/v1/Position.ts';
+import type { Long } from '@grpc/proto-loader';
 
 export interface GetStreamDetailResponse {
   /**
@@ -20,6 +21,11 @@ export interface GetStreamDetailResponse {
    * The leading star; '' when vacant.
    */
   'leader_star_id'?: (string);
+  /**
+   * The epoch of the stream's lease (a cluster): it rises every time the lease changes hands;
+   * 0 on a star alone, or when the stream has never been leased.
+   */
+  'lease_epoch'?: (number | string | Long);
 }
 
 export interface GetStreamDetailResponse__Output {
@@ -39,4 +45,9 @@ export interface GetStreamDetailResponse__Output {
    * The leading star; '' when vacant.
    */
   'leader_star_id': (string);
+  /**
+   * The epoch of the stream's lease (a cluster): it rises every time the lease changes hands;
+   * 0 on a star alone, or when the stream has never been leased.
+   */
+  'lease_epoch': (number);
 }
