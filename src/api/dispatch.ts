@@ -13,7 +13,7 @@ import type { HttpExchange } from './exchange.ts';
 import type { CorsPolicy } from './cors.ts';
 import { matchRoute, methodsFor, type RequestCtx, type RouteResult } from './routes.ts';
 import { SSE_HEADERS, pumpSse } from './sse.ts';
-import { FOLLOW_HEADER, HOP_HEADER, LEADER_HEADER, type LeaderProxy } from './proxy.ts';
+import { FOLLOW_HEADER, HOP_HEADER, LEADER_HEADER, asHop, type LeaderProxy } from './proxy.ts';
 
 export type OffThreadParser = (body: Buffer) => Promise<AppendInput>;
 
@@ -227,7 +227,9 @@ export class Dispatcher {
         this.sseOpen += 1;
         sseSlot = true;
       }
-      const res: RouteResult = await m.route.handle(this.deps.svc, ctx, pre);
+      const res: RouteResult = ex.header(HOP_HEADER) === undefined
+        ? await m.route.handle(this.deps.svc, ctx, pre)
+        : await asHop(() => m.route.handle(this.deps.svc, ctx, pre));
       if (ex.aborted || (ex.method === 'HEAD' && res.kind === 'sse')) {
         if (res.kind === 'sse') res.subscription.close();
         if (!ex.aborted) ex.respond(200, SSE_HEADERS, ''); // HEAD: the headers a subscribe would send

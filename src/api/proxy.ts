@@ -3,6 +3,7 @@
 // relayed back. The hop is marked (`svcd-hop`), so a leader that finds the lease moved again answers
 // 503 instead of hopping further: an HTTP caller never sees a redirect or NOT_OWNER (spec: Errors).
 
+import { AsyncLocalStorage } from 'node:async_hooks';
 import http from 'node:http';
 import { PROXY_HEAD_MS_MAX, PROXY_SOCKETS_PER_PEER_MAX } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
@@ -15,6 +16,13 @@ export const HOP_HEADER = 'svcd-hop';
  *  instead of hopping. Only the Gateway sends it; other callers never see a 421. */
 export const FOLLOW_HEADER = 'svcd-follow-leader';
 export const LEADER_HEADER = 'svcd-leader';
+
+/** Set while a request that arrived as a hop is handled: another star sent it here as the stream's
+ *  home, so this star takes a vacant lease rather than sending it on (star views of the membership
+ *  can differ for a moment after a star comes or goes). */
+const hopScope = new AsyncLocalStorage<true>();
+export const inHop = (): boolean => hopScope.getStore() === true;
+export function asHop<T>(fn: () => T): T { return hopScope.run(true, fn); }
 
 /** Request headers a route reads; only these travel (hop-by-hop ones never do). */
 const FORWARDED_REQUEST_HEADERS = ['authorization', 'content-type', 'accept', 'last-event-id', 'range', 'origin'] as const;

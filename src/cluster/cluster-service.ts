@@ -40,6 +40,8 @@ export interface ClusterDeps {
   timers: Timers;
   leaseTtlMs?: number;
   leaseIdleMs?: number;
+  /** True while the request being handled was sent here by another star as the stream's home. */
+  inHop?: () => boolean;
   log_error?: (msg: string, err?: unknown) => void;
 }
 
@@ -166,7 +168,7 @@ export class ClusterService implements StreamService {
     // A vacant stream's lease goes to the live star its address hashes to (rendezvous hashing), so
     // leases spread over the cluster however callers pick stars: another star sends the request there.
     const home = this.homeOf(bucket, key);
-    if (home && home.star_id !== this.d.starId) {
+    if (home && home.star_id !== this.d.starId && !this.d.inHop?.()) {
       const cur = await this.d.pg.holderOf(bucket, key);
       if (!cur || cur.holder === this.d.starId || !this.alive(cur)) {
         throw this.notOwner({ holder: home.star_id, epoch: cur?.epoch ?? 0, remaining_ms: 0, star: home });
@@ -361,7 +363,12 @@ export class ClusterService implements StreamService {
   }
 
   deleteStream(bucket: string, key: string): Promise<void> {
-    return this.onLeader(bucket, key, () => this.d.star.deleteStream(bucket, key));
+    return this.onLeader(bucket, key, async () => {
+      const id = this.d.star.holds(bucket, key) ? this.d.star.getStream(bucket, key).stream_id : undefined;
+      await this.d.star.deleteStream(bucket, key);
+      // Its chunks name a stream id nothing will read again; their objects are collected once unreferenced.
+      if (id) await this.d.pg.dropChunks(id).catch((err: unknown) => this.d.log_error?.(`forgetting the chunks of deleted stream ${id} failed`, err));
+    });
   }
 
   /** The hot path: a stream this star leads is appended to with no await of its own. */

@@ -98,6 +98,14 @@ describe('a cluster of three stars', { skip }, () => {
     assert.equal(leases.rows.length, 1, 'one lease row for the stream');
     const listed = await ok(c.url(2), 'GET', '/v1/streams/cb') as { streams: { key: string }[] };
     assert.deepEqual(listed.streams.map((s) => s.key), ['s1'], 'any star lists from the shared store');
+    // A deleted stream's committed chunks are forgotten with it.
+    await ok(c.url(0), 'POST', '/v1/streams/cb/gone', {});
+    const gone = await ok(c.url(0), 'POST', '/v1/streams/cb/gone/records', { records: [{ body: 'x' }] }) as Ack;
+    assert.equal(gone.start.seq_num, 0);
+    const id = (await ok(c.url(1), 'GET', '/v1/streams/cb/gone') as { stream_id: string }).stream_id;
+    assert.equal((await sql.query(`SELECT 1 FROM ${c.schema}.chunks WHERE stream_id = $1`, [id])).rows.length, 1);
+    assert.equal((await call(c.url(2), 'DELETE', '/v1/streams/cb/gone')).status, 204);
+    assert.equal((await sql.query(`SELECT 1 FROM ${c.schema}.chunks WHERE stream_id = $1`, [id])).rows.length, 0);
   });
 
   test('leases spread over the live stars, though every request goes to one star', async () => {

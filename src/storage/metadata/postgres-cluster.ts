@@ -211,6 +211,11 @@ export class PostgresCluster {
     }));
   }
 
+  /** Forgets a deleted stream's chunks (its objects are then collected like settled ones). */
+  async dropChunks(streamId: string): Promise<void> {
+    await this.q(`DELETE FROM ${this.s}.chunks WHERE stream_id = $1`, [streamId]);
+  }
+
   /** Chunk objects older than `graceMs` that no chunk row points at any more (all settled or their
    *  stream deleted), forgotten here; the caller deletes them from the object store. */
   async unreferencedChunkObjects(graceMs: number, limit: number): Promise<string[]> {
