@@ -9,7 +9,7 @@ import { postgresSkipReason } from '../helpers/postgres.ts';
 import { Recorder, appendFailure, checkHistory } from '../helpers/history.ts';
 import { rng as makeRng } from '../helpers/rng.ts';
 import { sleep } from '../crash/fault-kit.ts';
-import { startCluster, type TestCluster } from './kit.ts';
+import { readBackRecorded, request, startCluster, type TestCluster } from './kit.ts';
 
 const skip = await postgresSkipReason();
 
@@ -20,18 +20,7 @@ const PRODUCERS = 4;
 const READERS = 2;
 const KILLS = 3;
 
-interface Answer { status: number; body: any }
 
-async function request(url: string, method: string, path: string, body?: unknown): Promise<Answer> {
-  const res = await fetch(url + path, {
-    method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(REQUEST_MS_MAX),
-  });
-  const text = await res.text();
-  let parsed: unknown;
-  try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = text; }
-  return { status: res.status, body: parsed };
-}
 
 describe('failover under load, checked for linearizability', { skip, timeout: 300_000 }, () => {
   let c: TestCluster;
@@ -46,8 +35,8 @@ describe('failover under load, checked for linearizability', { skip, timeout: 30
     const up = [true, true, true];
     const live = (): number => { const alive = [0, 1, 2].filter((i) => up[i]); return alive[pick(alive.length)]; };
 
-    assert.equal((await request(c.url(0), 'POST', '/v1/buckets/fb', {})).status, 201);
-    for (const s of STREAMS) assert.equal((await request(c.url(1), 'POST', `/v1/streams/fb/${s}`, {})).status, 201);
+    assert.equal((await request(c.url(0), 'POST', '/v1/buckets/fb', {}, REQUEST_MS_MAX)).status, 201);
+    for (const s of STREAMS) assert.equal((await request(c.url(1), 'POST', `/v1/streams/fb/${s}`, {}, REQUEST_MS_MAX)).status, 201);
 
     const rec = new Recorder();
     let stopping = false;
@@ -59,7 +48,7 @@ describe('failover under load, checked for linearizability', { skip, timeout: 30
         const star = live();
         const h = rec.begin('append', { stream, bodies, client: `p${p}@${star}` });
         try {
-          const a = await request(c.url(star), 'POST', `/v1/streams/fb/${stream}/records`, { records: bodies.map((body) => ({ body })) });
+          const a = await request(c.url(star), 'POST', `/v1/streams/fb/${stream}/records`, { records: bodies.map((body) => ({ body })) }, REQUEST_MS_MAX);
           if (a.status === 200) h.end({ status: 'ok', start: a.body.start.seq_num, end: a.body.end.seq_num, tail: a.body.tail.seq_num });
           else { h.end(appendFailure(a.status, JSON.stringify(a.body))); await sleep(50); }
         } catch (err) {
@@ -75,14 +64,14 @@ describe('failover under load, checked for linearizability', { skip, timeout: 30
         if (rng() < 0.5) {
           const h = rec.begin('check-tail', { stream, client: `r${r}@${star}` });
           try {
-            const a = await request(c.url(star), 'GET', `/v1/streams/fb/${stream}/records/tail`);
+            const a = await request(c.url(star), 'GET', `/v1/streams/fb/${stream}/records/tail`, undefined, REQUEST_MS_MAX);
             h.end(a.status === 200 ? { status: 'ok', tail: a.body.seq_num } : { status: 'error', reason: String(a.status) });
           } catch (err) { h.end({ status: 'error', reason: (err as Error).message }); }
         } else {
           const startSeq = pick(40);
           const h = rec.begin('read', { stream, startSeq, client: `r${r}@${star}` });
           try {
-            const a = await request(c.url(star), 'GET', `/v1/streams/fb/${stream}/records?seq_num=${startSeq}&clamp=false`);
+            const a = await request(c.url(star), 'GET', `/v1/streams/fb/${stream}/records?seq_num=${startSeq}&clamp=false`, undefined, REQUEST_MS_MAX);
             if (a.status === 200) h.end({ status: 'ok', records: a.body.records.map((x: { seq_num: number; body: string }) => ({ seq_num: x.seq_num, body: x.body })), tail: a.body.tail.seq_num });
             else h.end({ status: 'error', reason: String(a.status) });
           } catch (err) { h.end({ status: 'error', reason: (err as Error).message }); }
@@ -106,20 +95,7 @@ describe('failover under load, checked for linearizability', { skip, timeout: 30
     await Promise.all(load);
 
     // Read every stream back whole from every star, recorded as reads too.
-    for (const stream of STREAMS) {
-      for (let i = 0; i < 3; i++) {
-        let from = 0;
-        for (;;) {
-          const h = rec.begin('read', { stream, startSeq: from, client: `final@${i}` });
-          const a = await request(c.url(i), 'GET', `/v1/streams/fb/${stream}/records?seq_num=${from}`);
-          assert.equal(a.status, 200, JSON.stringify(a.body));
-          const records = a.body.records.map((x: { seq_num: number; body: string }) => ({ seq_num: x.seq_num, body: x.body }));
-          h.end({ status: 'ok', records, tail: a.body.tail.seq_num });
-          from += records.length;
-          if (records.length === 0 || from >= a.body.tail.seq_num) break;
-        }
-      }
-    }
+    for (const stream of STREAMS) await readBackRecorded(c, rec, 'fb', stream, REQUEST_MS_MAX);
     const history = rec.history();
     const acked = history.filter((o) => o.kind === 'append' && o.outcome.status === 'ok').length;
     console.log(`${history.length} operations, ${acked} appends acknowledged`);

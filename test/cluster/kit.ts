@@ -1,7 +1,9 @@
 // A cluster for tests: real star processes on loopback sharing one fresh PostgreSQL schema and one
 // s3rver bucket that the test starts itself, each with its own data dir. Stars are stopped, killed
 // (SIGKILL), paused (SIGSTOP) and restarted for real.
+import assert from 'node:assert/strict';
 import { startServer, tempDir, removeDir, type RunningServer } from '../helpers/server.ts';
+import type { Recorder } from '../helpers/history.ts';
 import { TEST_POSTGRES_URL, dropSchema, freshSchema } from '../helpers/postgres.ts';
 import { startS3, s3Args, type TestS3 } from '../helpers/s3.ts';
 
@@ -61,4 +63,33 @@ export async function startCluster(n: number, extraArgs: string[] = []): Promise
     },
   };
   return c;
+}
+
+/** One request through a star's bridge, bounded by `timeoutMs` (past it the caller treats an append
+ *  as ambiguous); the body parsed when it is JSON. */
+export async function request(url: string, method: string, path: string, body: unknown, timeoutMs: number): Promise<{ status: number; body: any }> {
+  const res = await fetch(url + path, {
+    method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  const text = await res.text();
+  let parsed: unknown;
+  try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = text; }
+  return { status: res.status, body: parsed };
+}
+
+/** Reads bucket/stream whole from every star of `c`, each page recorded in `rec` as a read. */
+export async function readBackRecorded(c: TestCluster, rec: Recorder, bucket: string, stream: string, timeoutMs: number): Promise<void> {
+  for (let i = 0; i < c.stars.length; i++) {
+    let from = 0;
+    for (;;) {
+      const h = rec.begin('read', { stream, startSeq: from, client: `final@${i}` });
+      const a = await request(c.url(i), 'GET', `/v1/streams/${bucket}/${stream}/records?seq_num=${from}`, undefined, timeoutMs);
+      assert.equal(a.status, 200, JSON.stringify(a.body));
+      const records = a.body.records.map((x: { seq_num: number; body: string }) => ({ seq_num: x.seq_num, body: x.body }));
+      h.end({ status: 'ok', records, tail: a.body.tail.seq_num });
+      from += records.length;
+      if (records.length === 0 || from >= a.body.tail.seq_num) break;
+    }
+  }
 }

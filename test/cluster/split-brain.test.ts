@@ -9,23 +9,13 @@ import pg from 'pg';
 import { postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
 import { Recorder, appendFailure, checkHistory } from '../helpers/history.ts';
 import { sleep } from '../crash/fault-kit.ts';
-import { startCluster, TEST_LEASE_TTL_MS, type TestCluster } from './kit.ts';
+import { readBackRecorded, request, startCluster, TEST_LEASE_TTL_MS, type TestCluster } from './kit.ts';
 
 const skip = await postgresSkipReason();
 
 /** One request's longest wait: a paused leader holds its callers this long before they give up. */
 const REQUEST_MS_MAX = 4000;
 
-async function request(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(url + path, {
-    method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(REQUEST_MS_MAX),
-  });
-  const text = await res.text();
-  let parsed: unknown;
-  try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = text; }
-  return { status: res.status, body: parsed };
-}
 
 /** Producers appending one record at a time to `stream` through the stars `via()` names, recorded. */
 function produce(c: TestCluster, rec: Recorder, stream: string, producers: number, via: (p: number) => number): { stop(): Promise<void>; acked: () => { star: number; at: number }[] } {
@@ -38,7 +28,7 @@ function produce(c: TestCluster, rec: Recorder, stream: string, producers: numbe
       const bodies = [`${stream}-p${p}-${n++}`];
       const h = rec.begin('append', { stream, bodies, client: `p${p}@${star}` });
       try {
-        const a = await request(c.url(star), 'POST', `/v1/streams/sb/${stream}/records`, { records: bodies.map((body) => ({ body })) });
+        const a = await request(c.url(star), 'POST', `/v1/streams/sb/${stream}/records`, { records: bodies.map((body) => ({ body })) }, REQUEST_MS_MAX);
         if (a.status === 200) {
           h.end({ status: 'ok', start: a.body.start.seq_num, end: a.body.end.seq_num, tail: a.body.tail.seq_num });
           acked.push({ star, at: Date.now() });
@@ -54,18 +44,7 @@ function produce(c: TestCluster, rec: Recorder, stream: string, producers: numbe
 
 /** Reads `stream` whole from every star, recorded; then the history must check out. */
 async function verify(c: TestCluster, rec: Recorder, stream: string): Promise<void> {
-  for (let i = 0; i < 3; i++) {
-    let from = 0;
-    for (;;) {
-      const h = rec.begin('read', { stream, startSeq: from, client: `final@${i}` });
-      const a = await request(c.url(i), 'GET', `/v1/streams/sb/${stream}/records?seq_num=${from}`);
-      assert.equal(a.status, 200, JSON.stringify(a.body));
-      const records = a.body.records.map((x: { seq_num: number; body: string }) => ({ seq_num: x.seq_num, body: x.body }));
-      h.end({ status: 'ok', records, tail: a.body.tail.seq_num });
-      from += records.length;
-      if (records.length === 0 || from >= a.body.tail.seq_num) break;
-    }
-  }
+  await readBackRecorded(c, rec, 'sb', stream, REQUEST_MS_MAX);
   const violations = checkHistory(rec.history(), { complete: true });
   assert.deepEqual(violations, [], violations.slice(0, 20).join('\n'));
 }
@@ -77,7 +56,7 @@ describe('split brain', { skip, timeout: 240_000 }, () => {
     c = await startCluster(3);
     sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
     await sql.connect();
-    assert.equal((await request(c.url(0), 'POST', '/v1/buckets/sb', {})).status, 201);
+    assert.equal((await request(c.url(0), 'POST', '/v1/buckets/sb', {}, REQUEST_MS_MAX)).status, 201);
   });
   after(async () => {
     await sql?.end();
@@ -90,7 +69,7 @@ describe('split brain', { skip, timeout: 240_000 }, () => {
   };
 
   test('a leader paused past its lease (SIGSTOP): another star takes over, and the paused one acknowledges nothing it did not commit under its epoch', async () => {
-    assert.equal((await request(c.url(0), 'POST', '/v1/streams/sb/paused', {})).status, 201);
+    assert.equal((await request(c.url(0), 'POST', '/v1/streams/sb/paused', {}, REQUEST_MS_MAX)).status, 201);
     const first = await leaderOf('paused');
     const other = (first.idx + 1) % 3;
     const rec = new Recorder();
@@ -114,7 +93,7 @@ describe('split brain', { skip, timeout: 240_000 }, () => {
   });
 
   test('a leader whose PostgreSQL sessions are terminated under load: nothing acknowledged is lost or reordered', async () => {
-    assert.equal((await request(c.url(1), 'POST', '/v1/streams/sb/cut', {})).status, 201);
+    assert.equal((await request(c.url(1), 'POST', '/v1/streams/sb/cut', {}, REQUEST_MS_MAX)).status, 201);
     const first = await leaderOf('cut');
     const rec = new Recorder();
     const load = produce(c, rec, 'cut', 4, (p) => (first.idx + p) % 3);
