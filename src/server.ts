@@ -16,7 +16,7 @@ import type { SegmentSettler } from './core/ports.ts';
 import { Dispatcher } from './api/dispatch.ts';
 import { loadNativeUws, startUwsServer } from './api/uws.ts';
 import { DsSurface } from './api/ds/surface.ts';
-import { LeaderProxy, inHop } from './api/proxy.ts';
+import { LeaderProxy, inHop, unreachableStar } from './api/proxy.ts';
 import { CorsPolicy } from './api/cors.ts';
 import { startNodeServer } from '../native-free/http-node.ts';
 import { frameTimestamps, forEachRecord, contentBytes } from './storage/format/record-codec.ts';
@@ -216,7 +216,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   if (clusterCfg && pgCluster) {
     cluster = new ClusterService({
       star, pg: pgCluster, metadata: metadata as PostgresMetadataStore, objects, ...(expressObjects ? { express: expressObjects } : {}), log: log as ClusterCommitLog, starId, clock, timers,
-      leaseTtlMs: cfg.leaseTtlMs, leaseIdleMs: cfg.leaseIdleMs, log_error: logError, inHop,
+      leaseTtlMs: cfg.leaseTtlMs, leaseIdleMs: cfg.leaseIdleMs, log_error: logError, inHop, unreachable: unreachableStar,
     });
   }
   const svc: StreamService = cluster ?? star;

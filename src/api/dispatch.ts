@@ -13,7 +13,7 @@ import type { HttpExchange } from './exchange.ts';
 import type { CorsPolicy } from './cors.ts';
 import { matchRoute, methodsFor, type RequestCtx, type RouteResult } from './routes.ts';
 import { SSE_HEADERS, pumpSse } from './sse.ts';
-import { FOLLOW_HEADER, HOP_HEADER, LEADER_HEADER, asHop, type LeaderProxy } from './proxy.ts';
+import { FOLLOW_HEADER, HOP_HEADER, LEADER_HEADER, LeaderUnreachable, asHop, type LeaderProxy } from './proxy.ts';
 
 export type OffThreadParser = (body: Buffer) => Promise<AppendInput>;
 
@@ -186,6 +186,9 @@ export class Dispatcher {
     let sseSlot = false;
     let cors: [string, string][] | undefined;
     let body: Buffer = EMPTY_BODY;
+    let principal: Principal = TRUSTED_PRINCIPAL;
+    /** The route's handler, once authorized and parsed: run here again when a hop finds its star down. */
+    let rerunHere: (() => RouteResult | Promise<RouteResult>) | undefined;
     try {
       if (ex.method === 'OPTIONS' && ex.header('origin') !== undefined && ex.header('access-control-request-method') !== undefined) {
         verb = 'Preflight';
@@ -196,7 +199,6 @@ export class Dispatcher {
       cors = this.deps.cors?.responseHeaders(ex.header('origin'));
       const m = matchRoute(ex.method, ex.path);
       verb = m.route.verb;
-      let principal: Principal = TRUSTED_PRINCIPAL;
       if (m.route.level !== 'open' && this.deps.auth) {
         // Authenticate and authorize before the address resolves: a denied caller cannot tell a
         // missing stream from a forbidden one.
@@ -227,32 +229,19 @@ export class Dispatcher {
         this.sseOpen += 1;
         sseSlot = true;
       }
-      const res: RouteResult = ex.header(HOP_HEADER) === undefined
-        ? await m.route.handle(this.deps.svc, ctx, pre)
-        : await asHop(() => m.route.handle(this.deps.svc, ctx, pre));
-      if (ex.aborted || (ex.method === 'HEAD' && res.kind === 'sse')) {
-        if (res.kind === 'sse') res.subscription.close();
-        if (!ex.aborted) ex.respond(200, SSE_HEADERS, ''); // HEAD: the headers a subscribe would send
-        return;
-      }
-      const jsonHeaders = withCors(JSON_HEADERS, cors);
-      if (ex.method === 'HEAD' && res.kind !== 'sse') ex.respond(res.status, res.kind === 'json' ? jsonHeaders : withCors([], cors), ''); // headers only
-      else if (res.kind === 'json') ex.respond(res.status, jsonHeaders, res.text ?? JSON.stringify(res.body));
-      else if (res.kind === 'empty') ex.respond(res.status, withCors([], cors), '');
-      else if (res.kind === 'bytes') ex.respond(res.status, withCors(res.headers, cors), res.body);
-      else {
-        sseSlot = false; // the stream owns the slot now and frees it when it ends
-        this.openStream(ex, res, principal, cors);
-      }
+      const handle = (): RouteResult | Promise<RouteResult> => m.route.handle(this.deps.svc, ctx, pre);
+      rerunHere = handle;
+      const res = ex.header(HOP_HEADER) === undefined ? await handle() : await asHop(handle);
+      if (this.answer(ex, res, principal, cors)) sseSlot = false; // the stream owns the slot now and frees it when it ends
       this.observe(verb, res.kind === 'sse' ? 200 : res.status, t0);
     } catch (err) {
       // Another star leads the stream: one hop there, unless this request is that hop already (then
       // the lease moved again, and the caller gets 503 with Retry-After to try once more).
       let failure = err;
-      const leader = err instanceof ServiceError && err.code === 'not_owner' ? err.detail.leader?.bridge_address : undefined;
+      const leader = err instanceof ServiceError && err.code === 'not_owner' ? err.detail.leader : undefined;
       if (leader && ex.header(FOLLOW_HEADER) !== undefined && ex.header(HOP_HEADER) === undefined && !ex.aborted) {
         // The Gateway follows the leader itself: it is told where, instead of this star hopping.
-        ex.respond(421, [...withCors(JSON_HEADERS, cors), [LEADER_HEADER, leader]], JSON.stringify({ error: 'another star leads this stream', leader }));
+        ex.respond(421, [...withCors(JSON_HEADERS, cors), [LEADER_HEADER, leader.bridge_address]], JSON.stringify({ error: 'another star leads this stream', leader: leader.bridge_address }));
         this.observe(verb, 421, t0);
         return;
       }
@@ -263,6 +252,18 @@ export class Dispatcher {
         } catch (hopErr) {
           failure = hopErr;
         }
+        // The leader's address refused the connection, so nothing was delivered: that star is down (or
+        // came back elsewhere). Handle the request here as the stream's home, its lease waited out.
+        if (failure instanceof LeaderUnreachable && rerunHere && !ex.aborted) {
+          try {
+            const res = await asHop(rerunHere, { unreachable: failure.starId });
+            if (this.answer(ex, res, principal, cors)) sseSlot = false;
+            this.observe(verb, res.kind === 'sse' ? 200 : res.status, t0);
+            return;
+          } catch (hereErr) {
+            failure = hereErr;
+          }
+        }
       }
       // A client that went away is not answered; its request is neither counted nor logged as a bug.
       if (!ex.aborted) this.observe(verb, this.fail(ex, failure, cors), t0);
@@ -270,6 +271,25 @@ export class Dispatcher {
       account?.close();
       if (sseSlot) this.sseOpen -= 1;
     }
+  }
+
+  /** Writes a route's result; true when it opened an event stream (which then owns its SSE slot). */
+  private answer(ex: HttpExchange, res: RouteResult, principal: Principal, cors: [string, string][] | undefined): boolean {
+    if (ex.aborted || (ex.method === 'HEAD' && res.kind === 'sse')) {
+      if (res.kind === 'sse') res.subscription.close();
+      if (!ex.aborted) ex.respond(200, SSE_HEADERS, ''); // HEAD: the headers a subscribe would send
+      return false;
+    }
+    const jsonHeaders = withCors(JSON_HEADERS, cors);
+    if (res.kind === 'sse') {
+      this.openStream(ex, res, principal, cors);
+      return true;
+    }
+    if (ex.method === 'HEAD') ex.respond(res.status, res.kind === 'json' ? jsonHeaders : withCors([], cors), ''); // headers only
+    else if (res.kind === 'json') ex.respond(res.status, jsonHeaders, res.text ?? JSON.stringify(res.body));
+    else if (res.kind === 'empty') ex.respond(res.status, withCors([], cors), '');
+    else ex.respond(res.status, withCors(res.headers, cors), res.body);
+    return false;
   }
 
   /** A CORS preflight: 204 with the allowed methods for an allowed origin, 403 otherwise. */

@@ -17,12 +17,25 @@ export const HOP_HEADER = 'svcd-hop';
 export const FOLLOW_HEADER = 'svcd-follow-leader';
 export const LEADER_HEADER = 'svcd-leader';
 
-/** Set while a request that arrived as a hop is handled: another star sent it here as the stream's
- *  home, so this star takes a vacant lease rather than sending it on (star views of the membership
- *  can differ for a moment after a star comes or goes). */
-const hopScope = new AsyncLocalStorage<true>();
-export const inHop = (): boolean => hopScope.getStore() === true;
-export function asHop<T>(fn: () => T): T { return hopScope.run(true, fn); }
+/** Set while a request is handled as the stream's home: it arrived as a hop (another star sent it here,
+ *  so this star takes a vacant lease rather than sending it on: star views of the membership can
+ *  differ for a moment after a star comes or goes), or this star's own hop found the target refusing
+ *  connections (`unreachable`: that star is down, so its lease is waited out here, not hopped to). */
+export interface HopScope { unreachable?: string }
+const hopScope = new AsyncLocalStorage<HopScope>();
+export const inHop = (): boolean => hopScope.getStore() !== undefined;
+/** The star a hop from this request found down, if any. */
+export const unreachableStar = (): string | undefined => hopScope.getStore()?.unreachable;
+export function asHop<T>(fn: () => T, scope: HopScope = {}): T { return hopScope.run(scope, fn); }
+
+/** The hop never reached the leader: its address refused the connection, so the request was not
+ *  delivered and may be handled here instead (a refused connection is the one failure that proves
+ *  nothing was sent; a reset or a timeout may have delivered an append, and stays a 503). */
+export class LeaderUnreachable extends ServiceError {
+  constructor(readonly starId: string, address: string, reason: string) {
+    super('unavailable', `the stream's leader at ${address} did not answer (${reason}); retry`);
+  }
+}
 
 /** Request headers a route reads; only these travel (hop-by-hop ones never do). */
 const FORWARDED_REQUEST_HEADERS = ['authorization', 'content-type', 'accept', 'last-event-id', 'range', 'origin'] as const;
@@ -45,10 +58,11 @@ export class LeaderProxy {
     return a;
   }
 
-  /** Sends the request to the leader at `address` (host:port of its bridge) and relays the answer;
-   *  resolves with the status relayed. A leader that does not answer is a 503 (retry: the lease will
-   *  move to a live star). */
-  forward(ex: HttpExchange, body: Buffer, address: string, extraHeaders: [string, string][] = []): Promise<number> {
+  /** Sends the request to the leader's bridge (host:port) and relays the answer; resolves with the
+   *  status relayed. A leader that refuses the connection rejects with LeaderUnreachable; one that
+   *  does not answer otherwise is a 503 (retry: the lease will move to a live star). */
+  forward(ex: HttpExchange, body: Buffer, leader: { star_id: string; bridge_address: string }, extraHeaders: [string, string][] = []): Promise<number> {
+    const address = leader.bridge_address;
     const [host, port] = splitAddress(address);
     const headers: Record<string, string> = { [HOP_HEADER]: this.starId };
     for (const h of FORWARDED_REQUEST_HEADERS) {
@@ -66,7 +80,10 @@ export class LeaderProxy {
       req.on('timeout', () => req.destroy(new Error('the leader did not answer in time')));
       req.on('error', (err) => {
         if (!answered) this.failures += 1;
-        if (!answered) reject(new ServiceError('unavailable', `the stream's leader at ${address} did not answer (${err.message}); retry`));
+        if (answered) return;
+        const refused = (err as NodeJS.ErrnoException).code === 'ECONNREFUSED';
+        reject(refused ? new LeaderUnreachable(leader.star_id, address, err.message)
+          : new ServiceError('unavailable', `the stream's leader at ${address} did not answer (${err.message}); retry`));
       });
       req.on('response', (res) => {
         answered = true;

@@ -42,6 +42,8 @@ export interface ClusterDeps {
   leaseIdleMs?: number;
   /** True while the request being handled was sent here by another star as the stream's home. */
   inHop?: () => boolean;
+  /** The star this request's own hop found refusing connections (down): its leases are waited out. */
+  unreachable?: () => string | undefined;
   log_error?: (msg: string, err?: unknown) => void;
 }
 
@@ -131,13 +133,15 @@ export class ClusterService implements StreamService {
     every(CHUNK_GC_MS, () => this.collectChunkObjects());
   }
 
-  /** Gives every lease up, so the streams' next leaders need not wait them out. */
+  /** Gives every lease up, so the streams' next leaders need not wait them out, and leaves the live
+   *  membership. */
   async stop(): Promise<void> {
     this.stopped = true;
     for (const t of this.timers) t.cancel();
     const all = [...this.held.values()];
     this.held.clear();
     await this.d.pg.release(all).catch(() => undefined);
+    await this.d.pg.leave().catch(() => undefined);
   }
 
   /** Resolves once this star leads (bucket, key) with a lease it may serve under; otherwise throws
@@ -217,7 +221,7 @@ export class ClusterService implements StreamService {
   }
 
   private alive(cur: LeaseHolder): boolean {
-    return cur.holder !== this.d.starId && cur.remaining_ms > 0 && cur.star !== undefined
+    return cur.holder !== this.d.starId && cur.holder !== this.d.unreachable?.() && cur.remaining_ms > 0 && cur.star !== undefined
       && cur.star.heartbeat_age_ms < STAR_GONE_AFTER_MS && cur.star.state !== 'decommissioned';
   }
 
@@ -383,13 +387,15 @@ export class ClusterService implements StreamService {
     return this.onLeader(bucket, key, () => this.d.star.read(bucket, key, opts));
   }
 
-  /** A stream no live star leads, read from what is committed without taking its lease (spec:
-   *  States, Stream leadership); undefined when this star leads it, another live star does (its
-   *  leader serves the tail), or it does not exist (a read may create it: that takes the lease). */
+  /** Where a read of a stream this star does not lead is served: another live star's leader (it
+   *  serves the tail: not_owner), else what is committed, read here with no lease taken (spec:
+   *  States, Stream leadership). Undefined when this star leads it, or it does not exist (a read may
+   *  create it: that takes the lease). A read never takes the lease of a stream that exists: a lease
+   *  the read saw expiring must not move to the reader. */
   private async vacantState(bucket: string, key: string): Promise<ReturnType<Star['detached']> | undefined> {
     if (this.held.has(addr(bucket, key)) || this.stopped) return undefined;
     const cur = await this.d.pg.holderOf(bucket, key);
-    if (cur && (cur.holder === this.d.starId || this.alive(cur))) return undefined;
+    if (cur && this.alive(cur)) throw this.notOwner(cur);
     return this.committed(bucket, key);
   }
 

@@ -14,6 +14,7 @@ import pg from 'pg';
 import S3rver from 's3rver';
 import { removeDir, startServer, tempDir, type RunningServer } from '../helpers/server.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
+import { stopS3rver } from '../helpers/s3.ts';
 import { Acks, SmallFs, call, loaded, metric, ok, opsUrl, readyz, sleep, stopProducers, tmpfsSkipReason, until, verifyAcks, verifyAcrossKill } from './fault-kit.ts';
 
 const pgSkip = await postgresSkipReason();
@@ -186,7 +187,7 @@ describe('issue 17: dependencies that fail', { timeout: 240_000 }, () => {
     const opts = { address: '127.0.0.1', silent: true, directory: s3Dir, configureBuckets: [{ name: 'faults' }] };
     let s3 = new S3rver({ ...opts, port: 0 });
     const { port } = await s3.run();
-    cleanups.push(() => s3.close().catch(() => undefined));
+    cleanups.push(() => stopS3rver(s3).catch(() => undefined));
     const env = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
     const args = [
       '--object-store', 's3', '--s3-bucket', 'faults', '--s3-endpoint', `http://127.0.0.1:${port}`, '--s3-force-path-style',
@@ -197,7 +198,7 @@ describe('issue 17: dependencies that fail', { timeout: 240_000 }, () => {
       const { acks, load } = await loaded(star, 4, 300);
       await ok(star.baseUrl, 'POST', '/v1/streams/b/s/records', { records: [{ body: 'settle-marker' }] }).then((a) => acks.bySeq.set(a.start.seq_num, 'settle-marker'));
       await sleep(1500); // a settle or two lands in S3
-      await s3.close();
+      await stopS3rver(s3);
       const stalled = acks.count;
       await until('appends go on while S3 is away', () => acks.count > stalled + 200);
       const ops = await opsUrl(star);

@@ -27,7 +27,7 @@ export async function startS3(bucket = 'svcd-test', extraBuckets: string[] = [])
     bucket,
     env,
     async close() {
-      await server.close();
+      await stopS3rver(server);
       removeDir(dir);
     },
   };
@@ -36,4 +36,13 @@ export async function startS3(bucket = 'svcd-test', extraBuckets: string[] = [])
 /** Star flags for the s3 object store on `s3`, under `prefix`. */
 export function s3Args(s3: TestS3, prefix: string): string[] {
   return ['--object-store', 's3', '--s3-bucket', s3.bucket, '--s3-endpoint', s3.endpoint, '--s3-force-path-style', '--s3-prefix', prefix];
+}
+
+/** Stops s3rver at once, as a crashed store would: its listener closes and every open connection is
+ *  cut. (close() alone waits for busy keep-alive connections, which a star under load keeps reusing,
+ *  so it could wait as long as the load goes on.) */
+export async function stopS3rver(server: S3rver): Promise<void> {
+  const closing = server.close();
+  (server as unknown as { httpServer?: { closeAllConnections(): void } }).httpServer?.closeAllConnections();
+  await closing;
 }

@@ -101,6 +101,12 @@ export class PostgresCluster {
     await this.q(`UPDATE ${this.s}.stars SET heartbeat_at = clock_timestamp() WHERE star_id = $1`, [this.starId]);
   }
 
+  /** A star that stops on purpose leaves at once (its last heartbeat set long past), so no other star
+   *  sends vacant streams to it while its heartbeat would still look fresh. */
+  async leave(): Promise<void> {
+    await this.q(`UPDATE ${this.s}.stars SET heartbeat_at = to_timestamp(0) WHERE star_id = $1`, [this.starId]);
+  }
+
   async stars(): Promise<StarRow[]> {
     return this.q<StarRow>(`SELECT ${STAR_COLUMNS} FROM ${this.s}.stars ORDER BY star_id`, []);
   }
