@@ -76,6 +76,10 @@ export class ClusterCommitLog implements LogPort {
   private readonly refusals = new Map<number, string>();
   /** Streams with a refused entry: nothing more of them commits until the star reloads them. */
   private readonly poisoned = new Set<string>();
+  /** Streams reloaded while frames of their previous state were still queued or in flight: entries
+   *  of the stream ending at or below the mark were sequenced by that state and never commit (they
+   *  would name positions the reloaded state hands out again). */
+  private readonly staleUpTo = new Map<string, number>();
   private stopped = false;
   /** Observes each group commit: the PUT's and the PostgreSQL statement's latencies in ms (metrics). */
   onCommit: ((putMs: number, commitMs: number) => void) | undefined;
@@ -124,8 +128,12 @@ export class ClusterCommitLog implements LogPort {
     return cause;
   }
 
-  /** A stream reloaded from what is committed: its frames may commit again. */
-  clear(streamId: string): void { this.poisoned.delete(streamId); }
+  /** A stream reloaded from what is committed: its frames appended from now on may commit again;
+   *  those appended before never do. */
+  clear(streamId: string): void {
+    this.poisoned.delete(streamId);
+    if (this.appendedEnd > this.durable) this.staleUpTo.set(streamId, this.appendedEnd);
+  }
 
   /** Commits what is queued, then stops taking frames (a stopping star). */
   async stop(): Promise<void> {
@@ -177,7 +185,11 @@ export class ClusterCommitLog implements LogPort {
       { key: `chunks/${this.d.starId}/${this.d.incarnation}-${no}`, store: this.d.objects, parts: [] as Buffer[], bytes: 0 },
       { key: `${EXPRESS_CHUNK_PREFIX}${this.d.starId}/${this.d.incarnation}-${no}`, store: this.d.express ?? this.d.objects, parts: [] as Buffer[], bytes: 0 },
     ];
-    for (const [streamId, entries] of byStream) {
+    for (const [streamId, queued] of byStream) {
+      const stale = this.staleUpTo.get(streamId);
+      const entries = stale === undefined ? queued : queued.filter((e) => e.end > stale);
+      if (entries.length < queued.length) this.refuseStale(queued.slice(0, queued.length - entries.length));
+      if (entries.length === 0) continue;
       const lead = this.d.leaderOf(streamId);
       if (!lead) { orphans.push({ streamId, entries }); continue; }
       const o = objects[lead.express ? 1 : 0];
@@ -208,6 +220,12 @@ export class ClusterCommitLog implements LogPort {
     for (const o of g.orphans) this.refuse(o.streamId, o.entries, 'this star no longer leads the stream');
     // A stream refused in an earlier group (here or before) commits nothing past the gap.
     const live = g.chunks.filter((c) => {
+      const stale = this.staleUpTo.get(c.stream_id);
+      if (stale !== undefined && c.entries[0].end <= stale) {
+        // Prepared before the stream was reloaded, so sequenced by the state dropped since.
+        this.refuseStale(c.entries);
+        return false;
+      }
       if (!this.poisoned.has(c.stream_id)) return true;
       for (const e of c.entries) this.refusals.set(e.end, 'an earlier append of the stream failed to commit');
       return false;
@@ -230,10 +248,17 @@ export class ClusterCommitLog implements LogPort {
       }
     }
     this.durable = g.end;
+    for (const [id, mark] of this.staleUpTo) if (mark <= g.end) this.staleUpTo.delete(id);
     this.signal += 1;
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w();
+  }
+
+  /** Entries sequenced by a state of their stream that was dropped and reloaded since: refused, the
+   *  reloaded state left unpoisoned (its own entries follow what is committed). */
+  private refuseStale(entries: Entry[]): void {
+    for (const e of entries) this.refusals.set(e.end, 'the stream was reloaded on this star while the append was in flight');
   }
 
   private refuse(streamId: string, entries: Entry[], cause: string): void {

@@ -186,13 +186,15 @@ export class PostgresCluster {
 
   /** One group commit: a chunk row per stream whose lease this star still holds at its epoch (the
    *  leases are pushed out too). Answers the indexes of the streams committed; the others' leases
-   *  moved. All or nothing on a failure (one statement). */
+   *  moved, or their chunk would overlap one already committed (an invariant kept by the database
+   *  too: no sequence number is ever committed twice). All or nothing on a failure (one statement). */
   async commit(chunks: ChunkCommit[], objectKeys: string[], ttlMs: number): Promise<Set<number>> {
     const rows = await this.q<{ i: number }>(
       `WITH w AS (SELECT * FROM unnest($2::text[], $3::bytea[], $4::bigint[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::bigint[], $10::bigint[])
                   WITH ORDINALITY AS w(bucket, key, epoch, stream_id, first_seq, end_seq, object_key, byte_offset, byte_length, i)),
             ok AS (UPDATE ${this.s}.leases l SET expires_at = greatest(l.expires_at, clock_timestamp() + $11 * interval '1 millisecond')
                    FROM w WHERE l.bucket = w.bucket AND l.key = w.key AND l.holder = $1 AND l.epoch = w.epoch
+                     AND NOT EXISTS (SELECT 1 FROM ${this.s}.chunks k WHERE k.stream_id = w.stream_id AND k.end_seq > w.first_seq)
                    RETURNING w.*),
             objs AS (INSERT INTO ${this.s}.chunk_objects (object_key, created_at) SELECT k, clock_timestamp() FROM unnest($12::text[]) AS k ON CONFLICT DO NOTHING),
             ins AS (INSERT INTO ${this.s}.chunks (stream_id, first_seq, end_seq, epoch, object_key, byte_offset, byte_length)

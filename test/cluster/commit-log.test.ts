@@ -1,0 +1,92 @@
+// The cluster's commit log against a real PostgreSQL schema and a file-system object store: frames a
+// stream's previous state sequenced never commit once the stream was reloaded on this star (they
+// would name positions the reloaded state hands out again), and the database itself refuses a chunk
+// that overlaps one already committed.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, describe, test } from 'node:test';
+import { ClusterCommitLog } from '../../src/cluster/commit-log.ts';
+import type { Timers } from '../../src/core/ports.ts';
+import { encodeBatch, frameInfo } from '../../src/storage/format/record-codec.ts';
+import { PostgresCluster } from '../../src/storage/metadata/postgres-cluster.ts';
+import { PostgresMetadataStore } from '../../src/storage/metadata/postgres-store.ts';
+import { FsObjectStore } from '../../src/storage/objects/fs-store.ts';
+import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
+import { removeDir, tempDir } from '../helpers/server.ts';
+
+const skip = await postgresSkipReason();
+
+const timers: Timers = {
+  setTimeout: (fn, ms) => { const t = setTimeout(fn, ms); return { cancel: () => clearTimeout(t) }; },
+  setInterval: (fn, ms) => { const t = setInterval(fn, ms); return { cancel: () => clearInterval(t) }; },
+  defer: (fn) => { setImmediate(fn); },
+};
+
+/** A frame of `bodies` for `streamId` from `firstSeq` on. */
+const frame = (streamId: string, firstSeq: number, ...bodies: string[]): Buffer =>
+  encodeBatch(streamId, firstSeq, bodies.map((b) => ({ timestamp_ms: 1, headers: [], body: Buffer.from(b) })));
+
+describe('the cluster commit log', { skip }, () => {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  after(async () => { for (const c of cleanups.reverse()) await c(); });
+
+  async function setup(): Promise<{ pg: PostgresCluster; log: ClusterCommitLog; objects: FsObjectStore; streamId: string; epoch: number }> {
+    const schema = freshSchema('svcd_commitlog');
+    const meta = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
+    await meta.load(); // creates the tables
+    const pg = new PostgresCluster(TEST_POSTGRES_URL, schema, 'star-t');
+    const dir = tempDir('svcd-commitlog-');
+    const objects = new FsObjectStore(dir);
+    cleanups.push(async () => { await pg.close(); await meta.close(); await dropSchema(schema); removeDir(dir); });
+    const took = await pg.take('b', 's', 60_000);
+    assert.ok(took.taken);
+    const streamId = randomUUID();
+    const log = new ClusterCommitLog({
+      starId: 'star-t', objects, pg, timers, leaseTtlMs: 60_000, incarnation: 'i1',
+      leaderOf: (id) => (id === streamId ? { bucket: 'b', key: 's', epoch: took.epoch, express: false } : undefined),
+    });
+    return { pg, log, objects, streamId, epoch: took.epoch };
+  }
+
+  async function durable(log: ClusterCommitLog, end: number): Promise<void> {
+    while (log.durableOffset() < end) await log.waitDurable(log.durableSignal());
+  }
+
+  test('frames queued before the stream was reloaded are refused; the reloaded state\'s frames commit at the same positions', async () => {
+    const { pg, log, objects, streamId } = await setup();
+    // The old state sequenced two appends, [0,1) and [1,2); the stream is reloaded before they commit.
+    const oldA = log.tryAppend(frame(streamId, 0, 'old-a'));
+    const oldB = log.tryAppend(frame(streamId, 1, 'old-b'));
+    log.clear(streamId);
+    // The reloaded state found nothing committed and hands out position 0 again.
+    const fresh = log.tryAppend(frame(streamId, 0, 'new-a'));
+    log.publish();
+    await durable(log, fresh);
+    assert.match(log.takeRefusal(oldA) ?? '', /reloaded/);
+    assert.match(log.takeRefusal(oldB) ?? '', /reloaded/);
+    assert.equal(log.takeRefusal(fresh), undefined, 'the reloaded state\'s append committed');
+    const chunks = await pg.chunksOf(streamId, 0);
+    assert.deepEqual(chunks.map((c) => [c.first_seq, c.end_seq]), [[0, 1]]);
+    const bytes = await objects.get(chunks[0].object_key, { offset: chunks[0].byte_offset, length: chunks[0].byte_length });
+    assert.equal(frameInfo(bytes).recordCount, 1);
+    assert.equal(bytes.length, chunks[0].byte_length);
+    assert.ok(bytes.includes(Buffer.from('new-a')) && !bytes.includes(Buffer.from('old-a')));
+    // A later append of the reloaded state is not held back by the refusals.
+    const next = log.tryAppend(frame(streamId, 1, 'new-b'));
+    log.publish();
+    await durable(log, next);
+    assert.equal(log.takeRefusal(next), undefined);
+    assert.deepEqual((await pg.chunksOf(streamId, 0)).map((c) => [c.first_seq, c.end_seq]), [[0, 1], [1, 2]]);
+  });
+
+  test('the database refuses a chunk that overlaps one already committed, even under the holder\'s epoch', async () => {
+    const { pg, streamId, epoch } = await setup();
+    const chunk = (first: number, end: number, objectKey: string) => ({
+      bucket: 'b', key: 's', epoch, stream_id: streamId, first_seq: first, end_seq: end, object_key: objectKey, byte_offset: 0, byte_length: 1,
+    });
+    assert.deepEqual([...await pg.commit([chunk(0, 5, 'o1')], ['o1'], 60_000)], [0]);
+    assert.deepEqual([...await pg.commit([chunk(3, 6, 'o2')], ['o2'], 60_000)], [], 'an overlapping chunk is refused');
+    assert.deepEqual([...await pg.commit([chunk(5, 7, 'o3')], ['o3'], 60_000)], [0], 'the next one in order commits');
+    assert.deepEqual((await pg.chunksOf(streamId, 0)).map((c) => [c.first_seq, c.end_seq]), [[0, 5], [5, 7]]);
+  });
+});
