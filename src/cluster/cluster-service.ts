@@ -148,14 +148,15 @@ export class ClusterService implements StreamService {
    *  not_owner (another live star leads it) or unavailable. */
   private lead(bucket: string, key: string): Promise<void> | undefined {
     const a = addr(bucket, key);
+    // A lease being taken or renewed is not served under until that is done: the lease is recorded
+    // before the stream is loaded, and a request let through meanwhile would find no stream (404).
+    let p = this.taking.get(a);
+    if (p) return p;
     const h = this.held.get(a);
     if (h && this.d.clock.nowMs() < h.validUntilMs) return undefined;
     if (this.stopped) return Promise.reject(new ServiceError('unavailable', 'the star is shutting down'));
-    let p = this.taking.get(a);
-    if (!p) {
-      p = this.acquire(bucket, key, a).finally(() => this.taking.delete(a));
-      this.taking.set(a, p);
-    }
+    p = this.acquire(bucket, key, a).finally(() => this.taking.delete(a));
+    this.taking.set(a, p);
     return p;
   }
 
