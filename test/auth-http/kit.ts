@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
-import { REPO_ROOT, removeDir, tempDir, type Engine } from '../helpers/server.ts';
+import { REPO_ROOT, removeDir, starEntry, tempDir, type Engine } from '../helpers/server.ts';
 
 export { ENGINES, tempDir, removeDir, type Engine } from '../helpers/server.ts';
 
@@ -28,7 +28,7 @@ function childEnv(env: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 function mainArgs(dataDir: string, engine: Engine, args: string[]): string[] {
   return [
-    '--import', 'tsx', join(REPO_ROOT, 'src', 'main.ts'),
+    ...starEntry(),
     '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--http-engine', engine, ...args,
   ];
 }

@@ -1,7 +1,6 @@
 // The Gateway as a real child process (`svcd gateway`), found through its listening line.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { REPO_ROOT } from '../helpers/server.ts';
+import { REPO_ROOT, starEntry } from '../helpers/server.ts';
 
 /** How long a gateway may take to print its listening line, or to exit when refused. */
 export const GATEWAY_START_WAIT_MS = 60_000;
@@ -11,7 +10,7 @@ export interface Gateway { url: string; proc: ChildProcess; output(): string; st
 /** Starts `svcd gateway --listen 127.0.0.1:0 …`; resolves with the gateway, or its exit when it refused to start. */
 export function runGateway(args: string[], env: Record<string, string> = {}): Promise<Gateway | { code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src', 'main.ts'), 'gateway', '--listen', '127.0.0.1:0', ...args], {
+    const proc = spawn(process.execPath, [...starEntry(), 'gateway', '--listen', '127.0.0.1:0', ...args], {
       cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -54,14 +54,19 @@ export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-export async function startServer(opts: StartOptions = {}): Promise<RunningServer> {
-  const dataDir = opts.dataDir ?? tempDir();
-  // SVCD_SERVER_ENTRY=bundle runs the built main (npm run build), as `npm start` and the benches do.
-  const entry = process.env.SVCD_SERVER_ENTRY === 'bundle'
+/** The node arguments that run svcd's main: the built bundle under SVCD_SERVER_ENTRY=bundle (`npm test`
+ *  builds it first: it starts in half the time tsx takes, as `npm start` and the benches run it),
+ *  else the TypeScript sources through tsx (a single test file run by hand needs no build). */
+export function starEntry(): string[] {
+  return process.env.SVCD_SERVER_ENTRY === 'bundle'
     ? [join(REPO_ROOT, 'src', 'main.bundle.mjs')]
     : ['--import', 'tsx', join(REPO_ROOT, 'src', 'main.ts')];
+}
+
+export async function startServer(opts: StartOptions = {}): Promise<RunningServer> {
+  const dataDir = opts.dataDir ?? tempDir();
   const args = [
-    ...entry,
+    ...starEntry(),
     '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--http-engine', opts.engine ?? 'uws',
     ...(opts.args ?? []),
   ];

@@ -3,8 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
-import { ENGINES, REPO_ROOT, removeDir, startServer, tempDir } from '../helpers/server.ts';
+import { ENGINES, REPO_ROOT, removeDir, starEntry, startServer, tempDir } from '../helpers/server.ts';
 
 test('a second star on a taken port refuses to start', async (t) => {
   const first = await startServer({ engine: 'uws' });
@@ -12,7 +11,7 @@ test('a second star on a taken port refuses to start', async (t) => {
   for (const engine of ENGINES) {
     const dir = tempDir();
     try {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src', 'main.ts'), '--listen', `127.0.0.1:${first.port}`, '--data-dir', dir, '--http-engine', engine], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 20_000 });
+      const r = spawnSync(process.execPath, [...starEntry(), '--listen', `127.0.0.1:${first.port}`, '--data-dir', dir, '--http-engine', engine], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 20_000 });
       assert.equal(r.status, 2, `${engine}: ${r.stderr}`);
       assert.match(r.stderr, /cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE/);
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);

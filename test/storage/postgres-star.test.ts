@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { REPO_ROOT, removeDir, startServer, tempDir, waitForOutput } from '../helpers/server.ts';
+import { REPO_ROOT, removeDir, starEntry, startServer, tempDir, waitForOutput } from '../helpers/server.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
 
 /** How long a refused star may take to exit. */
@@ -19,7 +19,7 @@ const skip = await postgresSkipReason();
 /** Runs `node src/main.ts …args` to its exit: the code and everything it printed. */
 function runStar(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; stdout: string }> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src', 'main.ts'), ...args], {
+    const proc = spawn(process.execPath, [...starEntry(), ...args], {
       cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
