@@ -63,12 +63,18 @@ export class PageReader {
   forget(objectKey: string): void { this.footers.delete(objectKey); }
 
   /** An object read that may race a trim, a retention pass or a delete removing the segment: the
-   *  page stops short with what it has, or, with nothing yet, answers as the stream now stands. */
-  private async readOrGone<T>(st: StreamState, sofar: readonly SequencedRecord[], read: () => Promise<T>): Promise<T | undefined> {
+   *  page stops short with what it has, or, with nothing yet, answers as the stream now stands. An
+   *  object missing while the stream still names it is damage, not a trim: an internal error naming
+   *  the object (logged as a bug; a client would retry a 410 or 404 forever and never learn why). */
+  private async readOrGone<T>(st: StreamState, sofar: readonly SequencedRecord[], objectKey: string, seq: number, read: () => Promise<T>): Promise<T | undefined> {
     try {
       return await read();
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      const released = st.deleted || seq < st.trimSeq || !st.meta.segments.some((x) => x.object_key === objectKey);
+      if (!released) {
+        throw new ServiceError('internal', `segment object ${objectKey} of stream ${st.streamId} (records from ${seq}) is missing from the object store`);
+      }
       if (sofar.length > 0) return undefined;
       if (st.deleted) throw new ServiceError('not_found', 'the stream was deleted');
       throw new ServiceError('trimmed', `records below ${st.trimSeq} were trimmed`);
@@ -97,7 +103,7 @@ export class PageReader {
       let si = segs.findIndex((x) => seq >= x.first_seq && seq < x.end_seq);
       while (!done && si >= 0 && si < segs.length) {
         const seg = segs[si];
-        const entries = await this.readOrGone(st, out, () => this.footer(seg));
+        const entries = await this.readOrGone(st, out, seg.object_key, seq, () => this.footer(seg));
         if (!entries) return out;
         let ei = entries.findIndex((e) => e.firstSeq + e.recordCount > seq);
         while (!done && ei >= 0 && ei < entries.length) {
@@ -106,7 +112,7 @@ export class PageReader {
           const span = spanOf(entries, ei, seq, lim.limit - out.length, lim.maxBytes - bytes);
           const first = entries[ei];
           const spanEnd = entries[span - 1].offset + entries[span - 1].frameBytes;
-          const buf = await this.readOrGone(st, out, () => this.objects.get(seg.object_key, { offset: first.offset, length: spanEnd - first.offset }));
+          const buf = await this.readOrGone(st, out, seg.object_key, seq, () => this.objects.get(seg.object_key, { offset: first.offset, length: spanEnd - first.offset }));
           if (!buf || seq < st.trimSeq) return out;
           for (; ei < span && !done; ei++) {
             const e = entries[ei];

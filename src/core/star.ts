@@ -302,6 +302,7 @@ export class Star implements StreamService {
       const v = body[k];
       if (v !== undefined) (config as unknown as Record<string, unknown>)[k] = v;
     }
+    this.refuseExpressDefault(config);
     const meta: BucketMeta = { name, config: { ...config }, created_at_unix_ms: this.d.clock.nowMs(), creation_token: token };
     this.buckets.set(name, meta);
     const write = this.bucketWrite(name, this.d.metadata.putBucket(meta));
@@ -327,6 +328,7 @@ export class Star implements StreamService {
       const v = body[k];
       if (v !== undefined) (config as unknown as Record<string, unknown>)[k] = v;
     }
+    this.refuseExpressDefault(config);
     const meta: BucketMeta = { ...b, config: { ...config } };
     this.buckets.set(name, meta);
     try {
@@ -336,6 +338,13 @@ export class Star implements StreamService {
       throw err;
     }
     return this.bucketInfo(meta);
+  }
+
+  /** A bucket whose streams would default to express needs somewhere to put their objects. */
+  private refuseExpressDefault(config: BucketConfig): void {
+    if (config.default_class === 'express' && !this.d.expressBucket) {
+      throw invalid('this star has no express bucket set (--express-bucket); a bucket cannot default its streams to class express');
+    }
   }
 
   async deleteBucket(name: string): Promise<void> {

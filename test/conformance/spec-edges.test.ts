@@ -130,15 +130,16 @@ for (const engine of ENGINES) {
       assert.equal(ok.body.class, 'standard');
     });
 
-    test('creating a stream of class express without an express bucket is 400 and creates nothing, asked or by the bucket\'s default', async () => {
+    test('class express without an express bucket is 400 wherever it is asked for: a stream, a bucket\'s default (create and update); nothing is created or changed', async () => {
       const bucket = await c.createBucket();
       const key = uniq('k');
       assertError(await c.post(streamPath(bucket, key), { class: 'express' }), 400);
       assertError(await c.get(streamPath(bucket, key)), 404, 'nothing was created');
-      const byDefault = await c.createBucket({ default_class: 'express', create_stream_on_append: true });
-      assertError(await c.post(streamPath(byDefault, key), {}), 400);
-      assertError(await c.append(byDefault, key, bodies(1)), 400, 'nor by an append that would create it');
-      assertError(await c.get(streamPath(byDefault, key)), 404);
+      const named = uniq('b');
+      assertError(await c.post(`/v1/buckets/${named}`, { default_class: 'express', create_stream_on_append: true }), 400);
+      assertError(await c.get(`/v1/buckets/${named}`), 404, 'the bucket was not created');
+      assertError(await c.put(`/v1/buckets/${bucket}`, { default_class: 'express' }), 400);
+      assert.equal((await c.get(`/v1/buckets/${bucket}`)).body.default_class, 'standard', 'the bucket was not changed');
     });
   });
 
