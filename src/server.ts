@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { STAR_ID_PATTERN, type Config } from './config/config.ts';
-import { LOG_RING_BYTES, WAL_HEALTH_SAMPLE_MS } from './config/limits.ts';
+import { LOG_RING_BYTES, SHUTDOWN_REQUESTS_WAIT_MS_MAX, WAL_HEALTH_SAMPLE_MS } from './config/limits.ts';
 import { Star } from './core/star.ts';
 import { ERROR_TABLE, ServiceError } from './core/errors.ts';
 import type { AppendInput } from './core/types.ts';
@@ -332,6 +332,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
       server?.close();
       ops?.close();
       await grpcServer?.close();
+      await dispatcher.whenIdle(SHUTDOWN_REQUESTS_WAIT_MS_MAX);
       auth?.close();
       // The log commits what it holds first, so every append it made durable is acknowledged.
       await wal.stop();

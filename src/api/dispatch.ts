@@ -158,6 +158,9 @@ class Context implements RequestCtx {
 
 export class Dispatcher {
   private sseOpen = 0;
+  /** Requests being handled now, and who waits for there to be none (a stopping star). */
+  private requestsInFlight = 0;
+  private idleWaiters: (() => void)[] = [];
   private readonly bodyBudget: BodyBudget;
 
   constructor(private readonly deps: DispatchDeps) {
@@ -174,11 +177,34 @@ export class Dispatcher {
     this.deps.observe?.(verb, status, (performance.now() - t0) / 1000);
   }
 
+  /** Resolves once no request is being handled (an open event stream does not count: it ends with
+   *  the star), or after `waitMsMax`. A stopping star waits here after closing its listeners, so the
+   *  requests already on their way are answered rather than cut. */
+  whenIdle(waitMsMax: number): Promise<void> {
+    if (this.requestsInFlight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, waitMsMax);
+      this.idleWaiters.push(() => { clearTimeout(timer); resolve(); });
+    });
+  }
+
+  private requestEnded(): void {
+    if (--this.requestsInFlight > 0 || this.idleWaiters.length === 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
   async handle(ex: HttpExchange): Promise<void> {
     const t0 = ex.startedAt ?? performance.now();
+    this.requestsInFlight += 1;
     if (this.deps.ds?.handles(ex.path)) {
       // The DS protocol has its own routes, headers and CORS; its answers are counted as one verb.
-      this.observe('DurableStreams', await this.deps.ds.handle(ex), t0);
+      try {
+        this.observe('DurableStreams', await this.deps.ds.handle(ex), t0);
+      } finally {
+        this.requestEnded();
+      }
       return;
     }
     let verb = 'Unmatched';
@@ -270,6 +296,7 @@ export class Dispatcher {
     } finally {
       account?.close();
       if (sseSlot) this.sseOpen -= 1;
+      this.requestEnded();
     }
   }
 

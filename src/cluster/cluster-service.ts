@@ -7,7 +7,7 @@
 // taken with the next epoch. Bucket operations and listings read the shared store directly.
 
 import {
-  CHUNK_GC_BATCH_MAX, CHUNK_GC_MS, CHUNK_OBJECT_GRACE_MS, LEASE_IDLE_MS, LEASE_RENEW_MS, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS,
+  CHUNK_GC_BATCH_MAX, CHUNK_GC_MS, CHUNK_OBJECT_GRACE_MS, DRAIN_HANDOFF_MS_MAX, DRAIN_POLL_MS, DRAIN_WAIT_MS_MAX, LEASE_IDLE_MS, LEASE_RENEW_MS, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS,
   LIST_PAGE_MAX, RETENTION_SWEEP_MS, STAR_GONE_AFTER_MS, STAR_HEARTBEAT_MS,
 } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
@@ -80,6 +80,10 @@ export class ClusterService implements StreamService {
   /** The live active stars as last read (refreshed with the heartbeat): where vacant leases go. */
   private live: StarRow[] = [];
   private stopped = false;
+  /** This star's membership state as last read or set: a draining or decommissioned star takes no
+   *  lease and hands over the ones it holds. */
+  private ownState: StarRow['state'] = 'active';
+  private draining: Promise<number> | undefined;
   readonly counters: ClusterCounters = { takeovers: 0, leasesTaken: 0, leasesLost: 0, leasesReleased: 0 };
 
   constructor(private readonly d: ClusterDeps) {
@@ -124,7 +128,11 @@ export class ClusterService implements StreamService {
     };
     const report = async (): Promise<void> => {
       await this.d.pg.heartbeat();
-      this.live = (await this.d.pg.stars()).filter((st) => st.state === 'active' && st.heartbeat_age_ms < STAR_GONE_AFTER_MS);
+      const stars = await this.d.pg.stars();
+      this.live = stars.filter((st) => st.state === 'active' && st.heartbeat_age_ms < STAR_GONE_AFTER_MS);
+      // Drained or decommissioned by a request to another star: drain here.
+      const me = stars.find((st) => st.star_id === this.d.starId);
+      if (me && me.state !== 'active' && this.ownState === 'active') void this.drainHere(me.state).catch((err: unknown) => this.d.log_error?.('draining failed', err));
     };
     void report().catch(() => undefined);
     every(STAR_HEARTBEAT_MS, report);
@@ -161,6 +169,7 @@ export class ClusterService implements StreamService {
   }
 
   private async acquire(bucket: string, key: string, a: string): Promise<void> {
+    if (this.ownState !== 'active') throw this.handedOff(bucket, key);
     const h = this.held.get(a);
     if (h) {
       // Held, but past the time this star may serve under it: renew (same epoch) or let it go.
@@ -207,6 +216,72 @@ export class ClusterService implements StreamService {
       if (left <= 0) throw new ServiceError('unavailable', `the lease of ${bucket}/${key} is moving; retry`);
       await new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, Math.min(Math.max(cur.remaining_ms, 0) + 20, left)); });
     }
+  }
+
+  /** Why a draining or decommissioned star does not serve a stream: the active star it belongs on
+   *  now (the bridge hops there), or a retryable 503 while none is known. */
+  private handedOff(bucket: string, key: string): ServiceError {
+    const home = this.homeOf(bucket, key);
+    if (home && home.star_id !== this.d.starId) return this.notOwner({ holder: home.star_id, epoch: 0, remaining_ms: 0, star: home });
+    return new ServiceError('unavailable', `star ${this.d.starId} is ${this.ownState}: it leads no stream; retry`);
+  }
+
+  // ------------------------------------------------------------------ drain and decommission
+
+  /** Drain (or Decommission) the star `starId` ('' : this one): it takes no more leases and hands the
+   *  ones it holds to the other stars; decommissioned, it never leads again. Answers the leases it
+   *  handed over. Refused for the last active star: no other star could take its streams. */
+  async drain(starId: string, decommission: boolean): Promise<number> {
+    const target = starId === '' ? this.d.starId : starId;
+    const stars = await this.d.pg.stars();
+    if (!stars.some((st) => st.star_id === target)) throw new ServiceError('not_found', `no star ${target} in this cluster`);
+    const others = stars.filter((st) => st.star_id !== target && st.state === 'active' && st.heartbeat_age_ms < STAR_GONE_AFTER_MS);
+    const verb = decommission ? 'decommission' : 'drain';
+    if (others.length === 0) throw new ServiceError('failed_precondition', `cannot ${verb} star ${target}: it is the last active star, and no other could take its streams`);
+    const state = decommission ? 'decommissioned' : 'draining';
+    await this.d.pg.setState(target, state);
+    if (target === this.d.starId) return this.drainHere(state);
+    // Another star sees its new state at its next heartbeat and drains itself; wait for it to let go.
+    const before = (await this.d.pg.leaseCounts()).get(target) ?? 0;
+    const deadlineMs = this.d.clock.nowMs() + DRAIN_WAIT_MS_MAX;
+    while (((await this.d.pg.leaseCounts()).get(target) ?? 0) > 0) {
+      if (this.d.clock.nowMs() >= deadlineMs) throw new ServiceError('unavailable', `star ${target} is still handing over its leases; ask again to wait more`);
+      await new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, STAR_HEARTBEAT_MS); });
+    }
+    return before;
+  }
+
+  /** This star drains: no new leases; what it holds settles, then each stream is handed over (its
+   *  lease released at once, so the next request anywhere takes it with the next epoch) as soon as
+   *  none of its appends is in flight, the rest after DRAIN_HANDOFF_MS_MAX. */
+  private drainHere(state: StarRow['state']): Promise<number> {
+    if (state === 'decommissioned' || this.ownState === 'active') this.ownState = state;
+    if (this.draining) return this.draining;
+    this.d.log_error?.(`star ${this.d.starId} is ${state}: handing over its ${this.held.size} lease(s)`);
+    this.draining = (async () => {
+      await this.d.star.settle().catch((err: unknown) => this.d.log_error?.('settling before the hand-over failed (the next leaders read the chunks)', err));
+      let moved = 0;
+      const deadlineMs = this.d.clock.nowMs() + DRAIN_HANDOFF_MS_MAX;
+      while (this.held.size > 0 && !this.stopped) {
+        const late = this.d.clock.nowMs() >= deadlineMs;
+        const ready: Held[] = [];
+        for (const [a, h] of this.held) {
+          if (this.taking.has(a) || !(late || this.d.star.quiet(h.bucket, h.key))) continue;
+          ready.push(h);
+          this.held.delete(a);
+          this.d.star.evict(h.bucket, h.key);
+        }
+        if (ready.length > 0) {
+          await this.d.pg.release(ready).catch((err: unknown) => this.d.log_error?.('releasing leases while draining failed (they run out by themselves)', err));
+          moved += ready.length;
+          this.counters.leasesReleased += ready.length;
+        }
+        if (this.held.size > 0) await new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, DRAIN_POLL_MS); });
+      }
+      this.d.log_error?.(`star ${this.d.starId} is ${this.ownState}: ${moved} lease(s) handed over`);
+      return moved;
+    })();
+    return this.draining;
   }
 
   /** The live star a stream's lease belongs on (highest hash of star and address); undefined while
@@ -456,6 +531,7 @@ export class ClusterService implements StreamService {
   /** Membership and leases as the admin views show them. */
   view(): ClusterView {
     return {
+      drain: (starId, decommission) => this.drain(starId, decommission),
       stars: async () => (await this.d.pg.stars()).map((st) => ({
         star_id: st.star_id, address: st.grpc_address, state: st.state, started_unix_ms: Number(st.started_unix_ms),
         gone: st.heartbeat_age_ms >= STAR_GONE_AFTER_MS,

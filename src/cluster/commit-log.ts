@@ -149,13 +149,19 @@ export class ClusterCommitLog implements LogPort {
     this.flushing = true;
     let inFlight: Promise<void> | undefined;
     try {
+      // Frames queued while the last group finishes find `flushing` set and do not start a loop of
+      // their own: the queue is looked at again after that wait, or they would sit there until the
+      // next append came (forever, on a stream that went quiet).
       while (this.queue.length > 0) {
-        const group = this.prepare();
-        const before = inFlight;
-        inFlight = this.finish(group, before);
-        if (before) await before;
+        while (this.queue.length > 0) {
+          const group = this.prepare();
+          const before = inFlight;
+          inFlight = this.finish(group, before);
+          if (before) await before;
+        }
+        await inFlight;
+        inFlight = undefined;
       }
-      await inFlight;
     } finally {
       this.flushing = false;
     }

@@ -127,6 +127,17 @@ export const LEASE_SAFETY_MARGIN_MS = 250;
 export const STAR_HEARTBEAT_MS = 500;
 /** … and counts as gone once its last report is this old: its leases are waited out and taken. */
 export const STAR_GONE_AFTER_MS = 2000;
+/** A stopping star answers the requests already on their way for at most this long after it stops
+ *  listening, before it shuts down (a rolling restart's in-flight appends are answered, not cut). */
+export const SHUTDOWN_REQUESTS_WAIT_MS_MAX = 5000;
+/** Drain: a leader hands over each stream once nothing of it is in flight, checking this often … */
+export const DRAIN_POLL_MS = 20;
+/** … and after this long hands over the rest anyway (their appends in flight fail with a retryable
+ *  503; none was acknowledged). */
+export const DRAIN_HANDOFF_MS_MAX = 5000;
+/** Drain or Decommission of another star waits this long for it to hold no lease, then answers
+ *  UNAVAILABLE (the drain goes on; asking again waits again). */
+export const DRAIN_WAIT_MS_MAX = 30_000;
 /** Chunk objects whose every chunk has settled are deleted this long after they were written. */
 export const CHUNK_OBJECT_GRACE_MS = 60_000;
 /** How often, and how many at a time, unreferenced chunk objects are collected. */

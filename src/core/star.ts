@@ -257,6 +257,13 @@ export class Star implements StreamService {
       && this.d.clock.nowMs() - st.lastAppendMs >= idleMs;
   }
 
+  /** True when nothing of the stream is being committed or written: no append in flight, no row
+   *  write pending. A draining leader hands such a stream over without failing anyone's append. */
+  quiet(bucket: string, key: string): boolean {
+    const st = this.streams.get(addr(bucket, key));
+    return !st || (st.inflightBytes === 0 && !st.metaPending);
+  }
+
   /** The frames of a stream this star holds in memory for the given generation and earlier, from
    *  `fromSeq` on (the cluster's settler builds segments from them). */
   framesOf(streamId: string, generation: number, fromSeq: number): Buffer[] {

@@ -79,6 +79,23 @@ describe('the cluster commit log', { skip }, () => {
     assert.deepEqual((await pg.chunksOf(streamId, 0)).map((c) => [c.first_seq, c.end_seq]), [[0, 1], [1, 2]]);
   });
 
+  test('a frame queued while the last group commits is committed without another append to start it', { timeout: 20_000 }, async () => {
+    const { log, pg, streamId } = await setup();
+    const first = log.tryAppend(frame(streamId, 0, 'a'));
+    log.publish();
+    // The group commit is under way (its object PUT, then its PostgreSQL statement) ...
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    assert.ok(log.durableOffset() < first, 'the first group has not finished yet');
+    // ... when the next frame comes; nothing else is appended after it.
+    const second = log.tryAppend(frame(streamId, 1, 'b'));
+    log.publish();
+    await durable(log, second);
+    assert.equal(log.takeRefusal(first), undefined);
+    assert.equal(log.takeRefusal(second), undefined);
+    assert.deepEqual((await pg.chunksOf(streamId, 0)).map((c) => [c.first_seq, c.end_seq]), [[0, 1], [1, 2]]);
+  });
+
   test('the database refuses a chunk that overlaps one already committed, even under the holder\'s epoch', async () => {
     const { pg, streamId, epoch } = await setup();
     const chunk = (first: number, end: number, objectKey: string) => ({

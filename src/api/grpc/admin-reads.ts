@@ -46,6 +46,8 @@ export interface ClusterView {
   stream(bucket: string, key: string): Promise<StreamInfo & { fencing_token: string }>;
   tail(bucket: string, key: string): Promise<Position>;
   read(bucket: string, key: string, opts: ReadOptions): Promise<ReadResult>;
+  /** Drain (or decommission) a star ('' : the one asked); answers the leases it handed over. */
+  drain(starId: string, decommission: boolean): Promise<number>;
 }
 
 export interface AdminReadContext {

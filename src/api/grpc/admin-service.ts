@@ -1,5 +1,6 @@
-// AdminService: the admin plane of a one-star cluster. Cluster verbs answer as a one-star cluster
-// does (the only star cannot be drained or decommissioned: FAILED_PRECONDITION); the read verbs are
+// AdminService: the admin plane. Drain and Decommission move a star's leases to the other stars of a
+// cluster (cluster/cluster-service.ts); the only star cannot be drained or decommissioned
+// (FAILED_PRECONDITION), nor can a cluster's last active one. The read verbs are
 // admin-reads.ts, shared with the ops listener's JSON admin bridge; credential verbs go to the auth
 // hook and answer UNIMPLEMENTED while it is absent.
 
@@ -41,12 +42,14 @@ export function adminServiceHandlers(ctx: GrpcContext): AdminServiceHandlers {
   return {
     Drain: unary(async (req, _md, c) => {
       await admin('Drain', c);
+      if (ctx.cluster) return { leases_moved: await ctx.cluster.drain(req.star_id, false) };
       onlyStar(ctx, req.star_id);
       throw new ServiceError('failed_precondition', 'cannot drain the only star: no other star can take its leases');
     }),
 
     Decommission: unary(async (req, _md, c) => {
       await admin('Decommission', c);
+      if (ctx.cluster) return { leases_moved: await ctx.cluster.drain(req.star_id, true) };
       onlyStar(ctx, req.star_id);
       throw new ServiceError('failed_precondition', 'cannot decommission the only star of the cluster');
     }),

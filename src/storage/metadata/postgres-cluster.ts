@@ -101,6 +101,15 @@ export class PostgresCluster {
     await this.q(`UPDATE ${this.s}.stars SET heartbeat_at = clock_timestamp() WHERE star_id = $1`, [this.starId]);
   }
 
+  /** Sets a star's membership state (Drain, Decommission); false when there is no such star. A
+   *  decommissioned star stays so (join keeps it). */
+  async setState(starId: string, state: 'draining' | 'decommissioned'): Promise<boolean> {
+    const rows = await this.q<{ star_id: string }>(
+      `UPDATE ${this.s}.stars SET state = CASE WHEN state = 'decommissioned' THEN state ELSE $2 END WHERE star_id = $1 RETURNING star_id`,
+      [starId, state]);
+    return rows.length > 0;
+  }
+
   /** A star that stops on purpose leaves at once (its last heartbeat set long past), so no other star
    *  sends vacant streams to it while its heartbeat would still look fresh. */
   async leave(): Promise<void> {
