@@ -102,10 +102,13 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   }
 }
 
-// Run when executed (bin/svc.mjs), not when imported by a test.
-if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
-  main(process.argv.slice(2), process.env).then(
+/** Runs the command line of this process and sets its exit code (bin/svc.mjs calls it). */
+export function runCommandLine(): Promise<void> {
+  return main(process.argv.slice(2), process.env).then(
     (code) => { process.exitCode = code; },
     (err: unknown) => { process.stderr.write(`svc: ${err instanceof Error ? err.stack : String(err)}\n`); process.exitCode = 1; },
   );
 }
+
+// Run when executed directly (node --import tsx src/cli/svc/main.ts), not when imported.
+if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href) void runCommandLine();
