@@ -6,7 +6,10 @@ import { AUTH_SETTINGS, createAuthenticator, createJwtVerifier, parseAuthConfig,
 import { ConfigError } from '../config/config.ts';
 import { hostPort, listValue, parseFlags, positiveInt, usageText, type FlagSpec } from '../config/flags.ts';
 import { isIP } from 'node:net';
-import { GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX, GATEWAY_UPSTREAM_DOWN_MS } from '../config/limits.ts';
+import {
+  GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_HEALTH_INTERVAL_MS, GATEWAY_HEALTH_TIMEOUT_MS, GATEWAY_REQUESTS_PER_SUB_MAX,
+  GATEWAY_UPSTREAM_DOWN_MS,
+} from '../config/limits.ts';
 import { GatewayLimiter } from './limiter.ts';
 import { startGateway, type RunningGateway } from './server.ts';
 import { parseUpstream } from './upstreams.ts';
@@ -18,7 +21,7 @@ export const GATEWAY_FLAGS: FlagSpec[] = [
   { name: 'listen', env: 'SVCD_GATEWAY_LISTEN', help: 'Gateway address host:port', default: '127.0.0.1:8080' },
   {
     name: 'upstream', env: 'SVCD_GATEWAY_UPSTREAM', value: 'HOST:PORT', repeat: 'all', default: 'http://127.0.0.1:7070',
-    help: `a star's data bridge, host:port or http(s)://host:port; repeat the flag or give a comma list for several stars of a cluster (a stream's requests start at the star its address hashes to, others go round robin; a star refusing connections is skipped for ${GATEWAY_UPSTREAM_DOWN_MS / 1000} s; a 421 naming the leader is followed once)`,
+    help: `a star's data bridge, host:port or http(s)://host:port; repeat the flag or give a comma list for several stars of a cluster (a stream's requests start at the star its address hashes to, others go round robin; a star refusing connections is skipped for ${GATEWAY_UPSTREAM_DOWN_MS / 1000} s, and one whose GET /healthz, probed every ${GATEWAY_HEALTH_INTERVAL_MS / 1000} s, gets no 200 within ${GATEWAY_HEALTH_TIMEOUT_MS / 1000} s is skipped until a probe passes; a 421 naming the leader is followed once)`,
   },
   { name: 'dns-zone', env: 'SVCD_DNS_ZONE', help: 'zone of bucket hosts: {bucket}.{zone} carries the bucket, api.{zone} serves path-style (empty: path-style only)', default: '' },
   { name: 'gateway-limits', env: 'SVCD_GATEWAY_LIMITS', help: 'enforce the svc_aux.limits ceilings per sub (needs --auth jwt: edge verification)', default: 'false', boolean: true },
@@ -125,6 +128,7 @@ export async function runGateway(argv: readonly string[], env: NodeJS.ProcessEnv
       host: cfg.listen.host, port: cfg.listen.port, upstreams: cfg.upstreams, zone: cfg.zone, authenticator,
       limiter: cfg.limits ? new GatewayLimiter(() => Date.now()) : undefined,
       connectionsDefault: cfg.connectionsDefault, requestsPerSub: cfg.requestsPerSub, trustedProxies: cfg.trustedProxies,
+      health: { log: (line) => console.error(`svcd gateway: ${line}`) },
       logError: (msg, err) => console.error(`svcd gateway: ${msg}${err ? `: ${String(err)}` : ''}`),
     });
   } catch (err) {

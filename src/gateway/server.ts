@@ -11,7 +11,8 @@
 //   6. the request goes to one of several stars with the caller's bearer verbatim, bodies and answers
 //      streamed both ways (event streams included, paused while a read budget is spent); a star that
 //      refuses connections is skipped, and a star that names another leader (421) is followed once
-//      (forward.ts, upstreams.ts).
+//      (forward.ts, upstreams.ts). Each star is also probed (GET /healthz) in the background, and one
+//      that fails its probe is tried last until it passes again (health.ts).
 // The exchange route is throttled per client address (failed asks), as the star throttles per key id.
 // The Gateway mints nothing and holds no cluster credential.
 
@@ -28,6 +29,7 @@ import { UpstreamPool } from './capacity.ts';
 import { Forwarder, type ForwardHooks } from './forward.ts';
 import { answer, fail } from './reply.ts';
 import { Upstreams } from './upstreams.ts';
+import { HealthProbes, type HealthOptions } from './health.ts';
 import { routeHost } from './hosts.ts';
 import type { GatewayLimiter } from './limiter.ts';
 
@@ -49,6 +51,9 @@ export interface GatewayOptions {
   /** Peers (a TLS terminator, a load balancer) whose X-Forwarded-For names the client: its last
    *  entry is then the client address that per-address shares and throttles key on. */
   trustedProxies?: ReadonlySet<string>;
+  /** Upstream health probes: period and timeout (defaults: GATEWAY_HEALTH_*_MS) and where a star's
+   *  change of verdict is logged. */
+  health?: HealthOptions;
   logError(msg: string, err?: unknown): void;
 }
 
@@ -97,7 +102,8 @@ function authorizeEarly(principal: Principal, m: RouteMatch | undefined): void {
 }
 
 export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
-  const forwarder = new Forwarder(new Upstreams(o.upstreams), o.logError);
+  const upstreams = new Upstreams(o.upstreams);
+  const forwarder = new Forwarder(upstreams, o.logError);
   const requests = new UpstreamPool({ socketsMax: GATEWAY_UPSTREAM_SOCKETS_MAX, queueMax: GATEWAY_UPSTREAM_QUEUE_MAX, what: 'requests' });
   const streams = new UpstreamPool({ socketsMax: GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX, queueMax: 0, what: 'subscriptions' });
   const connectionsDefault = o.connectionsDefault ?? GATEWAY_CONNECTIONS_PER_SUB_DEFAULT;
@@ -168,9 +174,12 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     server.once('error', reject);
     server.listen({ host: o.host, port: o.port, exclusive: true }, () => resolve());
   });
+  const health = new HealthProbes(upstreams, o.health);
+  health.start();
   return {
     port: (server.address() as AddressInfo).port,
     async close() {
+      health.close();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       forwarder.close();
