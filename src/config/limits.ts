@@ -201,6 +201,14 @@ export const GATEWAY_RESEND_BODY_BYTES_MAX = APPEND_BODY_BYTES_MAX;
  *  budget spent goes up uncopied; if its star then names another leader, the caller gets 503 with
  *  Retry-After rather than the Gateway holding unbounded memory. */
 export const GATEWAY_RESEND_BYTES_TOTAL_MAX = 1024 * MiB;
+/** The Gateway probes each upstream star's bridge (GET /healthz) this often, one probe at a time per
+ *  star: a star that hangs without refusing connections (stopped, wedged, a black-holed route) is
+ *  put last within about a period plus a timeout, instead of costing each request routed to it a
+ *  full GATEWAY_UPSTREAM_HEAD_MS_MAX; a star that answers again is back as soon. */
+export const GATEWAY_HEALTH_INTERVAL_MS = 1000;
+/** A probe not answered in this long fails (a healthy bridge answers /healthz in milliseconds; this
+ *  leaves room for a loaded star without letting a hung one look alive for long). */
+export const GATEWAY_HEALTH_TIMEOUT_MS = 2000;
 
 // --- gRPC --------------------------------------------------------------------------------------
 /** Protobuf framing of one AppendRecord beyond its content: its own tag and length, its timestamp,

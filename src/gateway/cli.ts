@@ -1,12 +1,19 @@
 // `svcd gateway`: the Gateway process. Flags and SVCD_* variables like the star's, its own listener,
-// the stars it forwards to, the DNS zone of bucket hosts, and edge verification and limits, which
-// refuse to boot in an unsafe combination (limits without verification, spec: Gateway, bridge and peers).
+// the stars it forwards to, the DNS zone of bucket hosts, TLS on its listener, and edge verification
+// and limits, which refuse to boot in an unsafe combination (limits without verification, spec:
+// Gateway, bridge and peers; a bearer-checking edge over plaintext without --insecure-auth, spec:
+// Modes). Every refusal is one stderr line and exit 2, as the star's.
 
 import { AUTH_SETTINGS, createAuthenticator, createJwtVerifier, parseAuthConfig, type Authenticator, type JwtVerifier } from '../auth/index.ts';
 import { ConfigError } from '../config/config.ts';
 import { hostPort, listValue, parseFlags, positiveInt, usageText, type FlagSpec } from '../config/flags.ts';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX, GATEWAY_UPSTREAM_DOWN_MS } from '../config/limits.ts';
+import { createSecureContext } from 'node:tls';
+import {
+  GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_HEALTH_INTERVAL_MS, GATEWAY_HEALTH_TIMEOUT_MS, GATEWAY_REQUESTS_PER_SUB_MAX,
+  GATEWAY_UPSTREAM_DOWN_MS,
+} from '../config/limits.ts';
 import { GatewayLimiter } from './limiter.ts';
 import { startGateway, type RunningGateway } from './server.ts';
 import { parseUpstream } from './upstreams.ts';
@@ -18,8 +25,12 @@ export const GATEWAY_FLAGS: FlagSpec[] = [
   { name: 'listen', env: 'SVCD_GATEWAY_LISTEN', help: 'Gateway address host:port', default: '127.0.0.1:8080' },
   {
     name: 'upstream', env: 'SVCD_GATEWAY_UPSTREAM', value: 'HOST:PORT', repeat: 'all', default: 'http://127.0.0.1:7070',
-    help: `a star's data bridge, host:port or http(s)://host:port; repeat the flag or give a comma list for several stars of a cluster (a stream's requests start at the star its address hashes to, others go round robin; a star refusing connections is skipped for ${GATEWAY_UPSTREAM_DOWN_MS / 1000} s; a 421 naming the leader is followed once)`,
+    help: `a star's data bridge, host:port or http(s)://host:port; repeat the flag or give a comma list for several stars of a cluster (a stream's requests start at the star its address hashes to, others go round robin; a star refusing connections is skipped for ${GATEWAY_UPSTREAM_DOWN_MS / 1000} s, and one whose GET /healthz, probed every ${GATEWAY_HEALTH_INTERVAL_MS / 1000} s, gets no 200 within ${GATEWAY_HEALTH_TIMEOUT_MS / 1000} s is skipped until a probe passes; a 421 naming the leader is followed once)`,
   },
+  // Variables of their own, not the star's SVCD_TLS_*: the Gateway faces the internet under a name of
+  // its own, and one environment may well configure a Gateway and a star side by side.
+  { name: 'tls-cert', env: 'SVCD_GATEWAY_TLS_CERT', value: 'FILE', default: '', help: 'serve HTTPS with this certificate chain (PEM; with --tls-key); edge verification (--auth jwt) then needs no --insecure-auth' },
+  { name: 'tls-key', env: 'SVCD_GATEWAY_TLS_KEY', value: 'FILE', default: '', help: 'private key (PEM) of --tls-cert' },
   { name: 'dns-zone', env: 'SVCD_DNS_ZONE', help: 'zone of bucket hosts: {bucket}.{zone} carries the bucket, api.{zone} serves path-style (empty: path-style only)', default: '' },
   { name: 'gateway-limits', env: 'SVCD_GATEWAY_LIMITS', help: 'enforce the svc_aux.limits ceilings per sub (needs --auth jwt: edge verification)', default: 'false', boolean: true },
   {
@@ -44,6 +55,8 @@ export const GATEWAY_FLAGS: FlagSpec[] = [
 export interface GatewayConfig {
   listen: { host: string; port: number };
   upstreams: URL[];
+  /** Certificate and key files of an HTTPS listener; undefined: plain HTTP. */
+  tls?: { certFile: string; keyFile: string };
   zone: string;
   limits: boolean;
   connectionsDefault: number;
@@ -80,8 +93,14 @@ export function loadGatewayConfig(argv: readonly string[], env: NodeJS.ProcessEn
   if (upstreams.length === 0) throw new ConfigError('--upstream names no star');
   const zone = value('dns-zone').trim().toLowerCase().replace(/\.$/, '');
   if (zone !== '' && !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(zone)) throw new ConfigError('--dns-zone must be a DNS name');
+  const certFile = value('tls-cert');
+  const keyFile = value('tls-key');
+  // One without the other is a slip, never a request for plain HTTP: refused, not ignored.
+  if (certFile !== '' && keyFile === '') throw new ConfigError('--tls-cert needs --tls-key (the certificate\'s private key)');
+  if (keyFile !== '' && certFile === '') throw new ConfigError('--tls-key needs --tls-cert');
   return {
     listen, upstreams, zone,
+    tls: certFile !== '' ? { certFile, keyFile } : undefined,
     limits: flags.bool('gateway-limits'),
     connectionsDefault: positiveInt(value('gateway-connections-default'), 'gateway-connections-default'),
     requestsPerSub: positiveInt(value('gateway-requests-per-sub'), 'gateway-requests-per-sub'),
@@ -92,18 +111,46 @@ export function loadGatewayConfig(argv: readonly string[], env: NodeJS.ProcessEn
   };
 }
 
+/** Reads the listener's certificate and key, and checks they make a TLS context (parseable PEM, the
+ *  key matching the certificate), so a bad pair refuses the start instead of every handshake. */
+export function loadTlsFiles(files: { certFile: string; keyFile: string }): { cert: Buffer; key: Buffer } {
+  const read = (flag: string, file: string): Buffer => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new ConfigError(`--${flag}: cannot read ${file}: ${oneLine(err)}`);
+    }
+  };
+  const cert = read('tls-cert', files.certFile);
+  const key = read('tls-key', files.keyFile);
+  try {
+    createSecureContext({ cert, key });
+  } catch (err) {
+    throw new ConfigError(`--tls-cert ${files.certFile} and --tls-key ${files.keyFile} are not a usable certificate and key: ${oneLine(err)}`);
+  }
+  return { cert, key };
+}
+
+/** An error's message on one line: refusals are one stderr line. */
+function oneLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ');
+}
+
 /** Runs `svcd gateway …` until SIGTERM/SIGINT; answers the exit code for a refused start. */
 export async function runGateway(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number | undefined> {
   let cfg: GatewayConfig;
   let authenticator: Authenticator | undefined;
   let verifier: JwtVerifier | undefined;
+  let tls: { cert: Buffer; key: Buffer } | undefined;
   try {
     cfg = loadGatewayConfig(argv, env);
     if (cfg.help) {
       console.log(usageText('usage: svcd gateway [flags]', GATEWAY_FLAGS));
       return 0;
     }
-    const auth = parseAuthConfig(cfg.get, env, false, { verifyOnly: true });
+    tls = cfg.tls ? loadTlsFiles(cfg.tls) : undefined;
+    // A TLS listener is what lets jwt verification run without --insecure-auth (spec: Modes).
+    const auth = parseAuthConfig(cfg.get, env, tls !== undefined, { verifyOnly: true });
     if (auth.mode !== 'off' && auth.mode !== 'jwt') throw new ConfigError(`the Gateway verifies JWTs only: --auth off or jwt, not ${auth.mode}`);
     if (cfg.limits && auth.mode !== 'jwt') {
       throw new ConfigError('--gateway-limits needs edge verification (--auth jwt): limits ride verified tokens');
@@ -124,7 +171,8 @@ export async function runGateway(argv: readonly string[], env: NodeJS.ProcessEnv
     running = await startGateway({
       host: cfg.listen.host, port: cfg.listen.port, upstreams: cfg.upstreams, zone: cfg.zone, authenticator,
       limiter: cfg.limits ? new GatewayLimiter(() => Date.now()) : undefined,
-      connectionsDefault: cfg.connectionsDefault, requestsPerSub: cfg.requestsPerSub, trustedProxies: cfg.trustedProxies,
+      connectionsDefault: cfg.connectionsDefault, requestsPerSub: cfg.requestsPerSub, trustedProxies: cfg.trustedProxies, tls,
+      health: { log: (line) => console.error(`svcd gateway: ${line}`) },
       logError: (msg, err) => console.error(`svcd gateway: ${msg}${err ? `: ${String(err)}` : ''}`),
     });
   } catch (err) {
@@ -132,7 +180,7 @@ export async function runGateway(argv: readonly string[], env: NodeJS.ProcessEnv
     console.error(`svcd gateway: cannot listen on ${cfg.listen.host}:${cfg.listen.port}: ${(err as Error).message}`);
     return 2;
   }
-  console.log(`svcd gateway listening on http://${cfg.listen.host}:${running.port} upstream ${cfg.upstreams.map((u) => u.origin).join(',')}${cfg.zone ? ` zone ${cfg.zone}` : ''}${authenticator ? ' (edge verification' : ''}${cfg.limits ? ', limits)' : authenticator ? ')' : ''}`);
+  console.log(`svcd gateway listening on ${tls ? 'https' : 'http'}://${cfg.listen.host}:${running.port} upstream ${cfg.upstreams.map((u) => u.origin).join(',')}${cfg.zone ? ` zone ${cfg.zone}` : ''}${authenticator ? ' (edge verification' : ''}${cfg.limits ? ', limits)' : authenticator ? ')' : ''}`);
   const shutdown = (): void => {
     void running.close().then(() => { verifier?.close(); process.exit(0); });
   };

@@ -15,6 +15,7 @@
 
 import { request as httpRequest, Agent, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import { FOLLOW_HEADER, HOP_HEADER, LEADER_HEADER } from '../api/proxy.ts';
 import { GATEWAY_RESEND_BYTES_TOTAL_MAX, GATEWAY_UPSTREAM_HEAD_MS_MAX, GATEWAY_UPSTREAM_SOCKETS_MAX, GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX } from '../config/limits.ts';
 import { ServiceError } from '../protocol/errors.ts';
@@ -72,7 +73,8 @@ function forwardedHeaders(req: IncomingMessage): OutgoingHttpHeaders {
   const prior = req.headers['x-forwarded-for'];
   out['x-forwarded-for'] = prior ? `${String(prior)}, ${peer}` : peer;
   if (req.headers.host) out['x-forwarded-host'] = req.headers.host;
-  out['x-forwarded-proto'] = 'http';
+  // The scheme the caller used to reach the Gateway (its listener is HTTPS under --tls-cert).
+  out['x-forwarded-proto'] = (req.socket as Partial<TLSSocket>).encrypted === true ? 'https' : 'http';
   out[FOLLOW_HEADER] = '1';
   return out;
 }

@@ -11,11 +11,15 @@
 //   6. the request goes to one of several stars with the caller's bearer verbatim, bodies and answers
 //      streamed both ways (event streams included, paused while a read budget is spent); a star that
 //      refuses connections is skipped, and a star that names another leader (421) is followed once
-//      (forward.ts, upstreams.ts).
+//      (forward.ts, upstreams.ts). Each star is also probed (GET /healthz) in the background, and one
+//      that fails its probe is tried last until it passes again (health.ts).
+// The listener is HTTPS when given a certificate and key (`--tls-cert`, `--tls-key`), plain HTTP
+// otherwise (behind a TLS terminator).
 // The exchange route is throttled per client address (failed asks), as the star throttles per key id.
 // The Gateway mints nothing and holds no cluster credential.
 
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
   GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX, GATEWAY_UPSTREAM_QUEUE_MAX,
@@ -28,6 +32,7 @@ import { UpstreamPool } from './capacity.ts';
 import { Forwarder, type ForwardHooks } from './forward.ts';
 import { answer, fail } from './reply.ts';
 import { Upstreams } from './upstreams.ts';
+import { HealthProbes, type HealthOptions } from './health.ts';
 import { routeHost } from './hosts.ts';
 import type { GatewayLimiter } from './limiter.ts';
 
@@ -49,6 +54,11 @@ export interface GatewayOptions {
   /** Peers (a TLS terminator, a load balancer) whose X-Forwarded-For names the client: its last
    *  entry is then the client address that per-address shares and throttles key on. */
   trustedProxies?: ReadonlySet<string>;
+  /** Serve HTTPS with this certificate chain and key (PEM), read by the caller; absent: plain HTTP. */
+  tls?: { cert: Buffer; key: Buffer };
+  /** Upstream health probes: period and timeout (defaults: GATEWAY_HEALTH_*_MS) and where a star's
+   *  change of verdict is logged. */
+  health?: HealthOptions;
   logError(msg: string, err?: unknown): void;
 }
 
@@ -97,7 +107,8 @@ function authorizeEarly(principal: Principal, m: RouteMatch | undefined): void {
 }
 
 export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
-  const forwarder = new Forwarder(new Upstreams(o.upstreams), o.logError);
+  const upstreams = new Upstreams(o.upstreams);
+  const forwarder = new Forwarder(upstreams, o.logError);
   const requests = new UpstreamPool({ socketsMax: GATEWAY_UPSTREAM_SOCKETS_MAX, queueMax: GATEWAY_UPSTREAM_QUEUE_MAX, what: 'requests' });
   const streams = new UpstreamPool({ socketsMax: GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX, queueMax: 0, what: 'subscriptions' });
   const connectionsDefault = o.connectionsDefault ?? GATEWAY_CONNECTIONS_PER_SUB_DEFAULT;
@@ -160,17 +171,22 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     await forwarder.forward({ req, res, method, target: path + query, subscribe, stream, hooks }).finally(release);
   }
 
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((err: unknown) => fail(res, err, o.logError));
-  });
+  };
+  // node:https's Server is node:http's over TLS sockets: the same handler, timeouts and close.
+  const server: Server = o.tls ? createTlsServer({ cert: o.tls.cert, key: o.tls.key }, onRequest) : createServer(onRequest);
   server.requestTimeout = 0; // event streams are long-lived; the stars bound stalled consumers
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host: o.host, port: o.port, exclusive: true }, () => resolve());
   });
+  const health = new HealthProbes(upstreams, o.health);
+  health.start();
   return {
     port: (server.address() as AddressInfo).port,
     async close() {
+      health.close();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       forwarder.close();

@@ -2,9 +2,11 @@
 // Which one first: a request for a stream starts at the star its address hashes to, so one stream's
 // requests keep going to one star. That star takes the stream's lease when it is vacant, which
 // spreads leases over the stars by hash and spares a redirect on every later request. Requests that
-// name no stream (buckets, the exchange) go round robin. A star that refused a connection is put last
-// for GATEWAY_UPSTREAM_DOWN_MS; when every star is marked down they are all tried anyway, since a
-// mark is only a guess and a 503 is no better than one more refused connect.
+// name no stream (buckets, the exchange) go round robin. A star is put last while either of two
+// marks holds: it refused a connection less than GATEWAY_UPSTREAM_DOWN_MS ago (seen by a request), or
+// it failed its latest health probe (health.ts; held until a probe passes, which also clears an
+// older refused-connect mark). When every star is marked they are all tried anyway, since a mark is
+// only a guess and a 503 is no better than one more refused connect.
 
 import { GATEWAY_UPSTREAM_DOWN_MS } from '../config/limits.ts';
 
@@ -48,11 +50,17 @@ function fnv1a(text: string): number {
 
 export class Upstreams {
   private readonly downUntilMs: number[];
+  /** When each star's refused-connect mark was set (0: never), so a probe sent before it cannot clear it. */
+  private readonly markedAtMs: number[];
+  /** Failed its latest health probe: last until a probe passes. */
+  private readonly unhealthy: boolean[];
   private next = 0;
 
   constructor(readonly urls: readonly URL[], private readonly nowMs: () => number = Date.now) {
     if (urls.length === 0) throw new Error('at least one upstream is needed');
     this.downUntilMs = urls.map(() => 0);
+    this.markedAtMs = urls.map(() => 0);
+    this.unhealthy = urls.map(() => false);
   }
 
   /** The upstreams in the order to try them for a request; `stream` is its `bucket/key`, if any. */
@@ -65,14 +73,35 @@ export class Upstreams {
     const down: URL[] = [];
     for (let i = 0; i < n; i++) {
       const at = (first + i) % n;
-      (this.downUntilMs[at] > now ? down : live).push(this.urls[at]);
+      (this.unhealthy[at] || this.downUntilMs[at] > now ? down : live).push(this.urls[at]);
     }
     return [...live, ...down];
   }
 
   /** A star that refused a connection goes last for a while. Leaders outside the list are not tracked. */
   markDown(url: URL): void {
-    const at = this.urls.findIndex((u) => u.origin === url.origin);
-    if (at >= 0) this.downUntilMs[at] = this.nowMs() + GATEWAY_UPSTREAM_DOWN_MS;
+    const at = this.indexOf(url);
+    if (at < 0) return;
+    const now = this.nowMs();
+    this.downUntilMs[at] = now + GATEWAY_UPSTREAM_DOWN_MS;
+    this.markedAtMs[at] = now;
+  }
+
+  /**
+   * A health probe's verdict on one star, sent at `sentAtMs`. A failure puts it last until a later
+   * probe passes; a pass also lifts a refused-connect mark set before the probe went out (the star
+   * answered since). Answers whether the probe verdict changed, so transitions can be logged once.
+   */
+  probed(url: URL, healthy: boolean, sentAtMs: number): boolean {
+    const at = this.indexOf(url);
+    if (at < 0) return false;
+    const changed = this.unhealthy[at] === healthy;
+    this.unhealthy[at] = !healthy;
+    if (healthy && this.markedAtMs[at] <= sentAtMs) this.downUntilMs[at] = 0;
+    return changed;
+  }
+
+  private indexOf(url: URL): number {
+    return this.urls.findIndex((u) => u.origin === url.origin);
   }
 }

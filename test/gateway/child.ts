@@ -1,4 +1,4 @@
-// The Gateway as a real child process (`svcd gateway`), found through its listening line.
+// The Gateway as a real child process (`svcd gateway`), found through its listening line (http or https).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { REPO_ROOT, starEntry } from '../helpers/server.ts';
 
@@ -18,7 +18,7 @@ export function runGateway(args: string[], env: Record<string, string> = {}): Pr
     const exited = new Promise<void>((r) => proc.once('exit', () => r()));
     const onData = (c: Buffer): void => {
       out += c.toString();
-      const m = /svcd gateway listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      const m = /svcd gateway listening on (https?:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve({ url: m[1], proc, output: () => out, async stop() { proc.kill('SIGTERM'); await exited; } });
