@@ -15,7 +15,7 @@ import type { Clock, Timers } from '../core/ports.ts';
 import type {
   BucketCreate, ListPage, PlanResult, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
 } from '../core/service-api.ts';
-import type { Star } from '../core/star.ts';
+import { needsHandoff, type Star } from '../core/star.ts';
 import type {
   AppendAck, AppendInput, BucketConfig, BucketInfo, Position, ReadOptions, ReadResult, ReadStart, StreamConfig, StreamInfo,
 } from '../core/types.ts';
@@ -438,8 +438,23 @@ export class ClusterService implements StreamService {
     return this.onLeader(bucket, key, () => this.d.star.getStream(bucket, key));
   }
 
-  reconfigureStream(bucket: string, key: string, patch: StreamConfigInput): Promise<StreamInfo> {
-    return this.onLeader(bucket, key, () => this.d.star.reconfigureStream(bucket, key, patch), true);
+  /** A change of class, producer policy, timestamping, throughput or batch settings is taken up by a
+   *  new leadership: once the new config is durable the stream is let go here (its live producers
+   *  reconnect once) and its lease released, so the next request takes it with the next epoch and
+   *  loads the new config. A PATCH that changes none of those keeps the leadership. */
+  async reconfigureStream(bucket: string, key: string, patch: StreamConfigInput): Promise<StreamInfo> {
+    return this.onLeader(bucket, key, async () => {
+      const before = this.d.star.getStream(bucket, key);
+      const after = await this.d.star.reconfigureStream(bucket, key, patch);
+      const h = this.held.get(addr(bucket, key));
+      if (h && needsHandoff(before, after)) {
+        this.held.delete(addr(bucket, key));
+        this.d.star.evict(bucket, key);
+        this.counters.leasesReleased += 1;
+        await this.d.pg.release([h]).catch((err: unknown) => this.d.log_error?.(`releasing ${bucket}/${key} after its reconfiguration failed (the lease runs out by itself)`, err));
+      }
+      return after;
+    }, true);
   }
 
   deleteStream(bucket: string, key: string): Promise<void> {

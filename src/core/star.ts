@@ -491,7 +491,7 @@ export class Star implements StreamService {
       // Refused before anything is written: there is nowhere to put express-class objects.
       throw invalid('this star has no express bucket set (--express-bucket); the stream cannot switch to express');
     }
-    const handoff = HANDOFF_FIELDS.some((k) => config[k] !== st.config[k]);
+    const handoff = needsHandoff(st.config, config);
     const changed = STREAM_CONFIG_FIELDS.some((k) => config[k] !== st.config[k]);
     const retentionChanged = config.retention_max_age_ms !== st.config.retention_max_age_ms || config.retention_max_bytes !== st.config.retention_max_bytes;
     const beforeConfig = st.config;
@@ -1104,6 +1104,12 @@ export class Star implements StreamService {
 
 /** Longest SettleStar waits for the settle queue (a failing object store retries forever). */
 const SETTLE_WAIT_MS_MAX = 60_000;
+
+/** Whether a config change is taken up by a new leadership: live producer sessions reconnect, and
+ *  in a cluster the lease moves to a new epoch (spec: States, PATCH). */
+export function needsHandoff(before: StreamConfig, after: StreamConfig): boolean {
+  return HANDOFF_FIELDS.some((k) => before[k] !== after[k]);
+}
 
 /** Config changes that make live producer sessions reconnect (spec: States, PATCH). */
 const HANDOFF_FIELDS: readonly (keyof StreamConfig)[] = [

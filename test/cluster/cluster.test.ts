@@ -147,6 +147,31 @@ describe('a cluster of three stars', { skip }, () => {
     }
   });
 
+  test('a PATCH of the class is taken up by a new leadership (the epoch rises, appends go on); one that changes nothing keeps the lease', async () => {
+    await ok(c.url(0), 'POST', '/v1/streams/cb/rc', {});
+    for (const b of ['s0', 's1']) await ok(c.url(1), 'POST', '/v1/streams/cb/rc/records', { records: [{ body: b }] });
+    const lease = async (): Promise<{ holder: string; epoch: number; live: boolean }> => {
+      const r = await sql.query<{ holder: string; epoch: string; live: boolean }>(
+        `SELECT holder, epoch, expires_at > clock_timestamp() AS live FROM ${c.schema}.leases WHERE bucket = 'cb' AND key = $1`, [Buffer.from('rc')]);
+      return { holder: r.rows[0].holder, epoch: Number(r.rows[0].epoch), live: r.rows[0].live };
+    };
+    const first = await lease();
+    const same = await ok(c.url(2), 'PATCH', '/v1/streams/cb/rc', { class: 'standard', retention_max_age_ms: 0 }) as { class: string };
+    assert.equal(same.class, 'standard');
+    assert.deepEqual(await lease(), first, 'a PATCH that changes nothing keeps the leadership');
+    const changed = await ok(c.url(2), 'PATCH', '/v1/streams/cb/rc', { class: 'express' }) as { class: string };
+    assert.equal(changed.class, 'express');
+    assert.equal((await lease()).live, false, 'the old leadership let the stream go');
+    const next = await ok(c.url(0), 'POST', '/v1/streams/cb/rc/records', { records: [{ body: 'e0' }] }) as Ack;
+    assert.equal(next.start.seq_num, 2);
+    const now = await lease();
+    assert.ok(now.live && now.epoch > first.epoch, `a new leadership (${JSON.stringify(first)} -> ${JSON.stringify(now)})`);
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual((await readAll(c.url(i), 'cb', 'rc')).map((r) => r.body), ['s0', 's1', 'e0'], `star ${i}`);
+      assert.equal((await ok(c.url(i), 'GET', '/v1/streams/cb/rc') as { class: string }).class, 'express');
+    }
+  });
+
   test('an express-class stream commits its chunks to the express bucket; once its leader dies another star reads them back with no lease (vacant)', async () => {
     await ok(c.url(0), 'POST', '/v1/streams/cb/fast', { class: 'express' });
     const bodies = ['e0', 'e1', 'e2'];

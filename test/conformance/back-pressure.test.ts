@@ -69,120 +69,124 @@ const appendOnce = async (base: string, path: string, token?: string): Promise<n
   headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
 })).status;
 
-for (const engine of ENGINES) {
-  describe(`request body budget, star-wide (${engine})`, () => {
-    let star: OpsStar;
-    const path = '/v1/streams/bp/k/records';
-    before(async () => {
-      star = await startOpsStar({ engine, args: ['--body-budget-bytes', String(STAR_BUDGET_BYTES)] });
-      const base = star.srv.baseUrl;
-      assert.equal((await fetch(`${base}/v1/buckets/bp`, { method: 'POST', body: '{}' })).status, 201);
-      assert.equal((await fetch(`${base}/v1/streams/bp/k`, { method: 'POST', body: '{}' })).status, 201);
-    });
-    after(() => star.stop());
-
-    test('uploads hold the bytes they sent, not what they declared; past the budget 429 while read; the budget comes back', async () => {
-      const slow: RawConn[] = [];
-      try {
-        // Three uploads each declaring ~150 MiB (far past the 1 MiB budget together) but sending 1 byte: all admitted.
-        for (let i = 0; i < 3; i++) {
-          slow.push(await stalledUpload(star.srv.port, path, 1));
-          await until('the upload to hold what it sent', () => bodyBytesInFlight(star.ops), (n) => n === i + 1);
-        }
-        // Uploads that send PART_BYTES each fill the budget; the one whose bytes cross it is refused.
-        const fitting = Math.floor((STAR_BUDGET_BYTES - 3) / PART_BYTES);
-        for (let i = 0; i < fitting; i++) {
-          slow.push(await stalledUpload(star.srv.port, path, PART_BYTES));
-          await until('the upload to hold its bytes', () => bodyBytesInFlight(star.ops), (n) => n === 3 + (i + 1) * PART_BYTES);
-        }
-        const refused = await stalledUpload(star.srv.port, path, PART_BYTES);
-        try {
-          await assertRefused429(refused, 'the upload past the star budget');
-        } finally {
-          refused.sock.destroy();
-        }
-        assert.equal(await bodyBytesInFlight(star.ops), 3 + fitting * PART_BYTES, 'a refused upload holds nothing');
-        assert.equal(await appendOnce(star.srv.baseUrl, path), 200, 'a small append still fits in what is left');
-        for (const s of slow) assert.equal(s.text(), '', 'the slow uploads are still being read');
-      } finally {
-        for (const s of slow) s.sock.destroy();
-      }
-      await until('the budget to come back', () => bodyBytesInFlight(star.ops), (n) => n === 0);
-    });
-
-    test('a body declared past the route\'s cap is 400 before it is read', async () => {
-      const c = await rawConn(star.srv.port);
-      try {
-        c.sock.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: ${APPEND_BODY_BYTES_MAX + 1}\r\n\r\n{`);
-        await until('the refusal', () => c.closed(), (x) => x);
-        assert.match(c.text(), /^HTTP\/1\.1 400 /);
-      } finally {
-        c.sock.destroy();
-      }
-    });
-
-    test('an upload whose body stops arriving is cut without an answer, and its share comes back', async () => {
-      const stalled = await stalledUpload(star.srv.port, path, 1000);
-      try {
-        await until('the upload to be admitted', () => bodyBytesInFlight(star.ops), (n) => n === 1000);
-        await until('the cut', () => stalled.closed(), (c) => c, REQUEST_BODY_IDLE_MS_MAX + IDLE_CUT_SLACK_MS);
-        assert.equal(stalled.text(), '', 'a cut upload is not answered');
-        await until('its share to come back', () => bodyBytesInFlight(star.ops), (n) => n === 0);
-      } finally {
-        stalled.sock.destroy();
-      }
-    });
-  });
-
-  describe(`request body budget per tenant (${engine})`, () => {
-    let star: OpsStar;
-    let abuser: string;
-    let victim: string;
-    const path = '/v1/streams/tb/k/records';
-    before(async () => {
-      star = await startOpsStar({
-        engine,
-        args: ['--auth', 'jwt', '--insecure-auth', '--body-budget-bytes', String(STAR_BUDGET_BYTES), '--body-budget-per-tenant-bytes', String(TENANT_BUDGET_BYTES)],
-        env: { SVCD_JWT_HMAC_SECRET: SECRET },
+// The engines run side by side, each on its own stars (each engine's stalled upload waits out the
+// 10 s body idle timeout); the tests of one star run one at a time.
+describe('both engines', { concurrency: true }, () => {
+  for (const engine of ENGINES) {
+    describe(`request body budget, star-wide (${engine})`, { concurrency: false }, () => {
+      let star: OpsStar;
+      const path = '/v1/streams/bp/k/records';
+      before(async () => {
+        star = await startOpsStar({ engine, args: ['--body-budget-bytes', String(STAR_BUDGET_BYTES)] });
+        const base = star.srv.baseUrl;
+        assert.equal((await fetch(`${base}/v1/buckets/bp`, { method: 'POST', body: '{}' })).status, 201);
+        assert.equal((await fetch(`${base}/v1/streams/bp/k`, { method: 'POST', body: '{}' })).status, 201);
       });
-      const admin = await mint(SECRET, 'svc:admin', { sub: 'operator' });
-      abuser = await mint(SECRET, 'svc:append:tb:*', { sub: 'tenant-a' });
-      victim = await mint(SECRET, 'svc:append:tb:*', { sub: 'tenant-b' });
-      const h = { authorization: `Bearer ${admin}` };
-      assert.equal((await fetch(`${star.srv.baseUrl}/v1/buckets/tb`, { method: 'POST', body: '{}', headers: h })).status, 201);
-      assert.equal((await fetch(`${star.srv.baseUrl}/v1/streams/tb/k`, { method: 'POST', body: '{}', headers: h })).status, 201);
-    });
-    after(() => star.stop());
+      after(() => star.stop());
 
-    test('one tenant past its share is 429; another tenant\'s appends keep succeeding', async () => {
-      const slow: RawConn[] = [];
-      try {
-        const fitting = Math.floor(TENANT_BUDGET_BYTES / PART_BYTES);
-        for (let i = 0; i < fitting; i++) {
-          slow.push(await stalledUpload(star.srv.port, path, PART_BYTES, abuser));
-          await until('the upload to hold its bytes', () => bodyBytesInFlight(star.ops), (n) => n === (i + 1) * PART_BYTES);
-        }
-        // Tenant A keeps trying: each further upload is refused at its share, and holds nothing.
-        for (let i = 0; i < 4; i++) {
-          const refused = await stalledUpload(star.srv.port, path, PART_BYTES, abuser);
+      test('uploads hold the bytes they sent, not what they declared; past the budget 429 while read; the budget comes back', async () => {
+        const slow: RawConn[] = [];
+        try {
+          // Three uploads each declaring ~150 MiB (far past the 1 MiB budget together) but sending 1 byte: all admitted.
+          for (let i = 0; i < 3; i++) {
+            slow.push(await stalledUpload(star.srv.port, path, 1));
+            await until('the upload to hold what it sent', () => bodyBytesInFlight(star.ops), (n) => n === i + 1);
+          }
+          // Uploads that send PART_BYTES each fill the budget; the one whose bytes cross it is refused.
+          const fitting = Math.floor((STAR_BUDGET_BYTES - 3) / PART_BYTES);
+          for (let i = 0; i < fitting; i++) {
+            slow.push(await stalledUpload(star.srv.port, path, PART_BYTES));
+            await until('the upload to hold its bytes', () => bodyBytesInFlight(star.ops), (n) => n === 3 + (i + 1) * PART_BYTES);
+          }
+          const refused = await stalledUpload(star.srv.port, path, PART_BYTES);
           try {
-            await assertRefused429(refused, `tenant A's upload ${i}`);
+            await assertRefused429(refused, 'the upload past the star budget');
           } finally {
             refused.sock.destroy();
           }
-          assert.equal(await appendOnce(star.srv.baseUrl, path, victim), 200, 'tenant B appends meanwhile');
+          assert.equal(await bodyBytesInFlight(star.ops), 3 + fitting * PART_BYTES, 'a refused upload holds nothing');
+          assert.equal(await appendOnce(star.srv.baseUrl, path), 200, 'a small append still fits in what is left');
+          for (const s of slow) assert.equal(s.text(), '', 'the slow uploads are still being read');
+        } finally {
+          for (const s of slow) s.sock.destroy();
         }
-        assert.equal(await bodyBytesInFlight(star.ops), fitting * PART_BYTES, 'tenant A holds at most its share');
-        // Tenant B's own large uploads still fit: its share is its own.
-        const big = await stalledUpload(star.srv.port, path, PART_BYTES, victim);
-        slow.push(big);
-        await until('tenant B\'s upload to be admitted', () => bodyBytesInFlight(star.ops), (n) => n === (fitting + 1) * PART_BYTES);
-        assert.equal(big.text(), '', 'tenant B\'s upload is being read');
-      } finally {
-        for (const s of slow) s.sock.destroy();
-      }
-      await until('the budget to come back', () => bodyBytesInFlight(star.ops), (n) => n === 0);
-      assert.equal(await appendOnce(star.srv.baseUrl, path, abuser), 200, 'tenant A appends again once its uploads are gone');
+        await until('the budget to come back', () => bodyBytesInFlight(star.ops), (n) => n === 0);
+      });
+
+      test('a body declared past the route\'s cap is 400 before it is read', async () => {
+        const c = await rawConn(star.srv.port);
+        try {
+          c.sock.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: ${APPEND_BODY_BYTES_MAX + 1}\r\n\r\n{`);
+          await until('the refusal', () => c.closed(), (x) => x);
+          assert.match(c.text(), /^HTTP\/1\.1 400 /);
+        } finally {
+          c.sock.destroy();
+        }
+      });
+
+      test('an upload whose body stops arriving is cut without an answer, and its share comes back', async () => {
+        const stalled = await stalledUpload(star.srv.port, path, 1000);
+        try {
+          await until('the upload to be admitted', () => bodyBytesInFlight(star.ops), (n) => n === 1000);
+          await until('the cut', () => stalled.closed(), (c) => c, REQUEST_BODY_IDLE_MS_MAX + IDLE_CUT_SLACK_MS);
+          assert.equal(stalled.text(), '', 'a cut upload is not answered');
+          await until('its share to come back', () => bodyBytesInFlight(star.ops), (n) => n === 0);
+        } finally {
+          stalled.sock.destroy();
+        }
+      });
     });
-  });
-}
+
+    describe(`request body budget per tenant (${engine})`, { concurrency: false }, () => {
+      let star: OpsStar;
+      let abuser: string;
+      let victim: string;
+      const path = '/v1/streams/tb/k/records';
+      before(async () => {
+        star = await startOpsStar({
+          engine,
+          args: ['--auth', 'jwt', '--insecure-auth', '--body-budget-bytes', String(STAR_BUDGET_BYTES), '--body-budget-per-tenant-bytes', String(TENANT_BUDGET_BYTES)],
+          env: { SVCD_JWT_HMAC_SECRET: SECRET },
+        });
+        const admin = await mint(SECRET, 'svc:admin', { sub: 'operator' });
+        abuser = await mint(SECRET, 'svc:append:tb:*', { sub: 'tenant-a' });
+        victim = await mint(SECRET, 'svc:append:tb:*', { sub: 'tenant-b' });
+        const h = { authorization: `Bearer ${admin}` };
+        assert.equal((await fetch(`${star.srv.baseUrl}/v1/buckets/tb`, { method: 'POST', body: '{}', headers: h })).status, 201);
+        assert.equal((await fetch(`${star.srv.baseUrl}/v1/streams/tb/k`, { method: 'POST', body: '{}', headers: h })).status, 201);
+      });
+      after(() => star.stop());
+
+      test('one tenant past its share is 429; another tenant\'s appends keep succeeding', async () => {
+        const slow: RawConn[] = [];
+        try {
+          const fitting = Math.floor(TENANT_BUDGET_BYTES / PART_BYTES);
+          for (let i = 0; i < fitting; i++) {
+            slow.push(await stalledUpload(star.srv.port, path, PART_BYTES, abuser));
+            await until('the upload to hold its bytes', () => bodyBytesInFlight(star.ops), (n) => n === (i + 1) * PART_BYTES);
+          }
+          // Tenant A keeps trying: each further upload is refused at its share, and holds nothing.
+          for (let i = 0; i < 4; i++) {
+            const refused = await stalledUpload(star.srv.port, path, PART_BYTES, abuser);
+            try {
+              await assertRefused429(refused, `tenant A's upload ${i}`);
+            } finally {
+              refused.sock.destroy();
+            }
+            assert.equal(await appendOnce(star.srv.baseUrl, path, victim), 200, 'tenant B appends meanwhile');
+          }
+          assert.equal(await bodyBytesInFlight(star.ops), fitting * PART_BYTES, 'tenant A holds at most its share');
+          // Tenant B's own large uploads still fit: its share is its own.
+          const big = await stalledUpload(star.srv.port, path, PART_BYTES, victim);
+          slow.push(big);
+          await until('tenant B\'s upload to be admitted', () => bodyBytesInFlight(star.ops), (n) => n === (fitting + 1) * PART_BYTES);
+          assert.equal(big.text(), '', 'tenant B\'s upload is being read');
+        } finally {
+          for (const s of slow) s.sock.destroy();
+        }
+        await until('the budget to come back', () => bodyBytesInFlight(star.ops), (n) => n === 0);
+        assert.equal(await appendOnce(star.srv.baseUrl, path, abuser), 200, 'tenant A appends again once its uploads are gone');
+      });
+    });
+  }
+});

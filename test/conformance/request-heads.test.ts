@@ -129,33 +129,36 @@ const CASES: Case[] = [
   },
 ];
 
-for (const engine of ENGINES) {
-  describe(`malformed request heads (${engine})`, () => {
-    let srv: RunningServer;
-    before(async () => { srv = await startServer({ engine }); });
-    after(() => stopServer(srv));
+// The engines run side by side, each on its own star: each engine's cases wait out the 10 s head and idle timeouts.
+describe('both engines', { concurrency: true }, () => {
+  for (const engine of ENGINES) {
+    describe(`malformed request heads (${engine})`, () => {
+      let srv: RunningServer;
+      before(async () => { srv = await startServer({ engine }); });
+      after(() => stopServer(srv));
 
-    // The cases run together: the slow ones wait out a timeout, and each has its own connection.
-    test('each is answered with the status that fits and closed, or (uWS, natively) closed; the star keeps serving', async () => {
-      const outcomes = await Promise.all(CASES.map((k) => {
-        const e = k.expect[engine];
-        return exchange(srv.port, k.bytes, typeof e === 'object' && 'served' in e);
-      }));
-      CASES.forEach((k, i) => {
-        const e = k.expect[engine];
-        const o = outcomes[i];
-        if (e === 'dropped') assertDropped(o, k.name);
-        else if ('served' in e) {
-          // Answered as any request is, on a connection that stays open.
-          const a = answer(o);
-          assert.equal(a.status, e.served, `${k.name}: ${o.text.slice(0, 200)}`);
-          if (e.allow) assert.equal(/^allow: (.*)$/im.exec(a.headers)?.[1], e.allow, `${k.name}: Allow`);
-        } else {
-          const headers = assertRefused(o, e.refused, k.name);
-          if (e.allow) assert.equal(/^allow: (.*)$/im.exec(headers)?.[1], e.allow, `${k.name}: Allow`);
-        }
+      // The cases run together: the slow ones wait out a timeout, and each has its own connection.
+      test('each is answered with the status that fits and closed, or (uWS, natively) closed; the star keeps serving', async () => {
+        const outcomes = await Promise.all(CASES.map((k) => {
+          const e = k.expect[engine];
+          return exchange(srv.port, k.bytes, typeof e === 'object' && 'served' in e);
+        }));
+        CASES.forEach((k, i) => {
+          const e = k.expect[engine];
+          const o = outcomes[i];
+          if (e === 'dropped') assertDropped(o, k.name);
+          else if ('served' in e) {
+            // Answered as any request is, on a connection that stays open.
+            const a = answer(o);
+            assert.equal(a.status, e.served, `${k.name}: ${o.text.slice(0, 200)}`);
+            if (e.allow) assert.equal(/^allow: (.*)$/im.exec(a.headers)?.[1], e.allow, `${k.name}: Allow`);
+          } else {
+            const headers = assertRefused(o, e.refused, k.name);
+            if (e.allow) assert.equal(/^allow: (.*)$/im.exec(headers)?.[1], e.allow, `${k.name}: Allow`);
+          }
+        });
+        assert.equal(await healthz(srv.baseUrl), 200, 'the star keeps serving');
       });
-      assert.equal(await healthz(srv.baseUrl), 200, 'the star keeps serving');
     });
-  });
-}
+  }
+});
