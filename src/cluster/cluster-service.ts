@@ -45,6 +45,9 @@ export interface ClusterDeps {
   /** The star this request's own hop found refusing connections (down): its leases are waited out. */
   unreachable?: () => string | undefined;
   log_error?: (msg: string, err?: unknown) => void;
+  /** Asks another star to settle now (SettleStar over gRPC, with this star's peer credential): a
+   *  star drained from elsewhere settles at once, not only when it next reads its state. */
+  settlePeer?: (star: StarRow) => Promise<void>;
 }
 
 /** A lease this star holds: its epoch, and until when (by this star's clock) it may serve from memory. */
@@ -243,6 +246,10 @@ export class ClusterService implements StreamService {
     if (target === this.d.starId) return this.drainHere(state);
     // Another star sees its new state at its next heartbeat and drains itself; wait for it to let go.
     const before = (await this.d.pg.leaseCounts()).get(target) ?? 0;
+    const row = stars.find((st) => st.star_id === target);
+    if (row && this.d.settlePeer && row.heartbeat_age_ms < STAR_GONE_AFTER_MS) {
+      await this.d.settlePeer(row).catch((err: unknown) => this.d.log_error?.(`asking star ${target} to settle failed (it settles as it drains)`, err));
+    }
     const deadlineMs = this.d.clock.nowMs() + DRAIN_WAIT_MS_MAX;
     while (((await this.d.pg.leaseCounts()).get(target) ?? 0) > 0) {
       if (this.d.clock.nowMs() >= deadlineMs) throw new ServiceError('unavailable', `star ${target} is still handing over its leases; ask again to wait more`);
