@@ -177,7 +177,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
       expressObjects = new TrackedObjectStore(expressRaw, health.objects);
     }
     const commitLog = new ClusterCommitLog({
-      starId, objects, pg: pgCluster, ...(expressObjects ? { express: expressObjects } : {}), timers, leaseTtlMs: cfg.leaseTtlMs, incarnation: `${startedAtMs.toString(36)}-${randomUUID().slice(0, 8)}`,
+      starId, objects, pg: pgCluster, ...(expressObjects ? { express: expressObjects } : {}), timers, leaseTtlMs: cfg.leaseTtlMs, lingerMs: cfg.commitLingerMs, incarnation: `${startedAtMs.toString(36)}-${randomUUID().slice(0, 8)}`,
       leaderOf: (id) => cluster?.leaderOf(id), log_error: logError,
     });
     log = commitLog;

@@ -11,7 +11,7 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import pg from 'pg';
-import { COMMIT_LINGER_MS } from '../../src/cluster/commit-log.ts';
+import { COMMIT_LINGER_MS_STANDARD } from '../../src/config/limits.ts';
 import { LEASE_TTL_MS } from '../../src/config/limits.ts';
 import { TEST_POSTGRES_URL, dropSchema, freshSchema } from '../../test/helpers/postgres.ts';
 import { startS3, s3Args, type TestS3 } from '../../test/helpers/s3.ts';
@@ -329,7 +329,7 @@ async function runFailover(c: Cluster, db: pg.Client, kills: number, out: Cluste
 export async function runCluster(cfg: BenchConfig, report: Report, log: (s: string) => void): Promise<void> {
   const out: ClusterOutcome = {
     rows: [], groupBytes: new Map(), put: [], pgCommit: newHistogram(), failoverMs: [], failoverNotes: [],
-    leaseTtlMs: LEASE_TTL_MS, lingerMs: COMMIT_LINGER_MS, warmupMs: cfg.warmupMs, measureMs: cfg.measureMs,
+    leaseTtlMs: LEASE_TTL_MS, lingerMs: COMMIT_LINGER_MS_STANDARD, warmupMs: cfg.warmupMs, measureMs: cfg.measureMs,
   };
   report.cluster = out;
   const quick = cfg.quick;

@@ -13,18 +13,12 @@ import { FRAME_ROTATE, frameInfo, sealFrame } from '../storage/format/record-cod
 import type { ChunkCommit, PostgresCluster } from '../storage/metadata/postgres-cluster.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import type { LogPort, Timers } from '../core/ports.ts';
+import { COMMIT_LINGER_MS_EXPRESS, COMMIT_LINGER_MS_STANDARD } from '../config/limits.ts';
 
 /** Frames waiting for a group commit, in bytes; past it appends are pushed back (429). */
 export const COMMIT_QUEUE_BYTES_MAX = 64 * 1024 * 1024;
 /** The most frame bytes one group commit's object holds (the rest wait for the next one). */
 export const COMMIT_OBJECT_BYTES_MAX = 16 * 1024 * 1024;
-/** How long the first append of a group waits for others before the commit starts. While a group is
- *  in flight the next one gathers anyway (two are in flight at most), so under load the groups are as
- *  big as one PUT's time makes them, and any linger only adds to a quiet star's ack. 0 for both
- *  classes: bench/cases/cluster.ts prints the ack against PUT + commit + linger; other values have
- *  not been compared on a quiet machine yet. */
-export const COMMIT_LINGER_MS = 0;
-
 /** Where a stream's frames may commit: its address, the lease epoch this star holds it at, and
  *  whether it is of the express class (its frames go to the express bucket). */
 export interface LeaderOf {
@@ -57,6 +51,7 @@ export interface CommitLogDeps {
   leaseTtlMs: number;
   /** Unique per process start, so object keys never collide across restarts of a star. */
   incarnation: string;
+  /** The standard class's linger (default COMMIT_LINGER_MS_STANDARD). */
   lingerMs?: number;
   log_error?: (msg: string, err?: unknown) => void;
 }
@@ -101,7 +96,9 @@ export class ClusterCommitLog implements LogPort {
   publish(): void {
     if (this.flushing || this.scheduled || this.stopped) return;
     this.scheduled = true;
-    const lingerMs = this.d.lingerMs ?? COMMIT_LINGER_MS;
+    const last = this.queue[this.queue.length - 1];
+    const express = last !== undefined && this.d.leaderOf(last.streamId)?.express === true;
+    const lingerMs = express ? COMMIT_LINGER_MS_EXPRESS : this.d.lingerMs ?? COMMIT_LINGER_MS_STANDARD;
     const run = (): void => { this.scheduled = false; void this.flushLoop(); };
     if (lingerMs > 0) this.d.timers.setTimeout(run, lingerMs);
     else this.d.timers.defer(run);
