@@ -243,10 +243,12 @@ export function admissionInterceptor(ctx: GrpcContext, o: AdmissionOptions): grp
         if (isPeerVerb) {
           const who = `${address}${callerSub !== undefined ? ` (sub ${callerSub})` : ''}`;
           const code = grpc.status[status.code] ?? String(status.code);
+          // Quoted: a refusal's reason may echo what the caller sent, which must not forge log lines.
+          const reason = JSON.stringify(status.details);
           const refused = status.code === grpc.status.UNAUTHENTICATED || status.code === grpc.status.PERMISSION_DENIED;
           o.logPeerCall(refused
-            ? `svcd: grpc: refused SettleStar from ${who}: ${code}: ${status.details}`
-            : `svcd: grpc: SettleStar from ${who}: ${code}${status.code === grpc.status.OK ? '' : `: ${status.details}`}`);
+            ? `svcd: grpc: refused SettleStar from ${who}: ${code}: ${reason}`
+            : `svcd: grpc: SettleStar from ${who}: ${code}${status.code === grpc.status.OK ? '' : `: ${reason}`}`);
         }
         end();
         next(status);
