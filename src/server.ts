@@ -27,6 +27,7 @@ import type { MetadataStore } from './storage/metadata/metadata-store.ts';
 import { ClusterCommitLog } from './cluster/commit-log.ts';
 import { ClusterService } from './cluster/cluster-service.ts';
 import { MemorySettler } from './cluster/mem-settler.ts';
+import { createPeerClient, type PeerClient } from './cluster/peer-client.ts';
 import type { StreamService } from './core/service-api.ts';
 import type { LogPort } from './core/ports.ts';
 import type { ObjectStoreConfig } from './storage/objects/object-store.ts';
@@ -213,8 +214,14 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   });
   starRef.star = star;
   star.open(state, recovered, walFiles);
+  // Peers are reached on their gRPC address, under this star's own auth mode and transport; a star
+  // without a gRPC listener has no peer calls to make (its peers settle as they drain).
+  const peerClient: PeerClient | undefined = clusterCfg && cfg.grpcListen
+    ? createPeerClient({ tls, credentials: auth?.peer })
+    : undefined;
   if (clusterCfg && pgCluster) {
     cluster = new ClusterService({
+      ...(peerClient ? { settlePeer: (row) => (row.grpc_address === '' ? Promise.resolve() : peerClient.settle(row)) } : {}),
       star, pg: pgCluster, metadata: metadata as PostgresMetadataStore, objects, ...(expressObjects ? { express: expressObjects } : {}), log: log as ClusterCommitLog, starId, clock, timers,
       leaseTtlMs: cfg.leaseTtlMs, leaseIdleMs: cfg.leaseIdleMs, log_error: logError, inHop, unreachable: unreachableStar,
     });
@@ -339,6 +346,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
       await star.close();
       // Leases given up at once: the streams' next leaders need not wait them out.
       await cluster?.stop();
+      peerClient?.close();
       proxy?.close();
       await Promise.all([parsePool.destroy(), settlePool.destroy()]);
       await pgCluster?.close();

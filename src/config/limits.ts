@@ -147,6 +147,9 @@ export const DRAIN_WAIT_MS_MAX = 30_000;
  *  the class is for latency. A group holding an express frame lingers as express. */
 export const COMMIT_LINGER_MS_STANDARD = 0;
 export const COMMIT_LINGER_MS_EXPRESS = 0;
+/** A star-to-star call (SettleStar on a drained peer) gets this long, then fails and is logged. It
+ *  only nudges: the peer settles as it drains anyway, so the Drain answer is not held longer. */
+export const PEER_CALL_MS_MAX = 10_000;
 /** Chunk objects whose every chunk has settled are deleted this long after they were written. */
 export const CHUNK_OBJECT_GRACE_MS = 60_000;
 /** How often, and how many at a time, unreferenced chunk objects are collected. */

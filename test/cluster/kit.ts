@@ -27,7 +27,8 @@ export interface TestCluster {
   close(): Promise<void>;
 }
 
-export async function startCluster(n: number, extraArgs: string[] = []): Promise<TestCluster> {
+/** `env` goes to every star too (e.g. an auth secret, which has no flag). */
+export async function startCluster(n: number, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<TestCluster> {
   const schema = freshSchema('svcd_cluster');
   const s3 = await startS3('svcd-test', [TEST_EXPRESS_BUCKET]);
   const prefix = `${schema}/`;
@@ -39,7 +40,7 @@ export async function startCluster(n: number, extraArgs: string[] = []): Promise
   ];
   const start = async (i: number, fresh = false): Promise<RunningServer> => {
     if (fresh || !dirs[i]) dirs[i] = tempDir(`svcd-cluster-${i}-`);
-    return startServer({ dataDir: dirs[i], args: args(i), env: s3.env });
+    return startServer({ dataDir: dirs[i], args: args(i), env: { ...s3.env, ...env } });
   };
   const stars: RunningServer[] = [];
   // One at a time: the first start writes the stored format, the others find it.

@@ -28,6 +28,9 @@ import { toGrpcFailure } from './status-mapping.ts';
 
 /** The one verb whose caller is not authenticated from the call's head. */
 export const EXCHANGE_TOKEN_PATH = '/svc.v1.DataService/ExchangeToken';
+/** The peer verb: only stars call it (drain), so each call is logged with its outcome (a refused peer
+ *  is a misconfigured cluster, and the operator needs to see it on the refusing star). */
+export const SETTLE_STAR_PATH = '/svc.v1.DataService/SettleStar';
 /** Verbs whose messages carry a whole append batch; every other verb's are control-sized. */
 const APPEND_PATHS: ReadonlySet<string> = new Set(['/svc.v1.DataService/Append', '/svc.v1.DataService/AppendSession']);
 /** Streaming verbs whose n-th response acks the n-th message after the first `leading` ones (which
@@ -141,6 +144,8 @@ export interface AdmissionOptions {
   exchangeThrottle: FailureThrottle;
   /** Called once if grpc-js's decoder cannot be found (messages are then limited only by size). */
   logBug(msg: string): void;
+  /** One line per SettleStar call: who asked and what it was answered. */
+  logPeerCall(line: string): void;
 }
 
 /** The interceptor; one per server. */
@@ -149,10 +154,13 @@ export function admissionInterceptor(ctx: GrpcContext, o: AdmissionOptions): grp
   return (method: { path: string }, call: grpc.ServerInterceptingCallInterface): grpc.ServerInterceptingCall => {
     const path = method.path;
     const isExchange = path === EXCHANGE_TOKEN_PATH;
+    const isPeerVerb = path === SETTLE_STAR_PATH;
     const messageMax = APPEND_PATHS.has(path) ? GRPC_APPEND_MESSAGE_BYTES_MAX : GRPC_CONTROL_MESSAGE_BYTES_MAX;
     const acked = ACKED_STREAMS.get(path);
     const address = call.getConnectionInfo().remoteAddress ?? 'unknown';
     let tenant: Tenant | undefined;
+    /** The authenticated caller's sub (jwt), for the peer verb's log line. */
+    let callerSub: string | undefined;
     let ended = false;
     let delivered = 0;
     /** Charges not yet returned, oldest first. */
@@ -201,6 +209,7 @@ export function admissionInterceptor(ctx: GrpcContext, o: AdmissionOptions): grp
       await ctx.auth.authenticate(metadata);
       const authorization = metadata.get('authorization').map(String);
       const sub = bearerSubject(authorization);
+      callerSub = sub;
       // Trusted modes (mtls, basic) carry no bearer: the star's budget only. A token without a sub
       // shares one tenant with every other such token.
       if (sub !== undefined) tenant = { key: `sub ${sub}`, bytesMax: GRPC_REQUEST_BYTES_IN_FLIGHT_PER_TENANT_MAX, what: `tenant '${sub}'` };
@@ -231,6 +240,16 @@ export function admissionInterceptor(ctx: GrpcContext, o: AdmissionOptions): grp
       },
       sendStatus(status, next) {
         if (isExchange && status.code === grpc.status.UNAUTHENTICATED) o.exchangeThrottle.failed(address);
+        if (isPeerVerb) {
+          const who = `${address}${callerSub !== undefined ? ` (sub ${callerSub})` : ''}`;
+          const code = grpc.status[status.code] ?? String(status.code);
+          // Quoted: a refusal's reason may echo what the caller sent, which must not forge log lines.
+          const reason = JSON.stringify(status.details);
+          const refused = status.code === grpc.status.UNAUTHENTICATED || status.code === grpc.status.PERMISSION_DENIED;
+          o.logPeerCall(refused
+            ? `svcd: grpc: refused SettleStar from ${who}: ${code}: ${reason}`
+            : `svcd: grpc: SettleStar from ${who}: ${code}${status.code === grpc.status.OK ? '' : `: ${reason}`}`);
+        }
         end();
         next(status);
       },

@@ -78,6 +78,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
     budget,
     exchangeThrottle: new FailureThrottle(EXCHANGE_ADDRESS_THROTTLE),
     logBug: (msg) => console.error(msg),
+    logPeerCall: (line) => console.error(line),
   });
   const server = new grpc.Server({
     'grpc.max_receive_message_length': GRPC_APPEND_MESSAGE_BYTES_MAX,

@@ -1,0 +1,112 @@
+// Stars authenticate to each other on the gRPC port under the cluster's one auth mode (spec:
+// Gateway, bridge and peers): a Drain sent to one star makes it ask the drained star to settle
+// (SettleStar) with its peer credential. Real star processes; what is asserted is who was answered
+// what, and what the serving star logged, never how long anything took.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import { postgresSkipReason } from '../helpers/postgres.ts';
+import { removeDir, tempDir, waitForOutput, type RunningServer } from '../helpers/server.ts';
+import { mint } from '../auth-http/kit.ts';
+import { bearer, bytes, call, callMd, connect, failureMd, type Clients } from '../grpc/client.ts';
+import { startCluster, type TestCluster } from './kit.ts';
+
+const skip = await postgresSkipReason();
+
+const SECRET = 'peer-auth-suite-secret-0123456789abcdef';
+const WRONG_SECRET = 'not-the-cluster-secret-0123456789abcdef';
+
+/** Star i's gRPC port, once it printed it (it may come in a later chunk than the listening line). */
+async function grpcPort(star: RunningServer): Promise<number> {
+  return Number((await waitForOutput(star, /svcd grpc listening on 127\.0\.0\.1:(\d+)/))[1]);
+}
+
+describe('peers under jwt with a symmetric source', { skip }, () => {
+  let c: TestCluster;
+  const clients: Clients[] = [];
+  before(async () => {
+    c = await startCluster(2, ['--auth', 'jwt', '--insecure-auth'], { SVCD_JWT_HMAC_SECRET: SECRET });
+  });
+  after(async () => {
+    for (const cl of clients) cl.close();
+    await c?.close();
+  });
+  const client = async (i: number): Promise<Clients> => {
+    const cl = connect(await grpcPort(c.stars[i]));
+    clients.push(cl);
+    return cl;
+  };
+
+  test('a Drain sent to star-0 asks star-1 to settle with a self-minted svc:node token, and star-1 serves it', async () => {
+    const s0 = await client(0);
+    const admin = bearer(await mint(SECRET, 'svc:admin'));
+    const res = await callMd(s0.admin.Drain.bind(s0.admin), { star_id: 'star-1' }, admin);
+    assert.equal(typeof res.leases_moved, 'number');
+    // The serving star names the caller by its verified sub: star-0's own peer token.
+    await waitForOutput(c.stars[1], /svcd: grpc: SettleStar from \S+ \(sub star:star-0\): OK/);
+    assert.doesNotMatch(c.stars[0].output(), /asking star star-1 to settle failed/);
+  });
+
+  test('SettleStar with a token of the wrong secret is UNAUTHENTICATED and logged; a valid svc:node token is served', async () => {
+    const s0 = await client(0);
+    const settle = s0.data.SettleStar.bind(s0.data);
+    const wrong = await failureMd(settle, { star_id: '' }, bearer(await mint(WRONG_SECRET, 'svc:node', { sub: 'star:impostor' })));
+    assert.equal(wrong.code, grpc.status.UNAUTHENTICATED);
+    const refusal = await waitForOutput(c.stars[0], /svcd: grpc: refused SettleStar from (\S+): UNAUTHENTICATED: .+/);
+    // An unverified token's claims are not repeated as if they were the caller's.
+    assert.doesNotMatch(refusal[0], /impostor/);
+
+    const node = bearer(await mint(SECRET, 'svc:node', { sub: 'star:star-9' }));
+    const ok = await callMd(settle, { star_id: '' }, node);
+    assert.equal(ok.star_id, 'star-0');
+    await waitForOutput(c.stars[0], /svcd: grpc: SettleStar from \S+ \(sub star:star-9\): OK/);
+  });
+
+  test('svc:node never grants the data plane', async () => {
+    const s0 = await client(0);
+    const node = bearer(await mint(SECRET, 'svc:node', { sub: 'star:star-9' }));
+    const denied = await failureMd(s0.data.Append.bind(s0.data), { bucket: 'b1', key: bytes('k'), records: [{ body: bytes('x') }] }, node);
+    assert.equal(denied.code, grpc.status.PERMISSION_DENIED);
+  });
+});
+
+/** A CA and one certificate for 127.0.0.1 valid both as a server and as a client certificate: every
+ *  star serves with it and presents it to its peers (mtls). */
+function makeStarCerts(): { dir: string; ca: string; cert: string; key: string } {
+  const dir = tempDir('svcd-peer-certs-');
+  const openssl = (args: string[]): void => { execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] }); };
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=svcd peer test CA']);
+  writeFileSync(join(dir, 'star.ext'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
+  openssl(['req', ...ec, '-keyout', 'star.key', '-out', 'star.csr', '-subj', '/CN=127.0.0.1']);
+  openssl(['x509', '-req', '-in', 'star.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'star.pem', '-days', '2', '-extfile', 'star.ext']);
+  return { dir, ca: join(dir, 'ca.pem'), cert: join(dir, 'star.pem'), key: join(dir, 'star.key') };
+}
+
+describe('peers under mtls', { skip }, () => {
+  let c: TestCluster;
+  let certs: ReturnType<typeof makeStarCerts>;
+  const clients: Clients[] = [];
+  before(async () => {
+    certs = makeStarCerts();
+    c = await startCluster(2, ['--auth', 'mtls', '--tls-cert', certs.cert, '--tls-key', certs.key, '--tls-client-ca', certs.ca]);
+  });
+  after(async () => {
+    for (const cl of clients) cl.close();
+    await c?.close();
+    if (certs) removeDir(certs.dir);
+  });
+
+  test('a Drain sent to star-0 asks star-1 to settle over TLS with star-0\'s serving certificate', async () => {
+    const creds = grpc.credentials.createSsl(readFileSync(certs.ca), readFileSync(certs.key), readFileSync(certs.cert));
+    const s0 = connect(await grpcPort(c.stars[0]), creds);
+    clients.push(s0);
+    const res = await call(s0.admin.Drain.bind(s0.admin), { star_id: 'star-1' });
+    assert.equal(typeof res.leases_moved, 'number');
+    await waitForOutput(c.stars[1], /svcd: grpc: SettleStar from \S+: OK/);
+    assert.doesNotMatch(c.stars[0].output(), /asking star star-1 to settle failed/);
+  });
+});
