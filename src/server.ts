@@ -209,7 +209,8 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     log_error: logError,
     expressBucket: cfg.expressBucket,
     leaseIdleMs: cfg.leaseIdleMs,
-    objectGraceMs: cfg.readplanTtlMs,
+    objectGraceMs: cfg.readGraceMs,
+    auditScrubMs: cfg.auditScrubMs,
     onEvicted: (bucket, key) => cluster?.evicted(bucket, key),
   });
   starRef.star = star;
@@ -251,6 +252,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     { sseOpen: () => dispatcher.openStreams, bodyBytesInFlight: () => dispatcher.requestBodyBytesInFlight },
     () => [health.metadata, health.wal, health.objects],
   );
+  metrics.audit(star.auditor);
   const proxy = cluster ? new LeaderProxy(starId) : undefined;
   if (cluster && proxy && log instanceof ClusterCommitLog) {
     const c = cluster;
@@ -297,6 +299,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   const grpcServer = cfg.grpcListen
     ? await startGrpcServer({
       ...(cluster ? { cluster: cluster.view() } : {}),
+      audit: star.auditor,
       service: svc, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, vending, star: { id: starId, ...(cfg.advertiseAddress ? { address: cfg.advertiseAddress } : {}), settle: () => star.settle() },
       auth: grpcAuthHooks(auth, { clientCertVerified: authConfig.mode === 'mtls' }),
       ...(tls ? { credentials: grpcTlsCredentials(tls, authConfig.mode === 'mtls') } : {}),
@@ -311,7 +314,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
       // away (or a row write's outcome is still being read back).
       ready: () => !wal.failed() && star.metadataReady(),
       extra: adminSurface({
-        ui: cfg.adminUi, reader: cfg.adminUiReader, logError, service: svc, ...(cluster ? { cluster: cluster.view() } : {}),
+        ui: cfg.adminUi, reader: cfg.adminUiReader, logError, service: svc, audit: star.auditor, ...(cluster ? { cluster: cluster.view() } : {}),
         // The star as the gRPC admin plane names it (startGrpcServer's default id, its bound address).
         star: { id: starId, address: advertisedAddress(), startedAtMs, nowMs: () => Date.now() },
         listCredentials: grpcAuthHooks(auth, { clientCertVerified: false })?.listCredentials,

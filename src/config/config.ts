@@ -3,7 +3,7 @@
 // framework's (./flags.ts), shared with the Gateway and the command-line tools.
 
 import {
-  BODY_BYTES_IN_FLIGHT_MAX, BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX, COMMIT_LINGER_MS_STANDARD, LEASE_IDLE_MS, LEASE_TTL_MS, READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
+  BODY_BYTES_IN_FLIGHT_MAX, BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX, COMMIT_LINGER_MS_STANDARD, LEASE_IDLE_MS, READ_GRACE_MS_DEFAULT, AUDIT_SCRUB_MS_DEFAULT, LEASE_TTL_MS, READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
   WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, DS_LONG_POLL_MS,
 } from './limits.ts';
 import {
@@ -27,6 +27,8 @@ export const FLAGS: FlagSpec[] = [
   { name: 'max-read-records', env: 'SVCD_MAX_READ_RECORDS', help: 'records per read response (limit is clamped to it)', default: String(READ_RECORDS_MAX) },
   { name: 'max-read-bytes', env: 'SVCD_MAX_READ_BYTES', help: 'bytes per read response (max_bytes is clamped to it)', default: String(READ_BYTES_MAX) },
   { name: 'readplan-ttl', env: 'SVCD_READPLAN_TTL', help: 'read plan validity: a duration such as 5m, 300s or 300000ms (a bare number is milliseconds)', default: `${READPLAN_TTL_MS_DEFAULT / 60_000}m` },
+  { name: 'read-grace', env: 'SVCD_READ_GRACE', help: 'objects released by trim, retention or deletion are deleted this long after (at least twice --readplan-ttl, or the boot is refused)', default: `${READ_GRACE_MS_DEFAULT / 60_000}m` },
+  { name: 'audit-scrub-interval', env: 'SVCD_AUDIT_SCRUB_INTERVAL', help: 'the auditor verifies every settled segment this star\'s streams name again this often (a duration; 0 only verifies each once, when settled)', default: `${AUDIT_SCRUB_MS_DEFAULT / 60_000}m` },
   { name: 'readplan-vending', env: 'SVCD_READPLAN_VENDING', help: 'presigned or raw', default: 'presigned' },
   { name: 'sse-heartbeat-ms', env: 'SVCD_SSE_HEARTBEAT_MS', help: 'SSE heartbeat period', default: String(SSE_HEARTBEAT_MS) },
   { name: 'sse-stall-ms', env: 'SVCD_SSE_STALL_MS', help: 'an SSE consumer that has not drained for this long is disconnected', default: String(SSE_STALL_MS) },
@@ -109,6 +111,10 @@ export interface Config {
   maxReadRecords: number;
   maxReadBytes: number;
   readplanTtlMs: number;
+  /** Released objects are deleted this long after their release (the auditor's deletions queue). */
+  readGraceMs: number;
+  /** The auditor's scrub: every named segment verified again this often (0: never). */
+  auditScrubMs: number;
   /** Origins allowed by CORS (`*` for any); empty denies every preflight. */
   corsAllowedOrigins: string[];
   /** Request-body budgets (bytes received, not yet handled): star-wide and per tenant (sub). */
@@ -149,6 +155,12 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
   if (vending !== 'presigned' && vending !== 'raw') throw new ConfigError('--readplan-vending must be presigned or raw');
   const objectStore = objectStoreConfig(get);
   const metadata = metadataConfig(get('metadata'), get('postgres-url'), get('postgres-schema'));
+  const readplanTtlMs = durationMs(get('readplan-ttl'), 'readplan-ttl');
+  const readGraceMs = durationMs(get('read-grace'), 'read-grace');
+  if (readplanTtlMs * 2 > readGraceMs) {
+    // A plan could name an object deleted while the plan is still valid (spec: Limits).
+    throw new ConfigError(`--readplan-ttl (${readplanTtlMs} ms) must be at most half the read grace (--read-grace, ${readGraceMs} ms)`);
+  }
   return {
     listen: hostPort(get('listen'), 'listen'),
     dataDir: get('data-dir'),
@@ -161,7 +173,9 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     adminUiReader: boolValue(get('admin-ui-reader'), 'admin-ui-reader'),
     maxReadRecords: positiveInt(get('max-read-records'), 'max-read-records'),
     maxReadBytes: positiveInt(get('max-read-bytes'), 'max-read-bytes'),
-    readplanTtlMs: durationMs(get('readplan-ttl'), 'readplan-ttl'),
+    readplanTtlMs,
+    readGraceMs,
+    auditScrubMs: durationMs(get('audit-scrub-interval'), 'audit-scrub-interval'),
     corsAllowedOrigins: listValue(get('cors-allowed-origins')),
     bodyBudget: { starBytes: positiveInt(get('body-budget-bytes'), 'body-budget-bytes'), tenantBytes: positiveInt(get('body-budget-per-tenant-bytes'), 'body-budget-per-tenant-bytes') },
     opsAllowedHosts: listValue(get('ops-allowed-hosts')),

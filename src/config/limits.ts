@@ -150,6 +150,18 @@ export const COMMIT_LINGER_MS_EXPRESS = 0;
 /** A star-to-star call (SettleStar on a drained peer) gets this long, then fails and is logged. It
  *  only nudges: the peer settles as it drains anyway, so the Drain answer is not held longer. */
 export const PEER_CALL_MS_MAX = 10_000;
+/** The auditor: settled segments waiting to be verified (past it, new ones are not queued) … */
+export const AUDIT_VERIFY_QUEUE_MAX = 100_000;
+/** … how many it fetches back and checks per sweep (one at a time) … */
+export const AUDIT_VERIFY_BATCH_MAX = 16;
+/** … how often it goes over every segment this star's streams name again (a scrub: bytes altered
+ *  or lost after they were verified are found too; `--audit-scrub-interval`) … */
+export const AUDIT_SCRUB_MS_DEFAULT = 60 * 60_000;
+/** … and how many findings it keeps for the admin plane (the newest; every one is also logged). */
+export const AUDIT_FINDINGS_KEPT_MAX = 1000;
+/** Released objects are deleted this long after their release by default (`--read-grace`): at
+ *  least twice the read plan validity, so a plan vended just before a trim stays good for its life. */
+export const READ_GRACE_MS_DEFAULT = 10 * 60_000;
 /** Chunk objects whose every chunk has settled are deleted this long after they were written. */
 export const CHUNK_OBJECT_GRACE_MS = 60_000;
 /** How often, and how many at a time, unreferenced chunk objects are collected. */

@@ -3,7 +3,7 @@
 // its batches stay in memory and the file on disk, and a crash replays it). The star owns the rows
 // and their locks; this file owns which streams each file holds, the queue, and the retries.
 
-import type { StreamMeta } from '../storage/metadata/metadata-store.ts';
+import type { SegmentMeta, StreamMeta } from '../storage/metadata/metadata-store.ts';
 import type { SegmentSettler, Timers, WalJanitor } from './ports.ts';
 import type { StreamState } from './stream-state.ts';
 
@@ -19,6 +19,8 @@ export interface SettlingHost {
   settled(bytes: number): void;
   /** A segment no durable row points at: forget it and delete it from the store. */
   dropObject(key: string): void;
+  /** A segment of `st` is durable and named by its row: the auditor verifies it. */
+  segmentSettled(st: StreamState, segment: SegmentMeta): void;
   closed(): boolean;
 }
 
@@ -108,7 +110,7 @@ export class Settling {
       await this.host.withRows(touched, async () => {
         // Built under the row locks: from the rows as the last write left them (a trim or a fence
         // may have landed while the segments uploaded), so this write undoes none of them.
-        const next: { st: StreamState; meta: StreamMeta; dead: string[] }[] = [];
+        const next: { st: StreamState; meta: StreamMeta; dead: string[]; segment: SegmentMeta }[] = [];
         for (const { streamId, segment } of settled) {
           const st = byId.get(streamId);
           if (!st) continue;
@@ -121,13 +123,14 @@ export class Settling {
           const meta: StreamMeta = {
             ...st.meta, segments: all.filter((x) => x.end_seq > st.trimSeq), settled_end_seq: segment.end_seq, settled_end_ts: segment.max_ts,
           };
-          next.push({ st, meta, dead: all.filter((x) => x.end_seq <= st.trimSeq).map((x) => x.object_key) });
+          next.push({ st, meta, segment, dead: all.filter((x) => x.end_seq <= st.trimSeq).map((x) => x.object_key) });
         }
         if (next.length) await this.host.rowWrite(next.map((n) => n.st), this.d.metadata.putStreams(next.map((n) => n.meta)));
         // Durable: the segments serve these records now, and memory lets them go.
         for (const n of next) {
           n.st.meta = n.meta;
           this.host.settled(n.st.dropSettled(n.meta.settled_end_seq));
+          if (n.segment.end_seq > n.st.trimSeq) this.host.segmentSettled(n.st, n.segment);
           orphans.push(...n.dead);
         }
       });

@@ -8,13 +8,14 @@ import {
 } from '../config/limits.ts';
 import { FrameArena } from './frame-arena.ts';
 import { contentBytes, encodeBatch, encodeRotate, patchBatch, type CodecRecord } from '../storage/format/record-codec.ts';
-import type { BucketMeta, MetadataStore, MetaState, StreamMeta } from '../storage/metadata/metadata-store.ts';
+import type { BucketMeta, MetadataStore, MetaState, SegmentMeta, StreamMeta } from '../storage/metadata/metadata-store.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import { OrderedMap } from './ordered-keys.ts';
 import { ServiceError, invalid, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
 import { Settling } from './settling.ts';
 import { ObjectReclaimer } from './object-reclaimer.ts';
+import { Auditor } from './auditor.ts';
 import type { Clock, Ids, LogPort, SegmentSettler, Timers, WalJanitor } from './ports.ts';
 import { checkBatchCaps, checkFence, checkMatch, pace, stampTimestamps } from './sequencer.ts';
 import type {
@@ -53,6 +54,8 @@ export interface StarDeps {
   /** How long a segment no row points at stays in the object store: the read-plan validity, so a
    *  vended URL keeps answering until it expires (default 0: deleted at once). */
   objectGraceMs?: number;
+  /** How often the auditor verifies every named segment again (0: only when settled). */
+  auditScrubMs?: number;
   /** A stream left this star without being deleted (a cluster: its lease moved, or a commit of it
    *  failed); the leadership forgets it too. */
   onEvicted?: (bucket: string, key: string) => void;
@@ -107,6 +110,8 @@ export class Star implements StreamService {
   private readonly settling: Settling;
   /** Deletes unreferenced segments once read plans that name them have expired. */
   private readonly reclaimer: ObjectReclaimer;
+  /** Deletions waiting out the read grace, settled segments to verify, what was found (admin plane). */
+  readonly auditor: Auditor;
   /** Resolves once the newest ROTATE is durable and its file is queued to settle (see settle()). */
   private lastSealed: Promise<void> = Promise.resolve();
   private subscriptions = 0;
@@ -121,11 +126,15 @@ export class Star implements StreamService {
     this.d = deps;
     this.reader = new PageReader(deps.objects);
     this.reclaimer = new ObjectReclaimer(deps.objects, deps.clock, deps.objectGraceMs ?? 0, (m) => deps.log_error?.(m));
+    this.auditor = new Auditor(deps.objects, this.reclaimer, deps.clock,
+      (id, objectKey) => this.byId.get(id)?.meta.segments.some((x) => x.object_key === objectKey) ?? false, (m) => deps.log_error?.(m),
+      deps.auditScrubMs ?? 0);
     this.settling = new Settling(deps, {
       withRows: (sts, fn) => this.withRows(sts, fn),
       rowWrite: (sts, write) => this.rowWrite(sts, write),
       settled: (bytes) => { this.unsettledBytes -= bytes; },
       dropObject: (key) => this.dropObject(key),
+      segmentSettled: (st, seg) => this.auditor.settled(st.meta.bucket, st.meta.key, st.streamId, seg),
       closed: () => this.closed,
     });
     this.walFileNo = deps.walFileNo;
@@ -526,7 +535,7 @@ export class Star implements StreamService {
       this.forgetStream(st);
     }));
     // Reclaimed later: gone for every caller already.
-    for (const s of st.meta.segments) this.dropObject(s.object_key);
+    for (const s of st.meta.segments) this.dropObject(s.object_key, st);
   }
 
   /** A stream whose deletion is durable leaves memory. */
@@ -997,7 +1006,7 @@ export class Star implements StreamService {
       await this.rowWrite([st], this.d.metadata.putStream(meta));
       st.meta = meta;
       st.wake();
-      for (const s of dead) this.dropObject(s.object_key);
+      for (const s of dead) this.dropObject(s.object_key, st);
     });
   }
 
@@ -1022,14 +1031,16 @@ export class Star implements StreamService {
   /** Background: retention by age and bytes, and sealing a quiet WAL file. */
   /** A segment no durable row points at: out of the footer cache now, out of the store once no read
    *  plan vended before can still name it. */
-  private dropObject(key: string): void {
+  private dropObject(key: string, st?: StreamState): void {
     this.reader.forget(key);
-    this.reclaimer.drop(key);
+    this.reclaimer.drop(key, st?.meta.bucket, st?.meta.key);
   }
 
   private sweep(): void {
     const now = this.d.clock.nowMs();
     this.reclaimer.run();
+    this.auditor.scrub(() => this.namedSegments());
+    void this.auditor.run().catch((err: unknown) => this.d.log_error?.('audit pass failed', err));
     if (this.walFileBytes > 0 && now - this.walFileOpenedMs >= this.walSettleAfterMs) this.rotate();
     this.reconcile();
     if (this.sweeping) return; // one retention pass at a time
@@ -1039,6 +1050,13 @@ export class Star implements StreamService {
     void (async () => {
       for (const st of due) await this.applyRetention(st, now);
     })().catch((err) => this.d.log_error?.('retention sweep failed', err)).finally(() => { this.sweeping = false; });
+  }
+
+  /** Every settled segment the streams held here name (the auditor's scrub). */
+  private *namedSegments(): Iterable<{ bucket: string; key: string; streamId: string; seg: SegmentMeta }> {
+    for (const st of this.streams.values()) {
+      for (const seg of st.meta.segments) yield { bucket: st.meta.bucket, key: st.meta.key, streamId: st.streamId, seg };
+    }
   }
 
   /** Trims what the stream's retention (age and bytes) no longer keeps as of `nowMs`. */

@@ -97,6 +97,21 @@ export class Metrics {
     });
   }
 
+  /** The auditor's series: each queue's depth, segments verified and findings since start. */
+  audit(view: { depth(name: 'deletions' | 'verifications' | 'findings'): number; counters: { verified: number; findings: number; skipped: number } }): void {
+    new Gauge({
+      name: 'svcd_audit_queue_depth', help: 'items waiting in each audit queue (deletions: released objects in their read grace; verifications: segments to check; findings: kept findings)',
+      labelNames: ['queue'], registers: [this.registry],
+      collect() { for (const q of ['deletions', 'verifications', 'findings'] as const) this.set({ queue: q }, view.depth(q)); },
+    });
+    const counters: [string, string, 'verified' | 'findings' | 'skipped'][] = [
+      ['svcd_audit_segments_verified', 'settled segments fetched back and checked since start', 'verified'],
+      ['svcd_audit_findings', 'segments found missing, of the wrong length or failing a checksum since start (each logged)', 'findings'],
+      ['svcd_audit_verifications_skipped', 'settled segments not queued for verification because the queue was full, since start', 'skipped'],
+    ];
+    for (const [name, help, k] of counters) new Gauge({ name, help, registers: [this.registry], collect() { this.set(view.counters[k]); } });
+  }
+
   /** A cluster's series: leases held, takeovers, leases lost and released, one-hop proxy hops, and
    *  the group commit's two latencies. Returns the commit observer the commit log calls. */
   cluster(stats: () => { leasesHeld: number; takeovers: number; leasesTaken: number; leasesLost: number; leasesReleased: number; proxyHops: number; proxyFailures: number }): (putMs: number, commitMs: number) => void {

@@ -118,8 +118,9 @@ describe('admin bridge (auth off, gRPC on)', () => {
     assert.equal((await bridge(s.ops, 'GetStreamDetail', { bucket: 'b1' })).status, 400, 'a key is required');
   });
 
-  it('answers the audit verbs: no queues, and no queue to peek', async () => {
-    assert.deepEqual(await ok(s.ops, 'ListAuditQueues'), { queues: [] });
+  it('answers the audit verbs: the auditor\'s three queues, and no other queue to peek', async () => {
+    const listed = await ok(s.ops, 'ListAuditQueues') as { queues: { name: string }[] };
+    assert.deepEqual(listed.queues.map((q) => q.name), ['deletions', 'verifications', 'findings']);
     const peek = await bridge(s.ops, 'PeekAuditQueue', { name: 'settle', limit: 10 });
     assert.equal(peek.status, 404);
     assert.match(peek.json.error, /no audit queue named "settle"/);

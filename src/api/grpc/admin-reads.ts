@@ -50,9 +50,20 @@ export interface ClusterView {
   drain(starId: string, decommission: boolean): Promise<number>;
 }
 
+/** The auditor's queues as the admin plane shows them (core/auditor.ts). */
+export interface AuditView {
+  depth(name: 'deletions' | 'verifications' | 'findings'): number;
+  peek(name: 'deletions' | 'verifications' | 'findings', limit: number): { bucket: string; key: string; reason: string; enqueuedAtMs: number }[];
+}
+const AUDIT_QUEUE_NAMES = ['deletions', 'verifications', 'findings'] as const;
+/** PeekAuditQueue's page: 0 or above this means this many (proto). */
+const AUDIT_PEEK_MAX = 500;
+
 export interface AdminReadContext {
   service: StreamService;
   cluster?: ClusterView;
+  /** The star's auditor (absent: no queues to show). */
+  audit?: AuditView;
   star: Pick<StarIdentity, 'id' | 'address' | 'startedAtMs' | 'nowMs'>;
   /** The credential registry's listing; absent (auth off): ListCredentials is UNIMPLEMENTED. */
   listCredentials?: GrpcAuthHooks['listCredentials'];
@@ -222,12 +233,21 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
     // No auditor runs behind this adapter: there are no queues to show.
     async ListAuditQueues(_req, gate) {
       await gate({});
-      return { queues: [] };
+      const audit = ctx.audit;
+      if (!audit) return { queues: [] };
+      return { queues: AUDIT_QUEUE_NAMES.map((name) => ({ name, depth: audit.depth(name), depth_capped: false })) };
     },
 
     async PeekAuditQueue(req, gate) {
       await gate({});
-      throw new ServiceError('not_found', `no audit queue named ${JSON.stringify(req.name)}`);
+      const name = AUDIT_QUEUE_NAMES.find((n) => n === req.name);
+      if (!ctx.audit || !name) throw new ServiceError('not_found', `no audit queue named ${JSON.stringify(req.name)}`);
+      const limit = req.limit === 0 || req.limit > AUDIT_PEEK_MAX ? AUDIT_PEEK_MAX : req.limit;
+      return {
+        items: ctx.audit.peek(name, limit).map((i) => ({
+          bucket: i.bucket, key: keyToWire(i.key), reason: i.reason, enqueued_at_unix_ms: i.enqueuedAtMs,
+        })),
+      };
     },
 
     async ReadStreamRecords(req, gate) {

@@ -36,6 +36,7 @@ export function adminServiceHandlers(ctx: GrpcContext): AdminServiceHandlers {
     service: ctx.service,
     star: ctx.star,
     ...(ctx.cluster ? { cluster: ctx.cluster } : {}),
+    ...(ctx.audit ? { audit: ctx.audit } : {}),
     ...(ctx.auth?.listCredentials ? { listCredentials: ctx.auth.listCredentials.bind(ctx.auth) } : {}),
   });
 

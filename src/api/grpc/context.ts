@@ -2,7 +2,7 @@
 // calls (so shutdown can end them), and the wrapper that turns a handler's result or throw into a
 // grpc-js callback.
 
-import type { ClusterView } from './admin-reads.ts';
+import type { AuditView, ClusterView } from './admin-reads.ts';
 import * as grpc from '@grpc/grpc-js';
 import type { StreamService } from '../../core/service-api.ts';
 import type { GrpcAuthHooks, GrpcAuthRequest, GrpcCaller, ReadPlanVending } from './hooks.ts';
@@ -45,6 +45,8 @@ export interface GrpcContext {
   service: StreamService;
   /** A cluster's membership and leases for the admin views (absent: a star alone). */
   cluster?: ClusterView;
+  /** The star's auditor queues for ListAuditQueues / PeekAuditQueue. */
+  audit?: AuditView;
   auth?: GrpcAuthHooks;
   star: StarIdentity;
   live: LiveCalls;

@@ -5,7 +5,7 @@
 //   … grpcServer.port …
 //   await grpcServer.close();
 
-import type { ClusterView } from './admin-reads.ts';
+import type { AuditView, ClusterView } from './admin-reads.ts';
 import * as grpc from '@grpc/grpc-js';
 import { GRPC_APPEND_MESSAGE_BYTES_MAX, GRPC_SEND_MESSAGE_BYTES_MAX, READPLAN_TTL_MS_DEFAULT } from '../../config/limits.ts';
 import type { StreamService } from '../../core/service-api.ts';
@@ -26,6 +26,8 @@ export const GRPC_SHUTDOWN_GRACE_MS = 5000;
 export interface GrpcServerOptions {
   service: StreamService;
   cluster?: ClusterView;
+  /** The star's auditor queues (ListAuditQueues, PeekAuditQueue). */
+  audit?: AuditView;
   /** host:port; port 0 picks a free one. */
   listen: string;
   /** TLS (or mTLS) credentials; default plaintext. */
@@ -59,6 +61,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
   const ctx: GrpcContext = {
     service: opts.service,
     ...(opts.cluster ? { cluster: opts.cluster } : {}),
+    ...(opts.audit ? { audit: opts.audit } : {}),
     star: {
       id: opts.star?.id ?? 'star-0',
       address: opts.star?.address ?? opts.listen,

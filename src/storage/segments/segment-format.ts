@@ -6,7 +6,7 @@
 // with one ranged GET.
 
 import { crc32c } from '../format/crc32c.ts';
-import { frameInfo, frameTimestamps, readU64, sealFrame, writeU64 } from '../format/record-codec.ts';
+import { frameInfo, frameIsIntact, frameTimestamps, readU64, sealFrame, writeU64 } from '../format/record-codec.ts';
 
 export const SEGMENT_MAGIC = 0x47535653; // 'SVSG'
 export const FOOTER_ENTRY_BYTES = 40;
@@ -90,4 +90,22 @@ export function parseFooter(buf: Uint8Array): FooterEntry[] {
     });
   }
   return out;
+}
+
+/** What is wrong with a settled segment's bytes as fetched whole, or undefined when nothing is: its
+ *  length against the row's, its footer (magic, checksum, version), and every frame's checksum. */
+export function segmentFault(bytes: Uint8Array, seg: { size_bytes: number; footer_offset: number; footer_bytes: number }): string | undefined {
+  if (bytes.length !== seg.size_bytes) return `length ${bytes.length}, the row says ${seg.size_bytes}`;
+  let entries: FooterEntry[];
+  try {
+    entries = parseFooter(bytes.subarray(seg.footer_offset, seg.footer_offset + seg.footer_bytes));
+  } catch (err) {
+    return (err as Error).message;
+  }
+  for (const e of entries) {
+    if (e.offset + e.frameBytes > seg.footer_offset || !frameIsIntact(bytes, e.offset, e.frameBytes)) {
+      return `frame at ${e.offset} (records from ${e.firstSeq}) fails its checksum`;
+    }
+  }
+  return undefined;
 }

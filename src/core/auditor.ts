@@ -1,0 +1,123 @@
+// The auditor: what a star has released and what it has settled, checked in the background and shown
+// on the admin plane (ListAuditQueues, PeekAuditQueue, the dashboard's Audits page) and in /metrics.
+//   deletions      objects released by trim, retention or deletion, waiting out the read grace
+//                  (object-reclaimer.ts) so a vended read plan stays good for its whole life;
+//   verifications  settled segments waiting to be fetched back and checked: present, the length the
+//                  row records, footer and every frame's checksum;
+//   findings       what the checks found wrong (newest kept), each also logged once.
+// Every segment the star's streams name is verified again once per scrub interval, so bytes altered
+// or lost after their first check are found too.
+// On one star the auditor is the star's own; each star of a cluster audits what it settles.
+
+import { AUDIT_FINDINGS_KEPT_MAX, AUDIT_VERIFY_BATCH_MAX, AUDIT_VERIFY_QUEUE_MAX } from '../config/limits.ts';
+import type { ObjectStore } from '../storage/objects/object-store.ts';
+import { segmentFault } from '../storage/segments/segment-format.ts';
+import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
+import type { ObjectReclaimer } from './object-reclaimer.ts';
+import type { Clock } from './ports.ts';
+
+export const AUDIT_QUEUES = ['deletions', 'verifications', 'findings'] as const;
+export type AuditQueueName = (typeof AUDIT_QUEUES)[number];
+
+export interface AuditItem { bucket: string; key: string; reason: string; enqueuedAtMs: number }
+
+interface Verification { bucket: string; key: string; streamId: string; seg: SegmentMeta; enqueuedAtMs: number }
+
+/** Counters for /metrics. */
+export interface AuditCounters { verified: number; findings: number; skipped: number }
+
+export class Auditor {
+  private verifications: Verification[] = [];
+  private readonly findingsKept: AuditItem[] = [];
+  private running = false;
+  private lastScrubMs: number;
+  readonly counters: AuditCounters = { verified: 0, findings: 0, skipped: 0 };
+
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly deletions: ObjectReclaimer,
+    private readonly clock: Clock,
+    /** Whether the segment is still one the stream's row names (a trimmed one is not damage). */
+    private readonly stillNamed: (streamId: string, objectKey: string) => boolean,
+    private readonly logError?: (msg: string) => void,
+    /** How often every named segment is verified again (0: never). */
+    private readonly scrubMs = 0,
+  ) {
+    this.lastScrubMs = clock.nowMs();
+  }
+
+  /** Queues every segment `named` yields for verification again, once per scrub interval and only
+   *  when nothing else waits (a scrub never crowds out what was just settled). */
+  scrub(named: () => Iterable<{ bucket: string; key: string; streamId: string; seg: SegmentMeta }>): void {
+    const now = this.clock.nowMs();
+    if (this.scrubMs <= 0 || now - this.lastScrubMs < this.scrubMs || this.verifications.length > 0 || this.running) return;
+    this.lastScrubMs = now;
+    for (const n of named()) {
+      if (this.verifications.length >= AUDIT_VERIFY_QUEUE_MAX) break;
+      this.verifications.push({ ...n, enqueuedAtMs: now });
+    }
+  }
+
+  /** A segment was settled: it is fetched back and checked. Past the queue's bound, the newest
+   *  settled segments are not queued (counted as skipped): the bound keeps memory fixed. */
+  settled(bucket: string, key: string, streamId: string, seg: SegmentMeta): void {
+    if (this.verifications.length >= AUDIT_VERIFY_QUEUE_MAX) { this.counters.skipped += 1; return; }
+    this.verifications.push({ bucket, key, streamId, seg, enqueuedAtMs: this.clock.nowMs() });
+  }
+
+  /** Checks up to AUDIT_VERIFY_BATCH_MAX queued segments (one run at a time). */
+  async run(): Promise<void> {
+    if (this.running || this.verifications.length === 0) return;
+    this.running = true;
+    try {
+      const batch = this.verifications.splice(0, AUDIT_VERIFY_BATCH_MAX);
+      for (const v of batch) await this.verify(v);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async verify(v: Verification): Promise<void> {
+    let fault: string | undefined;
+    try {
+      fault = segmentFault(await this.objects.get(v.seg.object_key), v.seg);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+        // The store did not answer: try again later rather than report damage.
+        this.verifications.push(v);
+        return;
+      }
+      fault = 'missing from the object store';
+    }
+    this.counters.verified += 1;
+    if (fault === undefined || !this.stillNamed(v.streamId, v.seg.object_key)) return;
+    const reason = `segment ${v.seg.object_key} (records ${v.seg.first_seq}..${v.seg.end_seq}): ${fault}`;
+    this.counters.findings += 1;
+    this.logError?.(`audit: stream ${v.bucket}/${v.key}: ${reason}`);
+    this.findingsKept.push({ bucket: v.bucket, key: v.key, reason, enqueuedAtMs: this.clock.nowMs() });
+    if (this.findingsKept.length > AUDIT_FINDINGS_KEPT_MAX) this.findingsKept.shift();
+  }
+
+  depth(name: AuditQueueName): number {
+    if (name === 'deletions') return this.deletions.pending;
+    if (name === 'verifications') return this.verifications.length;
+    return this.findingsKept.length;
+  }
+
+  /** The oldest `limit` items of a queue. */
+  peek(name: AuditQueueName, limit: number): AuditItem[] {
+    if (name === 'deletions') {
+      return this.deletions.peek(limit).map((d) => ({
+        bucket: d.bucket, key: d.streamKey, enqueuedAtMs: d.enqueuedMs,
+        reason: `delete ${d.key} once the read grace has passed (at ${new Date(d.dueMs).toISOString()})`,
+      }));
+    }
+    if (name === 'verifications') {
+      return this.verifications.slice(0, limit).map((v) => ({
+        bucket: v.bucket, key: v.key, enqueuedAtMs: v.enqueuedAtMs,
+        reason: `verify segment ${v.seg.object_key} (records ${v.seg.first_seq}..${v.seg.end_seq}, ${v.seg.size_bytes} B)`,
+      }));
+    }
+    return this.findingsKept.slice(0, limit);
+  }
+}
