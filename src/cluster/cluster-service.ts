@@ -16,6 +16,7 @@ import type {
   BucketCreate, ListPage, PlanResult, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
 } from '../core/service-api.ts';
 import { needsHandoff, type Star } from '../core/star.ts';
+import type { NamedSegment } from '../core/auditor.ts';
 import type {
   AppendAck, AppendInput, BucketConfig, BucketInfo, Position, ReadOptions, ReadResult, ReadStart, StreamConfig, StreamInfo,
 } from '../core/types.ts';
@@ -58,6 +59,10 @@ export interface ClusterCounters { takeovers: number; leasesTaken: number; lease
 
 const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
 
+/** The auditor's lease row: a bucket no stream can have (bucket names are never empty). */
+const AUDITOR_LEASE_BUCKET = '';
+const AUDITOR_LEASE_KEY = 'svcd:auditor';
+
 /** 32-bit FNV-1a of a string's UTF-16 units, then murmur3's finalizer (FNV alone barely mixes
  *  strings that differ only early, as star ids do): cheap, stable across stars and restarts. */
 function fnv1a(s: string): number {
@@ -87,6 +92,8 @@ export class ClusterService implements StreamService {
    *  lease and hands over the ones it holds. */
   private ownState: StarRow['state'] = 'active';
   private draining: Promise<number> | undefined;
+  /** The cluster's one auditor lease, while this star holds it: only its holder scrubs. */
+  private auditorLease: Held | undefined;
   readonly counters: ClusterCounters = { takeovers: 0, leasesTaken: 0, leasesLost: 0, leasesReleased: 0 };
 
   constructor(private readonly d: ClusterDeps) {
@@ -140,6 +147,12 @@ export class ClusterService implements StreamService {
     void report().catch(() => undefined);
     every(STAR_HEARTBEAT_MS, report);
     every(LEASE_RENEW_MS, () => this.renewAll());
+    every(LEASE_RENEW_MS, () => this.keepAuditorLease());
+    this.d.star.auditor.useScope({
+      mayScrub: () => this.auditorLease !== undefined && this.d.clock.nowMs() < this.auditorLease.validUntilMs,
+      segments: () => this.clusterSegments(),
+      stillNamed: async (bucket, key, objectKey) => ((await this.d.metadata.readStream(bucket, key)).row?.segments ?? []).some((x) => x.object_key === objectKey),
+    });
     every(RETENTION_SWEEP_MS, () => this.releaseIdle());
     every(CHUNK_GC_MS, () => this.collectChunkObjects());
   }
@@ -149,8 +162,9 @@ export class ClusterService implements StreamService {
   async stop(): Promise<void> {
     this.stopped = true;
     for (const t of this.timers) t.cancel();
-    const all = [...this.held.values()];
+    const all = [...this.held.values(), ...(this.auditorLease ? [this.auditorLease] : [])];
     this.held.clear();
+    this.auditorLease = undefined;
     await this.d.pg.release(all).catch(() => undefined);
     await this.d.pg.leave().catch(() => undefined);
   }
@@ -285,10 +299,59 @@ export class ClusterService implements StreamService {
         }
         if (this.held.size > 0) await new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, DRAIN_POLL_MS); });
       }
+      await this.letAuditorGo();
       this.d.log_error?.(`star ${this.d.starId} is ${this.ownState}: ${moved} lease(s) handed over`);
       return moved;
     })();
     return this.draining;
+  }
+
+  // ------------------------------------------------------------------ the cluster's auditor
+
+  /** Takes the auditor lease when it is free, renews it while held; an active star only. */
+  private async keepAuditorLease(): Promise<void> {
+    if (this.ownState !== 'active') { await this.letAuditorGo(); return; }
+    const sentMs = this.d.clock.nowMs();
+    const h = this.auditorLease;
+    if (h) {
+      const kept = await this.d.pg.renew([h], this.ttlMs);
+      if (this.auditorLease !== h) return;
+      if (kept.has(0)) h.validUntilMs = sentMs + this.ttlMs - LEASE_SAFETY_MARGIN_MS;
+      else this.auditorLease = undefined;
+      return;
+    }
+    const r = await this.d.pg.take(AUDITOR_LEASE_BUCKET, AUDITOR_LEASE_KEY, this.ttlMs);
+    if (r.taken) {
+      this.auditorLease = { bucket: AUDITOR_LEASE_BUCKET, key: AUDITOR_LEASE_KEY, epoch: r.epoch, validUntilMs: sentMs + this.ttlMs - LEASE_SAFETY_MARGIN_MS, takenAtMs: sentMs };
+    }
+  }
+
+  private async letAuditorGo(): Promise<void> {
+    const h = this.auditorLease;
+    if (!h) return;
+    this.auditorLease = undefined;
+    await this.d.pg.release([h]).catch((err: unknown) => this.d.log_error?.('releasing the auditor lease failed (it runs out by itself)', err));
+  }
+
+  /** Every settled segment of the cluster, from the shared store, a page of buckets and streams at
+   *  a time (the auditor's scrub). */
+  private async *clusterSegments(): AsyncIterable<NamedSegment> {
+    for (let afterBucket = ''; ;) {
+      const buckets = await this.d.metadata.listBucketRows(afterBucket, LIST_PAGE_MAX);
+      for (const b of buckets) {
+        for (let afterKey = ''; ;) {
+          const rows = await this.d.metadata.listStreamRows(b.name, afterKey, LIST_PAGE_MAX);
+          for (const r of rows) {
+            const { row } = await this.d.metadata.readStream(b.name, r.key);
+            for (const seg of row?.segments ?? []) yield { bucket: b.name, key: r.key, streamId: r.stream_id, seg };
+          }
+          if (rows.length < LIST_PAGE_MAX) break;
+          afterKey = rows[rows.length - 1].key;
+        }
+      }
+      if (buckets.length < LIST_PAGE_MAX) return;
+      afterBucket = buckets[buckets.length - 1].name;
+    }
   }
 
   /** The live star a stream's lease belongs on (highest hash of star and address); undefined while

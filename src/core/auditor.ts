@@ -23,6 +23,20 @@ export interface AuditItem { bucket: string; key: string; reason: string; enqueu
 
 interface Verification { bucket: string; key: string; streamId: string; seg: SegmentMeta; enqueuedAtMs: number }
 
+/** A named segment, as the scrub walks them. */
+export interface NamedSegment { bucket: string; key: string; streamId: string; seg: SegmentMeta }
+
+/** In a cluster the scrub is the cluster's, not each star's: one star at a time runs it (under the
+ *  auditor lease), over every stream in the shared store. */
+export interface AuditScope {
+  /** Whether this star is the cluster's auditor now. */
+  mayScrub(): boolean;
+  /** Every settled segment of the cluster. */
+  segments(): AsyncIterable<NamedSegment>;
+  /** Whether the stream's row still names the object (a trimmed segment is not damage). */
+  stillNamed(bucket: string, key: string, objectKey: string): Promise<boolean>;
+}
+
 /** Counters for /metrics. */
 export interface AuditCounters { verified: number; findings: number; skipped: number }
 
@@ -30,7 +44,9 @@ export class Auditor {
   private verifications: Verification[] = [];
   private readonly findingsKept: AuditItem[] = [];
   private running = false;
+  private scrubbing = false;
   private lastScrubMs: number;
+  private scope: AuditScope | undefined;
   readonly counters: AuditCounters = { verified: 0, findings: 0, skipped: 0 };
 
   constructor(
@@ -46,15 +62,26 @@ export class Auditor {
     this.lastScrubMs = clock.nowMs();
   }
 
-  /** Queues every segment `named` yields for verification again, once per scrub interval and only
-   *  when nothing else waits (a scrub never crowds out what was just settled). */
-  scrub(named: () => Iterable<{ bucket: string; key: string; streamId: string; seg: SegmentMeta }>): void {
+  /** A cluster's scope: the scrub runs on the auditor lease's holder, over the shared store. */
+  useScope(scope: AuditScope): void { this.scope = scope; }
+
+  /** Queues every named segment for verification again, once per scrub interval and only when
+   *  nothing else waits (a scrub never crowds out what was just settled). Alone, the segments are
+   *  the ones `local` yields (this star's streams); in a cluster, the scope's. */
+  async scrub(local: () => Iterable<NamedSegment>): Promise<void> {
     const now = this.clock.nowMs();
-    if (this.scrubMs <= 0 || now - this.lastScrubMs < this.scrubMs || this.verifications.length > 0 || this.running) return;
+    if (this.scrubMs <= 0 || now - this.lastScrubMs < this.scrubMs || this.verifications.length > 0 || this.running || this.scrubbing) return;
+    if (this.scope && !this.scope.mayScrub()) return;
     this.lastScrubMs = now;
-    for (const n of named()) {
-      if (this.verifications.length >= AUDIT_VERIFY_QUEUE_MAX) break;
-      this.verifications.push({ ...n, enqueuedAtMs: now });
+    this.scrubbing = true;
+    try {
+      const source: AsyncIterable<NamedSegment> | Iterable<NamedSegment> = this.scope ? this.scope.segments() : local();
+      for await (const n of source) {
+        if (this.verifications.length >= AUDIT_VERIFY_QUEUE_MAX) break;
+        this.verifications.push({ ...n, enqueuedAtMs: now });
+      }
+    } finally {
+      this.scrubbing = false;
     }
   }
 
@@ -90,7 +117,9 @@ export class Auditor {
       fault = 'missing from the object store';
     }
     this.counters.verified += 1;
-    if (fault === undefined || !this.stillNamed(v.streamId, v.seg.object_key)) return;
+    if (fault === undefined) return;
+    const named = this.scope ? await this.scope.stillNamed(v.bucket, v.key, v.seg.object_key) : this.stillNamed(v.streamId, v.seg.object_key);
+    if (!named) return;
     const reason = `segment ${v.seg.object_key} (records ${v.seg.first_seq}..${v.seg.end_seq}): ${fault}`;
     this.counters.findings += 1;
     this.logError?.(`audit: stream ${v.bucket}/${v.key}: ${reason}`);

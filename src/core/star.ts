@@ -1039,7 +1039,7 @@ export class Star implements StreamService {
   private sweep(): void {
     const now = this.d.clock.nowMs();
     this.reclaimer.run();
-    this.auditor.scrub(() => this.namedSegments());
+    void this.auditor.scrub(() => this.namedSegments()).catch((err: unknown) => this.d.log_error?.('audit scrub failed', err));
     void this.auditor.run().catch((err: unknown) => this.d.log_error?.('audit pass failed', err));
     if (this.walFileBytes > 0 && now - this.walFileOpenedMs >= this.walSettleAfterMs) this.rotate();
     this.reconcile();

@@ -109,6 +109,16 @@ describe('a cluster of three stars', { skip }, () => {
     assert.equal((await sql.query(`SELECT 1 FROM ${c.schema}.chunks WHERE stream_id = $1`, [id])).rows.length, 0);
   });
 
+  test('one star at a time is the cluster\'s auditor, under its own lease', async () => {
+    const auditor = async (): Promise<{ holder: string; live: boolean }[]> => (await sql.query<{ holder: string; live: boolean }>(
+      `SELECT holder, expires_at > clock_timestamp() AS live FROM ${c.schema}.leases WHERE bucket = ''`)).rows;
+    let rows = await auditor();
+    for (let i = 0; i < 50 && !(rows.length === 1 && rows[0].live); i++) { await sleep(100); rows = await auditor(); }
+    assert.equal(rows.length, 1, 'one auditor lease row');
+    assert.ok(rows[0].live, 'held');
+    assert.match(rows[0].holder, /^star-[012]$/);
+  });
+
   test('leases spread over the live stars, though every request goes to one star', async () => {
     await ok(c.url(0), 'POST', '/v1/buckets/sp', {});
     for (let i = 0; i < 12; i++) {
