@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { postgresSkipReason } from '../helpers/postgres.ts';
 import { removeDir, tempDir, waitForOutput, type RunningServer } from '../helpers/server.ts';
-import { mint } from '../auth-http/kit.ts';
+import { mint, startIssuer, type Issuer } from '../auth-http/kit.ts';
 import { bearer, bytes, call, callMd, connect, failureMd, type Clients } from '../grpc/client.ts';
 import { startCluster, type TestCluster } from './kit.ts';
 
@@ -108,5 +108,33 @@ describe('peers under mtls', { skip }, () => {
     assert.equal(typeof res.leases_moved, 'number');
     await waitForOutput(c.stars[1], /svcd: grpc: SettleStar from \S+: OK/);
     assert.doesNotMatch(c.stars[0].output(), /asking star star-1 to settle failed/);
+  });
+});
+
+describe('peers under jwt with JWKS: the provisioned peer token', { skip }, () => {
+  let c: TestCluster;
+  let issuer: Issuer;
+  const clients: Clients[] = [];
+  before(async () => {
+    issuer = await startIssuer();
+    const es = issuer.keys.ES256;
+    // The operator provisions one svc:node token for the stars (they cannot mint under JWKS).
+    const peerToken = await mint(es.priv, 'svc:node', { alg: 'ES256', kid: es.kid, sub: 'star:provisioned', exp: Math.floor(Date.now() / 1000) + 3600 });
+    c = await startCluster(3, ['--auth', 'jwt', '--insecure-auth', '--jwt-jwks-url', issuer.jwksUrl], { SVCD_PEER_SERVICE_TOKEN: peerToken });
+  });
+  after(async () => {
+    for (const cl of clients) cl.close();
+    await c?.close();
+    issuer?.close();
+  });
+
+  test('a Drain sent to star-0 asks star-2 to settle with the provisioned token, and star-2 serves it', async () => {
+    const cl = connect(await grpcPort(c.stars[0]));
+    clients.push(cl);
+    const es = issuer.keys.ES256;
+    const admin = bearer(await mint(es.priv, 'svc:admin', { alg: 'ES256', kid: es.kid, sub: 'operator' }));
+    await callMd(cl.admin.Drain.bind(cl.admin), { star_id: 'star-2' }, admin);
+    await waitForOutput(c.stars[2], /svcd: grpc: SettleStar from \S+ \(sub star:provisioned\): OK/);
+    assert.doesNotMatch(c.stars[0].output(), /asking star star-2 to settle failed/);
   });
 });
