@@ -28,7 +28,7 @@ describe('peers under jwt with a symmetric source', { skip }, () => {
   let c: TestCluster;
   const clients: Clients[] = [];
   before(async () => {
-    c = await startCluster(2, ['--auth', 'jwt', '--insecure-auth'], { SVCD_JWT_HMAC_SECRET: SECRET });
+    c = await startCluster(3, ['--auth', 'jwt', '--insecure-auth'], { SVCD_JWT_HMAC_SECRET: SECRET });
   });
   after(async () => {
     for (const cl of clients) cl.close();
@@ -92,7 +92,7 @@ describe('peers under mtls', { skip }, () => {
   const clients: Clients[] = [];
   before(async () => {
     certs = makeStarCerts();
-    c = await startCluster(2, ['--auth', 'mtls', '--tls-cert', certs.cert, '--tls-key', certs.key, '--tls-client-ca', certs.ca]);
+    c = await startCluster(3, ['--auth', 'mtls', '--tls-cert', certs.cert, '--tls-key', certs.key, '--tls-client-ca', certs.ca]);
   });
   after(async () => {
     for (const cl of clients) cl.close();
