@@ -49,7 +49,7 @@ for (const engine of ENGINES) {
         reports.push(JSON.parse(readFileSync(reportFile, 'utf8')) as VitestReport);
       }
       const failed = reports.flatMap((r) => r.testResults).flatMap((f) => f.assertionResults.filter((a) => a.status === 'failed')
-        .map((a) => `${[...a.ancestorTitles, a.title].join(' > ')}: ${(a.failureMessages[0] ?? '').split('\n')[0]}`));
+        .map((a) => `${[...a.ancestorTitles, a.title].join(' > ')}: ${(a.failureMessages[0] ?? '').split('\n').slice(0, 6).join(' / ')}`));
       const passed = reports.reduce((n, r) => n + r.numPassedTests, 0);
       t.diagnostic(`${engine}: ${passed} passed, ${reports.reduce((n, r) => n + r.numFailedTests, 0)} failed`);
       // The patterns are complementary; the second must still name the suite's TTL group (a renamed
