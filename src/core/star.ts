@@ -21,7 +21,7 @@ import { checkBatchCaps, checkFence, checkMatch, pace, stampTimestamps } from '.
 import type {
   BucketCreate, ListPage, PlanResult, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
 } from './service-api.ts';
-import { StreamState, type MemBatch } from './stream-state.ts';
+import { ROWS_IDLE, StreamState, type MemBatch } from './stream-state.ts';
 import { LiveSubscription } from './subscription.ts';
 import {
   DEFAULT_BUCKET_CONFIG, streamDefaultsOf, type AppendAck, type AppendInput, type BucketConfig, type BucketInfo,
@@ -852,6 +852,7 @@ export class Star implements StreamService {
       return await fn();
     } finally {
       release();
+      for (const st of sts) if (st.rowTail === held) st.rowTail = ROWS_IDLE;
     }
   }
 

@@ -22,8 +22,9 @@ export interface MemBatch {
 /** Woken when the committed tail moves, the stream is trimmed under a cursor, or deleted. */
 export type TailWaiter = () => void;
 
-/** One resolved promise every idle stream's row lock starts from. */
-const SETTLED: Promise<void> = Promise.resolve();
+/** One resolved promise every idle stream's row lock starts from, and returns to once released (a
+ *  lock's own promise kept afterwards cost every idle stream a Promise and its resolver). */
+export const ROWS_IDLE: Promise<void> = Promise.resolve();
 
 export class StreamState {
   meta: StreamMeta;
@@ -37,7 +38,7 @@ export class StreamState {
   tailTs: number;
   /** Row writes of this stream run one at a time, each built from the state the last one left:
    *  resolves when the newest has finished (see Star.withRows). Never rejects. */
-  rowTail: Promise<void> = SETTLED;
+  rowTail: Promise<void> = ROWS_IDLE;
   /** A row write of this stream failed: the store may or may not hold it (a connection lost mid-
    *  commit), so the row is read back before anything else is written or acknowledged. */
   suspect = false;
