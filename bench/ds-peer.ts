@@ -15,9 +15,7 @@
 // DS_PEER_SSE_RATE (appends/s, 20), DS_PEER_SSE_DRAIN_MS (10000: how long after its last append the
 // SSE producer waits for outstanding acks; any still missing count as failed appends),
 // DS_PEER_BODY_BYTES (100), DS_PEER_ONLY (append,sse), BENCH_ENTRY=tsx (run svcd from the TypeScript source instead of the built bundle).
-import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { removeDir, tempDir } from '../test/helpers/server.ts';
 import { startChild, type BenchChild } from './lib/child.ts';
 import { procCpuMs, cpuWindow } from './lib/cpu.ts';
@@ -26,7 +24,7 @@ import { decodeHistogram, maxMs, pctMs, type Histogram } from './lib/hist.ts';
 import { buildRequest, Http1Conn } from './lib/http1.ts';
 import { startLoadgen, type Loadgen, type Measured } from './lib/loadgen.ts';
 import { runPacedProducer } from './lib/producer.ts';
-import { startSvcd } from './lib/svcd.ts';
+import { benchBuiltStar, exitPast, startSvcd } from './lib/svcd.ts';
 import { SSE_MARK, type SwarmResult, type SwarmStart } from './loadgen/sse-spec.ts';
 
 /** Whole-run guard: a wedged child must not keep the bench alive forever. */
@@ -177,14 +175,10 @@ function loadLine(): string {
 async function main(): Promise<void> {
   const t0 = performance.now();
   const log = (s: string): void => { process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${s}\n`); };
-  const guard = setTimeout(() => { console.error('ds-peer: over the time limit, exiting'); process.exit(3); }, RUN_MS_MAX);
-  guard.unref();
+  exitPast(RUN_MS_MAX, 'ds-peer');
   const loadStart = loadLine();
   const started = new Date().toISOString();
-  if (process.env.BENCH_ENTRY !== 'tsx') {
-    execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build.mjs', import.meta.url))], { stdio: ['ignore', 'ignore', 'inherit'] });
-    process.env.SVCD_SERVER_ENTRY = 'bundle';
-  }
+  benchBuiltStar(['ignore', 'ignore', 'inherit']);
   const notes: string[] = [];
   const appendRows: AppendRow[] = [];
   const sseRows: SseRow[] = [];

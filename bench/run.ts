@@ -3,9 +3,7 @@
 // BENCH_QUICK=1 for a ~1-minute smoke run; BENCH_ONLY=floors,append,read,sse,peers,cluster to pick cases
 // (cluster, which needs PostgreSQL, only when named);
 // BENCH_PROFILE=<dir> to write --cpu-prof profiles of every svcd child.
-import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { runAppend } from './cases/append.ts';
 import { clusterTables, runCluster } from './cases/cluster.ts';
 import { runFloors } from './cases/floors.ts';
@@ -14,6 +12,7 @@ import { runSse } from './cases/sse.ts';
 import { loadConfig, type CaseName } from './lib/config.ts';
 import { appendTable, floorsTable, peersTable, readTable, sseTable, targetsTable } from './lib/print.ts';
 import { newReport } from './lib/report.ts';
+import { benchBuiltStar, exitPast } from './lib/svcd.ts';
 
 /** Whole-run guard: a wedged child must not keep the bench alive forever. */
 const RUN_MS_MAX = 15 * 60_000;
@@ -24,16 +23,11 @@ const CLIENT_BOUND_CPU_PCT = 90;
 
 async function main(): Promise<void> {
   const cfg = loadConfig();
-  // Measure what `npm start` runs: the built main (BENCH_ENTRY=tsx measures the tsx source instead).
-  if (process.env.BENCH_ENTRY !== 'tsx') {
-    execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build.mjs', import.meta.url))], { stdio: 'inherit' });
-    process.env.SVCD_SERVER_ENTRY = 'bundle';
-  }
+  benchBuiltStar(); // measure what `npm start` runs
   const report = newReport();
   const t0 = performance.now();
   const log = (s: string): void => { process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${s}\n`); };
-  const guard = setTimeout(() => { console.error('bench: over the time limit, exiting'); process.exit(3); }, RUN_MS_MAX);
-  guard.unref();
+  exitPast(RUN_MS_MAX);
 
   const has = (c: CaseName): boolean => cfg.only.has(c);
   const loadStart = loadavg()[0];

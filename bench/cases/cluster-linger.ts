@@ -7,9 +7,8 @@
 //   npx tsx bench/cases/cluster-linger.ts            (BENCH_QUICK=1 for shorter windows;
 //   BENCH_LINGERS=0,1,2,5 picks the values)
 
-import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { COMMIT_LINGER_MS_STANDARD } from '../../src/config/limits.ts';
 import { TEST_POSTGRES_URL, dropSchema, freshSchema } from '../../test/helpers/postgres.ts';
 import { startS3, s3Args, type TestS3 } from '../../test/helpers/s3.ts';
@@ -19,6 +18,7 @@ import { fix, int, ms, table } from '../lib/format.ts';
 import { pctMs } from '../lib/hist.ts';
 import { buildRequest, Http1Conn } from '../lib/http1.ts';
 import { startLoadgen, type Loadgen, type Measured } from '../lib/loadgen.ts';
+import { benchBuiltStar, exitPast } from '../lib/svcd.ts';
 import { appendBody } from './cells.ts';
 
 const LINGERS_MS_DEFAULT = [0, 1, 2, 5, 10];
@@ -82,12 +82,8 @@ async function oneLinger(s3: TestS3, loadgen: Loadgen, lingerMs: number, warmupM
 
 async function main(): Promise<void> {
   const cfg = loadConfig({ ...process.env, BENCH_ONLY: 'cluster' });
-  if (process.env.BENCH_ENTRY !== 'tsx') {
-    execFileSync(process.execPath, [fileURLToPath(new URL('../../scripts/build.mjs', import.meta.url))], { stdio: 'inherit' });
-    process.env.SVCD_SERVER_ENTRY = 'bundle';
-  }
-  const guard = setTimeout(() => { console.error('bench: over the time limit, exiting'); process.exit(3); }, RUN_MS_MAX);
-  guard.unref();
+  benchBuiltStar();
+  exitPast(RUN_MS_MAX);
   const lingers = (process.env.BENCH_LINGERS ?? '').split(',').filter(Boolean).map(Number);
   const values = lingers.length > 0 ? lingers : LINGERS_MS_DEFAULT;
   const load0 = loadavg();

@@ -6,9 +6,8 @@
 // against the same s3rver and server, and the failover time over leader kills (SIGKILL → the
 // stream's next successful append through another star, then the killed star restarts).
 // `BENCH_ONLY=cluster npm run bench`, or alone: `npx tsx bench/cases/cluster.ts` (BENCH_QUICK=1 too).
-import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { COMMIT_LINGER_MS_STANDARD } from '../../src/config/limits.ts';
@@ -23,7 +22,7 @@ import { maxMs, newHistogram, pctMs, recordNs, type Histogram } from '../lib/his
 import { buildRequest, Http1Conn } from '../lib/http1.ts';
 import { startLoadgen, type Loadgen, type Measured } from '../lib/loadgen.ts';
 import { newReport, type Report } from '../lib/report.ts';
-import { startSvcd } from '../lib/svcd.ts';
+import { benchBuiltStar, exitPast, startSvcd } from '../lib/svcd.ts';
 import { appendBody } from './cells.ts';
 
 const BUCKET = 'bench';
@@ -544,12 +543,8 @@ export function clusterTargets(o: ClusterOutcome): ClusterTarget[] {
 /** Alone: `npx tsx bench/cases/cluster.ts` (builds and runs the bundle, as `npm run bench` does). */
 async function main(): Promise<void> {
   const cfg = loadConfig({ ...process.env, BENCH_ONLY: 'cluster' });
-  if (process.env.BENCH_ENTRY !== 'tsx') {
-    execFileSync(process.execPath, [fileURLToPath(new URL('../../scripts/build.mjs', import.meta.url))], { stdio: 'inherit' });
-    process.env.SVCD_SERVER_ENTRY = 'bundle';
-  }
-  const guard = setTimeout(() => { console.error('bench: over the time limit, exiting'); process.exit(3); }, RUN_MS_MAX);
-  guard.unref();
+  benchBuiltStar();
+  exitPast(RUN_MS_MAX);
   const t0 = performance.now();
   const log = (s: string): void => { process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${s}\n`); };
   const report = newReport();

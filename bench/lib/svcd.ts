@@ -1,10 +1,25 @@
 // The server under test: a real svcd child (test/helpers/server.ts, uWS engine) plus the
 // control-plane calls the cases need, made over the bench's own raw HTTP/1.1 client.
+import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { removeDir, startServer, type RunningServer } from '../../test/helpers/server.ts';
 import { buildRequest, Http1Conn } from './http1.ts';
 import { startProfiledServer } from './profiled.ts';
+
+/** Makes every star this process starts run what `npm start` runs: builds the bundle and points the
+ *  test helpers at it. BENCH_ENTRY=tsx measures the TypeScript sources through tsx instead. */
+export function benchBuiltStar(stdio: 'inherit' | ['ignore', 'ignore', 'inherit'] = 'inherit'): void {
+  if (process.env.BENCH_ENTRY === 'tsx') return;
+  execFileSync(process.execPath, [fileURLToPath(new URL('../../scripts/build.mjs', import.meta.url))], { stdio });
+  process.env.SVCD_SERVER_ENTRY = 'bundle';
+}
+
+/** Ends a bench process that runs past `ms` (a hung run must not hang its caller). */
+export function exitPast(ms: number, who = 'bench'): void {
+  setTimeout(() => { console.error(`${who}: over the time limit, exiting`); process.exit(3); }, ms).unref();
+}
 
 /** How long a graceful stop may take before the child is SIGKILLed. */
 const STOP_TIMEOUT_MS = 10_000;
