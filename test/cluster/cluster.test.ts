@@ -3,14 +3,14 @@
 // lost even when the dead star's data dir is never seen again; an SSE subscriber reconnects with its
 // cursor to any star after its leader dies.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import pg from 'pg';
-import { postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
+import { postgresSkipReason } from '../helpers/postgres.ts';
 import { call, ok, sleep } from '../crash/fault-kit.ts';
 import * as grpc from '@grpc/grpc-js';
 import { call as grpcCall, connect, failure } from '../grpc/client.ts';
 import { ListObjectsCommand, S3Client } from '@aws-sdk/client-s3';
-import { startCluster, TEST_EXPRESS_BUCKET, type TestCluster } from './kit.ts';
+import { clusterForSuite, TEST_EXPRESS_BUCKET, type TestCluster } from './kit.ts';
 
 const skip = await postgresSkipReason();
 
@@ -71,17 +71,10 @@ async function until(cond: () => boolean, what: string, sub?: Sub): Promise<void
 }
 
 describe('a cluster of three stars', { skip }, () => {
+  const suite = clusterForSuite();
   let c: TestCluster;
   let sql: pg.Client;
-  before(async () => {
-    c = await startCluster(3);
-    sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-    await sql.connect();
-  });
-  after(async () => {
-    await sql?.end();
-    await c?.close();
-  });
+  before(() => { ({ c, sql } = suite); });
 
   test('any star serves any stream: the bridge hops to the leader, and one leader sequences', async () => {
     await ok(c.url(0), 'POST', '/v1/buckets/cb', {});

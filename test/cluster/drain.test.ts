@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import pg from 'pg';
-import { postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
+import { postgresSkipReason } from '../helpers/postgres.ts';
 import { Recorder, appendFailure, checkHistory } from '../helpers/history.ts';
 import { rng as makeRng } from '../helpers/rng.ts';
 import { sleep } from '../crash/fault-kit.ts';
 import { call as grpcCall, connect, failure } from '../grpc/client.ts';
-import { readBackRecorded, request, startCluster, type TestCluster } from './kit.ts';
+import { clusterForSuite, readBackRecorded, request, startCluster, type TestCluster } from './kit.ts';
 
 const skip = await postgresSkipReason();
 
@@ -79,17 +79,10 @@ async function verify(c: TestCluster, load: Load, bucket: string): Promise<void>
 }
 
 describe('drain, decommission and a rolling restart', { skip, timeout: 240_000 }, () => {
+  const suite = clusterForSuite();
   let c: TestCluster;
   let sql: pg.Client;
-  before(async () => {
-    c = await startCluster(3);
-    sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-    await sql.connect();
-  });
-  after(async () => {
-    await sql?.end();
-    await c?.close();
-  });
+  before(() => { ({ c, sql } = suite); });
 
   /** Unexpired leases star `i` holds. */
   const leasesOf = async (i: number): Promise<number> => Number((await sql.query<{ n: string }>(

@@ -2,6 +2,8 @@
 // s3rver bucket that the test starts itself, each with its own data dir. Stars are stopped, killed
 // (SIGKILL), paused (SIGSTOP) and restarted for real.
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
+import pg from 'pg';
 import { startServer, tempDir, removeDir, type RunningServer } from '../helpers/server.ts';
 import type { Recorder } from '../helpers/history.ts';
 import { TEST_POSTGRES_URL, dropSchema, freshSchema } from '../helpers/postgres.ts';
@@ -93,4 +95,24 @@ export async function readBackRecorded(c: TestCluster, rec: Recorder, bucket: st
       if (records.length === 0 || from >= a.body.tail.seq_num) break;
     }
   }
+}
+
+/** A three-star cluster and a PostgreSQL client on its database for one describe block: started
+ *  before its tests, stopped after them. Read `c` and `sql` inside tests (they exist from `before`). */
+export function clusterForSuite(): { readonly c: TestCluster; readonly sql: pg.Client } {
+  let c: TestCluster | undefined;
+  let sql: pg.Client | undefined;
+  before(async () => {
+    c = await startCluster(3);
+    sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await sql.connect();
+  });
+  after(async () => {
+    await sql?.end();
+    await c?.close();
+  });
+  return {
+    get c() { assert.ok(c, 'the cluster started'); return c; },
+    get sql() { assert.ok(sql, 'the client connected'); return sql; },
+  };
 }

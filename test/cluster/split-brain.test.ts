@@ -4,12 +4,12 @@
 // writes late may ever become visible: the recorded history must check out, and every acknowledged
 // record reads back at its position from every star.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import pg from 'pg';
-import { postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
+import { postgresSkipReason } from '../helpers/postgres.ts';
 import { Recorder, appendFailure, checkHistory } from '../helpers/history.ts';
 import { sleep } from '../crash/fault-kit.ts';
-import { readBackRecorded, request, startCluster, TEST_LEASE_TTL_MS, type TestCluster } from './kit.ts';
+import { clusterForSuite, readBackRecorded, request, TEST_LEASE_TTL_MS, type TestCluster } from './kit.ts';
 
 const skip = await postgresSkipReason();
 
@@ -50,17 +50,12 @@ async function verify(c: TestCluster, rec: Recorder, stream: string): Promise<vo
 }
 
 describe('split brain', { skip, timeout: 240_000 }, () => {
+  const suite = clusterForSuite();
   let c: TestCluster;
   let sql: pg.Client;
   before(async () => {
-    c = await startCluster(3);
-    sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-    await sql.connect();
+    ({ c, sql } = suite);
     assert.equal((await request(c.url(0), 'POST', '/v1/buckets/sb', {}, REQUEST_MS_MAX)).status, 201);
-  });
-  after(async () => {
-    await sql?.end();
-    await c?.close();
   });
 
   const leaderOf = async (stream: string): Promise<{ idx: number; epoch: number }> => {
