@@ -3,23 +3,14 @@
 // before the star is reached, the svc_aux.limits ceilings, and its refusals to start.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { removeDir, startServer, type RunningServer } from '../helpers/server.ts';
 import { GATEWAY_START_WAIT_MS, runGateway, startGatewayChild, type Gateway } from './child.ts';
 import { JWT_SECRET, mint } from '../grpc/child.ts';
+import { deadPort } from '../auth-http/kit.ts';
 
 const START_WAIT_MS = GATEWAY_START_WAIT_MS;
 const ZONE = 'svc.test';
-
-/** A loopback port nothing listens on. */
-async function deadPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 interface Answer { status: number; headers: IncomingHttpHeaders; text: string }
 

@@ -10,11 +10,11 @@ import { execFile } from 'node:child_process';
 import { createHash, X509Certificate } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { makeCerts, mint, removeDir, startStar, type Certs, type Star } from '../auth-http/kit.ts';
+import { deadPort, makeCerts, mint, removeDir, startStar, type Certs, type Star } from '../auth-http/kit.ts';
 import { runGateway, startGatewayChild, type Gateway } from './child.ts';
 
 const SECRET = 'gateway-tls-secret-0123456789abcdefghij';
@@ -28,15 +28,6 @@ const CHROMIUM_ARGS = [
 ];
 // Under CI the browser test must run (.ci/run installs chromium); elsewhere it may be absent.
 const noBrowser = !existsSync(CHROMIUM) && process.env.CI !== 'true' ? `no browser at ${CHROMIUM}` : false;
-
-/** A loopback port nothing listens on. */
-async function deadPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 interface Curl { code: number; status: number; body: string; stderr: string }
 
