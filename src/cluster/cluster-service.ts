@@ -192,7 +192,7 @@ export class ClusterService implements StreamService {
       // Held, but past the time this star may serve under it: renew (same epoch) or let it go.
       const sentMs = this.d.clock.nowMs();
       const kept = await this.d.pg.renew([h], this.ttlMs);
-      if (kept.has(0) && this.held.get(a) === h) { h.validUntilMs = sentMs + this.ttlMs - LEASE_SAFETY_MARGIN_MS; return; }
+      if (kept.has(0) && this.held.get(a) === h) { h.validUntilMs = this.validUntil(sentMs); return; }
       this.d.star.evict(bucket, key);
       this.held.delete(a);
     }
@@ -210,7 +210,7 @@ export class ClusterService implements StreamService {
       const sentMs = this.d.clock.nowMs();
       const r = await this.d.pg.take(bucket, key, this.ttlMs);
       if (r.taken) {
-        const held: Held = { bucket, key, epoch: r.epoch, validUntilMs: sentMs + this.ttlMs - LEASE_SAFETY_MARGIN_MS, takenAtMs: sentMs };
+        const held: Held = { bucket, key, epoch: r.epoch, validUntilMs: this.validUntil(sentMs), takenAtMs: sentMs };
         this.held.set(a, held);
         this.counters.leasesTaken += 1;
         if (r.epoch > 1) this.counters.takeovers += 1;
@@ -231,7 +231,7 @@ export class ClusterService implements StreamService {
       // The holder is gone: wait its lease out, then take it with the next epoch.
       const left = deadlineMs - this.d.clock.nowMs();
       if (left <= 0) throw new ServiceError('unavailable', `the lease of ${bucket}/${key} is moving; retry`);
-      await new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, Math.min(Math.max(cur.remaining_ms, 0) + 20, left)); });
+      await this.pause(Math.min(Math.max(cur.remaining_ms, 0) + 20, left));
     }
   }
 
@@ -267,7 +267,7 @@ export class ClusterService implements StreamService {
     const deadlineMs = this.d.clock.nowMs() + DRAIN_WAIT_MS_MAX;
     while (((await this.d.pg.leaseCounts()).get(target) ?? 0) > 0) {
       if (this.d.clock.nowMs() >= deadlineMs) throw new ServiceError('unavailable', `star ${target} is still handing over its leases; ask again to wait more`);
-      await new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, STAR_HEARTBEAT_MS); });
+      await this.pause(STAR_HEARTBEAT_MS);
     }
     return before;
   }
@@ -285,19 +285,12 @@ export class ClusterService implements StreamService {
       const deadlineMs = this.d.clock.nowMs() + DRAIN_HANDOFF_MS_MAX;
       while (this.held.size > 0 && !this.stopped) {
         const late = this.d.clock.nowMs() >= deadlineMs;
-        const ready: Held[] = [];
-        for (const [a, h] of this.held) {
-          if (this.taking.has(a) || !(late || this.d.star.quiet(h.bucket, h.key))) continue;
-          ready.push(h);
-          this.held.delete(a);
-          this.d.star.evict(h.bucket, h.key);
-        }
+        const ready = [...this.held].filter(([a, h]) => !this.taking.has(a) && (late || this.d.star.quiet(h.bucket, h.key))).map(([, h]) => h);
         if (ready.length > 0) {
-          await this.d.pg.release(ready).catch((err: unknown) => this.d.log_error?.('releasing leases while draining failed (they run out by themselves)', err));
+          await this.letGo(ready).catch((err: unknown) => this.d.log_error?.('releasing leases while draining failed (they run out by themselves)', err));
           moved += ready.length;
-          this.counters.leasesReleased += ready.length;
         }
-        if (this.held.size > 0) await new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, DRAIN_POLL_MS); });
+        if (this.held.size > 0) await this.pause(DRAIN_POLL_MS);
       }
       await this.letAuditorGo();
       this.d.log_error?.(`star ${this.d.starId} is ${this.ownState}: ${moved} lease(s) handed over`);
@@ -316,13 +309,13 @@ export class ClusterService implements StreamService {
     if (h) {
       const kept = await this.d.pg.renew([h], this.ttlMs);
       if (this.auditorLease !== h) return;
-      if (kept.has(0)) h.validUntilMs = sentMs + this.ttlMs - LEASE_SAFETY_MARGIN_MS;
+      if (kept.has(0)) h.validUntilMs = this.validUntil(sentMs);
       else this.auditorLease = undefined;
       return;
     }
     const r = await this.d.pg.take(AUDITOR_LEASE_BUCKET, AUDITOR_LEASE_KEY, this.ttlMs);
     if (r.taken) {
-      this.auditorLease = { bucket: AUDITOR_LEASE_BUCKET, key: AUDITOR_LEASE_KEY, epoch: r.epoch, validUntilMs: sentMs + this.ttlMs - LEASE_SAFETY_MARGIN_MS, takenAtMs: sentMs };
+      this.auditorLease = { bucket: AUDITOR_LEASE_BUCKET, key: AUDITOR_LEASE_KEY, epoch: r.epoch, validUntilMs: this.validUntil(sentMs), takenAtMs: sentMs };
     }
   }
 
@@ -414,7 +407,7 @@ export class ClusterService implements StreamService {
     const kept = await this.d.pg.renew(all, this.ttlMs);
     all.forEach((h, i) => {
       if (this.held.get(addr(h.bucket, h.key)) !== h) return;
-      if (kept.has(i)) h.validUntilMs = sentMs + this.ttlMs - LEASE_SAFETY_MARGIN_MS;
+      if (kept.has(i)) h.validUntilMs = this.validUntil(sentMs);
       else {
         this.d.log_error?.(`lease of ${h.bucket}/${h.key} (epoch ${h.epoch}) was taken by another star; letting the stream go`);
         this.d.star.evict(h.bucket, h.key);
@@ -432,13 +425,26 @@ export class ClusterService implements StreamService {
       if (this.taking.has(a) || this.d.clock.nowMs() - h.takenAtMs < this.idleMs || !this.d.star.idle(h.bucket, h.key, this.idleMs)) continue;
       idle.push(h);
     }
-    if (idle.length === 0) return;
-    for (const h of idle) {
+    if (idle.length > 0) await this.letGo(idle);
+  }
+
+  /** Lets streams go (idle, drained, reconfigured): out of this star's memory, and their leases
+   *  released at once, so the next request anywhere takes them with the next epoch. */
+  private async letGo(hs: Held[]): Promise<void> {
+    for (const h of hs) {
       this.held.delete(addr(h.bucket, h.key));
       this.d.star.evict(h.bucket, h.key);
     }
-    this.counters.leasesReleased += idle.length;
-    await this.d.pg.release(idle);
+    this.counters.leasesReleased += hs.length;
+    await this.d.pg.release(hs);
+  }
+
+  /** Until when a lease renewed or taken by a statement sent at `sentMs` may be served under, by this
+   *  star's clock (a margin short of its expiry, for clock drift against PostgreSQL's). */
+  private validUntil(sentMs: number): number { return sentMs + this.ttlMs - LEASE_SAFETY_MARGIN_MS; }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, ms); });
   }
 
   private async collectChunkObjects(): Promise<void> {
@@ -518,10 +524,7 @@ export class ClusterService implements StreamService {
       const after = await this.d.star.reconfigureStream(bucket, key, patch);
       const h = this.held.get(addr(bucket, key));
       if (h && needsHandoff(before, after)) {
-        this.held.delete(addr(bucket, key));
-        this.d.star.evict(bucket, key);
-        this.counters.leasesReleased += 1;
-        await this.d.pg.release([h]).catch((err: unknown) => this.d.log_error?.(`releasing ${bucket}/${key} after its reconfiguration failed (the lease runs out by itself)`, err));
+        await this.letGo([h]).catch((err: unknown) => this.d.log_error?.(`releasing ${bucket}/${key} after its reconfiguration failed (the lease runs out by itself)`, err));
       }
       return after;
     }, true);

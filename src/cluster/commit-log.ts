@@ -96,9 +96,10 @@ export class ClusterCommitLog implements LogPort {
   publish(): void {
     if (this.flushing || this.scheduled || this.stopped) return;
     this.scheduled = true;
-    const last = this.queue[this.queue.length - 1];
-    const express = last !== undefined && this.d.leaderOf(last.streamId)?.express === true;
-    const lingerMs = express ? COMMIT_LINGER_MS_EXPRESS : this.d.lingerMs ?? COMMIT_LINGER_MS_STANDARD;
+    const standardMs = this.d.lingerMs ?? COMMIT_LINGER_MS_STANDARD;
+    // The class is looked up only when the two lingers differ (they are equal by default).
+    const last = standardMs === COMMIT_LINGER_MS_EXPRESS ? undefined : this.queue[this.queue.length - 1];
+    const lingerMs = last !== undefined && this.d.leaderOf(last.streamId)?.express === true ? COMMIT_LINGER_MS_EXPRESS : standardMs;
     const run = (): void => { this.scheduled = false; void this.flushLoop(); };
     if (lingerMs > 0) this.d.timers.setTimeout(run, lingerMs);
     else this.d.timers.defer(run);
