@@ -163,11 +163,14 @@ describe('a rolling restart', { skip, timeout: 240_000 }, () => {
         const admin = connect(c.grpcPort(next));
         try {
           await grpcCall(admin.admin.Drain.bind(admin.admin), { star_id: `star-${i}` });
+          load.up[i] = false; // out of the load balancer, then stopped
+          await c.stars[i].stop();
+          // A star that stopped on purpose leaves the live membership at once, not when its heartbeat ages.
+          const stars = await grpcCall(admin.admin.ListStars.bind(admin.admin), {}) as { stars: { star_id: string }[] };
+          assert.ok(!stars.stars.some((st) => st.star_id === `star-${i}`), `star-${i} left: ${JSON.stringify(stars.stars)}`);
         } finally {
           admin.close();
         }
-        load.up[i] = false; // out of the load balancer, then stopped
-        await c.stars[i].stop();
         await c.restart(i);
         load.up[i] = true;
         const before = load.acked();
