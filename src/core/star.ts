@@ -14,6 +14,7 @@ import { OrderedMap } from './ordered-keys.ts';
 import { ServiceError, invalid, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
 import { Settling } from './settling.ts';
+import { Retention } from './retention.ts';
 import { ObjectReclaimer } from './object-reclaimer.ts';
 import { Auditor } from './auditor.ts';
 import type { Clock, Ids, LogPort, SegmentSettler, Timers, WalJanitor } from './ports.ts';
@@ -100,7 +101,6 @@ export class Star implements StreamService {
   private inflightBytes = 0;
   /** Committed bytes held in memory until their WAL file settles (bounded by UNSETTLED_BYTES_MAX). */
   private unsettledBytes = 0;
-  private sweeping = false;
   /** The WAL failed and the sequencer has not yet seen it recover (see durableLoop). */
   private walDown = false;
   private walFileNo: number;
@@ -108,6 +108,8 @@ export class Star implements StreamService {
   private walFileOpenedMs = 0;
   /** Sealed WAL files into segments, in order (core/settling.ts). */
   private readonly settling: Settling;
+  /** Trim and retention: where each stream's watermark goes (core/retention.ts). */
+  private readonly retention: Retention;
   /** Deletes unreferenced segments once read plans that name them have expired. */
   private readonly reclaimer: ObjectReclaimer;
   /** Deletions waiting out the read grace, settled segments to verify, what was found (admin plane). */
@@ -136,6 +138,11 @@ export class Star implements StreamService {
       dropObject: (key) => this.dropObject(key),
       segmentSettled: (st, seg) => this.auditor.settled(st.meta.bucket, st.meta.key, st.streamId, seg),
       closed: () => this.closed,
+    });
+    this.retention = new Retention({ metadata: deps.metadata, reader: this.reader, log_error: deps.log_error }, {
+      withRows: (sts, fn) => this.withRows(sts, fn),
+      rowWrite: (sts, write) => this.rowWrite(sts, write),
+      dropObject: (key, st) => this.dropObject(key, st),
     });
     this.walFileNo = deps.walFileNo;
     this.readRecordsMax = deps.readRecordsMax ?? READ_RECORDS_MAX;
@@ -482,7 +489,7 @@ export class Star implements StreamService {
     const retentionChanged = await this.withRows([st], () => this.reconfigureLocked(st, b, bucket, key, patch));
     // Retention takes effect immediately (spec: States), not at the next background sweep. It takes
     // the row lock itself, so it runs once the config's write has released it.
-    if (retentionChanged) await this.applyRetention(st, this.d.clock.nowMs());
+    if (retentionChanged) await this.retention.apply(st, this.d.clock.nowMs());
     return st.info();
   }
 
@@ -990,25 +997,7 @@ export class Star implements StreamService {
   // ---------------------------------------------------------------- trim, fence, retention
 
   async trim(bucket: string, key: string, to: { seq_num?: number; timestamp_ms?: number }): Promise<void> {
-    const st = this.requireStream(bucket, key);
-    await st.drained();
-    const target = to.seq_num !== undefined ? Math.min(to.seq_num, st.tail) : await this.reader.seqAtOrAfter(st, to.timestamp_ms!);
-    await this.advanceTrim(st, target);
-  }
-
-  /** Moves the watermark to `target` (it only advances). Readers see the trim only once its row is
-   *  durable: a crash before then would bring the records back for readers already told they were
-   *  gone. Segments wholly below it are deleted after that. */
-  private advanceTrim(st: StreamState, target: number): Promise<void> {
-    return this.withRows([st], async () => {
-      if (st.deleted || target <= st.trimSeq) return;
-      const dead = st.meta.segments.filter((s) => s.end_seq <= target);
-      const meta: StreamMeta = { ...st.meta, trim_seq: target, segments: st.meta.segments.filter((s) => s.end_seq > target) };
-      await this.rowWrite([st], this.d.metadata.putStream(meta));
-      st.meta = meta;
-      st.wake();
-      for (const s of dead) this.dropObject(s.object_key, st);
-    });
+    return this.retention.trim(this.requireStream(bucket, key), to);
   }
 
   async fence(bucket: string, key: string, token: string): Promise<Position> {
@@ -1029,7 +1018,6 @@ export class Star implements StreamService {
     return st.tailPosition();
   }
 
-  /** Background: retention by age and bytes, and sealing a quiet WAL file. */
   /** A segment no durable row points at: out of the footer cache now, out of the store once no read
    *  plan vended before can still name it. */
   private dropObject(key: string, st?: StreamState): void {
@@ -1037,6 +1025,8 @@ export class Star implements StreamService {
     this.reclaimer.drop(key, st?.meta.bucket, st?.meta.key);
   }
 
+  /** Background, every RETENTION_SWEEP_MS: object reclaiming, the audit, sealing a quiet WAL file,
+   *  reading suspect rows back, and retention. */
   private sweep(): void {
     const now = this.d.clock.nowMs();
     this.reclaimer.run();
@@ -1044,13 +1034,7 @@ export class Star implements StreamService {
     void this.auditor.run().catch((err: unknown) => this.d.log_error?.('audit pass failed', err));
     if (this.walFileBytes > 0 && now - this.walFileOpenedMs >= this.walSettleAfterMs) this.rotate();
     this.reconcile();
-    if (this.sweeping) return; // one retention pass at a time
-    const due = [...this.streams.values()].filter((st) => st.config.retention_max_age_ms || st.config.retention_max_bytes);
-    if (!due.length) return;
-    this.sweeping = true;
-    void (async () => {
-      for (const st of due) await this.applyRetention(st, now);
-    })().catch((err) => this.d.log_error?.('retention sweep failed', err)).finally(() => { this.sweeping = false; });
+    this.retention.sweep(this.streams.values(), now);
   }
 
   /** Every settled segment the streams held here name (the auditor's scrub). */
@@ -1058,16 +1042,6 @@ export class Star implements StreamService {
     for (const st of this.streams.values()) {
       for (const seg of st.meta.segments) yield { bucket: st.meta.bucket, key: st.meta.key, streamId: st.streamId, seg };
     }
-  }
-
-  /** Trims what the stream's retention (age and bytes) no longer keeps as of `nowMs`. */
-  private async applyRetention(st: StreamState, nowMs: number): Promise<void> {
-    const { retention_max_age_ms: age, retention_max_bytes: bytes } = st.config;
-    if (!age && !bytes) return;
-    let target = st.trimSeq;
-    if (age) target = Math.max(target, await this.reader.seqAtOrAfter(st, nowMs - age));
-    if (bytes) target = Math.max(target, this.reader.watermarkForBytes(st, bytes));
-    await this.advanceTrim(st, Math.min(target, st.tail));
   }
 
   // ---------------------------------------------------------------- read plans and watchers
