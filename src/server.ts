@@ -29,7 +29,7 @@ import { ClusterService } from './cluster/cluster-service.ts';
 import { MemorySettler } from './cluster/mem-settler.ts';
 import { createPeerClient, type PeerClient } from './cluster/peer-client.ts';
 import type { StreamService } from './core/service-api.ts';
-import type { LogPort } from './core/ports.ts';
+import { soleLeadership, type Leadership, type LogPort } from './core/ports.ts';
 import type { ObjectStoreConfig } from './storage/objects/object-store.ts';
 import { openObjectStore } from './storage/objects/open-store.ts';
 import { S3ObjectStore } from './storage/objects/s3-store.ts';
@@ -128,10 +128,13 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   // its leases, and appends commit to object storage and PostgreSQL instead of the local WAL.
   let cluster: ClusterService | undefined;
   const clusterCfg = cfg.metadata.backend === 'postgres' ? cfg.metadata : undefined;
+  // One leadership for the star's acks and the store's guarded writes: the cluster's leases, or (a
+  // star alone) every stream at epoch 0.
+  const leadership: Leadership = clusterCfg ? { epochOf: (bucket, key) => cluster?.epochOf(bucket, key) } : soleLeadership;
   const metadata: MetadataStore = clusterCfg
     ? new PostgresMetadataStore({
       url: clusterCfg.url, schema: clusterCfg.schema, health: health.metadata,
-      leaseGuard: { holder: starId, epochOf: (bucket, key) => cluster?.epochOf(bucket, key) },
+      leaseGuard: { holder: starId, epochOf: (bucket, key) => leadership.epochOf(bucket, key) },
     })
     : openMetadataStore(cfg.metadata, dataDir, health.metadata);
   let state: Awaited<ReturnType<typeof metadata.load>>;
@@ -197,6 +200,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     timers,
     ids: { uuid: () => randomUUID() },
     log,
+    leadership,
     metadata,
     objects,
     settler,

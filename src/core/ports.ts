@@ -14,6 +14,21 @@ export interface Timers {
 
 export interface Ids { uuid(): string }
 
+/** Who leads each stream, and at which epoch (DESIGN.md: Cluster, Leases). The star sequences a
+ *  stream's appends and acknowledges them only at the epoch this port answers: an append sequenced
+ *  at one epoch and made durable after the port answers another (or none) is not acknowledged, and
+ *  the stream leaves this star. The same epochs guard the metadata store's stream writes. Serving
+ *  validity (until when a lease may be served from memory) is the leadership's own business: it
+ *  answers undefined once this star may no longer write the stream. */
+export interface Leadership {
+  /** The epoch this star leads (bucket, key) at; undefined when it does not lead it. */
+  epochOf(bucket: string, key: string): number | undefined;
+}
+
+/** One star alone: it leads every stream, always, at epoch 0 (there are no lease rows; the admin
+ *  views show epoch 0 on a star alone). */
+export const soleLeadership: Leadership = { epochOf: () => 0 };
+
 /** The sequencer's side of the log ring (storage/wal/log-ring.ts implements it). */
 export interface LogPort {
   readonly capacityBytes: number;

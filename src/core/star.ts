@@ -17,7 +17,7 @@ import { Settling } from './settling.ts';
 import { Retention } from './retention.ts';
 import { ObjectReclaimer } from './object-reclaimer.ts';
 import { Auditor } from './auditor.ts';
-import type { Clock, Ids, LogPort, SegmentSettler, Timers, WalJanitor } from './ports.ts';
+import { soleLeadership, type Clock, type Ids, type Leadership, type LogPort, type SegmentSettler, type Timers, type WalJanitor } from './ports.ts';
 import { checkBatchCaps, checkFence, checkMatch, pace, stampTimestamps } from './sequencer.ts';
 import type {
   BucketCreate, ListPage, PlanResult, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
@@ -34,6 +34,8 @@ export interface StarDeps {
   timers: Timers;
   ids: Ids;
   log: LogPort;
+  /** Who leads each stream, at which epoch (default: this star alone, every stream, epoch 0). */
+  leadership?: Leadership;
   metadata: MetadataStore;
   objects: ObjectStore;
   settler: SegmentSettler;
@@ -68,6 +70,8 @@ interface PendingEntry {
   st?: StreamState;
   batch?: MemBatch;
   frameBytes: number;
+  /** The leadership epoch the batch was sequenced at: it is acknowledged only at that epoch. */
+  epoch?: number;
   resolve?: (a: AppendAck) => void;
   reject?: (e: unknown) => void;
   /** A ROTATE marker: the file it closes settles once it is durable. */
@@ -80,6 +84,7 @@ const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
 
 export class Star implements StreamService {
   private readonly d: StarDeps;
+  private readonly leadership: Leadership;
   private readonly buckets = new OrderedMap<BucketMeta>();
   private readonly streams = new Map<string, StreamState>();
   /** The same streams by stream id (a cluster's commit log and settler look them up by the frames' id). */
@@ -126,6 +131,7 @@ export class Star implements StreamService {
 
   constructor(deps: StarDeps) {
     this.d = deps;
+    this.leadership = deps.leadership ?? soleLeadership;
     this.reader = new PageReader(deps.objects);
     this.reclaimer = new ObjectReclaimer(deps.objects, deps.clock, deps.objectGraceMs ?? 0, (m) => deps.log_error?.(m));
     this.auditor = new Auditor(deps.objects, this.reclaimer, deps.clock,
@@ -651,6 +657,8 @@ export class Star implements StreamService {
    *  between them and the copy into the ring, so no append slips past a delete, a fence or a WAL failure. */
   private sequence(st: StreamState, bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
     this.admit(st, bucket, key, input);
+    const epoch = this.leadership.epochOf(bucket, key);
+    if (epoch === undefined) throw new ServiceError('unavailable', `this star no longer leads ${bucket}/${key}; retry`);
     // The tail is built only for a mismatch's answer, not on every append.
     if (input.match_seq_num !== undefined && input.match_seq_num !== st.nextSeq) checkMatch(input.match_seq_num, st.nextSeq, st.tailPosition());
     const firstSeq = st.nextSeq;
@@ -695,7 +703,7 @@ export class Star implements StreamService {
     };
     this.settling.touch(this.walFileNo, st);
     const ack = new Promise<AppendAck>((resolve, reject) => {
-      this.pending.push({ end, st, batch, frameBytes: frame.length, resolve, reject });
+      this.pending.push({ end, st, batch, frameBytes: frame.length, epoch, resolve, reject });
     });
     st.appendStarted();
     this.walFileBytes += frame.length;
@@ -779,7 +787,8 @@ export class Star implements StreamService {
       const st = p.st!;
       st.inflightBytes -= p.frameBytes;
       this.inflightBytes -= p.frameBytes;
-      const refused = this.d.log.takeRefusal?.(p.end);
+      const refused = this.d.log.takeRefusal?.(p.end)
+        ?? (this.leadership.epochOf(st.meta.bucket, st.meta.key) !== p.epoch ? `the stream's leadership moved past epoch ${p.epoch}` : undefined);
       if (refused !== undefined || st.evicted) {
         // Not committed (a cluster: the lease moved, or the commit's outcome is unknown): the stream
         // leaves this star, and the next request reloads it from what is committed.
@@ -986,7 +995,7 @@ export class Star implements StreamService {
    *  or an append is in flight, and until LEASE_IDLE_MS after the last append; vacant after that. */
   leased(bucket: string, key: string): boolean {
     const st = this.streams.get(addr(bucket, key));
-    if (!st) return false;
+    if (!st || this.leadership.epochOf(bucket, key) === undefined) return false;
     return st.watched || st.inflightBytes > 0 || this.d.clock.nowMs() - st.lastAppendMs < (this.d.leaseIdleMs ?? LEASE_IDLE_MS);
   }
 
