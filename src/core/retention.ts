@@ -5,6 +5,7 @@
 // locks; this file owns where the watermark goes.
 
 import type { StreamMeta } from '../storage/metadata/metadata-store.ts';
+import { ServiceError } from './errors.ts';
 import type { PageReader } from './page-reader.ts';
 import type { StreamState } from './stream-state.ts';
 
@@ -63,6 +64,9 @@ export class Retention {
    *  once the row is durable. */
   private advance(st: StreamState, target: number): Promise<void> {
     return this.host.withRows([st], async () => {
+      // Evicted while waiting (a cluster: its lease moved): nothing was trimmed here, and saying so
+      // as a success would tell the caller a trim happened that the new leader never saw.
+      if (st.evicted) throw movedAway(st);
       if (st.deleted || target <= st.trimSeq) return;
       const dead = st.meta.segments.filter((s) => s.end_seq <= target);
       const meta: StreamMeta = { ...st.meta, trim_seq: target, segments: st.meta.segments.filter((s) => s.end_seq > target) };
@@ -72,4 +76,9 @@ export class Retention {
       for (const s of dead) this.host.dropObject(s.object_key, st);
     });
   }
+}
+
+/** A stream that left this star (its lease moved) while a call on it waited: retry finds the leader. */
+export function movedAway(st: StreamState): ServiceError {
+  return new ServiceError('unavailable', `stream ${st.meta.bucket}/${st.meta.key} moved to another star; retry`);
 }

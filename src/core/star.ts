@@ -14,7 +14,7 @@ import { OrderedMap } from './ordered-keys.ts';
 import { ServiceError, invalid, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
 import { Settling } from './settling.ts';
-import { Retention } from './retention.ts';
+import { Retention, movedAway } from './retention.ts';
 import { ObjectReclaimer } from './object-reclaimer.ts';
 import { Auditor } from './auditor.ts';
 import { soleLeadership, type Clock, type Ids, type Leadership, type LogPort, type SegmentSettler, type Timers, type WalJanitor } from './ports.ts';
@@ -643,7 +643,7 @@ export class Star implements StreamService {
 
   /** The refusals that do not depend on the tail, in the order they are reported. */
   private admit(st: StreamState, bucket: string, key: string, input: AppendInput): void {
-    if (st.evicted) throw new ServiceError('unavailable', `stream ${bucket}/${key} moved to another star; retry`);
+    if (st.evicted) throw movedAway(st);
     if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
     if (this.walDown || this.d.log.failed()) throw new ServiceError('unavailable', `the write-ahead log cannot be written (${this.d.log.failureCause()}); not accepting appends until it recovers`);
     // The metadata store is down, or a row write's outcome is still unknown: no ack until the star
@@ -1012,6 +1012,7 @@ export class Star implements StreamService {
   async fence(bucket: string, key: string, token: string): Promise<Position> {
     const st = this.requireStream(bucket, key);
     await this.withRows([st], async () => {
+      if (st.evicted) throw movedAway(st);
       if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
       const before = st.meta;
       st.meta = { ...st.meta, fencing_token: token };
