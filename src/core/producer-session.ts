@@ -153,7 +153,14 @@ export class ProducerSession {
     this.token = token;
     this.phase = 'opening';
     this.updateFlow();
-    admit().then(() => this.openStream()).then(() => {
+    let admitted: Promise<void>;
+    try {
+      admitted = admit();
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    admitted.then(() => this.openStream()).then(() => {
       if (this.phase !== 'opening') return;
       this.phase = 'open';
       this.updateFlow();
