@@ -304,7 +304,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     ? await startGrpcServer({
       ...(cluster ? { cluster: cluster.view() } : {}),
       audit: star.auditor,
-      service: svc, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, vending, star: { id: starId, ...(cfg.advertiseAddress ? { address: cfg.advertiseAddress } : {}), settle: () => star.settle() },
+      service: svc, clock, timers, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, vending, star: { id: starId, ...(cfg.advertiseAddress ? { address: cfg.advertiseAddress } : {}), settle: () => star.settle() },
       auth: grpcAuthHooks(auth, { clientCertVerified: authConfig.mode === 'mtls' }),
       ...(tls ? { credentials: grpcTlsCredentials(tls, authConfig.mode === 'mtls') } : {}),
     })

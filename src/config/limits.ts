@@ -83,6 +83,15 @@ export const STREAM_INFLIGHT_BYTES_MAX = 64 * MiB;
 export const APPEND_PACE_WAIT_MS_MAX = 10_000;
 /** Sequenced-but-not-yet-durable bytes for the whole star. */
 export const STAR_INFLIGHT_BYTES_MAX = 256 * MiB;
+/** A producer session (core/producer-session.ts; gRPC AppendSession) stops reading its client while
+ *  its unacknowledged batches weigh more than this … */
+export const APPEND_SESSION_INFLIGHT_BYTES_MAX = 32 * MiB;
+/** … or number this many. */
+export const APPEND_SESSION_INFLIGHT_BATCHES_MAX = 1024;
+/** Accounting weight of a record beyond its content, so batches of empty records still count. */
+export const APPEND_SESSION_RECORD_OVERHEAD_BYTES = 16;
+/** Longest linger a producer session honours (a larger batch_max_delay_ms is clamped to it). */
+export const APPEND_SESSION_DELAY_MS_MAX = 60_000;
 /** Request-body bytes received and being read or parsed at once for the whole star; past it 429
  *  (--body-budget-bytes). Charged as bytes arrive, never by a declared Content-Length. */
 export const BODY_BYTES_IN_FLIGHT_MAX = 1024 * MiB;

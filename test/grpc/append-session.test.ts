@@ -6,7 +6,7 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { APPEND_SESSION_INFLIGHT_BATCHES_MAX } from '../../src/api/grpc/append-session.ts';
+import { APPEND_SESSION_INFLIGHT_BATCHES_MAX } from '../../src/config/limits.ts';
 import type { AppendSessionRequest } from '../../src/gen/svc/v1/AppendSessionRequest.ts';
 import type { AppendSessionResponse__Output } from '../../src/gen/svc/v1/AppendSessionResponse.ts';
 import { bytes, call, detailsOf } from './client.ts';
