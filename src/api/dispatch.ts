@@ -149,6 +149,7 @@ class Context implements RequestCtx {
     readonly body: Buffer,
     readonly principal: Principal,
     readonly exchange: RequestCtx['exchange'],
+    readonly vending: RequestCtx['vending'],
   ) {
     this.query = ex.query === '' ? EMPTY_QUERY : uniqueQuery(ex.query);
   }
@@ -160,6 +161,8 @@ export class Dispatcher {
   private sseOpen = 0;
   /** Requests being handled now, and who waits for there to be none (a stopping star). */
   private requestsInFlight = 0;
+  /** Presigned object URLs this star serves: set once it listens (the URLs name its address). */
+  private vending: RequestCtx['vending'];
   private idleWaiters: (() => void)[] = [];
   private readonly bodyBudget: BodyBudget;
 
@@ -171,6 +174,9 @@ export class Dispatcher {
   get requestBodyBytesInFlight(): number { return this.bodyBudget.total; }
 
   /** Whether plain requests need their Origin header read (some origin is allowed). */
+  /** Serves the presigned object URLs `v` signs (undefined: none, GetObject answers 404). */
+  vendObjects(v: RequestCtx['vending']): void { this.vending = v; }
+
   get readsOrigin(): boolean { return this.deps.cors?.enabled ?? false; }
 
   private observe(verb: string, status: number, t0: number): void {
@@ -242,7 +248,7 @@ export class Dispatcher {
       const read = m.route.bodyBytesMax > 0 ? ex.readBody(m.route.bodyBytesMax) : EMPTY_BODY;
       body = read instanceof Promise ? await read : read;
       if (ex.aborted) return;
-      const ctx = new Context(ex, m.params, body, principal, this.deps.auth?.exchange);
+      const ctx = new Context(ex, m.params, body, principal, this.deps.auth?.exchange, this.vending);
       let pre: AppendInput | undefined;
       if (m.route.parseOffThread && this.deps.parseOffThread && body.length >= WORKER_PARSE_BYTES_MIN) {
         pre = await this.deps.parseOffThread(body);

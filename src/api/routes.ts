@@ -12,7 +12,7 @@ import { keyFromBytes, keyIsText, keyToBytes } from '../storage/format/key-bytes
 import type { StreamService, Subscription } from '../core/service-api.ts';
 import type { AppendInput, ReadStart } from '../core/types.ts';
 import { checkFencingPin, type Principal } from '../auth/index.ts';
-import { serveSignedObject } from './presign.ts';
+import { serveSignedObject, type ObjectVending } from './presign.ts';
 import {
   decodeAppend, decodeBucketConfig, encodeAppendAck, decodeStreamConfig, decodeStreamPatch, encodeRecord, parseJsonObject, positionField,
 } from './wire.ts';
@@ -31,6 +31,8 @@ export interface RequestCtx {
   principal: Principal;
   /** The api-key exchange, when this star can sign tokens. */
   exchange?: (body: unknown) => Promise<{ token: string; expires_at_unix_ms: number }>;
+  /** The presigned object URLs this star serves (ReadPlan vending on fs), once it listens. */
+  vending?: ObjectVending;
 }
 
 export type RouteResult =
@@ -308,7 +310,7 @@ export const ROUTES: readonly Route[] = [
   // ---- presigned objects (ReadPlan vending on the fs backend): the URL's signature is its auth
   {
     method: 'GET', path: ['v1', 'objects', K], verb: 'GetObject', action: 'none', level: 'open', bodyBytesMax: 0,
-    handle: async (_svc, c) => ({ kind: 'bytes', ...(await serveSignedObject(c.params.key, c.query, c.header('range'))) }),
+    handle: async (_svc, c) => ({ kind: 'bytes', ...(await serveSignedObject(c.vending, c.params.key, c.query, c.header('range'))) }),
   },
 ];
 
