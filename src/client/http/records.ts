@@ -3,7 +3,8 @@
 
 import type { JsonRecordInput } from '../../protocol/json.ts';
 import type { RecordPage } from '../../protocol/records.ts';
-import { base64Decode, base64Encode, utf8Encode, utf8Length } from '../bytes.ts';
+import { utf8ByteLength } from '../../protocol/utf8.ts';
+import { base64Decode, base64Encode, utf8Encode } from '../bytes.ts';
 import { SvcError } from '../errors.ts';
 import type { AppendRecord, Position, ReadRecord, RecordHeader } from '../types.ts';
 
@@ -31,7 +32,7 @@ export function encodeRecord(r: AppendRecord): JsonRecordInput {
   return out;
 }
 
-const lenOf = (v: string | Uint8Array): number => (typeof v === 'string' ? utf8Length(v) : v.length);
+const lenOf = (v: string | Uint8Array): number => (typeof v === 'string' ? utf8ByteLength(v) : v.length);
 
 /** The record's content in bytes (body plus headers), as the server's caps count it. */
 export function recordBytes(r: AppendRecord): number {
