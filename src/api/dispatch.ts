@@ -8,6 +8,7 @@ import {
 import { ServiceError, asServiceError, invalid } from '../core/errors.ts';
 import type { StreamService } from '../core/service-api.ts';
 import type { AppendInput } from '../core/types.ts';
+import type { ExchangedToken } from '../protocol/resources.ts';
 import { TRUSTED_PRINCIPAL, authorize, type Authenticator, type Operation, type Principal } from '../auth/index.ts';
 import type { HttpExchange } from './exchange.ts';
 import type { CorsPolicy } from './cors.ts';
@@ -97,7 +98,7 @@ const tenantOf = (p: Principal): string | undefined => (p.kind === 'token' ? p.s
 export interface DispatchAuth {
   authenticator: Authenticator;
   /** Present when this star can sign tokens (a symmetric JWT source). */
-  exchange?: (body: unknown) => Promise<{ token: string; expires_at_unix_ms: number }>;
+  exchange?: (body: unknown) => Promise<ExchangedToken>;
 }
 
 export interface DispatchDeps {

@@ -1,17 +1,22 @@
 // Every limit of the spec's Limits table, plus the service's own bounds, as named constants with the
 // unit in the name. Flags that override a limit are parsed in config.ts; nothing else hard-codes a number.
+//
+// The wire's limits (what a request or an answer may hold: the spec's caps on batches, records, reads
+// and list pages, and the bounds on names, keys and tokens) are defined in the protocol leaf, which
+// the client shares, and re-exported here with the rest.
+
+import { APPEND_RECORDS_MAX, BATCH_CONTENT_BYTES_MAX } from '../protocol/limits.ts';
+
+export {
+  APPEND_RECORDS_MAX, BATCH_CONTENT_BYTES_MAX, BUCKET_NAME_BYTES_MAX, CREATION_TOKEN_BYTES_MAX, FENCING_TOKEN_BYTES_MAX,
+  LIST_PAGE_DEFAULT, LIST_PAGE_MAX, LOCATION_BYTES_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RECORD_CONTENT_BYTES_MAX,
+  RECORD_HEADERS_MAX, STREAM_KEY_BYTES_MAX,
+} from '../protocol/limits.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
-// --- Spec: Limits table ------------------------------------------------------------------------
-export const APPEND_RECORDS_MAX = 65_536;
-export const RECORD_CONTENT_BYTES_MAX = 1 * MiB;
-export const BATCH_CONTENT_BYTES_MAX = 100 * MiB;
-export const READ_RECORDS_MAX = 8192; // --max-read-records
-export const READ_BYTES_MAX = 8 * MiB; // --max-read-bytes
-export const LIST_PAGE_MAX = 1000;
-export const LIST_PAGE_DEFAULT = 1000; // spec: "not shown"; S2 also defaults to its maximum
+// --- Spec: Limits table (beyond the wire's, in ../protocol/limits.ts) --------------------------
 export const READPLAN_ENTRIES_MAX = 256;
 export const READPLAN_TTL_MS_DEFAULT = 5 * 60_000;
 export const SUBSCRIPTIONS_PER_STAR_MAX = 16_384;
@@ -35,12 +40,6 @@ export const UNREAD_BODY_DRAIN_BYTES_MAX = 64 * KiB;
 export const UNREAD_BODY_DRAIN_MS_MAX = 2000;
 /** Control-plane bodies (bucket/stream config, trim, fence, exchange) are small. */
 export const CONTROL_BODY_BYTES_MAX = 64 * KiB;
-/** Header count per record: not in the spec; bounded so one record cannot carry a million headers. */
-export const RECORD_HEADERS_MAX = 1024;
-export const BUCKET_NAME_BYTES_MAX = 128; // spec: "not shown"; see README
-export const STREAM_KEY_BYTES_MAX = 1024; // spec: "not shown"; see README
-export const FENCING_TOKEN_BYTES_MAX = 256;
-export const CREATION_TOKEN_BYTES_MAX = 256;
 /** Appends whose body is at least this big are parsed and encoded on a piscina worker (bench/parse-threshold). */
 export const WORKER_PARSE_BYTES_MIN = 256 * KiB;
 

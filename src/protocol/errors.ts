@@ -4,6 +4,7 @@
 // Part of the protocol leaf (src/protocol/): it imports nothing outside it, so the Gateway, auth,
 // the workers and the client can use the service's errors without importing the core.
 
+import type { ErrorBody } from './json.ts';
 import { showRawBytes } from './key-bytes.ts';
 import type { Position } from './position.ts';
 
@@ -90,7 +91,7 @@ export class ServiceError extends Error {
   readonly detail: ErrorDetail;
 
   constructor(code: ErrorCode, message: string, detail: ErrorDetail = {}) {
-    // A message may quote a key holding raw bytes (storage/format/key-bytes.ts): show them as \xHH, so it
+    // A message may quote a key holding raw bytes (key-bytes.ts): show them as \xHH, so it
     // stays well-formed text on every wire (gRPC's grpc-message header cannot carry lone surrogates).
     super(message.isWellFormed() ? message : showRawBytes(message));
     this.name = 'ServiceError';
@@ -103,8 +104,8 @@ export class ServiceError extends Error {
   get retryable(): boolean { return ERROR_TABLE[this.code].retryable; }
 
   /** The spec's error envelope: {error} plus the one machine field the code carries. */
-  toBody(): Record<string, unknown> {
-    const body: Record<string, unknown> = { error: this.message };
+  toBody(): ErrorBody {
+    const body: ErrorBody = { error: this.message };
     if (this.code === 'seq_mismatch' || this.code === 'range_not_satisfiable') body.tail = this.detail.tail;
     if (this.code === 'fence_mismatch') body.fencing_token = this.detail.fencing_token ?? '';
     return body;
