@@ -15,6 +15,7 @@ import { ServiceError, invalid, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
 import { Settling } from './settling.ts';
 import { Retention, movedAway } from './retention.ts';
+import { invariant } from './invariant.ts';
 import { ObjectReclaimer } from './object-reclaimer.ts';
 import { Auditor } from './auditor.ts';
 import { soleLeadership, type Clock, type Ids, type Leadership, type LogPort, type SegmentSettler, type Timers, type WalJanitor } from './ports.ts';
@@ -102,6 +103,8 @@ export class Star implements StreamService {
   /** Memory for the frames this star sequences, kept until their WAL file settles. */
   private readonly frames = new FrameArena();
   private pending: PendingEntry[] = [];
+  /** The ring offset the newest entry ends at (each entry ends past the one before). */
+  private lastEnd = 0;
   private pendingHead = 0;
   private inflightBytes = 0;
   /** Committed bytes held in memory until their WAL file settles (bounded by UNSETTLED_BYTES_MAX). */
@@ -692,6 +695,9 @@ export class Star implements StreamService {
     }
     const end = this.d.log.tryAppend(frame);
     if (end < 0) throw new ServiceError('resource_exhausted', 'log ring full; retry shortly');
+    // Acks are answered in ring order as the durable offset passes them: the ring must only grow.
+    invariant(end > this.lastEnd && firstSeq >= st.tail, () => `stream ${st.streamId}: entry ending ${end} after ${this.lastEnd}, sequenced at ${firstSeq} below tail ${st.tail}`);
+    this.lastEnd = end;
     this.d.log.publish();
     st.lastAppendMs = arrival; // only an accepted append keeps the stream leased
     st.nextSeq += count;
@@ -719,6 +725,8 @@ export class Star implements StreamService {
     const frame = encodeRotate();
     const end = this.d.log.tryAppend(frame);
     if (end < 0) return false;
+    invariant(end > this.lastEnd, () => `rotate entry ending ${end} after ${this.lastEnd}`);
+    this.lastEnd = end;
     this.d.log.publish();
     let onSealed!: () => void;
     let reject!: (e: unknown) => void;
