@@ -29,7 +29,11 @@ export interface Leadership {
  *  views show epoch 0 on a star alone). */
 export const soleLeadership: Leadership = { epochOf: () => 0 };
 
-/** The sequencer's side of the log ring (storage/wal/log-ring.ts implements it). */
+/** The commit log: where the star puts each sequenced frame and learns when it is durable. On a star
+ *  alone it is the log ring, drained by the flusher thread into the local WAL with fdatasync
+ *  (storage/wal/log-ring.ts); in a cluster, one object per group commit plus one PostgreSQL
+ *  statement that records each stream's chunk under its lease epoch (cluster/commit-log.ts), which
+ *  refuses, entry by entry, what a stale leader sequenced (takeRefusal). */
 export interface LogPort {
   readonly capacityBytes: number;
   /** Copies a frame in; returns its end offset, or -1 when there is no room yet. */
