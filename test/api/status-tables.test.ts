@@ -3,9 +3,14 @@
 // a changed answer on the wire, so it must be deliberate: edit this table with the mapping.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ERROR_TABLE, type ErrorCode } from '../../src/protocol/errors.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+import * as leafErrors from '../../src/protocol/errors.ts';
+import { ERROR_TABLE, ServiceError, type ErrorCode } from '../../src/protocol/errors.ts';
 import { httpStatusOf } from '../../src/api/http-status.ts';
 import { grpcStatusOf } from '../../src/api/grpc/status-mapping.ts';
+import { REPO_ROOT } from '../helpers/server.ts';
 
 /** gRPC numbers as in grpc's status.proto, written out so the SDK's enum is checked too. */
 const EXPECTED: Readonly<Record<ErrorCode, { http: number; grpc: number; wire: string; retryable: boolean }>> = {
@@ -50,4 +55,19 @@ test('every code keeps its gRPC status', () => {
 test('every code keeps its wire name and retryability in the leaf', () => {
   assert.deepEqual(Object.fromEntries(codes.map((c) => [c, { wire: ERROR_TABLE[c].wire, retryable: ERROR_TABLE[c].retryable }])),
     Object.fromEntries(codes.map((c) => [c, { wire: EXPECTED[c].wire, retryable: EXPECTED[c].retryable }])));
+});
+
+test('the protocol leaf\'s errors carry no transport status', () => {
+  const err = new ServiceError('not_found', 'x');
+  assert.equal('httpStatus' in err, false);
+  assert.equal('grpcStatus' in err, false);
+  assert.equal('GrpcStatus' in leafErrors, false);
+  for (const c of codes) assert.deepEqual(Object.keys(ERROR_TABLE[c]).sort(), ['retryable', 'wire'], c);
+  // The code itself, comments aside: no status number and no status field or table. Comments may
+  // still name a transport to point at where its table lives.
+  const file = join(REPO_ROOT, 'src', 'protocol', 'errors.ts');
+  const sf = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const code = ts.createPrinter({ removeComments: true }).printFile(sf);
+  assert.doesNotMatch(code, /\b[1-5]\d\d\b/);
+  assert.doesNotMatch(code, /(http|grpc)_?status|\b(http|grpc)\s*:/i);
 });

@@ -72,7 +72,7 @@ function detailsOf(err: ServiceError): AnyMessage[] {
 export function toGrpcFailure(thrown: unknown): GrpcFailure {
   if (!(thrown instanceof ServiceError)) console.error('grpc: unmapped error (bug):', thrown);
   const err = asServiceError(thrown);
-  const code = err.grpcStatus as grpc.status;
+  const code = grpcStatusOf(err.code);
   const metadata = new grpc.Metadata();
   const details = detailsOf(err);
   if (details.length > 0) {
