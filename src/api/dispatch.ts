@@ -15,6 +15,7 @@ import type { CorsPolicy } from './cors.ts';
 import { matchRoute, methodsFor, type RequestCtx, type RouteResult } from './routes.ts';
 import { SSE_HEADERS, pumpSse } from './sse.ts';
 import { FOLLOW_HEADER, HOP_HEADER, LEADER_HEADER, LeaderUnreachable, asHop, type LeaderProxy } from './proxy.ts';
+import { httpStatusOf } from './http-status.ts';
 
 export type OffThreadParser = (body: Buffer) => Promise<AppendInput>;
 
@@ -347,11 +348,12 @@ export class Dispatcher {
   private fail(ex: HttpExchange, err: unknown, cors: [string, string][] | undefined): number {
     const e = asServiceError(err);
     if (e.code === 'internal') this.deps.logError(`bug: unmapped error on ${ex.method} ${ex.path}`, err);
-    if (ex.aborted) return e.httpStatus;
+    const status = httpStatusOf(e.code);
+    if (ex.aborted) return status;
     const headers = [...withCors(JSON_HEADERS, cors)]; // a copy: Allow and Retry-After may be added
     if (e.code === 'method_not_allowed') headers.push(['Allow', (e.detail.allow ?? []).join(', ')]);
-    if (e.httpStatus === 503 || e.httpStatus === 429) headers.push(['Retry-After', String(SSE_RETRY_AFTER_S)]);
-    ex.respond(e.httpStatus, headers, JSON.stringify(e.toBody()));
-    return e.httpStatus;
+    if (status === 503 || status === 429) headers.push(['Retry-After', String(SSE_RETRY_AFTER_S)]);
+    ex.respond(status, headers, JSON.stringify(e.toBody()));
+    return status;
   }
 }
