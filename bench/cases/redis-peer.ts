@@ -7,7 +7,7 @@
 import { startChild } from '../lib/child.ts';
 import type { BenchConfig } from '../lib/config.ts';
 import { runMeasured, startLoadgen, type Measured } from '../lib/loadgen.ts';
-import { startRedis } from '../lib/redis.ts';
+import { checkRedisBinary, startRedis } from '../lib/redis.ts';
 import { cellKey, type AppendCell, type Report } from '../lib/report.ts';
 import { withSvcd } from '../lib/svcd.ts';
 import type { RedisDriverMsg } from '../peers/redis-spec.ts';
@@ -22,6 +22,7 @@ const STREAM_KEY = 'bench';
 const DRIVER_SLACK_MS = 15_000;
 
 export async function runRedisPeer(cfg: BenchConfig, report: Report, log: (s: string) => void): Promise<void> {
+  checkRedisBinary(); // before svcd's cell is measured for a comparison that could not happen
   const key = cellKey(REDIS_PEER_CELL);
   let svcd = report.append.get(key);
   const svcdFrom = svcd ? 'append case' : 'peers case';

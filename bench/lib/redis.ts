@@ -78,8 +78,13 @@ async function spawnRedis(port: number, dir: string): Promise<{ proc: ChildProce
   return { proc, exited, log: () => out };
 }
 
-export async function startRedis(): Promise<RedisServer> {
+/** Throws when there is no redis-server to start (checked before anything is measured for it). */
+export function checkRedisBinary(): void {
   if (!existsSync(REDIS_SERVER_BIN)) throw new Error(`${REDIS_SERVER_BIN} not found (set BENCH_REDIS_SERVER)`);
+}
+
+export async function startRedis(): Promise<RedisServer> {
+  checkRedisBinary();
   const dir = tempDir('svcd-bench-redis-');
   let started: { proc: ChildProcess; exited: Promise<void>; log: () => string } | undefined;
   let port = 0;

@@ -49,7 +49,7 @@ export function issue13Comparisons(r: Report): PeerComparison[] {
       met: ratio >= REDIS_RATIO_MIN,
     });
   } else {
-    rows.push({ target: `single-record appends/s at 64 producers ≥ ${REDIS_RATIO_MIN}× Redis XADD (appendfsync always)`, svcd: s64 ? `${int(ratePerS(s64))} /s` : 'not run', reference: 'Redis not run (BENCH_ONLY=peers)', gap: '–', met: undefined });
+    rows.push({ target: `single-record appends/s at 64 producers ≥ ${REDIS_RATIO_MIN}× Redis XADD (appendfsync always)`, svcd: s64 ? `${int(ratePerS(s64))} /s` : 'not run', reference: 'Redis not measured (the peers case did not run, or failed: see Notes)', gap: '–', met: undefined });
   }
   const p99 = s64 ? pctMs(s64.hist, 99) : NaN;
   rows.push({
