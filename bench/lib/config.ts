@@ -1,5 +1,6 @@
 // What a bench run does and for how long: BENCH_QUICK=1 is a ~1-minute smoke run, BENCH_ONLY picks
-// cases (comma-separated: floors, append, read, sse, peers), BENCH_CELLS picks append/echo cells
+// cases (comma-separated: floors, append, read, sse, peers: a live Redis beside svcd's 100/1/64
+// cell, plus quoted figures), BENCH_CELLS picks append/echo cells
 // ("100/1/64,4096/100/16": record bytes/records per request/producers), BENCH_PROFILE=<dir> runs
 // the svcd children under --cpu-prof and writes their profiles there. BENCH_SSE_SUBSCRIBERS sets the
 // SSE case's subscriber count (default 1000; issue 13's fan-out target is 4096), BENCH_SSE_MS its
