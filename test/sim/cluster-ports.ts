@@ -4,9 +4,9 @@
 // it has, which may be stale: a star cut off from the lease table keeps believing until told.
 
 import { FRAME_ROTATE, contentBytes, forEachRecord, frameInfo, frameTimestamps, sealFrame } from '../../src/storage/format/record-codec.ts';
-import type { Leadership, LogPort } from '../../src/core/ports.ts';
+import type { Leadership } from '../../src/core/ports.ts';
 import type { Star } from '../../src/core/star.ts';
-import type { Incarnation, LeaseGuard, World } from './ports.ts';
+import { SimRing, type Incarnation, type LeaseGuard, type World } from './ports.ts';
 
 const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
 
@@ -43,19 +43,11 @@ export class SimLeadership implements Leadership, LeaseGuard {
  *  world's lease row names this star at the epoch it believes it holds; a refused frame is reported
  *  once through takeRefusal, as the real commit log reports a lease lost. ROTATE starts the next
  *  generation (nothing is written: settling reads the leader's memory). */
-export class SimCommitLog implements LogPort {
-  readonly capacityBytes = 4 * 1024 * 1024;
-  private head = 0;
-  private published = 0;
-  private durable = 0;
-  private signal = 0;
-  private readonly queued: { end: number; bytes: Buffer }[] = [];
+export class SimCommitLog extends SimRing {
   private readonly refusals = new Map<number, string>();
   /** As the real commit log's: streams reloaded while frames their previous state sequenced were
    *  still queued; those frames never commit (they name positions the reload hands out again). */
   private readonly staleUpTo = new Map<string, number>();
-  private waiters: (() => void)[] = [];
-  private dead = false;
   /** The star whose frames these are (set once it is built: it names the stream of a stream id). */
   star: Star | undefined;
 
@@ -64,24 +56,11 @@ export class SimCommitLog implements LogPort {
     private readonly commits: Commits,
     private readonly leadership: SimLeadership,
     private generation: number,
-  ) {}
+  ) { super(); }
 
-  tryAppend(frame: Uint8Array): number {
-    if (this.dead) return -1;
-    if (this.head - this.durable + frame.length > this.capacityBytes) return -1;
-    this.head += frame.length;
-    // A view, not a copy (as the real commit log): sealing it seals the frame the star keeps in
-    // memory too, and settling from memory checks those checksums.
-    this.queued.push({ end: this.head, bytes: Buffer.from(frame.buffer, frame.byteOffset, frame.length) });
-    return this.head;
-  }
-
-  publish(): void { this.published = this.head; }
-  durableOffset(): number { return this.durable; }
-  durableSignal(): number { return this.signal; }
-  failed(): boolean { return false; }
-  failureCause(): string { return ''; }
-  discardUndurable(): void { /* the simulated commit log never fails as a whole */ }
+  // A view, not a copy (as the real commit log): sealing it seals the frame the star keeps in
+  // memory too, and settling from memory checks those checksums.
+  protected keep(frame: Uint8Array): Buffer { return Buffer.from(frame.buffer, frame.byteOffset, frame.length); }
   currentFileNo(): number { return this.generation; }
 
   takeRefusal(end: number): string | undefined {
@@ -92,49 +71,30 @@ export class SimCommitLog implements LogPort {
 
   /** The star reloads `streamId` (it took the lease again): what it queued of it before never commits. */
   clear(streamId: string): void {
-    if (this.head > this.durable) this.staleUpTo.set(streamId, this.head);
-  }
-
-  waitDurable(seen: number): Promise<unknown> {
-    if (this.dead) return new Promise(() => undefined);
-    if (this.signal !== seen) return Promise.resolve();
-    return new Promise<void>((resolve) => { this.waiters.push(resolve); });
+    const end = this.undurableEnd;
+    if (end !== undefined) this.staleUpTo.set(streamId, end);
   }
 
   /** One group commit of everything published. */
   flush(): number {
-    if (this.dead || this.published === this.durable) return 0;
-    let n = 0;
-    while (this.queued.length > 0 && this.queued[0].end <= this.published) {
-      const f = this.queued.shift()!;
-      n++;
-      if (f.bytes[8] === FRAME_ROTATE) { this.generation += 1; continue; }
-      sealFrame(f.bytes, 0, f.bytes.length);
-      const info = frameInfo(f.bytes);
+    return this.commitPublished((end, bytes) => {
+      if (bytes[8] === FRAME_ROTATE) { this.generation += 1; return; }
+      sealFrame(bytes, 0, bytes.length);
+      const info = frameInfo(bytes);
       const where = this.star?.addressOf(info.streamId);
       const epoch = where ? this.leadership.epochOf(where.bucket, where.key) : undefined;
       const lease = where ? this.inc.world.leases.get(addr(where.bucket, where.key)) : undefined;
       if (epoch === undefined || lease === undefined || lease.holder !== this.leadership.starId || lease.epoch !== epoch) {
         this.commits.refused += 1;
-        this.refusals.set(f.end, `the lease is no longer held at epoch ${epoch ?? 'none'} (simulated commit)`);
-        continue;
+        this.refusals.set(end, `the lease is no longer held at epoch ${epoch ?? 'none'} (simulated commit)`);
+        return;
       }
-      if (f.end <= (this.staleUpTo.get(info.streamId) ?? -1)) {
-        this.refusals.set(f.end, 'sequenced before the stream was reloaded (simulated commit)');
-        continue;
+      if (end <= (this.staleUpTo.get(info.streamId) ?? -1)) {
+        this.refusals.set(end, 'sequenced before the stream was reloaded (simulated commit)');
+        return;
       }
-      this.commits.frames.push({ streamId: info.streamId, firstSeq: info.firstSeq, count: info.recordCount, frame: f.bytes });
-    }
-    this.durable = this.published;
-    this.signal++;
-    for (const w of this.waiters.splice(0)) w();
-    return n;
-  }
-
-  crash(): void {
-    this.dead = true;
-    this.waiters = [];
-    this.queued.length = 0;
+      this.commits.frames.push({ streamId: info.streamId, firstSeq: info.firstSeq, count: info.recordCount, frame: bytes });
+    });
   }
 }
 

@@ -283,25 +283,27 @@ export class Incarnation {
   }
 }
 
-/** The log ring and flusher: frames become durable (written to the current WAL file) only when the
- *  simulation flushes; a ROTATE frame seals the file and opens the next. */
-export class SimLog implements LogPort {
+/** A simulated log ring: frames queue as the star appends them and become durable only when the
+ *  simulation flushes; what a flush does with each frame is the subclass's (a WAL file, a commit). */
+export abstract class SimRing implements LogPort {
   readonly capacityBytes = 4 * 1024 * 1024;
   private head = 0;
   private published = 0;
   private durable = 0;
   private signal = 0;
-  private readonly frames: { end: number; bytes: Buffer }[] = [];
+  private readonly queued: { end: number; bytes: Buffer }[] = [];
   private waiters: (() => void)[] = [];
   private dead = false;
 
-  constructor(private readonly inc: Incarnation, private fileNo: number) {}
+  /** The frame as the flush will see it: a copy (a WAL file) or a view of the star's own bytes. */
+  protected abstract keep(frame: Uint8Array): Buffer;
+  abstract currentFileNo(): number;
 
   tryAppend(frame: Uint8Array): number {
     if (this.dead) return -1;
     if (this.head - this.durable + frame.length > this.capacityBytes) return -1;
     this.head += frame.length;
-    this.frames.push({ end: this.head, bytes: Buffer.from(frame) });
+    this.queued.push({ end: this.head, bytes: this.keep(frame) });
     return this.head;
   }
 
@@ -310,8 +312,7 @@ export class SimLog implements LogPort {
   durableSignal(): number { return this.signal; }
   failed(): boolean { return false; }
   failureCause(): string { return ''; }
-  discardUndurable(): void { /* the simulated WAL never fails */ }
-  currentFileNo(): number { return this.fileNo; }
+  discardUndurable(): void { /* the simulated log never fails as a whole */ }
 
   waitDurable(seen: number): Promise<unknown> {
     if (this.dead) return never();
@@ -319,20 +320,13 @@ export class SimLog implements LogPort {
     return new Promise<void>((resolve) => { this.waiters.push(resolve); });
   }
 
-  /** One group commit: everything published is written to the WAL and made durable. */
-  flush(): number {
+  /** One group commit: `write` sees every published frame in order, then the durable offset moves. */
+  protected commitPublished(write: (end: number, bytes: Buffer) => void): number {
     if (this.dead || this.published === this.durable) return 0;
     let n = 0;
-    while (this.frames.length > 0 && this.frames[0].end <= this.published) {
-      const f = this.frames.shift()!;
-      if (f.bytes[8] === FRAME_ROTATE) {
-        this.fileNo += 1;
-      } else {
-        sealFrame(f.bytes, 0, f.bytes.length); // the flusher's crc32c, which settling and recovery check
-        let file = this.inc.world.walFiles.get(this.fileNo);
-        if (!file) this.inc.world.walFiles.set(this.fileNo, (file = []));
-        file.push(f.bytes);
-      }
+    while (this.queued.length > 0 && this.queued[0].end <= this.published) {
+      const f = this.queued.shift()!;
+      write(f.end, f.bytes);
       n++;
     }
     this.durable = this.published;
@@ -341,11 +335,33 @@ export class SimLog implements LogPort {
     return n;
   }
 
+  /** Bytes appended past the durable offset (this.head - durable while queued frames wait). */
   get unflushed(): number { return this.published - this.durable; }
+  /** Appended bytes not yet durable: what a reload must never let commit (cluster-ports.ts). */
+  protected get undurableEnd(): number | undefined { return this.head > this.durable ? this.head : undefined; }
 
   crash(): void {
     this.dead = true;
     this.waiters = [];
-    this.frames.length = 0;
+    this.queued.length = 0;
+  }
+}
+
+/** The log ring and flusher of a star alone: a flush writes the published frames to the current WAL
+ *  file; a ROTATE frame seals the file and opens the next. */
+export class SimLog extends SimRing {
+  constructor(private readonly inc: Incarnation, private fileNo: number) { super(); }
+
+  protected keep(frame: Uint8Array): Buffer { return Buffer.from(frame); }
+  currentFileNo(): number { return this.fileNo; }
+
+  flush(): number {
+    return this.commitPublished((_end, bytes) => {
+      if (bytes[8] === FRAME_ROTATE) { this.fileNo += 1; return; }
+      sealFrame(bytes, 0, bytes.length); // the flusher's crc32c, which settling and recovery check
+      let file = this.inc.world.walFiles.get(this.fileNo);
+      if (!file) this.inc.world.walFiles.set(this.fileNo, (file = []));
+      file.push(bytes);
+    });
   }
 }

@@ -58,6 +58,24 @@ function makeNode(name: 'A' | 'B', world: World, commits: Commits, random: () =>
   return { name, inc, log, lead, star };
 }
 
+/** Stars A and B on one world, the bucket made, and `streams` streams (k0…) created and led by A. */
+async function twoStars(random: () => number, streams: number): Promise<{ world: World; commits: Commits; errors: string[]; a: Node; b: Node; nodes: Node[] }> {
+  const world = new World();
+  const commits = new Commits();
+  const errors: string[] = [];
+  const a = makeNode('A', world, commits, random, errors);
+  const b = makeNode('B', world, commits, random, errors);
+  const nodes = [a, b];
+  for (const n of nodes) n.star.open({ buckets: [], streams: [], deleted: [], credentials: [] }, [], []);
+  await until(nodes, a.star.createBucket(BUCKET, {}));
+  b.star.syncBucket(BUCKET, structuredClone(world.meta.buckets.get(BUCKET)));
+  for (let s = 0; s < streams; s++) {
+    a.lead.take(BUCKET, `k${s}`);
+    await until(nodes, a.star.createStream(BUCKET, `k${s}`, {}));
+  }
+  return { world, commits, errors, a, b, nodes };
+}
+
 /** Takes the lease of k`s` for `n` and loads the stream from what is committed (ClusterService.load). */
 function takeOver(n: Node, world: World, commits: Commits, s: number): number {
   const epoch = n.lead.take(BUCKET, `k${s}`);
@@ -116,19 +134,7 @@ async function readAll(star: Star, key: string): Promise<{ seq: number; body: st
 async function run(seed: number, steps: number, trace: string[]): Promise<{ acked: number; refusedStale: number; takeovers: number; guardRefusals: number; commitRefusals: number }> {
   const random = rng(seed);
   const pick = (n: number): number => Math.floor(random() * n);
-  const world = new World();
-  const commits = new Commits();
-  const errors: string[] = [];
-  const a = makeNode('A', world, commits, random, errors);
-  const b = makeNode('B', world, commits, random, errors);
-  const nodes = [a, b];
-  for (const n of nodes) n.star.open({ buckets: [], streams: [], deleted: [], credentials: [] }, [], []);
-  await until(nodes, a.star.createBucket(BUCKET, {}));
-  b.star.syncBucket(BUCKET, structuredClone(world.meta.buckets.get(BUCKET)));
-  for (let s = 0; s < STREAMS; s++) {
-    a.lead.take(BUCKET, `k${s}`);
-    await until(nodes, a.star.createStream(BUCKET, `k${s}`, {}));
-  }
+  const { world, commits, errors, a, b, nodes } = await twoStars(random, STREAMS);
   /** Who leads each stream now, as the world's lease rows say. */
   const leader: Node[] = Array.from({ length: STREAMS }, () => a);
   const epoch = Array<number>(STREAMS).fill(1);
@@ -292,18 +298,7 @@ test(`two stars, one a stale leader, under ${seeds.length} seeded schedules: the
 });
 
 test('found: a stale leader\'s late segment upload cannot change the bytes the new leader\'s row names', async () => {
-  const world = new World();
-  const commits = new Commits();
-  const errors: string[] = [];
-  const random = rng(1);
-  const a = makeNode('A', world, commits, random, errors);
-  const b = makeNode('B', world, commits, random, errors);
-  const nodes = [a, b];
-  for (const n of nodes) n.star.open({ buckets: [], streams: [], deleted: [], credentials: [] }, [], []);
-  await until(nodes, a.star.createBucket(BUCKET, {}));
-  b.star.syncBucket(BUCKET, structuredClone(world.meta.buckets.get(BUCKET)));
-  a.lead.take(BUCKET, 'k0');
-  await until(nodes, a.star.createStream(BUCKET, 'k0', {}));
+  const { world, commits, a, b, nodes } = await twoStars(rng(1), 1);
   const one = (tag: string): { records: { headers: []; body: Buffer }[] } => ({ records: [{ headers: [], body: Buffer.from(tag) }] });
   // A commits two records and seals the generation holding them: its segment [0, 2) is built and
   // its upload is on its way, but does not land yet.
