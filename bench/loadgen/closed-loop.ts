@@ -3,12 +3,9 @@
 // the write to the last byte of the answer and recorded in an hdr histogram (µs). Only answers that
 // complete inside the measurement window count; the warm-up before it is discarded.
 import { toParent } from '../lib/child.ts';
-import { encodeHistogram, newHistogram, recordNs } from '../lib/hist.ts';
+import { runClosedLoop } from '../lib/closed-loop-window.ts';
 import { buildRequest, Http1Conn, type Http1Response } from '../lib/http1.ts';
 import type { AppendWork, LoadResult, LoadSpec, ParentMsg, ReadWork } from './spec.ts';
-
-/** How long in-flight requests may take to finish after the window closes. */
-const DRAIN_MS_MAX = 5000;
 
 const SEQ_NUM_KEY = Buffer.from('"seq_num":');
 
@@ -60,92 +57,22 @@ function readSource(w: ReadWork, conns: number): Source {
 async function run(spec: LoadSpec): Promise<LoadResult> {
   const conns = await Promise.all(Array.from({ length: spec.conns }, (_, c) => Http1Conn.open(spec.host, spec.connPorts?.[c] ?? spec.port)));
   const src = spec.work.kind === 'append' ? appendSource(spec.work) : readSource(spec.work, spec.conns);
-  const hist = newHistogram();
-  const statuses: Record<string, number> = {};
-  const fill = spec.stopAfterRecords !== undefined;
-  let firstError: string | undefined;
-  let requests = 0;
-  let records = 0;
-  let errors = 0;
-  let wireBytesIn = 0;
-  let measuring = false;
-  let stopping = false;
-  let inFlight = 0;
-  let tStart = 0;
-  let tEnd = 0;
-  let cpu0 = process.cpuUsage();
-  let drained: () => void = () => {};
-
-  const startWindow = (): void => {
-    measuring = true;
-    tStart = performance.now();
-    cpu0 = process.cpuUsage();
-    toParent({ type: 'measure-start' });
-  };
-  const endWindow = (): void => {
-    if (stopping) return;
-    measuring = false;
-    stopping = true;
-    tEnd = performance.now();
-    toParent({ type: 'measure-end' });
-    if (inFlight === 0) drained();
-    else setTimeout(() => drained(), DRAIN_MS_MAX).unref();
-  };
-
-  const fire = (c: number): void => {
-    if (stopping) return;
-    const t0 = process.hrtime.bigint();
-    inFlight++;
-    conns[c].send(src.next(c), (err, res) => {
-      inFlight--;
-      const dt = Number(process.hrtime.bigint() - t0);
-      if (measuring) {
-        if (err || !res) {
-          errors++;
-          statuses.conn_error = (statuses.conn_error ?? 0) + 1;
-          firstError ??= err?.message;
-        } else {
-          statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-          if (res.status >= 200 && res.status < 300) {
-            const bad = src.check?.(res);
-            if (bad) { errors++; firstError ??= bad; }
-            records += src.done(c, res);
-            requests++;
-            wireBytesIn += res.wireBytes;
-            recordNs(hist, dt);
-            if (fill && records >= spec.stopAfterRecords!) endWindow();
-          } else {
-            errors++;
-            firstError ??= `HTTP ${res.status}: ${res.body.toString().slice(0, 200)}`;
-          }
-        }
-      } else if (res && res.status >= 200 && res.status < 300) {
-        src.done(c, res);
-      }
-      if (err) { if (inFlight === 0 && stopping) drained(); return; } // a dead connection stays dead
-      if (stopping) { if (inFlight === 0) drained(); return; }
-      fire(c);
+  try {
+    return await runClosedLoop({
+      conns: spec.conns, warmupMs: spec.warmupMs, measureMs: spec.measureMs,
+      ...(spec.stopAfterRecords !== undefined ? { stopAfterRecords: spec.stopAfterRecords } : {}),
+      marks: (type) => toParent({ type }),
+      send: (c, answered) => conns[c].send(src.next(c), (err, res) => {
+        if (err || !res) { answered(err ?? new Error('connection closed without an answer')); return; }
+        const status = String(res.status);
+        if (res.status < 200 || res.status >= 300) { answered({ ok: false, status, error: `HTTP ${res.status}: ${res.body.toString().slice(0, 200)}` }); return; }
+        // done() moves a read's cursor on every answer, warm-up included.
+        answered({ ok: true, status, records: src.done(c, res), wireBytes: res.wireBytes, ...(src.check ? { check: () => src.check!(res) } : {}) });
+      }),
     });
-  };
-
-  const done = new Promise<void>((resolve) => { drained = resolve; });
-  if (fill) startWindow();
-  for (let c = 0; c < conns.length; c++) fire(c);
-  const warm = fill ? undefined : setTimeout(startWindow, spec.warmupMs);
-  const stopAt = setTimeout(endWindow, (fill ? 0 : spec.warmupMs) + spec.measureMs);
-  await done;
-  clearTimeout(warm);
-  clearTimeout(stopAt);
-  const cpu = process.cpuUsage(cpu0);
-  const elapsedMs = tEnd - tStart;
-  for (const c of conns) c.close();
-  return {
-    requests, records, errors, statuses, firstError, unanswered: inFlight,
-    hist: encodeHistogram(hist),
-    elapsedMs,
-    wireBytesIn,
-    cpuPct: ((cpu.user + cpu.system) / 1000 / elapsedMs) * 100,
-  };
+  } finally {
+    for (const c of conns) c.close();
+  }
 }
 
 process.on('message', (raw) => {
