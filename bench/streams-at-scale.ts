@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { buildRequest, Http1Conn } from './lib/http1.ts';
 import { newHistogram, pctMs, maxMs, recordNs } from './lib/hist.ts';
+import { startServer } from '../test/helpers/server.ts';
 import { startSvcd } from './lib/svcd.ts';
 
 const STREAMS = Number(process.env.STREAMS ?? 100_000);
@@ -23,7 +24,16 @@ function rssBytes(pid: number): number {
 
 const key = (i: number): string => `s${String(i).padStart(8, '0')}`;
 
-const svcd = await startSvcd();
+/** Settle and idle quickly, so the streams are idle (settled, dormant) a few seconds after the last
+ *  append; the RSS then is what an idle stream costs. */
+const IDLE_ARGS = ['--wal-settle-after-ms', '1000', '--lease-idle-ms', '2000'];
+/** How long after the last append the idle RSS is read (settle, idle timeout, a sweep or two). */
+const IDLE_WAIT_MS = 6000;
+
+const svcd = await startSvcd({ args: IDLE_ARGS });
+let idleRss = NaN;
+let restartMs = NaN;
+let restartRss = NaN;
 try {
   const pid = svcd.pid!;
   await svcd.createStream('scale', key(0));
@@ -56,10 +66,19 @@ try {
     if (res.status !== 200) throw new Error(`list: ${res.status} ${res.body.toString().slice(0, 200)}`);
   }
   for (const conn of conns) conn.close();
+  await new Promise((r) => setTimeout(r, IDLE_WAIT_MS));
+  idleRss = rssBytes(pid);
+  // A restart over all of them: from spawn to the listening line, and the RSS right after.
+  await svcd.server.stop();
+  const t1 = performance.now();
+  const again = await startServer({ engine: 'uws', args: IDLE_ARGS, dataDir: svcd.dataDir });
+  restartMs = performance.now() - t1;
+  restartRss = rssBytes(again.proc.pid!);
+  await again.stop();
 
-  console.log(`| streams | created/s (create + 1 append) | RSS before | RSS after | RSS per stream | ListStreams page of 1000 p50 | p99 | max |`);
-  console.log(`| --- | --- | --- | --- | --- | --- | --- | --- |`);
-  console.log(`| ${STREAMS.toLocaleString('en-US')} | ${Math.round((STREAMS - 1) / (createMs / 1000)).toLocaleString('en-US')} | ${(rssBefore / 2 ** 20).toFixed(0)} MiB | ${(rssAfter / 2 ** 20).toFixed(0)} MiB | ${((rssAfter - rssBefore) / STREAMS / 1024).toFixed(2)} KiB | ${pctMs(hist, 50).toFixed(2)} ms | ${pctMs(hist, 99).toFixed(2)} ms | ${maxMs(hist).toFixed(2)} ms |`);
+  console.log(`| streams | created/s (create + 1 append) | RSS before | RSS after | RSS per stream | RSS per idle stream (${IDLE_WAIT_MS / 1000} s later) | restart to listening | RSS after restart | ListStreams page of 1000 p50 | p99 | max |`);
+  console.log(`| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |`);
+  console.log(`| ${STREAMS.toLocaleString('en-US')} | ${Math.round((STREAMS - 1) / (createMs / 1000)).toLocaleString('en-US')} | ${(rssBefore / 2 ** 20).toFixed(0)} MiB | ${(rssAfter / 2 ** 20).toFixed(0)} MiB | ${((rssAfter - rssBefore) / STREAMS / 1024).toFixed(2)} KiB | ${((idleRss - rssBefore) / STREAMS / 1024).toFixed(2)} KiB | ${(restartMs / 1000).toFixed(1)} s | ${(restartRss / 2 ** 20).toFixed(0)} MiB | ${pctMs(hist, 50).toFixed(2)} ms | ${pctMs(hist, 99).toFixed(2)} ms | ${maxMs(hist).toFixed(2)} ms |`);
 } finally {
   await svcd.stop();
 }

@@ -213,6 +213,9 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     log_error: logError,
     expressBucket: cfg.expressBucket,
     leaseIdleMs: cfg.leaseIdleMs,
+    // A star alone: an idle stream goes dormant when it goes vacant. In a cluster the leadership
+    // lets idle streams go instead (ClusterService.releaseIdle).
+    ...(clusterCfg ? {} : { dormantAfterMs: cfg.leaseIdleMs }),
     objectGraceMs: cfg.readGraceMs,
     auditScrubMs: cfg.auditScrubMs,
     onEvicted: (bucket, key) => cluster?.evicted(bucket, key),

@@ -45,8 +45,10 @@ export interface Svcd {
   stop(): Promise<void>;
 }
 
-export async function startSvcd(opts: { profileDir?: string } = {}): Promise<Svcd> {
-  const server = opts.profileDir ? await startProfiledServer(opts.profileDir) : await startServer({ engine: 'uws' });
+export async function startSvcd(opts: { profileDir?: string; args?: string[]; dataDir?: string } = {}): Promise<Svcd> {
+  const server = opts.profileDir
+    ? await startProfiledServer(opts.profileDir)
+    : await startServer({ engine: 'uws', ...(opts.args ? { args: opts.args } : {}), ...(opts.dataDir ? { dataDir: opts.dataDir } : {}) });
   if (!/engine uws/.test(server.output())) {
     console.error(`bench: warning, svcd is not serving with uWS: ${server.output().trim()}`);
   }

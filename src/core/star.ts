@@ -23,7 +23,7 @@ import { checkBatchCaps, checkFence, checkMatch, pace, stampTimestamps } from '.
 import type {
   BucketCreate, ListPage, PlanResult, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
 } from './service-api.ts';
-import { ROWS_IDLE, StreamState, type MemBatch } from './stream-state.ts';
+import { ROWS_IDLE, StreamState, streamInfoOf, type MemBatch } from './stream-state.ts';
 import { LiveSubscription } from './subscription.ts';
 import {
   DEFAULT_BUCKET_CONFIG, streamDefaultsOf, type AppendAck, type AppendInput, type BucketConfig, type BucketInfo,
@@ -55,6 +55,10 @@ export interface StarDeps {
   expressBucket?: string;
   /** How long a stream stays leased after its last append (default LEASE_IDLE_MS). */
   leaseIdleMs?: number;
+  /** A star alone: a stream idle this long with nothing of it only in memory goes dormant (its
+   *  state dropped, its row kept) and is made live again by the next call on it. Absent or 0: never
+   *  (a cluster's leadership lets idle streams go instead). */
+  dormantAfterMs?: number;
   /** How long a segment no row points at stays in the object store: the read-plan validity, so a
    *  vended URL keeps answering until it expires (default 0: deleted at once). */
   objectGraceMs?: number;
@@ -90,7 +94,12 @@ export class Star implements StreamService {
   private readonly streams = new Map<string, StreamState>();
   /** The same streams by stream id (a cluster's commit log and settler look them up by the frames' id). */
   private readonly byId = new Map<string, StreamState>();
-  private readonly byBucket = new Map<string, OrderedMap<StreamState>>();
+  /** Every stream of each bucket in key order, for listing: the live state, or a dormant one's row. */
+  private readonly byBucket = new Map<string, OrderedMap<StreamState | StreamMeta>>();
+  /** Dormant streams by address: only their row is kept (see wake() and retireIdle()). */
+  private readonly dormant = new Map<string, StreamMeta>();
+  /** Streams that went dormant and that woke since start (metrics, the simulation). */
+  readonly dormancy = { retired: 0, woken: 0 };
   private readonly deleted = new Set<string>();
   /** Bucket creations whose metadata write is still pending (a converging retry waits for it). */
   private readonly bucketWrites = new Map<string, Promise<void>>();
@@ -138,7 +147,7 @@ export class Star implements StreamService {
     this.reader = new PageReader(deps.objects);
     this.reclaimer = new ObjectReclaimer(deps.objects, deps.clock, deps.objectGraceMs ?? 0, (m) => deps.log_error?.(m));
     this.auditor = new Auditor(deps.objects, this.reclaimer, deps.clock,
-      (id, objectKey) => this.byId.get(id)?.meta.segments.some((x) => x.object_key === objectKey) ?? false, (m) => deps.log_error?.(m),
+      (id, objectKey) => this.rowById(id)?.segments.some((x) => x.object_key === objectKey) ?? false, (m) => deps.log_error?.(m),
       deps.auditScrubMs ?? 0);
     this.settling = new Settling(deps, {
       withRows: (sts, fn) => this.withRows(sts, fn),
@@ -169,12 +178,18 @@ export class Star implements StreamService {
     walFiles: readonly number[] = [],
   ): void {
     for (const b of state.buckets) this.buckets.set(b.name, b);
-    for (const s of state.streams) this.addStream(new StreamState(s, this.configOf(s)));
+    // With dormancy on, every stream starts dormant and only those the WAL holds records of wake: a
+    // restart over many streams builds their states as they are used, not all at once.
+    for (const s of state.streams) {
+      if (this.d.dormantAfterMs) this.rest(s);
+      else this.addStream(new StreamState(s, this.configOf(s)));
+    }
     for (const d of state.deleted) this.deleted.add(addr(d.bucket, d.key));
-    const byId = new Map<string, StreamState>();
-    for (const st of this.streams.values()) byId.set(st.streamId, st);
+    const addrById = new Map<string, string>();
+    for (const s of state.streams) addrById.set(s.stream_id, addr(s.bucket, s.key));
     for (const f of recovered) {
-      const st = byId.get(f.streamId);
+      const a = addrById.get(f.streamId);
+      const st = a === undefined ? undefined : this.wake(a);
       if (!st || f.firstSeq + f.count <= st.tail) continue; // deleted stream, or already settled
       if (f.firstSeq !== st.tail) {
         // A gap means records are missing from both the WAL and the segments: never paper over it.
@@ -218,6 +233,7 @@ export class Star implements StreamService {
    *  batches in order (read back from object storage). They settle with the current generation. */
   adopt(row: StreamMeta, batches: readonly Omit<MemBatch, 'walFileNo'>[]): void {
     const a = addr(row.bucket, row.key);
+    this.dormant.delete(a);
     const old = this.streams.get(a);
     if (old) this.evictState(old);
     const st = new StreamState(row, this.configOf(row));
@@ -251,6 +267,7 @@ export class Star implements StreamService {
 
   /** Lets go of a stream this star no longer leads; its callers are told to retry. */
   evict(bucket: string, key: string): void {
+    this.forgetDormant(bucket, key);
     const st = this.streams.get(addr(bucket, key));
     if (st) this.evictState(st);
     this.deleted.delete(addr(bucket, key));
@@ -302,6 +319,9 @@ export class Star implements StreamService {
     const st = this.byId.get(streamId);
     return st && !st.deleted ? { bucket: st.meta.bucket, key: st.meta.key, express: st.config.class === 'express' } : undefined;
   }
+
+  /** Streams held only as their row now (a star alone; see dormantAfterMs). */
+  get dormantStreams(): number { return this.dormant.size; }
 
   /** Whether this star holds the stream in memory now. */
   holds(bucket: string, key: string): boolean { return this.streams.has(addr(bucket, key)); }
@@ -432,12 +452,65 @@ export class Star implements StreamService {
   }
 
   private requireStream(bucket: string, key: string): StreamState {
-    const st = this.streams.get(addr(bucket, key));
+    const st = this.wake(addr(bucket, key));
     if (!st) {
       if (!this.buckets.has(bucket)) throw notFound(`bucket ${bucket} not found`);
       throw notFound(`stream ${bucket}/${key} not found`);
     }
+    st.lastUsedMs = this.d.clock.nowMs();
     return st;
+  }
+
+  // ---------------------------------------------------------------- dormant streams (a star alone)
+
+  /** The live state of the stream at `a`, making a dormant one live again from its row. */
+  private wake(a: string): StreamState | undefined {
+    const st = this.streams.get(a);
+    if (st) return st;
+    const row = this.dormant.get(a);
+    if (!row) return undefined;
+    this.dormant.delete(a);
+    this.dormancy.woken += 1;
+    const woken = new StreamState(row, this.configOf(row));
+    woken.lastUsedMs = this.d.clock.nowMs();
+    this.addStream(woken);
+    return woken;
+  }
+
+  /** Keeps only the row of a stream (listing still finds it there). */
+  private rest(row: StreamMeta): void {
+    this.dormant.set(addr(row.bucket, row.key), row);
+    let m = this.byBucket.get(row.bucket);
+    if (!m) this.byBucket.set(row.bucket, (m = new OrderedMap()));
+    m.set(row.key, row);
+  }
+
+  private forgetDormant(bucket: string, key: string): void {
+    if (this.dormant.delete(addr(bucket, key))) this.byBucket.get(bucket)?.delete(key);
+  }
+
+  /** Streams idle for dormantAfterMs whose state holds nothing beyond their row go dormant. A
+   *  stream with a retention setting stays live: the retention sweep visits it every second. */
+  private retireIdle(nowMs: number): void {
+    const afterMs = this.d.dormantAfterMs;
+    if (!afterMs) return;
+    for (const [a, st] of this.streams) {
+      if (nowMs - Math.max(st.lastAppendMs, st.lastUsedMs) < afterMs || !st.restsInRow()) continue;
+      if (st.config.retention_max_age_ms || st.config.retention_max_bytes) continue;
+      this.streams.delete(a);
+      if (this.byId.get(st.streamId) === st) this.byId.delete(st.streamId);
+      st.retired = true;
+      this.dormancy.retired += 1;
+      this.rest(st.meta);
+    }
+  }
+
+  /** A stream's row by its id, live or dormant (the auditor asks whether a segment is still named). */
+  private rowById(id: string): StreamMeta | undefined {
+    const st = this.byId.get(id);
+    if (st) return st.meta;
+    for (const row of this.dormant.values()) if (row.stream_id === id) return row;
+    return undefined;
   }
 
   private async newStream(bucket: BucketMeta, key: string, body: StreamCreate): Promise<StreamState> {
@@ -472,7 +545,7 @@ export class Star implements StreamService {
 
   async createStream(bucket: string, key: string, body: StreamCreate): Promise<StreamInfo> {
     const b = this.requireBucket(bucket);
-    const existing = this.streams.get(addr(bucket, key));
+    const existing = this.wake(addr(bucket, key));
     if (existing) {
       const token = body.creation_token ?? '';
       if (token !== '' && existing.meta.creation_token === token) {
@@ -535,7 +608,7 @@ export class Star implements StreamService {
 
   async deleteStream(bucket: string, key: string): Promise<void> {
     const a = addr(bucket, key);
-    const st = this.streams.get(a);
+    const st = this.wake(a);
     if (!st) {
       // Idempotent on a deleted stream: its deletion was durable before it left memory.
       if (this.deleted.has(a)) return;
@@ -576,7 +649,10 @@ export class Star implements StreamService {
     const m = this.byBucket.get(bucket);
     if (!m) return { items: [], next: '' };
     const { entries, more } = m.page(startAfter, Math.min(Math.max(limit, 1), LIST_PAGE_MAX));
-    return { items: entries.map(([, st]) => st.info()), next: more ? entries[entries.length - 1][0] : '' };
+    return {
+      items: entries.map(([, e]) => (e instanceof StreamState ? e.info() : streamInfoOf(e, this.configOf(e)))),
+      next: more ? entries[entries.length - 1][0] : '',
+    };
   }
 
   // ---------------------------------------------------------------- append
@@ -614,7 +690,7 @@ export class Star implements StreamService {
   /** An append that must first wait: for its stream to be created or its metadata to be written,
    *  or for in-flight appends to commit so a match_seq_num mismatch reports the committed tail. */
   private async appendAfterWaits(bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
-    let st = this.streams.get(addr(bucket, key));
+    let st = this.wake(addr(bucket, key));
     if (!st) {
       const b = this.requireBucket(bucket);
       if (!(b.config as unknown as BucketConfig).create_stream_on_append) throw notFound(`stream ${bucket}/${key} not found`);
@@ -872,6 +948,9 @@ export class Star implements StreamService {
     const before = sts.map((st) => { const prev = st.rowTail; st.rowTail = held; return prev; });
     try {
       await Promise.all(before);
+      // A state dropped while its caller waited (it went dormant): writing through it could undo what
+      // the live state wrote since. The caller retries and finds the live one.
+      for (const st of sts) if (st.retired) throw new ServiceError('unavailable', `stream ${st.meta.bucket}/${st.meta.key} was reloaded while the call waited; retry`);
       for (const st of sts) if (st.suspect) await this.reconcileStream(st);
       return await fn();
     } finally {
@@ -924,7 +1003,7 @@ export class Star implements StreamService {
     if (st.evicted) return; // the next leader reads the row itself
     if (st.deleted) {
       // A creation reported failed whose row landed after all: the stream exists.
-      if (row && row.stream_id === st.streamId && !this.streams.has(a)) {
+      if (row && row.stream_id === st.streamId && !this.streams.has(a) && !this.dormant.has(a)) {
         this.addStream(new StreamState(row, row.config as unknown as StreamConfig));
         this.deleted.delete(a);
       }
@@ -957,8 +1036,8 @@ export class Star implements StreamService {
   }
 
   private async streamForRead(bucket: string, key: string): Promise<StreamState> {
-    const st = this.streams.get(addr(bucket, key));
-    if (st) return st;
+    const st = this.wake(addr(bucket, key));
+    if (st) { st.lastUsedMs = this.d.clock.nowMs(); return st; }
     const b = this.requireBucket(bucket);
     if (!(b.config as unknown as BucketConfig).create_stream_on_read) throw notFound(`stream ${bucket}/${key} not found`);
     return this.streams.get(addr(bucket, key)) ?? this.newStream(b, key, {});
@@ -1053,12 +1132,16 @@ export class Star implements StreamService {
     if (this.walFileBytes > 0 && now - this.walFileOpenedMs >= this.walSettleAfterMs) this.rotate();
     this.reconcile();
     this.retention.sweep(this.streams.values(), now);
+    this.retireIdle(now);
   }
 
   /** Every settled segment the streams held here name (the auditor's scrub). */
   private *namedSegments(): Iterable<{ bucket: string; key: string; streamId: string; seg: SegmentMeta }> {
     for (const st of this.streams.values()) {
       for (const seg of st.meta.segments) yield { bucket: st.meta.bucket, key: st.meta.key, streamId: st.streamId, seg };
+    }
+    for (const row of this.dormant.values()) {
+      for (const seg of row.segments) yield { bucket: row.bucket, key: row.key, streamId: row.stream_id, seg };
     }
   }
 

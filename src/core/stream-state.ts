@@ -47,6 +47,12 @@ export class StreamState {
   inflightBytes = 0;
   /** Arrival time of the newest append (the leadership view's idle timeout runs from it). */
   lastAppendMs = 0;
+  /** When a call last asked for this stream (a read, a config change): a stream in use by readers
+   *  does not go dormant. */
+  lastUsedMs = 0;
+  /** Went dormant: the star dropped this state and keeps only the row; whoever still holds it must
+   *  not write through it (Star.withRows refuses). */
+  retired = false;
   /** The throughput cap's token bucket (absent until the first paced append). */
   paced: PaceState | undefined;
   /** Appends sequenced but not yet committed or failed. */
@@ -86,15 +92,7 @@ export class StreamState {
   get trimSeq(): number { return this.meta.trim_seq; }
   get settledEnd(): number { return this.meta.settled_end_seq; }
 
-  info(): StreamInfo {
-    return {
-      stream_id: this.meta.stream_id,
-      bucket: this.meta.bucket,
-      key: this.meta.key,
-      ...this.config,
-      created_at_unix_ms: this.meta.created_at_unix_ms,
-    };
-  }
+  info(): StreamInfo { return streamInfoOf(this.meta, this.config); }
 
   tailPosition(): Position {
     // A fully trimmed stream knows no record's time (spec: Position).
@@ -167,6 +165,15 @@ export class StreamState {
 
   get watched(): boolean { return this.watchers !== undefined; }
 
+  /** Nothing of the stream lives only here: no batch waiting to settle, nothing in flight or being
+   *  written, nobody watching, waiting or subscribed. Such a state may be dropped and made again
+   *  from its row alone (Star: dormant streams). */
+  restsInRow(): boolean {
+    return this.mem.length === 0 && this.inflightBytes === 0 && this.appendsInFlight === 0 && this.drainWaiters === undefined
+      && this.subscribers === 0 && this.watchers === undefined && this.waiters === undefined && this.metaPending === undefined
+      && this.rowTail === ROWS_IDLE && !this.suspect && !this.deleted && !this.evicted;
+  }
+
   emit(ev: StreamEvent): void {
     if (this.watchers) for (const w of [...this.watchers]) w(ev);
   }
@@ -225,4 +232,9 @@ export class StreamState {
     for (const b of this.mem) n += b.frame.length;
     return n;
   }
+}
+
+/** A stream as the API shows it, from its row and config (a live or a dormant stream alike). */
+export function streamInfoOf(meta: StreamMeta, config: StreamConfig): StreamInfo {
+  return { stream_id: meta.stream_id, bucket: meta.bucket, key: meta.key, ...config, created_at_unix_ms: meta.created_at_unix_ms };
 }

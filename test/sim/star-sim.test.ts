@@ -18,6 +18,8 @@ const SEEDS = Number(process.env.SVCD_SIM_SEEDS ?? 16);
 const STEPS = Number(process.env.SVCD_SIM_STEPS ?? 500);
 const STREAMS = 3;
 const BUCKET = 'sim';
+/** Streams go dormant after this much idleness (the star's own default is the lease idle timeout). */
+const DORMANT_AFTER_MS = 4000;
 /** Small WAL files, so files seal and settle many times in a run. */
 const WAL_FILE_BYTES = 2048;
 
@@ -87,6 +89,8 @@ async function boot(world: World, random: () => number, errors: string[]): Promi
   const star = new Star({
     clock: inc.clock, timers: inc.timerPort, ids: inc.ids, log: inc.log, metadata: inc.metadata, objects: inc.objects,
     settler: inc.settler, wal: inc.wal, walFileNo: nextFileNo, walFileBytesMax: WAL_FILE_BYTES, walSettleAfterMs: 5000,
+    // Idle streams go dormant and wake on the next call, many times a run (time moves up to 3 s a step).
+    dormantAfterMs: DORMANT_AFTER_MS,
     log_error: (msg) => { if (!msg.includes('simulated object store fault')) errors.push(msg); },
   });
   star.open(await inc.metadata.load(), frames, files);
@@ -194,7 +198,7 @@ async function verify(b: Booted, batches: Map<string, Batch>, trims: Trims, fenc
 
 /** One run; answers its trace (what happened, in order) and a few counts. A failure carries the end
  *  of the trace that led to it. */
-async function simulate(seed: number, steps: number): Promise<{ trace: string[]; acked: number; crashes: number; settled: number }> {
+async function simulate(seed: number, steps: number): Promise<{ trace: string[]; acked: number; crashes: number; settled: number; woken: number }> {
   const trace: string[] = [];
   try {
     return await run(seed, steps, trace);
@@ -214,7 +218,7 @@ function expectMetaFault(err: unknown, what: string): void {
 /** Trace lines a failure shows. */
 const TRACE_TAIL_LINES = Number(process.env.SVCD_SIM_TRACE_LINES ?? 40);
 
-async function run(seed: number, steps: number, trace: string[]): Promise<{ trace: string[]; acked: number; crashes: number; settled: number }> {
+async function run(seed: number, steps: number, trace: string[]): Promise<{ trace: string[]; acked: number; crashes: number; settled: number; woken: number }> {
   const random = rng(seed);
   const pick = (n: number): number => Math.floor(random() * n);
   const world = new World();
@@ -230,6 +234,8 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
   for (let s = 0; s < STREAMS; s++) ids.push((await until(b, b.star.createStream(BUCKET, `k${s}`, {}))).stream_id);
   const gens: Gen[] = [{ streamId: ids[DELETABLE], create: 'acked', del: 'none' }];
   let crashes = 0;
+  /** Dormant streams made live again, over every incarnation. */
+  let woken = 0;
   let nextBatch = 0;
 
   for (let step = 0; step < steps; step++) {
@@ -311,6 +317,7 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
       );
       trace.push(`trim k${stream} to ${to}`);
     } else if (r < 0.99) {
+      woken += b.star.dormancy.woken;
       b.inc.crash();
       crashes++;
       for (const batch of batches.values()) if (batch.state === 'inflight') batch.state = 'ambiguous';
@@ -349,13 +356,14 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
   await landEverything(b);
   for (const batch of batches.values()) assert.notEqual(batch.state, 'inflight', `seed ${seed}: batch ${batch.id} never answered`);
   await verify(b, batches, trims, fences, gens, `seed ${seed} at the end`);
+  woken += b.star.dormancy.woken;
   b.inc.crash();
   b = await boot(world, random, errors);
   reconcile(b.star, gens, `seed ${seed} after the last crash`);
   await verify(b, batches, trims, fences, gens, `seed ${seed} after the last crash`);
   assert.deepEqual(errors.filter((e) => !/settling WAL file \d+ (failed|succeeded)/.test(e)), [], `seed ${seed}: the star logged errors`);
   const acked = [...batches.values()].filter((x) => x.state === 'acked').length;
-  return { trace, acked, crashes, settled: world.objects.size };
+  return { trace, acked, crashes, settled: world.objects.size, woken };
 }
 
 const seeds = process.env.SVCD_SIM_SEED ? [Number(process.env.SVCD_SIM_SEED)] : Array.from({ length: SEEDS }, (_, i) => 1000 + i * 7919);
@@ -364,16 +372,18 @@ test(`the star under ${seeds.length} seeded schedules of appends, commits, fault
   let acked = 0;
   let crashes = 0;
   let settled = 0;
+  let woken = 0;
   for (const seed of seeds) {
     const r = await simulate(seed, STEPS);
+    woken += r.woken;
     acked += r.acked;
     crashes += r.crashes;
     settled += r.settled;
   }
   const shown = seeds.length > 4 ? `${seeds.slice(0, 3).join(',')},…,${seeds[seeds.length - 1]}` : seeds.join(',');
-  t.diagnostic(`${seeds.length} seeds (${shown}) x ${STEPS} steps: ${acked} acknowledged batches, ${crashes} crashes, ${settled} segments left in the store`);
+  t.diagnostic(`${seeds.length} seeds (${shown}) x ${STEPS} steps: ${acked} acknowledged batches, ${crashes} crashes, ${settled} segments left in the store, ${woken} dormant streams woken`);
   // A replayed seed may happen to settle nothing; the default set must exercise everything.
-  if (!process.env.SVCD_SIM_SEED) assert.ok(acked > seeds.length * 10 && crashes > 0 && settled > 0, 'the runs exercised acks, crashes and settling');
+  if (!process.env.SVCD_SIM_SEED) assert.ok(acked > seeds.length * 10 && crashes > 0 && settled > 0 && woken > 0, 'the runs exercised acks, crashes, settling and dormancy');
 });
 
 // What the simulation found, pinned as exact scenarios (a seed's schedule changes whenever the
