@@ -6,12 +6,12 @@ import { REPO_ROOT, tempDir, type RunningServer } from '../../test/helpers/serve
 
 const START_TIMEOUT_MS = 20_000;
 
-export async function startProfiledServer(profileDir: string): Promise<RunningServer> {
+export async function startProfiledServer(profileDir: string, args: string[] = []): Promise<RunningServer> {
   const dataDir = tempDir('svcd-bench-prof-');
   const proc = spawn(process.execPath, [
     '--cpu-prof', `--cpu-prof-dir=${profileDir}`,
     '--import', 'tsx', join(REPO_ROOT, 'src', 'main.ts'),
-    '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--http-engine', 'uws',
+    '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--http-engine', 'uws', ...args,
   ], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));

@@ -38,8 +38,14 @@ export interface Svcd {
   stop(): Promise<void>;
 }
 
-export async function startSvcd(opts: { profileDir?: string } = {}): Promise<Svcd> {
-  const server = opts.profileDir ? await startProfiledServer(opts.profileDir) : await startServer({ engine: 'uws' });
+export interface SvcdOptions {
+  profileDir?: string;
+  /** More command-line flags for the star (e.g. `--sse-connections-max`). */
+  args?: string[];
+}
+
+export async function startSvcd(opts: SvcdOptions = {}): Promise<Svcd> {
+  const server = opts.profileDir ? await startProfiledServer(opts.profileDir, opts.args) : await startServer({ engine: 'uws', args: opts.args });
   if (!/engine uws/.test(server.output())) {
     console.error(`bench: warning, svcd is not serving with uWS: ${server.output().trim()}`);
   }
@@ -90,7 +96,7 @@ export async function startSvcd(opts: { profileDir?: string } = {}): Promise<Svc
 }
 
 /** Runs fn against a fresh svcd and always stops it. */
-export async function withSvcd<T>(opts: { profileDir?: string }, fn: (s: Svcd) => Promise<T>): Promise<T> {
+export async function withSvcd<T>(opts: SvcdOptions, fn: (s: Svcd) => Promise<T>): Promise<T> {
   const s = await startSvcd(opts);
   try {
     return await fn(s);
