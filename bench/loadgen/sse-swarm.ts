@@ -64,8 +64,11 @@ function onData(s: Sub, i: number, chunk: Buffer): void {
     if (m < 0) {
       // Only an end that could begin a marker is kept (a copy); a read ending on a frame's "\n\n"
       // keeps nothing, so the common read allocates nothing.
-      for (let k = Math.min(MARK.length - 1, buf.length - p); k > 0; k--) {
-        if (buf.compare(MARK, 0, k, buf.length - k, buf.length) === 0) { s.carry = Buffer.from(buf.subarray(buf.length - k)); break; }
+      const end = buf.length;
+      for (let k = Math.min(MARK.length - 1, end - p); k > 0; k--) {
+        let j = 0;
+        while (j < k && buf[end - k + j] === MARK[j]) j++;
+        if (j === k) { s.carry = Buffer.from(buf.subarray(end - k)); break; }
       }
       return;
     }
