@@ -164,8 +164,10 @@ export class StreamState {
 
   addWaiter(w: TailWaiter): void { (this.waiters ??= new Set()).add(w); }
 
-  /** Parks `p` until the next wake(). It must not be parked already. */
+  /** Parks `p` until the next wake(); a no-op if it is parked already (an SSE pump's heartbeat
+   *  turn parks its subscription again, and the list must not grow by one entry per heartbeat). */
   park(p: TailParker): void {
+    if (p.parkedAt >= 0) return;
     const list = (this.parked ??= []);
     p.parkedAt = list.length;
     list.push(p);

@@ -3,6 +3,8 @@
 // closes another parked subscriber or parks again cannot corrupt the list. Ordering only, no timing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { SseSink } from '../../src/api/exchange.ts';
+import { pumpSse } from '../../src/api/sse.ts';
 import { StreamState, type TailParker } from '../../src/core/stream-state.ts';
 import { LiveSubscription } from '../../src/core/subscription.ts';
 import type { PageReader } from '../../src/core/page-reader.ts';
@@ -37,6 +39,20 @@ test('wake calls every parked subscriber once, then none until they park again',
   assert.ok(ps.every((p) => p.parkedAt === -1));
   st.wake();
   assert.equal(log.length, 3, 'a second wake finds nobody parked');
+});
+
+test('parking twice (as a heartbeat turn does) keeps one entry: woken once, gone after one unpark', () => {
+  const st = stream();
+  const log: string[] = [];
+  const a = parker('a', log);
+  const b = parker('b', log);
+  st.park(a);
+  st.park(b);
+  st.park(a);
+  assert.deepEqual([a.parkedAt, b.parkedAt], [0, 1], 'no second entry for a');
+  st.unpark(a);
+  st.wake();
+  assert.deepEqual(log, ['b'], 'a, unparked once, is not woken');
 });
 
 test('a callback that unparks another parked subscriber, or parks itself again, leaves the list sound', () => {
@@ -79,4 +95,33 @@ test('LiveSubscription.onReady: the callback runs once per tail move, and once w
   assert.equal(ready, 3);
   assert.equal(closed, 1);
   assert.equal(st.subscribers, 0);
+});
+
+test('an idle SSE subscriber stays parked once however many heartbeats it writes', async () => {
+  const st = stream();
+  const sub = new LiveSubscription(st, 0, {} as PageReader, () => undefined);
+  const writes: string[] = [];
+  let onClose: (() => void) | undefined;
+  const sink: SseSink = {
+    closed: false,
+    write(c) { writes.push(String(c)); return true; },
+    cork(fn) { fn(); },
+    onWritable() { /* never backpressured here */ },
+    onClose(cb) { onClose = cb; },
+    end() { /* nothing to end */ },
+    destroy() { /* nothing to drop */ },
+  };
+  pumpSse(sink, sub, false, { heartbeatMs: 1, stallMs: 60_000 });
+  // The parked list is private; its length is what this test is about.
+  const parked = (): unknown[] | undefined => (st as unknown as { parked?: unknown[] }).parked;
+  try {
+    await new Promise<void>((resolve) => {
+      const wait = (): void => { if (writes.filter((w) => w === ': hb\n\n').length >= 5) resolve(); else setTimeout(wait, 1); };
+      wait();
+    });
+    assert.equal(parked()?.length, 1, 'one entry, not one per heartbeat');
+  } finally {
+    onClose?.(); // ends the pump and its heartbeat timer, also when an assertion failed
+  }
+  assert.equal(parked(), undefined, 'closing unparks it');
 });
