@@ -1,5 +1,6 @@
 // Lint: typescript-eslint's recommended rules, plus one rule per folder that keeps the arrows
-// of DESIGN.md pointing inward (api → core → storage; core imports no transport or node: value).
+// of DESIGN.md pointing inward (api → core → storage; core imports no transport or node: value;
+// the protocol leaf imports nothing outside itself).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -26,6 +27,16 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { patterns: [
         { group: ['**/api/**', '**/native-free/**', '**/transport/**'], message: 'core/ never imports a transport (DESIGN.md).' },
         { group: ['@trufflesuite/*', '@grpc/*', 'uWebSockets.js', 'node:http', 'node:net'], message: 'core/ never imports a transport or SDK.' },
+      ] }],
+    },
+  },
+  {
+    // The protocol leaf imports only its own files; test/build/protocol-leaf.test.ts checks the same
+    // (and the client's side) on every form of import, this says it while the file is being written.
+    files: ['src/protocol/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { regex: '^(?!\\./)', message: 'src/protocol/ is the leaf: it imports only ./ files (no other folder of src/, no package, no node: module).' },
       ] }],
     },
   },

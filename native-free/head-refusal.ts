@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import { REFUSED_HEAD_DRAIN_BYTES_MAX, REFUSED_HEAD_DRAIN_MS_MAX, REQUEST_HEAD_BYTES_MAX, REQUEST_HEAD_MS_MAX, REQUEST_HEADERS_MAX } from '../src/config/limits.ts';
 import { ServiceError } from '../src/core/errors.ts';
 import { methodsFor } from '../src/api/routes.ts';
+import { httpStatusOf } from '../src/api/http-status.ts';
 
 export interface HeadRefusal {
   status: number;
@@ -19,7 +20,7 @@ const REASON: Readonly<Record<number, string>> = {
   400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 431: 'Request Header Fields Too Large',
 };
 
-const fromError = (e: ServiceError): HeadRefusal => ({ status: e.httpStatus, message: e.message, ...(e.detail.allow ? { allow: e.detail.allow } : {}) });
+const fromError = (e: ServiceError): HeadRefusal => ({ status: httpStatusOf(e.code), message: e.message, ...(e.detail.allow ? { allow: e.detail.allow } : {}) });
 
 /** The request line's target, from the bytes llhttp saw (absent when it did not get that far). */
 function targetOf(raw: Buffer | undefined): string | undefined {

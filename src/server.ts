@@ -29,7 +29,7 @@ import { ClusterService } from './cluster/cluster-service.ts';
 import { MemorySettler } from './cluster/mem-settler.ts';
 import { createPeerClient, type PeerClient } from './cluster/peer-client.ts';
 import type { StreamService } from './core/service-api.ts';
-import type { LogPort } from './core/ports.ts';
+import { soleLeadership, type Leadership, type LogPort } from './core/ports.ts';
 import type { ObjectStoreConfig } from './storage/objects/object-store.ts';
 import { openObjectStore } from './storage/objects/open-store.ts';
 import { S3ObjectStore } from './storage/objects/s3-store.ts';
@@ -44,6 +44,7 @@ import type { ParseResult } from './workers/parse-task.ts';
 import { AUTH_SETTINGS, parseAuthConfig, startAuth, type AuthModule } from './auth/index.ts';
 import { credentialStoreOf } from './credential-store.ts';
 import { lockDataDir } from './storage/data-dir-lock.ts';
+import { Lifecycle } from './lifecycle.ts';
 import type { FlagSpec } from './config/config.ts';
 import { startGrpcServer } from './api/grpc/server.ts';
 import { Metrics } from './ops/metrics.ts';
@@ -51,7 +52,7 @@ import { startOpsServer } from './ops/ops-server.ts';
 import { adminSurface } from './ops/admin-routes.ts';
 import type { GrpcAuthHooks, ReadPlanVending } from './api/grpc/hooks.ts';
 import { authorize, checkFencingPin, type Operation } from './auth/index.ts';
-import { bridgeBaseUrl, installObjectVending, loadPresignSecret, Presigner } from './api/presign.ts';
+import { bridgeBaseUrl, loadPresignSecret, Presigner } from './api/presign.ts';
 
 /** Auth settings as CLI flags (environment-only secrets appear in --help but not in argv). */
 export const AUTH_FLAGS: FlagSpec[] = AUTH_SETTINGS.map((a) => ({
@@ -87,33 +88,32 @@ export interface RunningStar {
   stop(): Promise<void>;
 }
 
+/** Starts a star: every part in dependency order, each registered with its stop phase (lifecycle.ts),
+ *  so stop() and a boot that fails part-way both stop in one order. */
 export async function startStar(cfg: Config): Promise<RunningStar> {
+  const life = new Lifecycle(logError);
+  return life.boot(() => composeStar(cfg, life));
+}
+
+async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   const dataDir = resolve(cfg.dataDir);
   const walDir = join(dataDir, 'wal');
   const objectsDir = join(dataDir, 'objects');
   mkdirSync(walDir, { recursive: true });
   mkdirSync(objectsDir, { recursive: true });
   const lock = lockDataDir(dataDir);
-  let starId: string;
-  try {
-    starId = starIdOf(dataDir, cfg.starId, STAR_ID_PATTERN);
-  } catch (err) {
-    lock.release();
-    throw err;
-  }
+  life.started('data dir lock', 'data-dir', () => lock.release());
+  // The one identity of this star: its lease rows, membership row, tokens and admin views all use it.
+  const starId = starIdOf(dataDir, cfg.starId, STAR_ID_PATTERN);
   const startedAtMs = Date.now();
 
   // Settled segments: the data dir's objects/ or an S3 bucket, which must answer before anything starts.
   const storeCfg: ObjectStoreConfig = cfg.objectStore.backend === 's3' ? cfg.objectStore : { backend: 'fs', dir: objectsDir };
   const rawObjects = openObjectStore(storeCfg);
-  if (rawObjects instanceof S3ObjectStore) {
-    try {
-      await rawObjects.check();
-    } catch (err) {
-      rawObjects.close();
-      lock.release();
-      throw err;
-    }
+  const s3 = rawObjects instanceof S3ObjectStore ? rawObjects : undefined;
+  if (s3) {
+    life.started('object store client', 'stores', () => s3.close());
+    await s3.check();
   }
   // What the star depends on, each up or down with one log line per outage and its /metrics series.
   const logLine = (line: string): void => { console.error(`svcd: ${line}`); };
@@ -128,29 +128,28 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   // its leases, and appends commit to object storage and PostgreSQL instead of the local WAL.
   let cluster: ClusterService | undefined;
   const clusterCfg = cfg.metadata.backend === 'postgres' ? cfg.metadata : undefined;
+  // One leadership for the star's acks and the store's guarded writes: the cluster's leases, or (a
+  // star alone) every stream at epoch 0.
+  const leadership: Leadership = clusterCfg ? { epochOf: (bucket, key) => cluster?.epochOf(bucket, key) } : soleLeadership;
   const metadata: MetadataStore = clusterCfg
     ? new PostgresMetadataStore({
       url: clusterCfg.url, schema: clusterCfg.schema, health: health.metadata,
-      leaseGuard: { holder: starId, epochOf: (bucket, key) => cluster?.epochOf(bucket, key) },
+      leaseGuard: { holder: starId, epochOf: (bucket, key) => leadership.epochOf(bucket, key) },
     })
     : openMetadataStore(cfg.metadata, dataDir, health.metadata);
-  let state: Awaited<ReturnType<typeof metadata.load>>;
-  try {
-    state = await metadata.load();
-    await checkStoredFormat(state, metadata, objects, () => randomUUID(), Date.now());
-  } catch (err) {
-    await metadata.close().catch(() => undefined);
-    lock.release();
-    throw err;
-  }
+  life.started('metadata store', 'stores', () => metadata.close());
+  const state = await metadata.load();
+  await checkStoredFormat(state, metadata, objects, () => randomUUID(), Date.now());
   const get = (f: string): string | undefined => cfg.raw.get(f) || undefined;
   const tls = get('tls-cert') && get('tls-key') ? { cert: get('tls-cert')!, key: get('tls-key')!, ca: get('tls-client-ca') } : undefined;
   const authConfig = parseAuthConfig(get, process.env, tls !== undefined);
   const auth: AuthModule | undefined = authConfig.mode === 'off'
     ? undefined
     : await startAuth(authConfig, { store: credentialStoreOf(metadata), starId, log: (m: string) => console.error(`svcd auth: ${m}`) });
+  if (auth) life.started('auth', 'requests', () => auth.close());
   const parsePool = createPool('parse', WORKER_ENTRY, workerExecArgv());
   const settlePool = createPool('settle', WORKER_ENTRY, workerExecArgv());
+  life.started('worker pools', 'workers', () => Promise.all([parsePool.destroy(), settlePool.destroy()]));
   const timers = {
     setTimeout: (fn: () => void, ms: number) => { const t = setTimeout(fn, ms); return { cancel: () => clearTimeout(t) }; },
     setInterval: (fn: () => void, ms: number) => { const t = setInterval(fn, ms); t.unref(); return { cancel: () => clearInterval(t) }; },
@@ -166,16 +165,18 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   let removeFile: (n: number) => void = () => undefined;
   let pgCluster: PostgresCluster | undefined;
   let expressObjects: TrackedObjectStore | undefined;
-  let expressRaw: S3ObjectStore | undefined;
   // Assigned once the star exists (the cluster's settler reads its frames).
   const starRef: { star?: Star } = {};
   if (clusterCfg) {
-    pgCluster = new PostgresCluster(clusterCfg.url, clusterCfg.schema, starId);
+    const pg = new PostgresCluster(clusterCfg.url, clusterCfg.schema, starId);
+    pgCluster = pg;
+    life.started('cluster membership client', 'stores', () => pg.close());
     // Express-class chunks go to the express bucket (S3 Express One Zone in production), beside the
     // main one; on fs there is one directory and they share it.
     if (cfg.objectStore.backend === 's3' && cfg.expressBucket) {
-      expressRaw = new S3ObjectStore({ ...cfg.objectStore, bucket: cfg.expressBucket });
-      expressObjects = new TrackedObjectStore(expressRaw, health.objects);
+      const raw = new S3ObjectStore({ ...cfg.objectStore, bucket: cfg.expressBucket });
+      life.started('express bucket client', 'stores', () => raw.close());
+      expressObjects = new TrackedObjectStore(raw, health.objects);
     }
     const commitLog = new ClusterCommitLog({
       starId, objects, pg: pgCluster, ...(expressObjects ? { express: expressObjects } : {}), timers, leaseTtlMs: cfg.leaseTtlMs, lingerMs: cfg.commitLingerMs, incarnation: `${startedAtMs.toString(36)}-${randomUUID().slice(0, 8)}`,
@@ -183,9 +184,11 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     });
     log = commitLog;
     wal = { stop: () => commitLog.stop(), failed: () => false, failureCause: () => '' };
+    life.started('commit log', 'log', () => commitLog.stop());
     settler = trackSettler(new MemorySettler(objects, (id, gen, from) => starRef.star?.framesOf(id, gen, from) ?? []), health.objects);
   } else {
     const local = startLocalWal(walDir, recovered);
+    life.started('WAL flusher', 'log', () => local.stop());
     ({ walFiles, walFileNo } = local);
     log = local.log;
     wal = local;
@@ -197,6 +200,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     timers,
     ids: { uuid: () => randomUUID() },
     log,
+    leadership,
     metadata,
     objects,
     settler,
@@ -215,17 +219,22 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
   });
   starRef.star = star;
   star.open(state, recovered, walFiles);
+  life.started('star', 'core', () => star.close());
   // Peers are reached on their gRPC address, under this star's own auth mode and transport; a star
   // without a gRPC listener has no peer calls to make (its peers settle as they drain).
   const peerClient: PeerClient | undefined = clusterCfg && cfg.grpcListen
     ? createPeerClient({ tls, credentials: auth?.peer })
     : undefined;
+  if (peerClient) life.started('peer client', 'leadership', () => peerClient.close());
   if (clusterCfg && pgCluster) {
     cluster = new ClusterService({
       ...(peerClient ? { settlePeer: (row) => (row.grpc_address === '' ? Promise.resolve() : peerClient.settle(row)) } : {}),
       star, pg: pgCluster, metadata: metadata as PostgresMetadataStore, objects, ...(expressObjects ? { express: expressObjects } : {}), log: log as ClusterCommitLog, starId, clock, timers,
       leaseTtlMs: cfg.leaseTtlMs, leaseIdleMs: cfg.leaseIdleMs, log_error: logError, inHop, unreachable: unreachableStar,
     });
+    // Leases are given up once the star has closed (its in-flight appends answered), not before.
+    const c = cluster;
+    life.started('leadership', 'leadership', () => c.stop());
   }
   const svc: StreamService = cluster ?? star;
 
@@ -248,12 +257,14 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     if (wal.failed()) { if (health.wal.up) health.wal.failed(wal.failureCause()); } else health.wal.succeeded();
   }, WAL_HEALTH_SAMPLE_MS);
   walWatch.unref();
+  life.started('WAL health sampling', 'listeners', () => clearInterval(walWatch));
   const metrics = new Metrics(
     { sseOpen: () => dispatcher.openStreams, bodyBytesInFlight: () => dispatcher.requestBodyBytesInFlight },
     () => [health.metadata, health.wal, health.objects],
   );
   metrics.audit(star.auditor);
   const proxy = cluster ? new LeaderProxy(starId) : undefined;
+  if (proxy) life.started('leader proxy', 'leadership', () => proxy.close());
   if (cluster && proxy && log instanceof ClusterCommitLog) {
     const c = cluster;
     log.onCommit = metrics.cluster(() => ({ ...c.counters, leasesHeld: c.leasesHeld, proxyHops: proxy.hops, proxyFailures: proxy.failures }));
@@ -271,6 +282,9 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     }) : undefined,
   });
 
+  // A stopping star answers the requests already on their way before the log and the core stop.
+  life.started('requests in flight', 'requests', () => dispatcher.whenIdle(SHUTDOWN_REQUESTS_WAIT_MS_MAX));
+
   let engine: string = cfg.httpEngine;
   let server: { port: number; close(): void } | undefined;
   if (cfg.listen) {
@@ -285,11 +299,12 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     }
     if (!server && authConfig.mode === 'mtls') engine = 'node';
     server ??= await startNodeServer(cfg.listen.host, cfg.listen.port, dispatcher, tls && { ...tls, requestCert: authConfig.mode === 'mtls' });
+    const bridge = server;
+    life.started('data bridge listener', 'listeners', () => bridge.close());
   }
   const presigner = server && cfg.listen ? new Presigner(loadPresignSecret(dataDir), bridgeBaseUrl(cfg.listen.host, server.port, tls !== undefined)) : undefined;
   // ReadPlan's presigned URLs: S3 signs its own; on fs the data bridge serves what the star signed.
-  const s3 = rawObjects instanceof S3ObjectStore ? rawObjects : undefined;
-  installObjectVending(presigner && !s3 ? { presigner, objects, nowMs: () => Date.now() } : undefined);
+  dispatcher.vendObjects(presigner && !s3 ? { presigner, objects, nowMs: () => Date.now() } : undefined);
   const vending: ReadPlanVending = {
     mode: cfg.readplanVending, ttlMs: cfg.readplanTtlMs, storageBucket: s3 ? s3.bucket : objectsDir,
     ...(s3
@@ -300,11 +315,12 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     ? await startGrpcServer({
       ...(cluster ? { cluster: cluster.view() } : {}),
       audit: star.auditor,
-      service: svc, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, vending, star: { id: starId, ...(cfg.advertiseAddress ? { address: cfg.advertiseAddress } : {}), settle: () => star.settle() },
+      service: svc, clock, timers, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, vending, star: { id: starId, ...(cfg.advertiseAddress ? { address: cfg.advertiseAddress } : {}), settle: () => star.settle() },
       auth: grpcAuthHooks(auth, { clientCertVerified: authConfig.mode === 'mtls' }),
       ...(tls ? { credentials: grpcTlsCredentials(tls, authConfig.mode === 'mtls') } : {}),
     })
     : undefined;
+  if (grpcServer) life.started('gRPC listener', 'listeners', () => grpcServer.close());
   /** Where other stars and ListStars reach this one: --advertise-address, else the gRPC listener. */
   const advertisedAddress = (): string => cfg.advertiseAddress || (grpcServer ? `${cfg.grpcListen!.host}:${grpcServer.port}` : '');
   const ops = cfg.metricsListen
@@ -321,6 +337,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
       }),
     })
     : undefined;
+  if (ops) life.started('ops listener', 'listeners', () => ops.close());
   // A cluster's membership row: where the other stars reach this one (its bridge for the one-hop
   // proxy, its gRPC address for NOT_OWNER). Leadership starts once the star is reachable.
   if (cluster && pgCluster) {
@@ -337,27 +354,7 @@ export async function startStar(cfg: Config): Promise<RunningStar> {
     tls: tls !== undefined,
     grpcPort: grpcServer?.port,
     opsPort: ops?.port,
-    async stop() {
-      clearInterval(walWatch);
-      server?.close();
-      ops?.close();
-      await grpcServer?.close();
-      await dispatcher.whenIdle(SHUTDOWN_REQUESTS_WAIT_MS_MAX);
-      auth?.close();
-      // The log commits what it holds first, so every append it made durable is acknowledged.
-      await wal.stop();
-      await star.close();
-      // Leases given up at once: the streams' next leaders need not wait them out.
-      await cluster?.stop();
-      peerClient?.close();
-      proxy?.close();
-      await Promise.all([parsePool.destroy(), settlePool.destroy()]);
-      await pgCluster?.close();
-      await metadata.close();
-      s3?.close();
-      expressRaw?.close();
-      lock.release();
-    },
+    stop: () => life.stop(),
   };
 }
 

@@ -1,14 +1,16 @@
 // Append throughput and ack latency: every cell of the matrix against a real svcd, closed loop,
 // all producers of a cell appending to one shared stream.
 import type { BenchConfig } from '../lib/config.ts';
-import { startLoadgen, type Loadgen } from '../lib/loadgen.ts';
+import { startLoadgen, type Loadgen, type Measured } from '../lib/loadgen.ts';
 import { cellKey, type AppendCell, type Report } from '../lib/report.ts';
 import { startSvcd, type Svcd } from '../lib/svcd.ts';
 import { appendBody, appendCells, streamKeyOf } from './cells.ts';
 
 const BUCKET = 'bench';
 
-async function runCell(cfg: BenchConfig, svcd: Svcd, loadgen: Loadgen, cell: AppendCell, report: Report): Promise<void> {
+/** One cell against a running svcd; problems go to `notes`. The peers case measures svcd's
+ *  100 B / 1 / 64 cell through this too when the append case did not run it. */
+export async function measureAppendCell(cfg: BenchConfig, svcd: Svcd, loadgen: Loadgen, cell: AppendCell, notes: string[]): Promise<Measured> {
   const key = streamKeyOf(cell);
   await svcd.createStream(BUCKET, key);
   const m = await loadgen.run({
@@ -18,9 +20,13 @@ async function runCell(cfg: BenchConfig, svcd: Svcd, loadgen: Loadgen, cell: App
       recordsPerRequest: cell.batch, recordBytes: cell.recordBytes, checkSpan: true,
     },
   }, svcd.pid);
-  report.append.set(cellKey(cell), m);
-  if (m.unanswered > 0 || m.requests === 0) report.notes.push(`append ${cellKey(cell)}: ${m.requests} answers in the window, ${m.unanswered} requests never answered`);
-  if (m.errors > 0) report.notes.push(`append ${cellKey(cell)}: ${m.errors} errors (${JSON.stringify(m.statuses)}), first: ${m.firstError}`);
+  if (m.unanswered > 0 || m.requests === 0) notes.push(`append ${cellKey(cell)}: ${m.requests} answers in the window, ${m.unanswered} requests never answered`);
+  if (m.errors > 0) notes.push(`append ${cellKey(cell)}: ${m.errors} errors (${JSON.stringify(m.statuses)}), first: ${m.firstError}`);
+  return m;
+}
+
+async function runCell(cfg: BenchConfig, svcd: Svcd, loadgen: Loadgen, cell: AppendCell, report: Report): Promise<void> {
+  report.append.set(cellKey(cell), await measureAppendCell(cfg, svcd, loadgen, cell, report.notes));
 }
 
 export async function runAppend(cfg: BenchConfig, report: Report, log: (s: string) => void): Promise<void> {

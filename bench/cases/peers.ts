@@ -1,5 +1,6 @@
 // Peers and earlier floors, quoted from /work/shared/research/perf-baselines.md (measured on this
-// machine, 2026-11-21, medians; Redis and NATS are not rerun here).
+// machine, 2026-11-21, medians; NATS is not rerun here). Redis XADD with appendfsync always at
+// 64 connections is also measured live in every run of the peers case (redis-peer.ts).
 
 export const PEERS_SOURCE = 'perf-baselines.md';
 

@@ -1,5 +1,6 @@
 // What a bench run does and for how long: BENCH_QUICK=1 is a ~1-minute smoke run, BENCH_ONLY picks
-// cases (comma-separated: floors, append, read, sse, peers), BENCH_CELLS picks append/echo cells
+// cases (comma-separated: floors, append, read, sse, peers: a live Redis beside svcd's 100/1/64
+// cell, plus quoted figures), BENCH_CELLS picks append/echo cells
 // ("100/1/64,4096/100/16": record bytes/records per request/producers), BENCH_PROFILE=<dir> runs
 // the svcd children under --cpu-prof and writes their profiles there. The SSE case runs up to three
 // cells (BENCH_SSE_CELLS=floor,one,spread): a bare uWS broadcaster to the same swarm (the floor),

@@ -24,3 +24,16 @@ export function cpuWindow(pid: number | undefined): () => number {
   const t0 = performance.now();
   return () => ((procCpuMs(pid) - c0) / (performance.now() - t0)) * 100;
 }
+
+/** Waits until a process uses less than `idleCpuPct` of a core over one `sampleMs` sample, for at
+ *  most `maxMs`; false if it never did. A server just started can still be busy (a svcd star burns
+ *  about a core for 1.5 s after its listening line), and a cell measured then measures its start. */
+export async function waitIdle(pid: number | undefined, opts: { idleCpuPct: number; sampleMs: number; maxMs: number }): Promise<boolean> {
+  const deadline = performance.now() + opts.maxMs;
+  for (;;) {
+    const used = cpuWindow(pid);
+    await new Promise((r) => setTimeout(r, opts.sampleMs));
+    if (!(used() >= opts.idleCpuPct)) return true;
+    if (performance.now() > deadline) return false;
+  }
+}

@@ -5,7 +5,7 @@ import { bytesLabel, fix, int, ms, table } from './format.ts';
 import { maxMs, pctMs, type Histogram } from './hist.ts';
 import type { Measured } from './loadgen.ts';
 import { cellKey, type Report, type SseOutcome } from './report.ts';
-import { evaluateTargets } from './targets.ts';
+import { evaluateTargets, issue13Comparisons } from './targets.ts';
 
 const perS = (n: number, m: Measured): number => (n / m.elapsedMs) * 1000;
 const MB = 1e6;
@@ -91,11 +91,47 @@ export function sseTable(r: Report): string {
     + `\n\nReference (${PEERS_SOURCE}): bare uWS broadcast to 1000 clients, delay p50 ${ms(BASELINE_SSE_UWS_1000.p50Ms)} ms, p99 ${ms(BASELINE_SSE_UWS_1000.p99Ms)} ms (${BASELINE_SSE_UWS_1000.note}).`;
 }
 
-export function peersTable(): string {
-  return `Quoted from ${PEERS_SOURCE} (same machine, medians; not rerun by this bench):\n\n` + table(
-    ['system', 'config', 'clients', 'ops/s', 'p50 ms', 'p99 ms', 'durable ack'],
-    PEER_ROWS.map((p) => [p.system, p.config, p.clients, int(p.opsPerS), ms(p.p50Ms), ms(p.p99Ms), p.durable]),
+/** The live Redis peer beside svcd's cell, the issue-13 comparisons, then the quoted peers. */
+export function peersTable(r: Report): string {
+  const parts: string[] = [];
+  const x = r.redis;
+  if (x) {
+    const row = (who: string, config: string, m: Measured): (string | number)[] => [
+      who, config, int(perS(m.records, m)), ms(pctMs(m.hist, 50)), ms(pctMs(m.hist, 90)), ms(pctMs(m.hist, 99)), ms(pctMs(m.hist, 99.9)), ms(maxMs(m.hist)),
+      int(m.serverCpuPct), int(m.cpuPct), int(m.errors), fix(m.loadAvg1, 2),
+    ];
+    parts.push(
+      `Live, this run: 100 B, one record per request, 64 connections in closed loop (one in flight each) on one stream, `
+      + `${fix(x.svcd.elapsedMs / 1000, 1)} s and ${fix(x.redis.elapsedMs / 1000, 1)} s measured after the same warm-up; every process unpinned.`,
+      '',
+      table(
+        ['server', 'durability', 'appends/s', 'ack p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'server CPU %', 'client CPU %', 'errors', 'load avg 1 min'],
+        [
+          row(`svcd (${x.svcdFrom})`, 'group commit, fdatasync before the ack', x.svcd),
+          row(`Redis ${x.redisVersion} XADD`, x.redisConfig, x.redis),
+          ['svcd ÷ Redis', '', `${fix(perS(x.svcd.records, x.svcd) / perS(x.redis.records, x.redis), 2)}×`,
+            `${fix(pctMs(x.svcd.hist, 50) / pctMs(x.redis.hist, 50), 2)}×`, `${fix(pctMs(x.svcd.hist, 90) / pctMs(x.redis.hist, 90), 2)}×`,
+            `${fix(pctMs(x.svcd.hist, 99) / pctMs(x.redis.hist, 99), 2)}×`, '', '', '', '', '', ''],
+        ],
+      ),
+      '',
+    );
+  }
+  parts.push(
+    'Issue 13, each target beside its floor or peer from this run (reported, never asserted):',
+    '',
+    table(['target', 'svcd', 'floor / peer', 'svcd vs it', 'result'], issue13Comparisons(r).map((c) => [
+      c.target, c.svcd, c.reference, c.gap, c.met === undefined ? 'not measured' : c.met ? 'met' : '**missed**',
+    ])),
+    '',
+    `Quoted from ${PEERS_SOURCE} (same machine, earlier, medians; Redis there ran pinned to one core with redis-benchmark on the other):`,
+    '',
+    table(
+      ['system', 'config', 'clients', 'ops/s', 'p50 ms', 'p99 ms', 'durable ack'],
+      PEER_ROWS.map((p) => [p.system, p.config, p.clients, int(p.opsPerS), ms(p.p50Ms), ms(p.p99Ms), p.durable]),
+    ),
   );
+  return parts.join('\n');
 }
 
 export function targetsTable(r: Report): string {

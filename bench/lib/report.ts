@@ -54,6 +54,19 @@ export interface SseOutcome {
   loadAvg1: number;
 }
 
+/** The live peer: Redis XADD with appendfsync always under svcd's 100 B / 1 record / 64 producers
+ *  load, in the same run as svcd's cell. */
+export interface RedisPeerOutcome {
+  svcd: Measured;
+  /** Which case measured svcd's cell: the append case's own, or the peers case when append did not
+   *  run it. */
+  svcdFrom: 'append case' | 'peers case';
+  redis: Measured;
+  redisVersion: string;
+  /** The options that matter, as the running server reported them. */
+  redisConfig: string;
+}
+
 export interface Report {
   fsync?: FsyncFloor;
   echo: Map<string, Measured>;
@@ -61,6 +74,7 @@ export interface Report {
   read: ReadRow[];
   sse: SseOutcome[];
   cluster?: ClusterOutcome;
+  redis?: RedisPeerOutcome;
   /** Problems worth printing under the tables (errors, fallbacks). */
   notes: string[];
 }

@@ -5,6 +5,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { removeDir, startServer, type RunningServer } from '../../test/helpers/server.ts';
+import { waitIdle } from './cpu.ts';
 import { buildRequest, Http1Conn } from './http1.ts';
 import { startProfiledServer } from './profiled.ts';
 
@@ -20,6 +21,12 @@ export function benchBuiltStar(stdio: 'inherit' | ['ignore', 'ignore', 'inherit'
 export function exitPast(ms: number, who = 'bench'): void {
   setTimeout(() => { console.error(`${who}: over the time limit, exiting`); process.exit(3); }, ms).unref();
 }
+
+/** A started svcd counts as settled once it uses less than this much of a core over one sample. */
+const SETTLED_CPU_PCT = 10;
+const SETTLED_SAMPLE_MS = 250;
+/** Past this the bench measures anyway, with a warning: a server busy this long is busy for a reason. */
+const SETTLE_WAIT_MS_MAX = 15_000;
 
 /** How long a graceful stop may take before the child is SIGKILLed. */
 const STOP_TIMEOUT_MS = 10_000;
@@ -48,6 +55,11 @@ export async function startSvcd(opts: SvcdOptions = {}): Promise<Svcd> {
   const server = opts.profileDir ? await startProfiledServer(opts.profileDir, opts.args) : await startServer({ engine: 'uws', args: opts.args });
   if (!/engine uws/.test(server.output())) {
     console.error(`bench: warning, svcd is not serving with uWS: ${server.output().trim()}`);
+  }
+  // A star works for about 1.5 s after its listening line (measured 2026-11-26: a core's worth); a
+  // cell started before that ends would charge svcd's start to its first window.
+  if (!(await waitIdle(server.proc.pid, { idleCpuPct: SETTLED_CPU_PCT, sampleMs: SETTLED_SAMPLE_MS, maxMs: SETTLE_WAIT_MS_MAX }))) {
+    console.error(`bench: warning, svcd still used ≥ ${SETTLED_CPU_PCT} % of a core ${SETTLE_WAIT_MS_MAX} ms after it started; measuring anyway`);
   }
   const host = '127.0.0.1';
   const control = await Http1Conn.open(host, server.port);

@@ -8,12 +8,14 @@ import {
 import { ServiceError, asServiceError, invalid } from '../core/errors.ts';
 import type { StreamService } from '../core/service-api.ts';
 import type { AppendInput } from '../core/types.ts';
+import type { ExchangedToken } from '../protocol/resources.ts';
 import { TRUSTED_PRINCIPAL, authorize, type Authenticator, type Operation, type Principal } from '../auth/index.ts';
 import type { HttpExchange } from './exchange.ts';
 import type { CorsPolicy } from './cors.ts';
 import { matchRoute, methodsFor, type RequestCtx, type RouteResult } from './routes.ts';
 import { SSE_HEADERS, pumpSse } from './sse.ts';
 import { FOLLOW_HEADER, HOP_HEADER, LEADER_HEADER, LeaderUnreachable, asHop, type LeaderProxy } from './proxy.ts';
+import { httpStatusOf } from './http-status.ts';
 
 export type OffThreadParser = (body: Buffer) => Promise<AppendInput>;
 
@@ -97,7 +99,7 @@ const tenantOf = (p: Principal): string | undefined => (p.kind === 'token' ? p.s
 export interface DispatchAuth {
   authenticator: Authenticator;
   /** Present when this star can sign tokens (a symmetric JWT source). */
-  exchange?: (body: unknown) => Promise<{ token: string; expires_at_unix_ms: number }>;
+  exchange?: (body: unknown) => Promise<ExchangedToken>;
 }
 
 export interface DispatchDeps {
@@ -149,6 +151,7 @@ class Context implements RequestCtx {
     readonly body: Buffer,
     readonly principal: Principal,
     readonly exchange: RequestCtx['exchange'],
+    readonly vending: RequestCtx['vending'],
   ) {
     this.query = ex.query === '' ? EMPTY_QUERY : uniqueQuery(ex.query);
   }
@@ -160,6 +163,8 @@ export class Dispatcher {
   private sseOpen = 0;
   /** Requests being handled now, and who waits for there to be none (a stopping star). */
   private requestsInFlight = 0;
+  /** Presigned object URLs this star serves: set once it listens (the URLs name its address). */
+  private vending: RequestCtx['vending'];
   private idleWaiters: (() => void)[] = [];
   private readonly bodyBudget: BodyBudget;
 
@@ -171,6 +176,9 @@ export class Dispatcher {
   get requestBodyBytesInFlight(): number { return this.bodyBudget.total; }
 
   /** Whether plain requests need their Origin header read (some origin is allowed). */
+  /** Serves the presigned object URLs `v` signs (undefined: none, GetObject answers 404). */
+  vendObjects(v: RequestCtx['vending']): void { this.vending = v; }
+
   get readsOrigin(): boolean { return this.deps.cors?.enabled ?? false; }
 
   private observe(verb: string, status: number, t0: number): void {
@@ -242,7 +250,7 @@ export class Dispatcher {
       const read = m.route.bodyBytesMax > 0 ? ex.readBody(m.route.bodyBytesMax) : EMPTY_BODY;
       body = read instanceof Promise ? await read : read;
       if (ex.aborted) return;
-      const ctx = new Context(ex, m.params, body, principal, this.deps.auth?.exchange);
+      const ctx = new Context(ex, m.params, body, principal, this.deps.auth?.exchange, this.vending);
       let pre: AppendInput | undefined;
       if (m.route.parseOffThread && this.deps.parseOffThread && body.length >= WORKER_PARSE_BYTES_MIN) {
         pre = await this.deps.parseOffThread(body);
@@ -340,11 +348,12 @@ export class Dispatcher {
   private fail(ex: HttpExchange, err: unknown, cors: [string, string][] | undefined): number {
     const e = asServiceError(err);
     if (e.code === 'internal') this.deps.logError(`bug: unmapped error on ${ex.method} ${ex.path}`, err);
-    if (ex.aborted) return e.httpStatus;
+    const status = httpStatusOf(e.code);
+    if (ex.aborted) return status;
     const headers = [...withCors(JSON_HEADERS, cors)]; // a copy: Allow and Retry-After may be added
     if (e.code === 'method_not_allowed') headers.push(['Allow', (e.detail.allow ?? []).join(', ')]);
-    if (e.httpStatus === 503 || e.httpStatus === 429) headers.push(['Retry-After', String(SSE_RETRY_AFTER_S)]);
-    ex.respond(e.httpStatus, headers, JSON.stringify(e.toBody()));
-    return e.httpStatus;
+    if (status === 503 || status === 429) headers.push(['Retry-After', String(SSE_RETRY_AFTER_S)]);
+    ex.respond(status, headers, JSON.stringify(e.toBody()));
+    return status;
   }
 }

@@ -140,16 +140,8 @@ export interface ObjectVending {
   nowMs(): number;
 }
 
-let installed: ObjectVending | undefined;
-
-/** Installs this process's star as the server of presigned object URLs (one star per process). */
-export function installObjectVending(v: ObjectVending | undefined): void {
-  installed = v;
-}
-
 /** GET /v1/objects/{key}: verifies the signature, then serves the object or the requested range. */
-export async function serveSignedObject(objectKey: string, query: URLSearchParams, rangeHeader: string | undefined): Promise<ObjectResponse> {
-  const v = installed;
+export async function serveSignedObject(v: ObjectVending | undefined, objectKey: string, query: URLSearchParams, rangeHeader: string | undefined): Promise<ObjectResponse> {
   if (!v) throw new ServiceError('not_found', 'this star vends no presigned objects');
   const o = v.presigner.verify(objectKey, query, v.nowMs());
   if (o.sizeBytes > PRESIGN_RESPONSE_BYTES_MAX && rangeHeader === undefined) {

@@ -3,16 +3,19 @@
 // node:http adapter (native-free/) both serve exactly this table.
 
 import {
-  FENCING_TOKEN_BYTES_MAX, CONTROL_BODY_BYTES_MAX, APPEND_BODY_BYTES_MAX, LIST_PAGE_DEFAULT, LIST_PAGE_MAX,
-  ROUTE_MATCH_CACHE_ENTRIES_MAX, ROUTE_MATCH_CACHE_PATH_CHARS_MAX,
+  CONTROL_BODY_BYTES_MAX, APPEND_BODY_BYTES_MAX, ROUTE_MATCH_CACHE_ENTRIES_MAX, ROUTE_MATCH_CACHE_PATH_CHARS_MAX,
 } from '../config/limits.ts';
-import { checkBucketName, checkKey, checkNewBucketName, decodeStreamCursor, encodeStreamCursor } from './rules.ts';
+import {
+  checkBucketName, checkFencingToken, checkKey, checkNewBucketName, decodeStreamCursor, encodeStreamCursor, listPageLimit,
+} from '../protocol/rules.ts';
+import type { BucketsAnswer, FenceAnswer, ReadAnswer, StreamJson, StreamsAnswer } from '../protocol/json.ts';
+import type { ExchangedToken, StreamInfo } from '../protocol/resources.ts';
 import { ServiceError, invalid, notFound } from '../core/errors.ts';
 import { keyFromBytes, keyIsText, keyToBytes } from '../storage/format/key-bytes.ts';
 import type { StreamService, Subscription } from '../core/service-api.ts';
 import type { AppendInput, ReadStart } from '../core/types.ts';
 import { checkFencingPin, type Principal } from '../auth/index.ts';
-import { serveSignedObject } from './presign.ts';
+import { serveSignedObject, type ObjectVending } from './presign.ts';
 import {
   decodeAppend, decodeBucketConfig, encodeAppendAck, decodeStreamConfig, decodeStreamPatch, encodeRecord, parseJsonObject, positionField,
 } from './wire.ts';
@@ -30,7 +33,9 @@ export interface RequestCtx {
   /** Who is calling (TRUSTED_PRINCIPAL when auth is off). */
   principal: Principal;
   /** The api-key exchange, when this star can sign tokens. */
-  exchange?: (body: unknown) => Promise<{ token: string; expires_at_unix_ms: number }>;
+  exchange?: (body: unknown) => Promise<ExchangedToken>;
+  /** The presigned object URLs this star serves (ReadPlan vending on fs), once it listens. */
+  vending?: ObjectVending;
 }
 
 export type RouteResult =
@@ -147,11 +152,7 @@ function exactPastTail(err: unknown, start: QueryStart): unknown {
   return new ServiceError('range_not_satisfiable', `start ${start.exact} is past the tail ${err.detail.tail?.seq_num ?? ''}`, err.detail);
 }
 
-function listLimit(q: URLSearchParams): number {
-  const l = uintParam(q, 'limit');
-  if (l === undefined || l === 0) return LIST_PAGE_DEFAULT;
-  return Math.min(l, LIST_PAGE_MAX);
-}
+const listLimit = (q: URLSearchParams): number => listPageLimit(uintParam(q, 'limit'));
 
 
 // ------------------------------------------------------------------ the table
@@ -176,7 +177,7 @@ export const ROUTES: readonly Route[] = [
     method: 'GET', path: ['v1', 'buckets'], verb: 'ListBuckets', action: 'list', level: 'all', bodyBytesMax: 0,
     handle: async (svc, c) => {
       const page = await svc.listBuckets(c.query.get('start_after') ?? '', listLimit(c.query));
-      return json(200, { buckets: page.items, next: page.next });
+      return json(200, { buckets: page.items, next: page.next } satisfies BucketsAnswer);
     },
   },
   {
@@ -207,7 +208,7 @@ export const ROUTES: readonly Route[] = [
     method: 'GET', path: ['v1', 'streams', B], verb: 'ListStreams', action: 'list', level: 'bucket', bodyBytesMax: 0,
     handle: async (svc, c) => {
       const page = await svc.listStreams(c.params.bucket, decodeStreamCursor(c.query.get('start_after')), listLimit(c.query));
-      return json(200, { streams: page.items.map(streamJson), next: encodeStreamCursor(page.next) });
+      return json(200, { streams: page.items.map(streamJson), next: encodeStreamCursor(page.next) } satisfies StreamsAnswer);
     },
   },
   {
@@ -254,7 +255,7 @@ export const ROUTES: readonly Route[] = [
         start: start.start, limit: uintParam(q, 'limit') ?? 0, maxBytes: uintParam(q, 'max_bytes') ?? 0,
         untilMs: intParam(q, 'until_ms'), clamp: boolParam(q, 'clamp'),
       }).catch((err: unknown) => { throw exactPastTail(err, start); });
-      return json(200, { records: res.records.map((r) => encodeRecord(r, base64)), tail: res.tail });
+      return json(200, { records: res.records.map((r) => encodeRecord(r, base64)), tail: res.tail } satisfies ReadAnswer);
     },
   },
   {
@@ -300,21 +301,21 @@ export const ROUTES: readonly Route[] = [
       for (const k of Object.keys(o)) if (k !== 'fencing_token') throw invalid(`unknown field ${k}`);
       const t = o.fencing_token ?? '';
       if (typeof t !== 'string') throw invalid('fencing_token must be a string');
-      if (Buffer.byteLength(t) > FENCING_TOKEN_BYTES_MAX) throw invalid(`fencing_token is longer than ${FENCING_TOKEN_BYTES_MAX} bytes`);
+      checkFencingToken(t);
       checkFencingPin(c.principal, 'Fence', t);
-      return json(200, { tail: await svc.fence(c.params.bucket, c.params.key, t) });
+      return json(200, { tail: await svc.fence(c.params.bucket, c.params.key, t) } satisfies FenceAnswer);
     },
   },
   // ---- presigned objects (ReadPlan vending on the fs backend): the URL's signature is its auth
   {
     method: 'GET', path: ['v1', 'objects', K], verb: 'GetObject', action: 'none', level: 'open', bodyBytesMax: 0,
-    handle: async (_svc, c) => ({ kind: 'bytes', ...(await serveSignedObject(c.params.key, c.query, c.header('range'))) }),
+    handle: async (_svc, c) => ({ kind: 'bytes', ...(await serveSignedObject(c.vending, c.params.key, c.query, c.header('range'))) }),
   },
 ];
 
 /** A stream resource as JSON. A key whose bytes are not UTF-8 rides `key_b64` in place of `key`,
  *  as the spec's read encoding carries byte fields. */
-function streamJson<T extends { key: string }>(s: T): T | Omit<T, 'key'> & { key_b64: string } {
+function streamJson<T extends StreamInfo>(s: T): StreamJson<T> {
   if (keyIsText(s.key)) return s;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(s)) {

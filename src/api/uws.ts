@@ -10,6 +10,7 @@ import { APPEND_BODY_BYTES_MAX, UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_M
 import type { BodyMeter, Dispatcher, MeteredExchange } from './dispatch.ts';
 import { STATUS_TEXT, type SseSink } from './exchange.ts';
 import { FOLLOW_HEADER, HOP_HEADER } from './proxy.ts';
+import { httpStatusOf } from './http-status.ts';
 
 type UwsModule = typeof UWS;
 
@@ -176,7 +177,7 @@ class UwsExchange implements MeteredExchange {
   /** Answers headError's envelope and closes: the connection's framing cannot be trusted. */
   refuseHead(e: ServiceError): void {
     this.bodyTooLarge = true; // nothing more is read or drained
-    this.respond(e.httpStatus, REFUSAL_HEADERS, JSON.stringify(e.toBody()));
+    this.respond(httpStatusOf(e.code), REFUSAL_HEADERS, JSON.stringify(e.toBody()));
   }
 
   /** A body of at most UWS_BODY_FIRST_BYTES_MAX declared bytes is still to arrive. */

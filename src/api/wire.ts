@@ -1,18 +1,20 @@
 // JSON at the edge: decoding and validating request bodies and queries into core types, and encoding
 // records back (a byte field rides its plain name when it is valid UTF-8, its `_b64` sibling otherwise).
 
-import {
-  APPEND_RECORDS_MAX, CREATION_TOKEN_BYTES_MAX, FENCING_TOKEN_BYTES_MAX, RECORD_CONTENT_BYTES_MAX,
-  RECORD_HEADERS_MAX,
-} from '../config/limits.ts';
+import { APPEND_RECORDS_MAX, RECORD_CONTENT_BYTES_MAX } from '../config/limits.ts';
 import { isAscii, isUtf8 } from 'node:buffer';
 import { invalid } from '../core/errors.ts';
-import { checkBatch } from './rules.ts';
-import type { BucketCreate, StreamConfigInput, StreamCreate } from '../core/service-api.ts';
+import type { AppendInput } from '../core/types.ts';
+import type { JsonHeader, JsonRecord } from '../protocol/json.ts';
+import type { Position } from '../protocol/position.ts';
+import type { AppendAck, Header, RecordInput, SequencedRecord } from '../protocol/records.ts';
 import {
   BUCKET_CONFIG_KEYS, PRODUCER_POLICIES, STORAGE_CLASSES, STREAM_CONFIG_KEYS, TIMESTAMPING_MODES,
-  type AppendAck, type AppendInput, type BucketConfig, type Position, type Header, type RecordInput, type SequencedRecord,
-} from '../core/types.ts';
+  type BucketConfig, type BucketCreate, type StreamConfigInput, type StreamCreate,
+} from '../protocol/resources.ts';
+import {
+  checkBatch, checkCreationToken, checkFencingToken, checkHeaderCount, checkLocation, checkRecordCount, checkU64,
+} from '../protocol/rules.ts';
 
 type Json = Record<string, unknown>;
 
@@ -51,11 +53,6 @@ export function decodeB64(s: unknown, field: string): Buffer {
   return Buffer.from(s, B64_RE.test(s) ? 'base64' : 'base64url');
 }
 
-export function u64(v: unknown, field: string): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw invalid(`${field} must be a non-negative integer below 2^53`);
-  return v;
-}
-
 const U64_MAX = (1n << 64n) - 1n;
 
 /**
@@ -86,10 +83,10 @@ function i64(v: unknown, field: string): number {
   return v;
 }
 
-function str(v: unknown, field: string, maxBytes: number): string {
+/** A string field, held to its rule (protocol/rules.ts: the byte bound on a token or label). */
+function str(v: unknown, field: string, rule: (s: string) => string): string {
   if (typeof v !== 'string') throw invalid(`${field} must be a string`);
-  if (Buffer.byteLength(v) > maxBytes) throw invalid(`${field} is longer than ${maxBytes} bytes`);
-  return v;
+  return rule(v);
 }
 
 function bool(v: unknown, field: string): boolean {
@@ -112,8 +109,8 @@ function configField(k: string, v: unknown, allowEmptyEnum: boolean): unknown {
     case 'timestamping_mode': case 'default_timestamping_mode': return oneOf(v, k, TIMESTAMPING_MODES, allowEmptyEnum);
     case 'timestamping_uncapped': case 'default_timestamping_uncapped':
     case 'create_stream_on_append': case 'create_stream_on_read': return bool(v, k);
-    case 'location': return str(v, k, 256);
-    default: return u64(v, k);
+    case 'location': return str(v, k, checkLocation);
+    default: return checkU64(v, k);
   }
 }
 
@@ -128,7 +125,7 @@ export function decodeStreamConfig(o: Json, withToken: boolean): StreamCreate {
   for (const [k, v] of Object.entries(o)) {
     if (v === null) continue;
     if (STREAM_FIELDS.has(k)) out[k] = configField(k, v, true);
-    else if (withToken && k === 'creation_token') out[k] = str(v, k, CREATION_TOKEN_BYTES_MAX);
+    else if (withToken && k === 'creation_token') out[k] = str(v, k, checkCreationToken);
     else if (!STREAM_ECHO_FIELDS.has(k)) throw invalid(`unknown field ${k}`);
   }
   return out as StreamCreate;
@@ -148,7 +145,7 @@ export function decodeBucketConfig(o: Json, pathName: string, withToken: boolean
       const x = configField(k, v, false);
       out[k] = x;
     } else if (k === 'creation_token') {
-      if (withToken) out[k] = str(v, k, CREATION_TOKEN_BYTES_MAX);
+      if (withToken) out[k] = str(v, k, checkCreationToken);
     } else if (!BUCKET_ECHO_FIELDS.has(k)) throw invalid(`unknown field ${k}`);
   }
   return out as Partial<BucketConfig> & { creation_token?: string };
@@ -204,7 +201,7 @@ function decodeRecord(r: unknown, i: number): RecordInput {
   let headers: Header[] = NO_HEADERS;
   if (o.headers !== undefined && o.headers !== null) {
     if (!Array.isArray(o.headers)) throw invalid(`${at(i)}.headers must be an array`);
-    if (o.headers.length > RECORD_HEADERS_MAX) throw invalid(`${at(i)} has more than ${RECORD_HEADERS_MAX} headers`); // before decoding them
+    checkHeaderCount(o.headers.length, i); // before decoding them
     if (o.headers.length > 0) headers = o.headers.map((h, j) => decodeHeader(h, i, j));
   }
   const out: RecordInput = { headers, body };
@@ -295,12 +292,12 @@ export function decodeAppend(body: Uint8Array): AppendInput {
     if (k !== 'records' && k !== 'match_seq_num' && k !== 'fencing_token') throw invalid(`unknown field ${k}`);
   }
   if (!Array.isArray(o.records) || o.records.length === 0) throw invalid('records must be a non-empty array');
-  if (o.records.length > APPEND_RECORDS_MAX) throw invalid(`a batch holds at most ${APPEND_RECORDS_MAX} records`);
+  checkRecordCount(o.records.length); // before decoding them
   const records = o.records.map(decodeRecord);
   checkBatch(records);
   const out: AppendInput = { records };
   if (o.match_seq_num !== undefined && o.match_seq_num !== null) out.match_seq_num = positionField(o.match_seq_num, 'match_seq_num', body);
-  if (o.fencing_token !== undefined && o.fencing_token !== null) out.fencing_token = str(o.fencing_token, 'fencing_token', FENCING_TOKEN_BYTES_MAX);
+  if (o.fencing_token !== undefined && o.fencing_token !== null) out.fencing_token = str(o.fencing_token, 'fencing_token', checkFencingToken);
   return out;
 }
 
@@ -323,18 +320,21 @@ function asUtf8(b: Uint8Array): string | undefined {
 
 const b64 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.length).toString('base64');
 
-function byteField(out: Json, name: string, b: Uint8Array, base64: boolean): void {
+/** A byte field and its `_b64` sibling, as JsonRecord and JsonHeader hold them. */
+type ByteField<N extends string> = { [K in N | `${N}_b64`]?: string };
+
+function byteField<N extends 'name' | 'value' | 'body'>(out: ByteField<N>, name: N, b: Uint8Array, base64: boolean): void {
   if (base64) { out[name] = b64(b); return; }
   const s = asUtf8(b);
   if (s === undefined) out[`${name}_b64`] = b64(b);
   else out[name] = s;
 }
 
-export function encodeRecord(r: SequencedRecord, base64: boolean): Json {
-  const out: Json = { seq_num: r.seq_num, timestamp_ms: r.timestamp_ms };
+export function encodeRecord(r: SequencedRecord, base64: boolean): JsonRecord {
+  const out: JsonRecord = { seq_num: r.seq_num, timestamp_ms: r.timestamp_ms };
   if (r.headers.length) {
     out.headers = r.headers.map((h) => {
-      const o: Json = {};
+      const o: JsonHeader = {};
       byteField(o, 'name', h.name, base64);
       byteField(o, 'value', h.value, base64);
       return o;

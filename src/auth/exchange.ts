@@ -20,6 +20,7 @@ import {
   EXCHANGE_TTL_SECONDS_DEFAULT, EXCHANGE_TTL_SECONDS_MAX,
 } from '../config/limits.ts';
 import { ServiceError } from '../protocol/errors.ts';
+import type { ExchangeRequest } from '../protocol/resources.ts';
 import type { CredentialRegistry } from './credentials.ts';
 import type { MintClaims, MintedToken, TokenSigner } from './jwt.ts';
 import { FailureThrottle, type ThrottleRule } from './throttle.ts';
@@ -28,13 +29,8 @@ import {
   type Grant, type ParsedScope,
 } from './scope.ts';
 
-export interface ExchangeRequest {
-  key_id: string;
-  secret: string;
-  bucket?: string;
-  scope?: string;
-  ttl_seconds?: number;
-}
+/** The ask's wire shape (src/protocol/resources.ts), which parseExchangeRequest checks. */
+export type { ExchangeRequest };
 
 function invalid(message: string): ServiceError {
   return new ServiceError('invalid_argument', message);

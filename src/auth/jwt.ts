@@ -8,6 +8,7 @@
 
 import { SignJWT, errors, type JWTPayload, type JWTVerifyOptions } from 'jose';
 import { ServiceError } from '../protocol/errors.ts';
+import type { ExchangedToken } from '../protocol/resources.ts';
 import type { JwtConfig } from './config.ts';
 import { createKeySource, type KeySource } from './jwt-keys.ts';
 import type { Principal, PrincipalAux, TokenLimits } from './principal.ts';
@@ -35,10 +36,8 @@ export interface MintClaims {
   svc_aux?: PrincipalAux;
 }
 
-export interface MintedToken {
-  token: string;
-  expires_at_unix_ms: number;
-}
+/** A minted token is what the exchange answers (src/protocol/resources.ts). */
+export type MintedToken = ExchangedToken;
 
 export interface TokenSigner {
   /** Mint an HS256 token living ttlSeconds (a positive integer); keysets stamp the first key's kid. */

@@ -8,6 +8,8 @@
 // the key `orders/eu`), and characters other than '%' stand for their UTF-8 bytes. A '%' must start
 // a %HH escape. parse(format(a)) gives `a` back for every address; format(parse(s)) is canonical.
 
+import { BUCKET_NAME_BYTES_MAX, STREAM_KEY_BYTES_MAX } from '../protocol/limits.ts';
+import { isBucketName } from '../protocol/rules.ts';
 import { utf8DecodeStrict, utf8Encode } from './bytes.ts';
 
 /** A stream key: text (sent as its UTF-8 bytes) or raw bytes (the spec lets a key be any bytes). */
@@ -29,12 +31,12 @@ export interface SvcAddress {
 }
 
 export const ADDRESS_SCHEME = 'svc://';
-/** Bucket names: 1-128 of A-Z a-z 0-9 . _ -, starting with a letter or digit (the server's rule). */
-export const BUCKET_NAME_CHARS_MAX = 128;
+/** Bucket names: 1-128 of A-Z a-z 0-9 . _ -, starting with a letter or digit (the server's rule;
+ *  the characters are ASCII, so its byte bound counts characters). */
+export const BUCKET_NAME_CHARS_MAX = BUCKET_NAME_BYTES_MAX;
 /** Keys: 1-1024 bytes (the server's rule). */
-export const KEY_BYTES_MAX = 1024;
+export const KEY_BYTES_MAX = STREAM_KEY_BYTES_MAX;
 
-const BUCKET_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const HEX = '0123456789ABCDEF';
 
 /** A string that is not a valid address, with the reason. */
@@ -68,11 +70,12 @@ export function encodeKey(key: StreamKey): string {
   return out;
 }
 
+/** Why `bucket` is not a bucket name (the server's rule, protocol/rules.ts), or undefined. */
 export function checkBucketName(bucket: string): string | undefined {
+  if (isBucketName(bucket)) return undefined;
   if (bucket.length === 0) return 'the bucket name is empty';
   if (bucket.length > BUCKET_NAME_CHARS_MAX) return `the bucket name is longer than ${BUCKET_NAME_CHARS_MAX} characters`;
-  if (!BUCKET_RE.test(bucket)) return 'a bucket name is A-Z a-z 0-9 . _ - and starts with a letter or digit';
-  return undefined;
+  return 'a bucket name is A-Z a-z 0-9 . _ - and starts with a letter or digit';
 }
 
 /** Parses `svc://bucket` or `svc://bucket/key`; throws AddressError with the reason. */

@@ -27,6 +27,7 @@
 //
 // Browser-safe.
 
+import { APPEND_RECORDS_MAX, BATCH_CONTENT_BYTES_MAX } from '../protocol/limits.ts';
 import { appendSafely, type AppendIo, type RetryEvent } from './append.ts';
 import { AmbiguousAppendError, SvcError } from './errors.ts';
 import { RECORD_JSON_OVERHEAD_BYTES, recordBytes } from './http/records.ts';
@@ -37,10 +38,10 @@ import type { AppendAck, AppendOptions, AppendRecord, Position, ReadRecord } fro
 export const LINGER_MS_DEFAULT = 5;
 export const BATCH_RECORDS_MAX_DEFAULT = 1000;
 /** The server's cap on records per batch. */
-export const BATCH_RECORDS_MAX_LIMIT = 65_536;
+export const BATCH_RECORDS_MAX_LIMIT = APPEND_RECORDS_MAX;
 export const BATCH_BYTES_MAX_DEFAULT = 1024 * 1024;
 /** The server's cap on a batch's content. */
-export const BATCH_BYTES_MAX_LIMIT = 100 * 1024 * 1024;
+export const BATCH_BYTES_MAX_LIMIT = BATCH_CONTENT_BYTES_MAX;
 export const INFLIGHT_BATCHES_MAX_DEFAULT = 8;
 export const BUFFER_BYTES_MAX_DEFAULT = 32 * 1024 * 1024;
 /** Producer retries last longer than a request's: a star restart takes seconds. */

@@ -2,13 +2,15 @@
 // the tail, until a record limit, a time bound (`untilMs`, exclusive) or the tail as it stood when the
 // last page was read. A read never waits for new records; `subscribe` does.
 
+import { READ_RECORDS_MAX } from '../protocol/limits.ts';
+import type { RecordPage } from '../protocol/records.ts';
 import { SvcError } from './errors.ts';
-import type { Position, ReadRecord, ReadStart } from './types.ts';
+import type { ReadRecord, ReadStart } from './types.ts';
 
 /** Records asked per page by default (the server clamps a page at 8192 records and 8 MiB). */
 export const READ_PAGE_RECORDS_DEFAULT = 1000;
-/** The server's cap on records per page. */
-export const READ_PAGE_RECORDS_MAX = 8192;
+/** The server's cap on records per page (the spec's; a star's flag may change it). */
+export const READ_PAGE_RECORDS_MAX = READ_RECORDS_MAX;
 /** Empty pages below the tail tolerated in a row before the read is declared broken: the server
  *  always returns at least one record below the tail unless a time bound stopped it. */
 const EMPTY_PAGES_BELOW_TAIL_MAX = 3;
@@ -22,10 +24,8 @@ export interface PageQuery {
   signal?: AbortSignal;
 }
 
-export interface ReadPage {
-  records: ReadRecord[];
-  tail: Position;
-}
+/** One page as the server answers it: the records and the tail as of the read. */
+export type ReadPage = RecordPage;
 
 export interface ReadOptions {
   /** Where to start (exactly one of seqNum, timestampMs, tailOffset). */

@@ -11,12 +11,13 @@
 //
 // Browser-safe: fetch, ReadableStream, AbortController.
 
+import type { RecordPage } from '../protocol/records.ts';
 import { SvcError, kindOfStatus } from './errors.ts';
 import { decodeRecordsAnswer } from './http/records.ts';
 import { errorFromAnswer, noAnswerError, type HttpTransport } from './http/transport.ts';
 import { backoffMs, sleep, type RetryPolicy } from './retry.ts';
 import { SseParser, type SseFrame } from './sse.ts';
-import type { Position, ReadRecord } from './types.ts';
+import type { Position } from './types.ts';
 
 /** The server's heartbeat is 15 s; three missed ones mean the connection is dead. */
 export const HEARTBEAT_SILENCE_MS_DEFAULT = 45_000;
@@ -27,10 +28,8 @@ export const RECONNECT_BACKOFF: Readonly<RetryPolicy> = { attemptsMax: RECONNECT
 /** Deadline of the connect itself (until the answer's headers arrive). */
 const CONNECT_TIMEOUT_MS = 30_000;
 
-export interface SubscriptionBatch {
-  records: ReadRecord[];
-  /** Position after the batch's last record. */
-  tail: Position;
+/** One batch: its records, and as `tail` the position after its last record. */
+export interface SubscriptionBatch extends RecordPage {
   /** The cursor: the sequence number the next batch starts at. */
   next: number;
 }

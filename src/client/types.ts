@@ -3,26 +3,22 @@
 // adds itself are camelCase. Bytes are Uint8Array; text fields are strings.
 
 import type { StreamKey } from './address.ts';
-import type { Position } from '../protocol/position.ts';
-import type { StreamConfig } from '../protocol/resources.ts';
+import type { StreamDetail as WireStreamDetail, StreamInfo as WireStreamInfo } from '../protocol/resources.ts';
 
-// The wire's resources come from the protocol leaf, which imports nothing (browser-safe).
+// The wire's shapes come from the protocol leaf, which imports nothing (browser-safe); the client
+// keeps its public names for them.
 export type { Position } from '../protocol/position.ts';
-export type { BucketConfig, BucketInfo, ProducerPolicy, StorageClass, StreamConfig, TimestampingMode } from '../protocol/resources.ts';
+export type { AppendAck, Header as RecordHeader, SequencedRecord as ReadRecord } from '../protocol/records.ts';
+export type {
+  BucketConfig, BucketInfo, ExchangedToken, ListPage as Page, ProducerPolicy, StorageClass, StreamConfig, TimestampingMode,
+} from '../protocol/resources.ts';
 export { BUCKET_CONFIG_KEYS as BUCKET_CONFIG_FIELDS, STREAM_CONFIG_KEYS as STREAM_CONFIG_FIELDS } from '../protocol/resources.ts';
 
-export interface StreamInfo extends StreamConfig {
-  stream_id: string;
-  bucket: string;
-  /** Text when the key's bytes are UTF-8, else the bytes (the server's `key_b64`). */
-  key: StreamKey;
-  created_at_unix_ms: number;
-}
+/** A stream; its key is text when the key's bytes are UTF-8, else the bytes (the server's `key_b64`). */
+export type StreamInfo = WireStreamInfo<StreamKey>;
 
 /** GetStream adds the installed fencing token ('' when unfenced). */
-export interface StreamDetail extends StreamInfo {
-  fencing_token: string;
-}
+export type StreamDetail = WireStreamDetail<StreamKey>;
 
 /** A header as a producer gives it: text (UTF-8) or bytes for each part. */
 export type HeaderInput = readonly [name: string | Uint8Array, value: string | Uint8Array];
@@ -34,29 +30,6 @@ export interface AppendRecord {
   headers?: readonly HeaderInput[];
   /** Honoured per the stream's timestamping mode. */
   timestamp_ms?: number;
-}
-
-export interface RecordHeader {
-  name: Uint8Array;
-  value: Uint8Array;
-}
-
-/** A committed record. */
-export interface ReadRecord {
-  seq_num: number;
-  timestamp_ms: number;
-  headers: RecordHeader[];
-  body: Uint8Array;
-}
-
-/** The outcome of one durable batch. */
-export interface AppendAck {
-  /** First appended record (inclusive). */
-  start: Position;
-  /** One past the last (exclusive). */
-  end: Position;
-  /** Committed tail, at least `end`. */
-  tail: Position;
 }
 
 export interface AppendOptions {
@@ -71,14 +44,3 @@ export type ReadStart =
   | { seqNum: number }
   | { timestampMs: number }
   | { tailOffset: number };
-
-export interface Page<T> {
-  items: T[];
-  /** Cursor of the next page; '' when complete. */
-  next: string;
-}
-
-export interface ExchangedToken {
-  token: string;
-  expires_at_unix_ms: number;
-}

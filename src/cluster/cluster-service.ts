@@ -11,7 +11,7 @@ import {
   LIST_PAGE_MAX, RETENTION_SWEEP_MS, STAR_GONE_AFTER_MS, STAR_HEARTBEAT_MS,
 } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
-import type { Clock, Timers } from '../core/ports.ts';
+import type { Clock, Leadership, Timers } from '../core/ports.ts';
 import type {
   BucketCreate, ListPage, PlanResult, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
 } from '../core/service-api.ts';
@@ -79,7 +79,7 @@ function fnv1a(s: string): number {
   return h >>> 0;
 }
 
-export class ClusterService implements StreamService {
+export class ClusterService implements StreamService, Leadership {
   private readonly held = new Map<string, Held>();
   private readonly taking = new Map<string, Promise<void>>();
   private readonly ttlMs: number;
@@ -103,7 +103,8 @@ export class ClusterService implements StreamService {
 
   // ------------------------------------------------------------------ leadership
 
-  /** The epoch this star holds (bucket, key) at, for the guarded writes of the metadata store. */
+  /** The epoch this star holds (bucket, key) at (core's Leadership port): the star acknowledges, and
+   *  the metadata store writes the stream's rows, only at this epoch. */
   epochOf(bucket: string, key: string): number | undefined { return this.held.get(addr(bucket, key))?.epoch; }
 
   /** Where a stream's frames commit: its address and this star's epoch (the commit log asks). */

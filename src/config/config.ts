@@ -9,6 +9,7 @@ import {
 import {
   boolValue, durationMs, FlagError as ConfigError, hostPort, listValue, nonNegativeInt, parseFlags, positiveInt, usageText, type FlagSpec,
 } from './flags.ts';
+import { isBucketName } from '../protocol/rules.ts';
 
 // Every refusal of a flag or variable is one error type, whichever command parses it; the name
 // ConfigError stays for svcd's callers.
@@ -201,9 +202,9 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
   };
 }
 
-/** The DS bucket name: the rule of bucket names (api/rules.ts), checked at boot rather than at first use. */
+/** The DS bucket name: the rule of bucket names (protocol/rules.ts), checked at boot rather than at first use. */
 function checkDsBucket(v: string): string {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(v)) throw new ConfigError(`--ds-bucket ${JSON.stringify(v)}: 1-128 of A-Z a-z 0-9 . _ - starting with a letter or digit`);
+  if (!isBucketName(v)) throw new ConfigError(`--ds-bucket ${JSON.stringify(v)}: 1-128 of A-Z a-z 0-9 . _ - starting with a letter or digit`);
   return v;
 }
 

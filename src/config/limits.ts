@@ -1,17 +1,22 @@
 // Every limit of the spec's Limits table, plus the service's own bounds, as named constants with the
 // unit in the name. Flags that override a limit are parsed in config.ts; nothing else hard-codes a number.
+//
+// The wire's limits (what a request or an answer may hold: the spec's caps on batches, records, reads
+// and list pages, and the bounds on names, keys and tokens) are defined in the protocol leaf, which
+// the client shares, and re-exported here with the rest.
+
+import { APPEND_RECORDS_MAX, BATCH_CONTENT_BYTES_MAX } from '../protocol/limits.ts';
+
+export {
+  APPEND_RECORDS_MAX, BATCH_CONTENT_BYTES_MAX, BUCKET_NAME_BYTES_MAX, CREATION_TOKEN_BYTES_MAX, FENCING_TOKEN_BYTES_MAX,
+  LIST_PAGE_DEFAULT, LIST_PAGE_MAX, LOCATION_BYTES_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RECORD_CONTENT_BYTES_MAX,
+  RECORD_HEADERS_MAX, STREAM_KEY_BYTES_MAX,
+} from '../protocol/limits.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
-// --- Spec: Limits table ------------------------------------------------------------------------
-export const APPEND_RECORDS_MAX = 65_536;
-export const RECORD_CONTENT_BYTES_MAX = 1 * MiB;
-export const BATCH_CONTENT_BYTES_MAX = 100 * MiB;
-export const READ_RECORDS_MAX = 8192; // --max-read-records
-export const READ_BYTES_MAX = 8 * MiB; // --max-read-bytes
-export const LIST_PAGE_MAX = 1000;
-export const LIST_PAGE_DEFAULT = 1000; // spec: "not shown"; S2 also defaults to its maximum
+// --- Spec: Limits table (beyond the wire's, in ../protocol/limits.ts) --------------------------
 export const READPLAN_ENTRIES_MAX = 256;
 export const READPLAN_TTL_MS_DEFAULT = 5 * 60_000;
 export const SUBSCRIPTIONS_PER_STAR_MAX = 16_384;
@@ -35,12 +40,6 @@ export const UNREAD_BODY_DRAIN_BYTES_MAX = 64 * KiB;
 export const UNREAD_BODY_DRAIN_MS_MAX = 2000;
 /** Control-plane bodies (bucket/stream config, trim, fence, exchange) are small. */
 export const CONTROL_BODY_BYTES_MAX = 64 * KiB;
-/** Header count per record: not in the spec; bounded so one record cannot carry a million headers. */
-export const RECORD_HEADERS_MAX = 1024;
-export const BUCKET_NAME_BYTES_MAX = 128; // spec: "not shown"; see README
-export const STREAM_KEY_BYTES_MAX = 1024; // spec: "not shown"; see README
-export const FENCING_TOKEN_BYTES_MAX = 256;
-export const CREATION_TOKEN_BYTES_MAX = 256;
 /** Appends whose body is at least this big are parsed and encoded on a piscina worker (bench/parse-threshold). */
 export const WORKER_PARSE_BYTES_MIN = 256 * KiB;
 
@@ -83,6 +82,15 @@ export const STREAM_INFLIGHT_BYTES_MAX = 64 * MiB;
 export const APPEND_PACE_WAIT_MS_MAX = 10_000;
 /** Sequenced-but-not-yet-durable bytes for the whole star. */
 export const STAR_INFLIGHT_BYTES_MAX = 256 * MiB;
+/** A producer session (core/producer-session.ts; gRPC AppendSession) stops reading its client while
+ *  its unacknowledged batches weigh more than this … */
+export const APPEND_SESSION_INFLIGHT_BYTES_MAX = 32 * MiB;
+/** … or number this many. */
+export const APPEND_SESSION_INFLIGHT_BATCHES_MAX = 1024;
+/** Accounting weight of a record beyond its content, so batches of empty records still count. */
+export const APPEND_SESSION_RECORD_OVERHEAD_BYTES = 16;
+/** Longest linger a producer session honours (a larger batch_max_delay_ms is clamped to it). */
+export const APPEND_SESSION_DELAY_MS_MAX = 60_000;
 /** Request-body bytes received and being read or parsed at once for the whole star; past it 429
  *  (--body-budget-bytes). Charged as bytes arrive, never by a declared Content-Length. */
 export const BODY_BYTES_IN_FLIGHT_MAX = 1024 * MiB;

@@ -14,7 +14,26 @@ export interface Timers {
 
 export interface Ids { uuid(): string }
 
-/** The sequencer's side of the log ring (storage/wal/log-ring.ts implements it). */
+/** Who leads each stream, and at which epoch (DESIGN.md: Cluster, Leases). The star sequences a
+ *  stream's appends and acknowledges them only at the epoch this port answers: an append sequenced
+ *  at one epoch and made durable after the port answers another (or none) is not acknowledged, and
+ *  the stream leaves this star. The same epochs guard the metadata store's stream writes. Serving
+ *  validity (until when a lease may be served from memory) is the leadership's own business: it
+ *  answers undefined once this star may no longer write the stream. */
+export interface Leadership {
+  /** The epoch this star leads (bucket, key) at; undefined when it does not lead it. */
+  epochOf(bucket: string, key: string): number | undefined;
+}
+
+/** One star alone: it leads every stream, always, at epoch 0 (there are no lease rows; the admin
+ *  views show epoch 0 on a star alone). */
+export const soleLeadership: Leadership = { epochOf: () => 0 };
+
+/** The commit log: where the star puts each sequenced frame and learns when it is durable. On a star
+ *  alone it is the log ring, drained by the flusher thread into the local WAL with fdatasync
+ *  (storage/wal/log-ring.ts); in a cluster, one object per group commit plus one PostgreSQL
+ *  statement that records each stream's chunk under its lease epoch (cluster/commit-log.ts), which
+ *  refuses, entry by entry, what a stale leader sequenced (takeRefusal). */
 export interface LogPort {
   readonly capacityBytes: number;
   /** Copies a frame in; returns its end offset, or -1 when there is no room yet. */

@@ -2,26 +2,13 @@
 // api/grpc and the admin bridge all call this; none of them reaches past it into core or storage.
 
 import type {
-  AppendAck, AppendInput, BucketConfig, BucketInfo, Position, ReadOptions, ReadResult, ReadStart,
-  SequencedRecord, StreamConfig, StreamInfo,
+  AppendAck, AppendInput, BucketConfig, BucketCreate, BucketInfo, ListPage, Position, ReadOptions, ReadResult, ReadStart,
+  SequencedRecord, StreamConfig, StreamConfigInput, StreamCreate, StreamDetail, StreamInfo,
 } from './types.ts';
 
-export interface ListPage<T> {
-  items: T[];
-  /** Cursor for the next page; '' when the listing is complete. */
-  next: string;
-}
-
-/** Stream config as a caller sends it: an empty-string enum defers to the bucket's defaults. */
-export type StreamConfigInput = { [K in keyof StreamConfig]?: StreamConfig[K] | '' };
-
-export interface StreamCreate extends StreamConfigInput {
-  creation_token?: string;
-}
-
-export interface BucketCreate extends Partial<BucketConfig> {
-  creation_token?: string;
-}
+// What a create or a patch sends, and a listing's page, are wire shapes (src/protocol/resources.ts);
+// the verbs' implementers import them from here with the rest of the face.
+export type { BucketCreate, ListPage, StreamConfigInput, StreamCreate } from './types.ts';
 
 /** A live subscription. The transport pulls one batch at a time (one batch in flight). */
 export interface Subscription {
@@ -79,7 +66,7 @@ export interface StreamService {
   listBuckets(startAfter: string, limit: number): ListPage<BucketInfo> | Promise<ListPage<BucketInfo>>;
   // streams (key is raw bytes decoded from the path, carried as a latin1/utf8 string by the caller)
   createStream(bucket: string, key: string, body: StreamCreate): Promise<StreamInfo>;
-  getStream(bucket: string, key: string): (StreamInfo & { fencing_token: string }) | Promise<StreamInfo & { fencing_token: string }>;
+  getStream(bucket: string, key: string): StreamDetail | Promise<StreamDetail>;
   reconfigureStream(bucket: string, key: string, patch: StreamConfigInput): Promise<StreamInfo>;
   deleteStream(bucket: string, key: string): Promise<void>;
   listStreams(bucket: string, startAfter: string, limit: number): ListPage<StreamInfo> | Promise<ListPage<StreamInfo>>;

@@ -14,9 +14,11 @@ import { OrderedMap } from './ordered-keys.ts';
 import { ServiceError, invalid, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
 import { Settling } from './settling.ts';
+import { Retention, movedAway } from './retention.ts';
+import { invariant } from './invariant.ts';
 import { ObjectReclaimer } from './object-reclaimer.ts';
 import { Auditor } from './auditor.ts';
-import type { Clock, Ids, LogPort, SegmentSettler, Timers, WalJanitor } from './ports.ts';
+import { soleLeadership, type Clock, type Ids, type Leadership, type LogPort, type SegmentSettler, type Timers, type WalJanitor } from './ports.ts';
 import { checkBatchCaps, checkFence, checkMatch, pace, stampTimestamps } from './sequencer.ts';
 import type {
   BucketCreate, ListPage, PlanResult, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
@@ -33,6 +35,8 @@ export interface StarDeps {
   timers: Timers;
   ids: Ids;
   log: LogPort;
+  /** Who leads each stream, at which epoch (default: this star alone, every stream, epoch 0). */
+  leadership?: Leadership;
   metadata: MetadataStore;
   objects: ObjectStore;
   settler: SegmentSettler;
@@ -67,6 +71,8 @@ interface PendingEntry {
   st?: StreamState;
   batch?: MemBatch;
   frameBytes: number;
+  /** The leadership epoch the batch was sequenced at: it is acknowledged only at that epoch. */
+  epoch?: number;
   resolve?: (a: AppendAck) => void;
   reject?: (e: unknown) => void;
   /** A ROTATE marker: the file it closes settles once it is durable. */
@@ -79,6 +85,7 @@ const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
 
 export class Star implements StreamService {
   private readonly d: StarDeps;
+  private readonly leadership: Leadership;
   private readonly buckets = new OrderedMap<BucketMeta>();
   private readonly streams = new Map<string, StreamState>();
   /** The same streams by stream id (a cluster's commit log and settler look them up by the frames' id). */
@@ -96,11 +103,12 @@ export class Star implements StreamService {
   /** Memory for the frames this star sequences, kept until their WAL file settles. */
   private readonly frames = new FrameArena();
   private pending: PendingEntry[] = [];
+  /** The ring offset the newest entry ends at (each entry ends past the one before). */
+  private lastEnd = 0;
   private pendingHead = 0;
   private inflightBytes = 0;
   /** Committed bytes held in memory until their WAL file settles (bounded by UNSETTLED_BYTES_MAX). */
   private unsettledBytes = 0;
-  private sweeping = false;
   /** The WAL failed and the sequencer has not yet seen it recover (see durableLoop). */
   private walDown = false;
   private walFileNo: number;
@@ -108,6 +116,8 @@ export class Star implements StreamService {
   private walFileOpenedMs = 0;
   /** Sealed WAL files into segments, in order (core/settling.ts). */
   private readonly settling: Settling;
+  /** Trim and retention: where each stream's watermark goes (core/retention.ts). */
+  private readonly retention: Retention;
   /** Deletes unreferenced segments once read plans that name them have expired. */
   private readonly reclaimer: ObjectReclaimer;
   /** Deletions waiting out the read grace, settled segments to verify, what was found (admin plane). */
@@ -124,6 +134,7 @@ export class Star implements StreamService {
 
   constructor(deps: StarDeps) {
     this.d = deps;
+    this.leadership = deps.leadership ?? soleLeadership;
     this.reader = new PageReader(deps.objects);
     this.reclaimer = new ObjectReclaimer(deps.objects, deps.clock, deps.objectGraceMs ?? 0, (m) => deps.log_error?.(m));
     this.auditor = new Auditor(deps.objects, this.reclaimer, deps.clock,
@@ -136,6 +147,11 @@ export class Star implements StreamService {
       dropObject: (key) => this.dropObject(key),
       segmentSettled: (st, seg) => this.auditor.settled(st.meta.bucket, st.meta.key, st.streamId, seg),
       closed: () => this.closed,
+    });
+    this.retention = new Retention({ metadata: deps.metadata, reader: this.reader, log_error: deps.log_error }, {
+      withRows: (sts, fn) => this.withRows(sts, fn),
+      rowWrite: (sts, write) => this.rowWrite(sts, write),
+      dropObject: (key, st) => this.dropObject(key, st),
     });
     this.walFileNo = deps.walFileNo;
     this.readRecordsMax = deps.readRecordsMax ?? READ_RECORDS_MAX;
@@ -482,7 +498,7 @@ export class Star implements StreamService {
     const retentionChanged = await this.withRows([st], () => this.reconfigureLocked(st, b, bucket, key, patch));
     // Retention takes effect immediately (spec: States), not at the next background sweep. It takes
     // the row lock itself, so it runs once the config's write has released it.
-    if (retentionChanged) await this.applyRetention(st, this.d.clock.nowMs());
+    if (retentionChanged) await this.retention.apply(st, this.d.clock.nowMs());
     return st.info();
   }
 
@@ -630,7 +646,7 @@ export class Star implements StreamService {
 
   /** The refusals that do not depend on the tail, in the order they are reported. */
   private admit(st: StreamState, bucket: string, key: string, input: AppendInput): void {
-    if (st.evicted) throw new ServiceError('unavailable', `stream ${bucket}/${key} moved to another star; retry`);
+    if (st.evicted) throw movedAway(st);
     if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
     if (this.walDown || this.d.log.failed()) throw new ServiceError('unavailable', `the write-ahead log cannot be written (${this.d.log.failureCause()}); not accepting appends until it recovers`);
     // The metadata store is down, or a row write's outcome is still unknown: no ack until the star
@@ -644,6 +660,8 @@ export class Star implements StreamService {
    *  between them and the copy into the ring, so no append slips past a delete, a fence or a WAL failure. */
   private sequence(st: StreamState, bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
     this.admit(st, bucket, key, input);
+    const epoch = this.leadership.epochOf(bucket, key);
+    if (epoch === undefined) throw new ServiceError('unavailable', `this star no longer leads ${bucket}/${key}; retry`);
     // The tail is built only for a mismatch's answer, not on every append.
     if (input.match_seq_num !== undefined && input.match_seq_num !== st.nextSeq) checkMatch(input.match_seq_num, st.nextSeq, st.tailPosition());
     const firstSeq = st.nextSeq;
@@ -677,6 +695,9 @@ export class Star implements StreamService {
     }
     const end = this.d.log.tryAppend(frame);
     if (end < 0) throw new ServiceError('resource_exhausted', 'log ring full; retry shortly');
+    // Acks are answered in ring order as the durable offset passes them: the ring must only grow.
+    invariant(end > this.lastEnd && firstSeq >= st.tail, () => `stream ${st.streamId}: entry ending ${end} after ${this.lastEnd}, sequenced at ${firstSeq} below tail ${st.tail}`);
+    this.lastEnd = end;
     this.d.log.publish();
     st.lastAppendMs = arrival; // only an accepted append keeps the stream leased
     st.nextSeq += count;
@@ -688,7 +709,7 @@ export class Star implements StreamService {
     };
     this.settling.touch(this.walFileNo, st);
     const ack = new Promise<AppendAck>((resolve, reject) => {
-      this.pending.push({ end, st, batch, frameBytes: frame.length, resolve, reject });
+      this.pending.push({ end, st, batch, frameBytes: frame.length, epoch, resolve, reject });
     });
     st.appendStarted();
     this.walFileBytes += frame.length;
@@ -704,6 +725,8 @@ export class Star implements StreamService {
     const frame = encodeRotate();
     const end = this.d.log.tryAppend(frame);
     if (end < 0) return false;
+    invariant(end > this.lastEnd, () => `rotate entry ending ${end} after ${this.lastEnd}`);
+    this.lastEnd = end;
     this.d.log.publish();
     let onSealed!: () => void;
     let reject!: (e: unknown) => void;
@@ -772,7 +795,8 @@ export class Star implements StreamService {
       const st = p.st!;
       st.inflightBytes -= p.frameBytes;
       this.inflightBytes -= p.frameBytes;
-      const refused = this.d.log.takeRefusal?.(p.end);
+      const refused = this.d.log.takeRefusal?.(p.end)
+        ?? (this.leadership.epochOf(st.meta.bucket, st.meta.key) !== p.epoch ? `the stream's leadership moved past epoch ${p.epoch}` : undefined);
       if (refused !== undefined || st.evicted) {
         // Not committed (a cluster: the lease moved, or the commit's outcome is unknown): the stream
         // leaves this star, and the next request reloads it from what is committed.
@@ -979,7 +1003,7 @@ export class Star implements StreamService {
    *  or an append is in flight, and until LEASE_IDLE_MS after the last append; vacant after that. */
   leased(bucket: string, key: string): boolean {
     const st = this.streams.get(addr(bucket, key));
-    if (!st) return false;
+    if (!st || this.leadership.epochOf(bucket, key) === undefined) return false;
     return st.watched || st.inflightBytes > 0 || this.d.clock.nowMs() - st.lastAppendMs < (this.d.leaseIdleMs ?? LEASE_IDLE_MS);
   }
 
@@ -990,30 +1014,13 @@ export class Star implements StreamService {
   // ---------------------------------------------------------------- trim, fence, retention
 
   async trim(bucket: string, key: string, to: { seq_num?: number; timestamp_ms?: number }): Promise<void> {
-    const st = this.requireStream(bucket, key);
-    await st.drained();
-    const target = to.seq_num !== undefined ? Math.min(to.seq_num, st.tail) : await this.reader.seqAtOrAfter(st, to.timestamp_ms!);
-    await this.advanceTrim(st, target);
-  }
-
-  /** Moves the watermark to `target` (it only advances). Readers see the trim only once its row is
-   *  durable: a crash before then would bring the records back for readers already told they were
-   *  gone. Segments wholly below it are deleted after that. */
-  private advanceTrim(st: StreamState, target: number): Promise<void> {
-    return this.withRows([st], async () => {
-      if (st.deleted || target <= st.trimSeq) return;
-      const dead = st.meta.segments.filter((s) => s.end_seq <= target);
-      const meta: StreamMeta = { ...st.meta, trim_seq: target, segments: st.meta.segments.filter((s) => s.end_seq > target) };
-      await this.rowWrite([st], this.d.metadata.putStream(meta));
-      st.meta = meta;
-      st.wake();
-      for (const s of dead) this.dropObject(s.object_key, st);
-    });
+    return this.retention.trim(this.requireStream(bucket, key), to);
   }
 
   async fence(bucket: string, key: string, token: string): Promise<Position> {
     const st = this.requireStream(bucket, key);
     await this.withRows([st], async () => {
+      if (st.evicted) throw movedAway(st);
       if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
       const before = st.meta;
       st.meta = { ...st.meta, fencing_token: token };
@@ -1029,7 +1036,6 @@ export class Star implements StreamService {
     return st.tailPosition();
   }
 
-  /** Background: retention by age and bytes, and sealing a quiet WAL file. */
   /** A segment no durable row points at: out of the footer cache now, out of the store once no read
    *  plan vended before can still name it. */
   private dropObject(key: string, st?: StreamState): void {
@@ -1037,6 +1043,8 @@ export class Star implements StreamService {
     this.reclaimer.drop(key, st?.meta.bucket, st?.meta.key);
   }
 
+  /** Background, every RETENTION_SWEEP_MS: object reclaiming, the audit, sealing a quiet WAL file,
+   *  reading suspect rows back, and retention. */
   private sweep(): void {
     const now = this.d.clock.nowMs();
     this.reclaimer.run();
@@ -1044,13 +1052,7 @@ export class Star implements StreamService {
     void this.auditor.run().catch((err: unknown) => this.d.log_error?.('audit pass failed', err));
     if (this.walFileBytes > 0 && now - this.walFileOpenedMs >= this.walSettleAfterMs) this.rotate();
     this.reconcile();
-    if (this.sweeping) return; // one retention pass at a time
-    const due = [...this.streams.values()].filter((st) => st.config.retention_max_age_ms || st.config.retention_max_bytes);
-    if (!due.length) return;
-    this.sweeping = true;
-    void (async () => {
-      for (const st of due) await this.applyRetention(st, now);
-    })().catch((err) => this.d.log_error?.('retention sweep failed', err)).finally(() => { this.sweeping = false; });
+    this.retention.sweep(this.streams.values(), now);
   }
 
   /** Every settled segment the streams held here name (the auditor's scrub). */
@@ -1058,16 +1060,6 @@ export class Star implements StreamService {
     for (const st of this.streams.values()) {
       for (const seg of st.meta.segments) yield { bucket: st.meta.bucket, key: st.meta.key, streamId: st.streamId, seg };
     }
-  }
-
-  /** Trims what the stream's retention (age and bytes) no longer keeps as of `nowMs`. */
-  private async applyRetention(st: StreamState, nowMs: number): Promise<void> {
-    const { retention_max_age_ms: age, retention_max_bytes: bytes } = st.config;
-    if (!age && !bytes) return;
-    let target = st.trimSeq;
-    if (age) target = Math.max(target, await this.reader.seqAtOrAfter(st, nowMs - age));
-    if (bytes) target = Math.max(target, this.reader.watermarkForBytes(st, bytes));
-    await this.advanceTrim(st, Math.min(target, st.tail));
   }
 
   // ---------------------------------------------------------------- read plans and watchers

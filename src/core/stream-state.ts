@@ -2,6 +2,7 @@
 // watermark, the settled chain and the committed-but-unsettled batches. An idle stream holds only
 // these fields: its unsettled batches leave memory when its WAL file settles.
 
+import { invariant } from './invariant.ts';
 import type { PaceState } from './sequencer.ts';
 import type { StreamMeta } from '../storage/metadata/metadata-store.ts';
 import { uuidBytes } from '../storage/format/record-codec.ts';
@@ -117,6 +118,9 @@ export class StreamState {
 
   /** A committed batch enters memory and the tail moves. The caller wakes waiters (after acks). */
   commitBatch(b: MemBatch): void {
+    // Records commit in sequence order with no gap: a batch that does not start at the tail would be
+    // served, settled and acknowledged at positions another batch holds or skips.
+    invariant(b.firstSeq === this.tail && b.count > 0, () => `stream ${this.meta.stream_id}: batch ${b.firstSeq}+${b.count} committed at tail ${this.tail}`);
     this.mem.push(b);
     this.tail = b.firstSeq + b.count;
     this.tailTs = b.maxTs;

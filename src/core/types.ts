@@ -1,41 +1,13 @@
-// The service's resources, transport-neutral. Bytes are Buffers/Uint8Arrays here; JSON and its
-// UTF-8-or-base64 rules live at the edge (api/).
+// The core's types. The wire's shapes (Position, the resources, records and the append ack) are
+// defined in the protocol leaf and re-exported here, so the core names one file for its types; what
+// follows is the core's own: bucket defaults, read options, pre-encoded batches, append input.
+// Bytes are Buffers/Uint8Arrays here; JSON and its UTF-8-or-base64 rules live at the edge (api/).
 
 export type { Position } from '../protocol/position.ts';
-import type { Position } from '../protocol/position.ts';
 export * from '../protocol/resources.ts';
-import type { BucketConfig, ProducerPolicy, StorageClass, StreamConfig, TimestampingMode } from '../protocol/resources.ts';
-
-export const STORAGE_CLASSES: readonly StorageClass[] = ['standard', 'express'];
-export const PRODUCER_POLICIES: readonly ProducerPolicy[] = ['any', 'fenced'];
-export const TIMESTAMPING_MODES: readonly TimestampingMode[] = ['client-prefer', 'client-require', 'arrival'];
-
-export interface Header {
-  name: Uint8Array;
-  value: Uint8Array;
-}
-
-/** A record as a producer hands it in, already decoded from its wire form. */
-export interface RecordInput {
-  timestamp_ms?: number;
-  headers: Header[];
-  body: Uint8Array;
-}
-
-/** A committed record. */
-export interface SequencedRecord {
-  seq_num: number;
-  timestamp_ms: number;
-  headers: Header[];
-  body: Uint8Array;
-}
-
-export interface StreamInfo extends StreamConfig {
-  stream_id: string;
-  bucket: string;
-  key: string;
-  created_at_unix_ms: number;
-}
+import type { BucketConfig, StreamConfig } from '../protocol/resources.ts';
+export type { AppendAck, Header, RecordInput, SequencedRecord } from '../protocol/records.ts';
+import type { RecordInput, RecordPage } from '../protocol/records.ts';
 
 export const DEFAULT_BUCKET_CONFIG: Readonly<BucketConfig> = {
   location: 'local',
@@ -83,10 +55,7 @@ export interface ReadOptions {
   clamp: boolean;
 }
 
-export interface ReadResult {
-  records: SequencedRecord[];
-  tail: Position;
-}
+export type ReadResult = RecordPage;
 
 /** A batch a worker already validated and encoded (timestamps, stream and seq_num patched later). */
 export interface EncodedBatch {
@@ -103,10 +72,4 @@ export interface AppendInput {
   encoded?: EncodedBatch;
   match_seq_num?: number;
   fencing_token?: string;
-}
-
-export interface AppendAck {
-  start: Position;
-  end: Position;
-  tail: Position;
 }

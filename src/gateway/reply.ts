@@ -3,6 +3,7 @@
 
 import type { ServerResponse } from 'node:http';
 import { orInternal } from '../protocol/errors.ts';
+import { httpStatusOf } from '../api/http-status.ts';
 
 export type LogError = (msg: string, err?: unknown) => void;
 
@@ -20,7 +21,8 @@ export function answer(res: ServerResponse, status: number, body: unknown, heade
 export function fail(res: ServerResponse, err: unknown, log: LogError): void {
   const e = orInternal(err);
   if (e.code === 'internal') log('bug: gateway request failed', err);
-  const headers: Record<string, string> = e.httpStatus === 429 || e.httpStatus === 503 ? { 'Retry-After': '1' } : {};
+  const status = httpStatusOf(e.code);
+  const headers: Record<string, string> = status === 429 || status === 503 ? { 'Retry-After': '1' } : {};
   if (e.code === 'method_not_allowed' && e.detail.allow) headers.Allow = e.detail.allow.join(', ');
-  answer(res, e.httpStatus, e.toBody(), headers);
+  answer(res, status, e.toBody(), headers);
 }

@@ -12,6 +12,7 @@
 import { isUtf8 } from 'node:buffer';
 import { asServiceError, invalid } from '../core/errors.ts';
 import { ADMIN_READ_VERBS, type AdminReadVerb, type AdminReads } from '../api/grpc/admin-reads.ts';
+import { httpStatusOf } from '../api/http-status.ts';
 import type { OpsAnswer } from './ops-server.ts';
 
 export const ADMIN_API_PREFIX = '/admin/api/';
@@ -154,8 +155,9 @@ export function adminBridge(opts: AdminBridgeOptions): (method: string, path: st
     } catch (err) {
       const e = asServiceError(err);
       if (e.code === 'internal') opts.logError(`bug: admin bridge ${verb} failed`, err);
-      const headers: Record<string, string> = e.httpStatus === 429 || e.httpStatus === 503 ? { 'Retry-After': '1' } : {};
-      return answer(e.httpStatus, e.toBody(), headers);
+      const status = httpStatusOf(e.code);
+      const headers: Record<string, string> = status === 429 || status === 503 ? { 'Retry-After': '1' } : {};
+      return answer(status, e.toBody(), headers);
     }
   };
 }

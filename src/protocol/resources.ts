@@ -1,10 +1,16 @@
 // The service's resources as the wire shows them (spec: Resources): storage classes, policies,
-// stream and bucket configs, a bucket's info, and the config field lists. Part of the protocol leaf:
-// no imports, so the server, the Gateway and the browser-safe client share one definition.
+// stream and bucket configs and what a create or a patch sends, a stream's and a bucket's info, the
+// config field lists, listing pages and the token exchange. Part of the protocol leaf: no imports,
+// so the server, the Gateway and the browser-safe client share one definition.
 
 export type StorageClass = 'standard' | 'express';
 export type ProducerPolicy = 'any' | 'fenced';
 export type TimestampingMode = 'client-prefer' | 'client-require' | 'arrival';
+
+/** Every value of each enum, in the spec's order (a config field holding another is refused). */
+export const STORAGE_CLASSES: readonly StorageClass[] = ['standard', 'express'];
+export const PRODUCER_POLICIES: readonly ProducerPolicy[] = ['any', 'fenced'];
+export const TIMESTAMPING_MODES: readonly TimestampingMode[] = ['client-prefer', 'client-require', 'arrival'];
 
 export interface StreamConfig {
   class: StorageClass;
@@ -52,4 +58,56 @@ export interface BucketInfo extends BucketConfig {
   name: string;
   created_at_unix_ms: number;
   creation_token: string;
+}
+
+/** Stream config as a caller sends it (create, patch): an empty-string enum defers to the bucket's
+ *  defaults, and a field left out copies them. */
+export type StreamConfigInput = { [K in keyof StreamConfig]?: StreamConfig[K] | '' };
+
+export interface StreamCreate extends StreamConfigInput {
+  creation_token?: string;
+}
+
+export interface BucketCreate extends Partial<BucketConfig> {
+  creation_token?: string;
+}
+
+/**
+ * A stream (spec: Stream). `K` is how its key is held: the server keeps a string (raw bytes escaped,
+ * key-bytes.ts); the client hands out text when the key's bytes are UTF-8, else the bytes. On JSON
+ * the key rides `key`, or `key_b64` when its bytes are not UTF-8 (json.ts).
+ */
+export interface StreamInfo<K = string> extends StreamConfig {
+  stream_id: string;
+  bucket: string;
+  key: K;
+  created_at_unix_ms: number;
+}
+
+/** GetStream adds the installed fencing token ('' when unfenced); listings leave it out. */
+export interface StreamDetail<K = string> extends StreamInfo<K> {
+  fencing_token: string;
+}
+
+/** One page of a listing: the items and the cursor of the next page ('' when the listing is
+ *  complete). On JSON the items ride `streams` or `buckets` (json.ts). */
+export interface ListPage<T> {
+  items: T[];
+  next: string;
+}
+
+/** The api-key exchange's ask (spec: Api-key exchange): exactly one of bucket or scope. */
+export interface ExchangeRequest {
+  key_id: string;
+  secret: string;
+  bucket?: string;
+  scope?: string;
+  /** Absent (or 0): the default, 15 minutes; clamped to an hour. */
+  ttl_seconds?: number;
+}
+
+/** The exchange's answer (spec: Token). */
+export interface ExchangedToken {
+  token: string;
+  expires_at_unix_ms: number;
 }

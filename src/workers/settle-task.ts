@@ -19,9 +19,13 @@ export interface SettledSegment { streamId: string; segment: SegmentMeta }
 
 let store: ObjectStore | undefined;
 
-/** One object per stream range, named by its first seq_num: re-settling after a crash overwrites it. */
-export function segmentKey(streamId: string, firstSeq: number): string {
-  return `streams/${streamId}/${String(firstSeq).padStart(20, '0')}.seg`;
+/** One object per stream range, named by its first and end seq_num. A range's records are committed
+ *  once and never change, so two uploads under one name carry the same bytes: re-settling after a
+ *  crash overwrites it harmlessly, and a stale leader's late upload of a shorter range starting at
+ *  the same record cannot replace the new leader's segment (named by its first seq_num alone, it did:
+ *  test/sim/stale-leader.test.ts). */
+export function segmentKey(streamId: string, firstSeq: number, endSeq: number): string {
+  return `streams/${streamId}/${String(firstSeq).padStart(20, '0')}-${String(endSeq).padStart(20, '0')}.seg`;
 }
 
 export default async function settle(task: SettleTask): Promise<SettledSegment[]> {
@@ -54,14 +58,15 @@ export async function settleWalBytes(buf: Buffer, streams: SettleTask['streams']
     const lastFrame = frames[frames.length - 1];
     const last = frameInfo(lastFrame);
     const lastTs = frameTimestamps(lastFrame);
-    const objectKey = segmentKey(streamId, first.firstSeq);
+    const endSeq = last.firstSeq + last.recordCount;
+    const objectKey = segmentKey(streamId, first.firstSeq, endSeq);
     await objects.put(objectKey, seg.bytes);
     out.push({
       streamId,
       segment: {
         object_key: objectKey,
         first_seq: first.firstSeq,
-        end_seq: last.firstSeq + last.recordCount,
+        end_seq: endSeq,
         min_ts: seg.entries[0].minTs,
         max_ts: lastTs[lastTs.length - 1] ?? 0,
         content_bytes: content,

@@ -3,12 +3,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CorsPolicy } from '../../src/api/cors.ts';
 import { ServiceError } from '../../src/core/errors.ts';
+import { httpStatusOf } from '../../src/api/http-status.ts';
 
 test('with no origins configured nothing is added and every preflight is refused', () => {
   const p = new CorsPolicy([]);
   assert.equal(p.enabled, false);
   assert.equal(p.responseHeaders('https://a.example'), undefined);
-  assert.throws(() => p.preflight('https://a.example', 'GET', ['GET']), (e: unknown) => e instanceof ServiceError && e.httpStatus === 403);
+  assert.throws(() => p.preflight('https://a.example', 'GET', ['GET']), (e: unknown) => e instanceof ServiceError && httpStatusOf(e.code) === 403);
 });
 
 test('listed origins match without case or a trailing slash; * admits any real origin but not null', () => {

@@ -11,27 +11,13 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
-import { REPO_ROOT, removeDir, starEntry, tempDir, type Engine } from '../helpers/server.ts';
+import { REPO_ROOT, childEnv, removeDir, starArgs, startServer, tempDir, type Engine } from '../helpers/server.ts';
 
 export { ENGINES, tempDir, removeDir, type Engine } from '../helpers/server.ts';
 
 const START_TIMEOUT_MS = 60_000; // a bound, not a speed: a loaded CI machine has taken over 20 s to start a star
 /** Every request here gives up after this long: a bounded wait, never a hang. */
 export const REQUEST_TIMEOUT_MS = 10_000;
-
-/** The environment a child sees: the parent's minus every SVCD_* setting, plus the test's own. */
-function childEnv(env: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const base: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVCD_')) base[k] = v;
-  return { ...base, ...env };
-}
-
-function mainArgs(dataDir: string, engine: Engine, args: string[]): string[] {
-  return [
-    ...starEntry(),
-    '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--http-engine', engine, ...args,
-  ];
-}
 
 export interface Star {
   /** http://… or https://… following whether the star was given TLS files. */
@@ -58,35 +44,18 @@ export interface StarOptions {
   keepDir?: boolean;
 }
 
-/** Start a star child on loopback; resolves at its listening line. */
+/** Start a star child on loopback (the one harness, test/helpers/server.ts, with a clean SVCD_*
+ *  environment); resolves at its listening line. Its temp data dir goes with it unless kept. */
 export async function startStar(opts: StarOptions = {}): Promise<Star> {
-  const dataDir = opts.dataDir ?? tempDir('svcd-auth-');
-  const proc = spawn(process.execPath, mainArgs(dataDir, opts.engine ?? 'uws', opts.args ?? []), {
-    cwd: REPO_ROOT, env: childEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'],
+  const s = await startServer({
+    engine: opts.engine ?? 'uws', dataDir: opts.dataDir ?? tempDir('svcd-auth-'), cleanEnv: true,
+    ...(opts.args ? { args: opts.args } : {}), ...(opts.env ? { env: opts.env } : {}), ...(opts.tls ? { tls: true } : {}),
   });
-  let out = '';
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  const seen = await new Promise<RegExpExecArray>((resolve, reject) => {
-    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`star did not start:\n${out}`)); }, START_TIMEOUT_MS);
-    proc.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /listening on (https?):\/\/127\.0\.0\.1:(\d+) \(engine (\w+)\)/.exec(out);
-      if (m) { clearTimeout(timer); resolve(m); }
-    });
-    proc.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
-    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`star exited (${code}) before listening:\n${out}`)); });
-  });
-  const port = Number(seen[2]);
   return {
-    baseUrl: `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
-    port, dataDir, engine: seen[3], printedScheme: seen[1], proc,
-    output: () => out,
+    ...s,
     async stop() {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
-      const bounded = setTimeout(() => proc.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(bounded);
-      if (!opts.keepDir && opts.dataDir === undefined) removeDir(dataDir);
+      await s.stop();
+      if (!opts.keepDir && opts.dataDir === undefined) removeDir(s.dataDir);
     },
   };
 }
@@ -96,8 +65,8 @@ export interface Refusal { code: number | null; signal: string | null; stdout: s
 /** Run a star that is expected to refuse to boot; bounded, and killed if it starts serving instead. */
 export function runRefusal(opts: { engine?: Engine; args?: string[]; env?: Record<string, string> }): Promise<Refusal> {
   const dataDir = tempDir('svcd-refuse-');
-  const proc = spawn(process.execPath, mainArgs(dataDir, opts.engine ?? 'node', opts.args ?? []), {
-    cwd: REPO_ROOT, env: childEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'],
+  const proc = spawn(process.execPath, starArgs(dataDir, opts.engine ?? 'node', opts.args), {
+    cwd: REPO_ROOT, env: childEnv({ cleanEnv: true, ...(opts.env ? { env: opts.env } : {}) }), stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';

@@ -14,6 +14,7 @@ import { FailureThrottle } from '../../src/auth/throttle.ts';
 import {
   EXCHANGE_FAILURES_PER_ADDRESS_BURST, EXCHANGE_FAILURES_PER_KEY_ID_BURST, EXCHANGE_TOKEN_CONNECTIONS_DEFAULT,
 } from '../../src/config/limits.ts';
+import { httpStatusOf } from '../../src/api/http-status.ts';
 
 const code = (c: string) => (err: unknown): boolean => err instanceof ServiceError && err.code === c;
 const SECRET = new TextEncoder().encode('k'.repeat(32));
@@ -57,7 +58,7 @@ test('FailureThrottle: a burst of failures, then refused until the rate refills 
   const t = new FailureThrottle({ burst: 3, perS: 1, keysMax: 100, what: 'key id' }, () => now);
   for (let i = 0; i < 3; i++) { t.check('a'); t.failed('a'); }
   assert.throws(() => t.check('a'), (e: unknown) => code('resource_exhausted')(e) && /key id; retry in 1 s/.test((e as Error).message));
-  assert.equal((() => { try { t.check('a'); } catch (e) { return (e as ServiceError).httpStatus; } return 0; })(), 429);
+  assert.equal((() => { try { t.check('a'); } catch (e) { return httpStatusOf((e as ServiceError).code); } return 0; })(), 429);
   t.check('b'); // another key is untouched
   now += 999;
   assert.throws(() => t.check('a'));

@@ -6,8 +6,9 @@ import { constantTimeEqual, createAuthenticator } from '../../src/auth/authentic
 import type { AuthConfig } from '../../src/auth/config.ts';
 import { createJwtVerifier } from '../../src/auth/jwt.ts';
 import { createPeerCredentials } from '../../src/auth/peer.ts';
+import { httpStatusOf } from '../../src/api/http-status.ts';
 
-const is401 = (err: unknown): boolean => err instanceof ServiceError && err.code === 'unauthenticated' && err.httpStatus === 401;
+const is401 = (err: unknown): boolean => err instanceof ServiceError && err.code === 'unauthenticated' && httpStatusOf(err.code) === 401;
 const SECRET = new TextEncoder().encode('s'.repeat(32));
 
 test('off: every caller is trusted, headers are not even read', async () => {

@@ -7,6 +7,7 @@ import {
 } from '../../src/auth/authorize.ts';
 import { operatorPrincipal, TRUSTED_PRINCIPAL, type Principal } from '../../src/auth/principal.ts';
 import { parseScope } from '../../src/auth/scope.ts';
+import { httpStatusOf } from '../../src/api/http-status.ts';
 
 function tokenPrincipal(scope: string, aux: Principal['aux'] = {}): Principal {
   const s = parseScope(scope);
@@ -119,7 +120,7 @@ test('authorization table', () => {
 
 test('denial is permission_denied and names no address', () => {
   assert.throws(() => authorize(tokenPrincipal('svc:read:orders:*'), 'Append', { bucket: 'secret-bucket', key: 'secret-key' }),
-    (err: unknown) => err instanceof ServiceError && err.code === 'permission_denied' && err.httpStatus === 403 &&
+    (err: unknown) => err instanceof ServiceError && err.code === 'permission_denied' && httpStatusOf(err.code) === 403 &&
       !err.message.includes('secret'));
 });
 

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { authorize, isAuthorized, MemoryCredentialStore, parseAuthConfig, startAuth } from '../../src/auth/index.ts';
 import { ServiceError } from '../../src/core/errors.ts';
+import { httpStatusOf } from '../../src/api/http-status.ts';
 
 const ROOT_SECRET = 'root-secret-of-at-least-32-bytes!';
 
@@ -24,8 +25,8 @@ test('jwt boot: root seed converges, exchange mints, the token authenticates and
   const narrow = await auth.exchanger.exchange({ key_id: created.key_id, secret: created.secret, bucket: 'logs' });
   const p = await auth.authenticator.authenticate(`Bearer ${narrow.token}`);
   assert.ok(isAuthorized(p, 'Append', { bucket: 'logs', key: 'app/web' }));
-  assert.throws(() => authorize(p, 'Read', { bucket: 'logs', key: 'app/web' }), (e: unknown) => e instanceof ServiceError && e.httpStatus === 403);
-  await assert.rejects(auth.authenticator.authenticate(undefined), (e: unknown) => e instanceof ServiceError && e.httpStatus === 401);
+  assert.throws(() => authorize(p, 'Read', { bucket: 'logs', key: 'app/web' }), (e: unknown) => e instanceof ServiceError && httpStatusOf(e.code) === 403);
+  await assert.rejects(auth.authenticator.authenticate(undefined), (e: unknown) => e instanceof ServiceError && httpStatusOf(e.code) === 401);
   const peer = await auth.authenticator.authenticate(await auth.peer.authorization());
   authorize(peer, 'SettleStar');
   assert.ok(!isAuthorized(peer, 'Read', { bucket: 'logs', key: 'x' }));
@@ -34,6 +35,6 @@ test('jwt boot: root seed converges, exchange mints, the token authenticates and
 test('off boot: everyone trusted, exchange is 501', async () => {
   const auth = await startAuth(parseAuthConfig(() => undefined, {}, false), { store: new MemoryCredentialStore(), starId: 's1' });
   assert.equal((await auth.authenticator.authenticate(undefined)).kind, 'anonymous-trusted');
-  await assert.rejects(auth.exchanger.exchange({ key_id: 'a', secret: 'b', bucket: 'c' }), (e: unknown) => e instanceof ServiceError && e.httpStatus === 501);
+  await assert.rejects(auth.exchanger.exchange({ key_id: 'a', secret: 'b', bucket: 'c' }), (e: unknown) => e instanceof ServiceError && httpStatusOf(e.code) === 501);
   assert.equal(await auth.peer.authorization(), undefined);
 });

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ServiceError } from '../../src/core/errors.ts';
 import { CredentialRegistry, MemoryCredentialStore, hashSecret } from '../../src/auth/credentials.ts';
+import { httpStatusOf } from '../../src/api/http-status.ts';
 
 const code = (c: string) => (err: unknown): boolean => err instanceof ServiceError && err.code === c;
 
@@ -44,7 +45,7 @@ test('create with a given key id: registered as given, validated, duplicates Alr
   }
   const before = await store.get('ops-ci');
   const dup = await reg.create('svc:admin', 'ops-ci').catch((e: unknown) => e);
-  assert.ok(dup instanceof ServiceError && dup.code === 'already_exists' && dup.httpStatus === 409);
+  assert.ok(dup instanceof ServiceError && dup.code === 'already_exists' && httpStatusOf(dup.code) === 409);
   assert.deepEqual(await store.get('ops-ci'), before, 'the existing row is untouched');
   // A revoked row still holds its id: re-creating it would silently un-revoke.
   await reg.revoke('x');

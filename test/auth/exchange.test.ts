@@ -7,6 +7,7 @@ import { CredentialRegistry, MemoryCredentialStore } from '../../src/auth/creden
 import { createExchanger } from '../../src/auth/exchange.ts';
 import { createJwtVerifier } from '../../src/auth/jwt.ts';
 import { parseScope } from '../../src/auth/scope.ts';
+import { httpStatusOf } from '../../src/api/http-status.ts';
 
 const NOW = 1_700_000_000_000;
 const code = (c: string) => (err: unknown): boolean => err instanceof ServiceError && err.code === c;
@@ -147,13 +148,13 @@ test('verdicts: 400 shape, 401 unknown/wrong alike, 403 revoked, 501 without a s
   const unknown = await ex.exchange({ key_id: 'ck_0000000000000000', secret: cred.secret, bucket: 'b' }).catch((e: unknown) => e);
   const wrong = await ex.exchange({ key_id: cred.key_id, secret: 'wrong', bucket: 'b' }).catch((e: unknown) => e);
   assert.ok(unknown instanceof ServiceError && wrong instanceof ServiceError);
-  assert.equal(unknown.httpStatus, 401);
+  assert.equal(httpStatusOf(unknown.code), 401);
   assert.deepEqual(unknown.toBody(), wrong.toBody());
   await assert.rejects(ex.exchange({ secret: 'x', bucket: 'b' }), code('unauthenticated'));
   await registry.revoke(cred.key_id);
-  await assert.rejects(ex.exchange({ ...base, bucket: 'b' }), (e: unknown) => e instanceof ServiceError && e.httpStatus === 403);
+  await assert.rejects(ex.exchange({ ...base, bucket: 'b' }), (e: unknown) => e instanceof ServiceError && httpStatusOf(e.code) === 403);
   const verifyOnly = createExchanger(registry, undefined);
-  await assert.rejects(verifyOnly.exchange({ ...base, bucket: 'b' }), (e: unknown) => e instanceof ServiceError && e.httpStatus === 501);
+  await assert.rejects(verifyOnly.exchange({ ...base, bucket: 'b' }), (e: unknown) => e instanceof ServiceError && httpStatusOf(e.code) === 501);
 });
 
 test('minted scope is canonical and parses back to the same grants', async () => {

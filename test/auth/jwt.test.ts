@@ -5,6 +5,7 @@ import { SignJWT, UnsecuredJWT, base64url } from 'jose';
 import { ServiceError } from '../../src/core/errors.ts';
 import type { HmacKey, JwtConfig } from '../../src/auth/config.ts';
 import { createJwtVerifier, type JwtVerifier } from '../../src/auth/jwt.ts';
+import { httpStatusOf } from '../../src/api/http-status.ts';
 
 const enc = new TextEncoder();
 const SECRET = 'a'.repeat(32);
@@ -22,7 +23,7 @@ async function rejects401(v: JwtVerifier, token: string, pattern?: RegExp): Prom
   await assert.rejects(v.verify(token), (err: unknown) => {
     assert.ok(err instanceof ServiceError, String(err));
     assert.equal(err.code, 'unauthenticated');
-    assert.equal(err.httpStatus, 401);
+    assert.equal(httpStatusOf(err.code), 401);
     if (pattern) assert.match(err.message, pattern);
     return true;
   });

@@ -4,9 +4,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { UpstreamPool } from '../../src/gateway/capacity.ts';
 import { ServiceError } from '../../src/core/errors.ts';
+import { httpStatusOf } from '../../src/api/http-status.ts';
 
 const statusOf = (fn: () => unknown): number => {
-  try { fn(); return 0; } catch (e) { return e instanceof ServiceError ? e.httpStatus : -1; }
+  try { fn(); return 0; } catch (e) { return e instanceof ServiceError ? httpStatusOf(e.code) : -1; }
 };
 
 test('a tenant past its share is 429; the others are not touched', () => {

@@ -5,9 +5,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GatewayLimiter } from '../../src/gateway/limiter.ts';
 import { ServiceError } from '../../src/core/errors.ts';
+import { httpStatusOf } from '../../src/api/http-status.ts';
 
 const exhausted = (fn: () => unknown): boolean => {
-  try { fn(); return false; } catch (e) { return e instanceof ServiceError && e.httpStatus === 429; }
+  try { fn(); return false; } catch (e) { return e instanceof ServiceError && httpStatusOf(e.code) === 429; }
 };
 
 test('rps: a second of requests, then 429 until time refills it; subs are apart', () => {

@@ -16,6 +16,7 @@ import {
 import { ServiceError } from '../../src/core/errors.ts';
 import { bearer, bytes, callMd } from './client.ts';
 import { mint, startGrpcChild, type GrpcChild } from './child.ts';
+import { httpStatusOf } from '../../src/api/http-status.ts';
 
 const MiB = 1024 * 1024;
 /** Concurrent abusive calls, as in the issue. */
@@ -196,7 +197,7 @@ it('RequestBytesBudget: per tenant, then the star; released bytes come back; idl
   const a = { key: 'a', bytesMax: 60, what: 'tenant a' };
   const b = { key: 'b', bytesMax: 60, what: 'tenant b' };
   budget.charge(a, 60);
-  assert.throws(() => budget.charge(a, 1), (e: unknown) => e instanceof ServiceError && e.httpStatus === 429 && /tenant a has 60/.test(e.message));
+  assert.throws(() => budget.charge(a, 1), (e: unknown) => e instanceof ServiceError && httpStatusOf(e.code) === 429 && /tenant a has 60/.test(e.message));
   budget.charge(b, 40);
   assert.throws(() => budget.charge(b, 1), (e: unknown) => e instanceof ServiceError && /on this star/.test(e.message));
   assert.throws(() => budget.charge(undefined, 1), 'trusted callers count against the star too');

@@ -6,7 +6,7 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { APPEND_SESSION_INFLIGHT_BATCHES_MAX } from '../../src/api/grpc/append-session.ts';
+import { APPEND_SESSION_INFLIGHT_BATCHES_MAX } from '../../src/config/limits.ts';
 import type { AppendSessionRequest } from '../../src/gen/svc/v1/AppendSessionRequest.ts';
 import type { AppendSessionResponse__Output } from '../../src/gen/svc/v1/AppendSessionResponse.ts';
 import { bytes, call, detailsOf } from './client.ts';
@@ -227,8 +227,10 @@ describe('grpc append session', () => {
     const took = Date.now() - started;
     assert.equal(out.error, undefined);
     assert.equal(out.acks.length, 5);
+    // A lower bound only: pacing cannot let 250 kB through sooner than the bucket refills. How fast
+    // it goes otherwise is the machine's business (test/core/producer-session.test.ts checks the
+    // pacing itself on a virtual clock).
     assert.ok(took >= 800, `paced: took ${took} ms`);
-    assert.ok(took < 3000, `not over-paced: took ${took} ms`);
   });
 
   it('stops reading a producer that stops reading acks (real HTTP/2 back-pressure), then drains', async () => {

@@ -13,9 +13,14 @@ export type Engine = (typeof ENGINES)[number];
 const START_TIMEOUT_MS = 60_000; // a bound, not a speed: a loaded CI machine has taken over 20 s to start a star
 
 export interface RunningServer {
+  /** http://… or https://… following whether the star was given TLS files (StartOptions.tls). */
   baseUrl: string;
   port: number;
   dataDir: string;
+  /** The engine the star reports serving with (mtls always reports node). */
+  engine: string;
+  /** The scheme its listening line printed. */
+  printedScheme: string;
   proc: ChildProcess;
   output: () => string;
   /** Graceful stop (SIGTERM), waits for exit. */
@@ -29,6 +34,23 @@ export interface StartOptions {
   dataDir?: string;
   args?: string[];
   env?: Record<string, string>;
+  /** The star serves TLS (its args carry --tls-cert/--tls-key): baseUrl is https. */
+  tls?: boolean;
+  /** Node's own flags, before the entry (the benches' --cpu-prof; Node refuses it in NODE_OPTIONS). */
+  nodeArgs?: string[];
+  /** The child sees the parent's environment minus every SVCD_* setting (then `env`), so a
+   *  developer's own settings cannot change what a test asserts. */
+  cleanEnv?: boolean;
+}
+
+/** A star that does not exit this long after SIGTERM is killed (a bound, not a speed). */
+const STOP_WAIT_MS_MAX = 10_000;
+
+/** The environment a star child sees (see StartOptions.cleanEnv). */
+export function childEnv(opts: Pick<StartOptions, 'env' | 'cleanEnv'>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!opts.cleanEnv || !k.startsWith('SVCD_')) base[k] = v;
+  return { ...base, ...(opts.env ?? {}) };
 }
 
 /** How long a line the star prints after its listening line (gRPC, ops) may take to arrive. */
@@ -63,40 +85,42 @@ export function starEntry(): string[] {
     : ['--import', 'tsx', join(REPO_ROOT, 'src', 'main.ts')];
 }
 
+/** The node arguments that start a star on loopback (port 0) over `dataDir`. */
+export function starArgs(dataDir: string, engine: Engine, args: readonly string[] = []): string[] {
+  return [...starEntry(), '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--http-engine', engine, ...args];
+}
+
 export async function startServer(opts: StartOptions = {}): Promise<RunningServer> {
   const dataDir = opts.dataDir ?? tempDir();
-  const args = [
-    ...starEntry(),
-    '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--http-engine', opts.engine ?? 'uws',
-    ...(opts.args ?? []),
-  ];
-  const proc = spawn(process.execPath, args, {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...(opts.env ?? {}) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const args = [...(opts.nodeArgs ?? []), ...starArgs(dataDir, opts.engine ?? 'uws', opts.args)];
+  const proc = spawn(process.execPath, args, { cwd: REPO_ROOT, env: childEnv(opts), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), START_TIMEOUT_MS);
+  const seen = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`server did not start:\n${out}`)); }, START_TIMEOUT_MS);
     const onData = (chunk: Buffer): void => {
       out += chunk.toString();
-      const m = /listening on https?:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
+      const m = /listening on (https?):\/\/127\.0\.0\.1:(\d+) \(engine (\w+)\)/.exec(out);
+      if (m) { clearTimeout(timer); resolve(m); }
     };
     proc.stdout!.on('data', onData);
     proc.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
     proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}) before listening:\n${out}`)); });
   });
+  const port = Number(seen[2]);
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     port,
     dataDir,
+    engine: seen[3],
+    printedScheme: seen[1],
     proc,
     output: () => out,
     async stop() {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+      const bounded = setTimeout(() => proc.kill('SIGKILL'), STOP_WAIT_MS_MAX);
       await exited;
+      clearTimeout(bounded);
     },
     async kill() {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');

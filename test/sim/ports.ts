@@ -29,6 +29,16 @@ export class World {
   objectPutFailures = 0;
   /** Object reads asked for, one per GET a real store would make. */
   objectGets = 0;
+  /** Lease rows of a simulated cluster (test/sim/cluster-ports.ts): holder and epoch per address. */
+  readonly leases = new Map<string, { holder: string; epoch: number }>();
+  /** Stream row writes a lease guard refused (a stale leader's). */
+  guardRefusals = 0;
+}
+
+/** A star of a simulated cluster: its id, and the epochs it believes it holds (it may be stale). */
+export interface LeaseGuard {
+  starId: string;
+  epochOf(bucket: string, key: string): number | undefined;
 }
 
 /** One star's life: its timers, pending writes and ring, all dropped at its crash. */
@@ -37,9 +47,12 @@ export class Incarnation {
   private readonly timers: { at: number; seq: number; fn: () => void; every?: number; cancelled: boolean }[] = [];
   private timerSeq = 0;
   private readonly deferred: (() => void)[] = [];
-  private readonly metaQueue: { apply: () => void; resolve: () => void; reject: (e: Error) => void }[] = [];
+  private readonly metaQueue: { apply: () => Error | void; resolve: () => void; reject: (e: Error) => void }[] = [];
   private readonly objectQueue: { key: string; body: Buffer; resolve: () => void; reject: (e: Error) => void }[] = [];
   readonly log: SimLog;
+  /** Set for a star of a simulated cluster: its stream row writes land only where the world's lease
+   *  row names it at the epoch it wrote at (as the PostgreSQL store's guarded writes). */
+  guard: LeaseGuard | undefined;
 
   constructor(readonly world: World, private readonly random: () => number, walFileNo: number) {
     this.log = new SimLog(this, walFileNo);
@@ -94,10 +107,14 @@ export class Incarnation {
     }),
     putStream: (s) => this.metaRows([s]),
     putStreams: (rows) => this.metaRows(rows),
-    deleteStream: (bucket, key) => this.metaWrite(() => {
-      this.world.meta.streams.delete(`${bucket}\u0000${key}`);
-      this.world.meta.deleted.set(`${bucket}\u0000${key}`, { bucket, key });
-    }),
+    deleteStream: (bucket, key) => {
+      const allowed = this.guardOf([{ bucket, key }]);
+      return this.metaWrite(() => {
+        if (!allowed[0]()) return this.refused(bucket, key);
+        this.world.meta.streams.delete(`${bucket}\u0000${key}`);
+        this.world.meta.deleted.set(`${bucket}\u0000${key}`, { bucket, key });
+      });
+    },
     putCredential: (c) => this.metaRows([c]),
     readCredential: async (keyId) => structuredClone(this.world.meta.credentials.get(keyId)),
     listCredentials: async () => [...this.world.meta.credentials.values()].map((c) => structuredClone(c)),
@@ -121,19 +138,45 @@ export class Incarnation {
     });
   }
 
-  private metaWrite(apply: () => void): Promise<void> {
+  /** `apply` lands the write; an Error it returns is the write's answer (a guard refused it). */
+  private metaWrite(apply: () => Error | void): Promise<void> {
     if (this.dead) return never();
     return new Promise<void>((resolve, reject) => { this.metaQueue.push({ apply, resolve, reject }); });
+  }
+
+  /** For each stream row, a check made when the write lands with the epoch the star asked at (a
+   *  statement carries its epochs as parameters): true unguarded, or where the lease row names this
+   *  star at that epoch. */
+  private guardOf(rows: { bucket: string; key: string }[]): (() => boolean)[] {
+    const g = this.guard;
+    return rows.map((r) => {
+      if (!g) return () => true;
+      const a = `${r.bucket}\u0000${r.key}`;
+      const epoch = g.epochOf(r.bucket, r.key);
+      return () => {
+        const l = this.world.leases.get(a);
+        return epoch !== undefined && l !== undefined && l.holder === g.starId && l.epoch === epoch;
+      };
+    });
+  }
+
+  private refused(bucket: string, key: string): Error {
+    this.world.guardRefusals += 1;
+    return new MetadataUnavailableError(`lease of ${bucket}/${key} is not held at the epoch written (simulated guard)`);
   }
 
   /** Rows are copied when the star asks, as a real store serializes them then: the star's later
    *  changes to the same objects must not leak into what lands. */
   private metaRows(rows: (BucketMeta | StreamMeta | CredentialMeta)[]): Promise<void> {
     const frozen = structuredClone(rows);
+    const allowed = this.guardOf(frozen.map((r) => ('stream_id' in r ? r as StreamMeta : { bucket: '', key: '' })));
     return this.metaWrite(() => {
-      for (const row of frozen) {
+      let refusal: Error | undefined;
+      for (const [i, row] of frozen.entries()) {
         if ('stream_id' in row) {
           const s = row as StreamMeta;
+          // As the PostgreSQL store: the rows allowed are written, and the write answers the refusal.
+          if (!allowed[i]()) { refusal = this.refused(s.bucket, s.key); continue; }
           this.world.meta.streams.set(`${s.bucket}\u0000${s.key}`, s);
           this.world.meta.deleted.delete(`${s.bucket}\u0000${s.key}`);
         } else if ('key_id' in row) {
@@ -142,6 +185,7 @@ export class Incarnation {
           this.world.meta.buckets.set((row as BucketMeta).name, row as BucketMeta);
         }
       }
+      return refusal;
     });
   }
 
@@ -150,8 +194,8 @@ export class Incarnation {
     let done = 0;
     while (done < n && this.metaQueue.length > 0 && !this.dead) {
       const w = this.metaQueue.shift()!;
-      w.apply();
-      w.resolve();
+      const refusal = w.apply();
+      if (refusal) w.reject(refusal); else w.resolve();
       done++;
     }
     return done;

@@ -5,6 +5,7 @@
 // the error in a WeakMap, never in its message.
 
 import { ServiceError, asServiceError, type ErrorCode } from '../../core/errors.ts';
+import { httpStatusOf } from '../http-status.ts';
 
 /** A DS status per code; codes absent here answer their svcd HTTP status. */
 const DS_STATUS: Partial<Record<ErrorCode, number>> = {
@@ -38,5 +39,5 @@ export interface DsFailure {
 
 export function dsFailure(err: unknown): DsFailure {
   const error = asServiceError(err);
-  return { error, status: DS_STATUS[error.code] ?? error.httpStatus, headers: extraHeaders.get(error) ?? [] };
+  return { error, status: DS_STATUS[error.code] ?? httpStatusOf(error.code), headers: extraHeaders.get(error) ?? [] };
 }

@@ -8,7 +8,7 @@
 // one batch's record count; past either it is 400.
 
 import { APPEND_RECORDS_MAX } from '../../config/limits.ts';
-import type { RecordInput, SequencedRecord } from '../../core/types.ts';
+import type { RecordInput, SequencedRecord } from '../../protocol/records.ts';
 import { isJson, mediaType } from './content.ts';
 import { dsConflict, dsInvalid } from './errors.ts';
 import { DS_FORK_COPY_BYTES_MAX, DS_PREFIX, DS_READ_RECORDS_MAX, DS_SCAN_PAGE_BYTES_MAX, DS_STREAM_PATH } from './limits.ts';

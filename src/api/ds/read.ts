@@ -3,7 +3,7 @@
 // messages; the next offset is one past the last record the page held, whatever its kind.
 
 import type { StreamService, Subscription, SubscriptionBatch } from '../../core/service-api.ts';
-import type { SequencedRecord } from '../../core/types.ts';
+import type { SequencedRecord } from '../../protocol/records.ts';
 import type { SseSink } from '../exchange.ts';
 import { isJson, isText, readBody } from './content.ts';
 import { dsError, dsInvalid } from './errors.ts';

@@ -15,7 +15,7 @@
 // data it deduplicates; the state is rebuilt from these headers after a restart. Records without a
 // `ds` header (written through svcd's own API) read as data.
 
-import type { Header, RecordInput, SequencedRecord } from '../../core/types.ts';
+import type { Header, RecordInput, SequencedRecord } from '../../protocol/records.ts';
 
 export type RecordKind = 'meta' | 'data' | 'close' | 'pad' | 'ref' | 'gone';
 

@@ -7,7 +7,7 @@
 
 import { ServiceError } from '../../core/errors.ts';
 import type { StreamService } from '../../core/service-api.ts';
-import type { SequencedRecord } from '../../core/types.ts';
+import type { SequencedRecord } from '../../protocol/records.ts';
 import { DS_LANE_WAITERS_MAX, DS_SCAN_PAGE_BYTES_MAX, DS_READ_RECORDS_MAX, DS_STATE_CACHE_STREAMS_MAX } from './limits.ts';
 import { kindOf, parseMeta, producerOf, refOf, streamSeqOf, type DsMeta, type ProducerTuple } from './records.ts';
 

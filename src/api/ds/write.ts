@@ -5,7 +5,7 @@
 
 import { ServiceError } from '../../core/errors.ts';
 import type { StreamService } from '../../core/service-api.ts';
-import type { AppendAck, RecordInput } from '../../core/types.ts';
+import type { AppendAck, RecordInput } from '../../protocol/records.ts';
 import { DEFAULT_CONTENT_TYPE, mediaType, messagesOf } from './content.ts';
 import { dsConflict, dsError, dsInvalid, dsNotFound } from './errors.ts';
 import type { HeaderList } from './headers.ts';

@@ -4,6 +4,7 @@
 
 import type { AuditView, ClusterView } from './admin-reads.ts';
 import * as grpc from '@grpc/grpc-js';
+import type { Clock, Timers } from '../../core/ports.ts';
 import type { StreamService } from '../../core/service-api.ts';
 import type { GrpcAuthHooks, GrpcAuthRequest, GrpcCaller, ReadPlanVending } from './hooks.ts';
 import { grpcFailure, toGrpcFailure } from './status-mapping.ts';
@@ -43,6 +44,9 @@ export class LiveCalls {
 
 export interface GrpcContext {
   service: StreamService;
+  /** The ports producer sessions run on (core/producer-session.ts): linger, pacing. */
+  clock: Clock;
+  timers: Timers;
   /** A cluster's membership and leases for the admin views (absent: a star alone). */
   cluster?: ClusterView;
   /** The star's auditor queues for ListAuditQueues / PeekAuditQueue. */

@@ -1,19 +1,19 @@
 // svc.v1 messages ↔ the core's transport-neutral types. Pure functions; every rule that turns a
-// malformed message into INVALID_ARGUMENT before the core sees it lives here.
+// malformed message into INVALID_ARGUMENT before the core sees it is applied here: the ones HTTP
+// shares come from the protocol leaf (protocol/rules.ts), the ones only protobuf needs are here.
 
 import { keyFromBytes, keyToBytes } from '../../storage/format/key-bytes.ts';
 import { invalid } from '../../core/errors.ts';
-import type { BucketCreate, StreamCreate } from '../../core/service-api.ts';
-import {
-  APPEND_RECORDS_MAX, CREATION_TOKEN_BYTES_MAX, FENCING_TOKEN_BYTES_MAX, LIST_PAGE_DEFAULT, LIST_PAGE_MAX,
-  RECORD_HEADERS_MAX,
-} from '../../config/limits.ts';
+import { streamDefaultsOf, type ReadStart } from '../../core/types.ts';
+import type { Position } from '../../protocol/position.ts';
+import type { Header, RecordInput, SequencedRecord } from '../../protocol/records.ts';
 import type {
-  BucketConfig, BucketInfo, Header, Position, ProducerPolicy, ReadStart, RecordInput, SequencedRecord,
-  StorageClass, StreamConfig, StreamInfo, TimestampingMode,
-} from '../../core/types.ts';
-import { streamDefaultsOf } from '../../core/types.ts';
-import { checkBatch, checkBucketName, checkKey, checkNewBucketName, decodeStreamCursor, encodeStreamCursor } from '../rules.ts';
+  BucketConfig, BucketCreate, BucketInfo, ProducerPolicy, StorageClass, StreamConfig, StreamCreate, StreamInfo, TimestampingMode,
+} from '../../protocol/resources.ts';
+import {
+  checkBatch, checkBucketName, checkCreationToken, checkFencingToken, checkHeaderCount, checkKey, checkLocation,
+  checkNewBucketName, checkRecordCount, checkU64, decodeStreamCursor, encodeStreamCursor, listPageLimit,
+} from '../../protocol/rules.ts';
 import type { AppendRecord__Output } from '../../gen/svc/v1/AppendRecord.ts';
 import type { BucketConfig as PbBucketConfig, BucketConfig__Output } from '../../gen/svc/v1/BucketConfig.ts';
 import type { BucketInfo as PbBucketInfo } from '../../gen/svc/v1/BucketInfo.ts';
@@ -23,7 +23,7 @@ import type { StreamConfig as PbStreamConfig, StreamConfig__Output } from '../..
 import type { StreamInfo as PbStreamInfo } from '../../gen/svc/v1/StreamInfo.ts';
 
 // ---- Keys ----------------------------------------------------------------------------------------
-// The wire key is bytes; the core holds it as a string (storage/format/key-bytes.ts), the same string the HTTP
+// The wire key is bytes; the core holds it as a string (protocol/key-bytes.ts), the same string the HTTP
 // surface makes of the same bytes percent-encoded, so both transports reach one stream.
 
 export function keyFromWire(bytes: Uint8Array): string {
@@ -34,9 +34,6 @@ export function keyToWire(key: string): Buffer {
   return keyToBytes(key);
 }
 
-/** Longest bucket `location` label (as the HTTP surface). */
-export const LOCATION_BYTES_MAX = 256;
-
 export const bucketFromWire = (bucket: string): string => checkBucketName(bucket);
 
 /** A request's stream address (bucket, key), checked as over HTTP. */
@@ -45,18 +42,10 @@ export const addressFromWire = (m: { bucket: string; key: Uint8Array }): { bucke
 );
 export const newBucketFromWire = (bucket: string): string => checkNewBucketName(bucket);
 
-function boundedString(v: string, field: string, maxBytes: number): string {
-  if (Buffer.byteLength(v) > maxBytes) throw invalid(`${field} is longer than ${maxBytes} bytes`);
-  return v;
-}
-
-export const fencingTokenFromWire = (t: string): string => boundedString(t, 'fencing_token', FENCING_TOKEN_BYTES_MAX);
+export const fencingTokenFromWire: (t: string) => string = checkFencingToken;
 
 /** A 64-bit field decoded to a JS number: refused past 2^53 instead of silently rounded. */
-export function u64FromWire(v: number, field: string): number {
-  if (!Number.isSafeInteger(v) || v < 0) throw invalid(`${field} must be a non-negative integer below 2^53`);
-  return v;
-}
+export const u64FromWire: (v: number, field: string) => number = checkU64;
 
 /** A signed 64-bit time (a read's timestamp start or until_ms, as over HTTP): refused past 2^53. */
 export function i64FromWire(v: number, field: string): number {
@@ -96,11 +85,11 @@ export function recordToWire(r: SequencedRecord): PbSequencedRecord {
 
 /** Decoded records of one batch, and their content size (bodies plus header names and values). */
 export function recordsFromWire(records: AppendRecord__Output[]): { records: RecordInput[]; bytes: number } {
-  if (records.length > APPEND_RECORDS_MAX) throw invalid(`a batch holds at most ${APPEND_RECORDS_MAX} records`);
+  checkRecordCount(records.length);
   const out: RecordInput[] = new Array(records.length);
   for (let i = 0; i < records.length; i++) {
     const r = records[i];
-    if (r.headers.length > RECORD_HEADERS_MAX) throw invalid(`records[${i}] has more than ${RECORD_HEADERS_MAX} headers`);
+    checkHeaderCount(r.headers.length, i);
     const headers: Header[] = new Array(r.headers.length);
     for (let j = 0; j < r.headers.length; j++) {
       const h = r.headers[j];
@@ -179,7 +168,7 @@ export function streamConfigToWire(c: StreamConfig): PbStreamConfig {
 
 export function streamCreateFromWire(c: StreamConfig__Output | null, creationToken: string): StreamCreate {
   const body: StreamCreate = streamConfigFromWire(c);
-  if (creationToken !== '') body.creation_token = boundedString(creationToken, 'creation_token', CREATION_TOKEN_BYTES_MAX);
+  if (creationToken !== '') body.creation_token = checkCreationToken(creationToken);
   return body;
 }
 
@@ -197,7 +186,7 @@ export function streamInfoToWire(s: StreamInfo): PbStreamInfo {
 export function bucketConfigFromWire(c: BucketConfig__Output | null | undefined): Partial<BucketConfig> {
   const out: Partial<BucketConfig> = {};
   if (!c) return out;
-  if (c.location !== undefined && c.location !== null) out.location = boundedString(c.location, 'location', LOCATION_BYTES_MAX);
+  if (c.location !== undefined && c.location !== null) out.location = checkLocation(c.location);
   if (c.create_stream_on_append !== undefined && c.create_stream_on_append !== null) out.create_stream_on_append = c.create_stream_on_append;
   if (c.create_stream_on_read !== undefined && c.create_stream_on_read !== null) out.create_stream_on_read = c.create_stream_on_read;
   const d = streamConfigFromWire(c.default_stream_config);
@@ -216,7 +205,7 @@ export function bucketConfigFromWire(c: BucketConfig__Output | null | undefined)
 
 export function bucketCreateFromWire(c: BucketConfig__Output | null, creationToken: string): BucketCreate {
   const body: BucketCreate = bucketConfigFromWire(c);
-  if (creationToken !== '') body.creation_token = boundedString(creationToken, 'creation_token', CREATION_TOKEN_BYTES_MAX);
+  if (creationToken !== '') body.creation_token = checkCreationToken(creationToken);
   return body;
 }
 
@@ -255,4 +244,4 @@ export function clampToCap(value: number, cap: number): number {
   return value <= 0 || value > cap ? cap : value;
 }
 
-export const pageLimit = (limit: number): number => (limit <= 0 ? LIST_PAGE_DEFAULT : Math.min(limit, LIST_PAGE_MAX));
+export const pageLimit: (limit: number) => number = listPageLimit;

@@ -3,6 +3,7 @@
 
 import type * as grpc from '@grpc/grpc-js';
 import type { ListPage } from '../../core/service-api.ts';
+import type { ExchangeRequest, ExchangedToken } from '../../protocol/resources.ts';
 
 /** What a verb touches, handed to `authorize` before the address resolves (never an existence oracle). */
 export interface GrpcAuthRequest {
@@ -27,20 +28,10 @@ export interface GrpcCaller {
   expMs?: number;
 }
 
-export interface TokenExchangeRequest {
-  key_id: string;
-  secret: string;
-  /** Exactly one of bucket / scope is set. */
-  bucket?: string;
-  scope?: string;
-  /** Absent: the default (15 minutes). */
-  ttl_seconds?: number;
-}
-
-export interface IssuedToken {
-  token: string;
-  expires_at_unix_ms: number;
-}
+/** The exchange's ask and answer are the HTTP surface's (src/protocol/resources.ts): exactly one of
+ *  bucket / scope is set; an absent ttl_seconds is the default (15 minutes). */
+export type TokenExchangeRequest = ExchangeRequest;
+export type IssuedToken = ExchangedToken;
 
 export interface CredentialRow {
   key_id: string;

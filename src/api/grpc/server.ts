@@ -8,6 +8,7 @@
 import type { AuditView, ClusterView } from './admin-reads.ts';
 import * as grpc from '@grpc/grpc-js';
 import { GRPC_APPEND_MESSAGE_BYTES_MAX, GRPC_SEND_MESSAGE_BYTES_MAX, READPLAN_TTL_MS_DEFAULT } from '../../config/limits.ts';
+import type { Clock, Timers } from '../../core/ports.ts';
 import type { StreamService } from '../../core/service-api.ts';
 import { EXCHANGE_ADDRESS_THROTTLE, FailureThrottle } from '../../auth/index.ts';
 import { adminServiceHandlers } from './admin-service.ts';
@@ -42,7 +43,18 @@ export interface GrpcServerOptions {
   /** Request bytes in flight (admission.ts). Default: a budget of this server's own; a composition
    *  root may pass one it shares with the HTTP bridge's body budget. */
   budget?: RequestBytesBudget;
+  /** The clock and timers producer sessions run on. Default: the system's (the composition root
+   *  passes the star's own). */
+  clock?: Clock;
+  timers?: Timers;
 }
+
+const SYSTEM_CLOCK: Clock = { nowMs: () => Date.now() };
+const SYSTEM_TIMERS: Timers = {
+  setTimeout: (fn, ms) => { const t = setTimeout(fn, ms); return { cancel: () => clearTimeout(t) }; },
+  setInterval: (fn, ms) => { const t = setInterval(fn, ms); return { cancel: () => clearInterval(t) }; },
+  defer: (fn) => { setImmediate(fn); },
+};
 
 export interface RunningGrpcServer {
   port: number;
@@ -60,6 +72,8 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
   const nowMs = opts.star?.nowMs ?? ((): number => Date.now());
   const ctx: GrpcContext = {
     service: opts.service,
+    clock: opts.clock ?? SYSTEM_CLOCK,
+    timers: opts.timers ?? SYSTEM_TIMERS,
     ...(opts.cluster ? { cluster: opts.cluster } : {}),
     ...(opts.audit ? { audit: opts.audit } : {}),
     star: {

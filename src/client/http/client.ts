@@ -5,6 +5,9 @@
 //
 // Browser-safe: no `node:` import anywhere below this file.
 
+import type { AppendRequest, BucketsAnswer, FenceRequest, TrimRequest } from '../../protocol/json.ts';
+import { LIST_PAGE_MAX as WIRE_LIST_PAGE_MAX } from '../../protocol/limits.ts';
+import type { ExchangeRequest as WireExchangeRequest } from '../../protocol/resources.ts';
 import { encodeKey, keyFromBytes, type BucketAddress, type StreamAddress } from '../address.ts';
 import { appendSafely, type AppendIo, type RetryEvent } from '../append.ts';
 import { base64Decode } from '../bytes.ts';
@@ -22,7 +25,7 @@ import { HttpTransport, type TransportOptions } from './transport.ts';
 export type ClientOptions = TransportOptions;
 
 /** The server's largest page for listings. */
-export const LIST_PAGE_MAX = 1000;
+export const LIST_PAGE_MAX = WIRE_LIST_PAGE_MAX;
 
 export interface ListOptions {
   /** Resume after this cursor (a previous page's `next`). */
@@ -128,7 +131,7 @@ export class SvcClient {
     const r = await this.transport.request({
       method: 'GET', path: '/v1/buckets', query: { start_after: opts.startAfter || undefined, limit: opts.limit }, idempotent: true, signal: opts.signal,
     });
-    const body = r.body as { buckets: BucketInfo[]; next: string };
+    const body = r.body as BucketsAnswer;
     return { items: body.buckets, next: body.next };
   }
 
@@ -192,7 +195,7 @@ export class SvcClient {
 
   /** One attempt of one durable batch, no retry (the producer and `append` add the safe ones). */
   async appendOnce(a: StreamAddress, records: readonly AppendRecord[], opts: AppendOptions & CallOptions = {}): Promise<AppendAck> {
-    const body: Record<string, unknown> = { records: records.map(encodeRecord) };
+    const body: AppendRequest = { records: records.map(encodeRecord) };
     if (opts.matchSeqNum !== undefined) body.match_seq_num = opts.matchSeqNum;
     if (opts.fencingToken !== undefined) body.fencing_token = opts.fencingToken;
     const r = await this.transport.request({ method: 'POST', path: `${SvcClient.streamPath(a)}/records`, body, idempotent: false, noRetry: true, signal: opts.signal });
@@ -264,13 +267,14 @@ export class SvcClient {
 
   /** Advances the trim watermark (never lowers it). */
   async trim(a: StreamAddress, point: TrimPoint, opts: CallOptions = {}): Promise<void> {
-    const body = 'seqNum' in point ? { seq_num: point.seqNum } : { timestamp_ms: point.timestampMs };
+    const body: TrimRequest = 'seqNum' in point ? { seq_num: point.seqNum } : { timestamp_ms: point.timestampMs };
     await this.transport.request({ method: 'POST', path: `${SvcClient.streamPath(a)}/trim`, body, idempotent: true, signal: opts.signal });
   }
 
   /** Installs a fencing token ('' clears it); answers the tail. */
   async fence(a: StreamAddress, fencingToken: string, opts: CallOptions = {}): Promise<Position> {
-    const r = await this.transport.request({ method: 'POST', path: `${SvcClient.streamPath(a)}/fence`, body: { fencing_token: fencingToken }, idempotent: true, signal: opts.signal });
+    const body: FenceRequest = { fencing_token: fencingToken };
+    const r = await this.transport.request({ method: 'POST', path: `${SvcClient.streamPath(a)}/fence`, body, idempotent: true, signal: opts.signal });
     if (!isObject(r.body)) throw new SvcError('protocol', 'the fence answer is not an object');
     return decodePosition(r.body.tail, 'fence tail');
   }
@@ -278,7 +282,7 @@ export class SvcClient {
   /** Exchanges an api-key credential for a short-lived scoped token (no bearer needed). */
   async exchangeToken(req: ExchangeRequest): Promise<ExchangedToken> {
     if ((req.bucket === undefined) === (req.scope === undefined)) throw new TypeError('exchangeToken: give exactly one of bucket or scope');
-    const body: Record<string, unknown> = { key_id: req.keyId, secret: req.secret };
+    const body: WireExchangeRequest = { key_id: req.keyId, secret: req.secret };
     if (req.bucket !== undefined) body.bucket = req.bucket;
     if (req.scope !== undefined) body.scope = req.scope;
     if (req.ttlSeconds !== undefined) body.ttl_seconds = req.ttlSeconds;

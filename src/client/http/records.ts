@@ -1,12 +1,12 @@
 // Records on the JSON wire: text rides `body`, bytes ride `body_b64` (and the same for header names
 // and values); read answers are decoded field by field back to bytes, whichever sibling carried them.
 
-import { base64Decode, base64Encode, utf8Encode, utf8Length } from '../bytes.ts';
+import type { JsonRecordInput } from '../../protocol/json.ts';
+import type { RecordPage } from '../../protocol/records.ts';
+import { utf8ByteLength } from '../../protocol/utf8.ts';
+import { base64Decode, base64Encode, utf8Encode } from '../bytes.ts';
 import { SvcError } from '../errors.ts';
 import type { AppendRecord, Position, ReadRecord, RecordHeader } from '../types.ts';
-
-export interface WireHeader { name?: string; name_b64?: string; value?: string; value_b64?: string }
-export interface WireRecordIn { body?: string; body_b64?: string; headers?: WireHeader[]; timestamp_ms?: number }
 
 /** Bytes a record adds to a JSON batch beyond its content (braces, field names): an estimate used
  *  only to keep batches under their byte bound. */
@@ -17,8 +17,8 @@ function byteField(out: Record<string, string>, name: string, v: string | Uint8A
   else out[`${name}_b64`] = base64Encode(v);
 }
 
-export function encodeRecord(r: AppendRecord): WireRecordIn {
-  const out: WireRecordIn = {};
+export function encodeRecord(r: AppendRecord): JsonRecordInput {
+  const out: JsonRecordInput = {};
   byteField(out as Record<string, string>, 'body', r.body);
   if (r.headers && r.headers.length > 0) {
     out.headers = r.headers.map(([n, v]) => {
@@ -32,7 +32,7 @@ export function encodeRecord(r: AppendRecord): WireRecordIn {
   return out;
 }
 
-const lenOf = (v: string | Uint8Array): number => (typeof v === 'string' ? utf8Length(v) : v.length);
+const lenOf = (v: string | Uint8Array): number => (typeof v === 'string' ? utf8ByteLength(v) : v.length);
 
 /** The record's content in bytes (body plus headers), as the server's caps count it. */
 export function recordBytes(r: AppendRecord): number {
@@ -82,7 +82,7 @@ export function decodeRecord(v: unknown): ReadRecord {
 }
 
 /** `{records, tail}` of a read page or an SSE batch frame. */
-export function decodeRecordsAnswer(v: unknown, what: string): { records: ReadRecord[]; tail: Position } {
+export function decodeRecordsAnswer(v: unknown, what: string): RecordPage {
   if (!isObject(v) || !Array.isArray(v.records)) throw new SvcError('protocol', `the ${what} answer has no records array`);
   return { records: v.records.map(decodeRecord), tail: decodePosition(v.tail, `${what} tail`) };
 }

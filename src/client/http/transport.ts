@@ -10,6 +10,7 @@
 // with a refreshed token). A failure whose outcome is unknown is returned to the caller with
 // `ambiguous` set; the append path decides what to do with it (append.ts).
 
+import type { ErrorBody } from '../../protocol/json.ts';
 import { SvcError, kindOfStatus, type ErrorKind } from '../errors.ts';
 import { DEFAULT_RETRY, abortError, backoffMs, sleep, type RetryPolicy } from '../retry.ts';
 
@@ -171,7 +172,8 @@ export class HttpTransport {
   }
 }
 
-interface ErrorEnvelope { error?: unknown; tail?: unknown; fencing_token?: unknown }
+/** The error envelope's fields as an answer may hold them: checked one by one before use. */
+type ErrorEnvelope = { [K in keyof ErrorBody]?: unknown };
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
