@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     out.push('## Append throughput and ack latency (uWS echo floor alongside)', '', appendTable(report), '');
   }
   if (has('read') && report.read.length) out.push('## Reads, pages of 1000 records', '', readTable(report), '');
-  if (has('sse') && report.sse) out.push('## SSE fan-out', '', sseTable(report), '');
+  if (has('sse') && report.sse.length) out.push('## SSE fan-out', '', sseTable(report), '');
   if (has('cluster') && report.cluster) out.push('## Cluster: one star, one cluster star, three stars; S3 PUT, PostgreSQL commit, failover', '', clusterTables(report.cluster), '');
   if (has('peers')) out.push('## Peers', '', peersTable(report), '');
   out.push('## Targets (reported, never asserted)', '', targetsTable(report), '');

@@ -2,9 +2,9 @@
 import { BASELINE_FDATASYNC_4K, BASELINE_SSE_UWS_1000, PEER_ROWS, PEERS_SOURCE } from '../cases/peers.ts';
 import { appendCells } from '../cases/cells.ts';
 import { bytesLabel, fix, int, ms, table } from './format.ts';
-import { maxMs, pctMs } from './hist.ts';
+import { maxMs, pctMs, type Histogram } from './hist.ts';
 import type { Measured } from './loadgen.ts';
-import { cellKey, type Report } from './report.ts';
+import { cellKey, type Report, type SseOutcome } from './report.ts';
 import { evaluateTargets, issue13Comparisons } from './targets.ts';
 
 const perS = (n: number, m: Measured): number => (n / m.elapsedMs) * 1000;
@@ -54,27 +54,40 @@ export function readTable(r: Report): string {
   );
 }
 
+const SSE_CELL_LABEL: Record<SseOutcome['cell'], string> = {
+  floor: 'floor: bare uWS broadcast',
+  one: 'svcd, one stream',
+  spread: 'svcd, across streams',
+};
+
 export function sseTable(r: Report): string {
-  const s = r.sse;
-  if (!s) return '';
-  const a = s.fromAck;
-  const rows = [[
-    `${int(s.connected)}/${int(s.subscribers)}`, `${s.batches} × ${s.recordsPerBatch} × ${s.recordBytes} B at ${s.batchesPerS}/s`,
-    `${int(s.delivered)}/${int(s.expected)}`, int(s.expected - s.delivered), int(s.appendErrors), int(s.complete), int(s.duplicates), int(s.outOfOrder), int(s.disconnects),
-    ms(pctMs(a, 50)), ms(pctMs(a, 90)), ms(pctMs(a, 99)), ms(pctMs(a, 99.9)), ms(maxMs(a)),
-    ms(pctMs(s.fromSend, 50)), ms(pctMs(s.fromSend, 99)), `${ms(pctMs(s.ackHist, 50))} / ${ms(pctMs(s.ackHist, 99))}`,
-    int(s.beforeAck), int(s.serverCpuPct), fix((s.serverCpuMs * 1000) / Math.max(1, s.delivered), 2),
-    fix(s.serverCpuMs / Math.max(1, s.batches), 1), int(s.clientCpuPct), fix(s.loadAvg1, 1),
-  ]];
+  if (!r.sse.length) return '';
+  const opt = (h: Histogram | undefined, f: (h: Histogram) => string): string => (h ? f(h) : '–');
+  const rows = r.sse.map((s) => {
+    const a = s.fromAck;
+    return [
+      SSE_CELL_LABEL[s.cell], `${int(s.connected)}/${int(s.subscribers)}`, s.streams,
+      `${s.batches} × ${s.recordsPerBatch} × ${s.recordBytes} B at ${s.batchesPerS}/s`,
+      `${int(s.delivered)}/${int(s.expected)}`, int(s.expected - s.delivered), int(s.appendErrors), int(s.complete), int(s.duplicates),
+      int(s.misrouted), int(s.outOfOrder), int(s.disconnects),
+      opt(a, (h) => ms(pctMs(h, 50))), opt(a, (h) => ms(pctMs(h, 90))), opt(a, (h) => ms(pctMs(h, 99))), opt(a, (h) => ms(pctMs(h, 99.9))), opt(a, (h) => ms(maxMs(h))),
+      ms(pctMs(s.fromSend, 50)), ms(pctMs(s.fromSend, 99)), ms(maxMs(s.fromSend)),
+      opt(s.ackHist, (h) => `${ms(pctMs(h, 50))} / ${ms(pctMs(h, 99))}`),
+      s.cell === 'floor' ? '–' : int(s.beforeAck), int(s.serverCpuPct), fix((s.serverCpuMs * 1000) / Math.max(1, s.delivered), 2),
+      int(s.clientCpuPct), fix(s.loadAvg1, 1),
+    ];
+  });
   return table([
-    'subscribed', 'batches', 'delivered', 'missing', 'appends failed', 'complete subs', 'duplicates', 'reordered', 'disconnects',
-    'from ack p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'from send p50 ms', 'from send p99 ms', 'producer ack p50/p99 ms',
-    'arrived before ack', 'svcd CPU %', 'svcd CPU µs/delivery', 'svcd CPU ms/batch', 'swarm CPU %', 'load avg 1 min',
+    'cell', 'subscribed', 'streams', 'batches', 'delivered', 'missing', 'appends failed', 'complete subs', 'duplicates', 'misrouted', 'reordered', 'disconnects',
+    'from ack p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'from send p50 ms', 'from send p99 ms', 'from send max ms', 'producer ack p50/p99 ms',
+    'arrived before ack', 'server CPU %', 'server CPU µs/delivery', 'swarm CPU %', 'load avg 1 min',
   ], rows) + '\n\nDelay from ack = receipt − the moment the producer read the append\'s answer, 0 when the frame arrived first '
-    + '("arrived before ack"). Delay from send = receipt − the send time carried in the batch. "reordered": batches sequenced in '
-    + 'another order than sent, because slow acks left several appends in flight. "producer ack" is the append round trip '
-    + 'while the fan-out runs. svcd CPU per delivery (all threads, from the first append until the last delivery) is the '
-    + 'figure to compare between runs on this shared 2-core machine: the delays move with the load average.'
+    + '("arrived before ack"). Delay from send = receipt − the send time carried in the batch (the floor stamps it when its '
+    + 'broadcast tick starts). "reordered": batches sequenced in another order than sent, because slow acks left several appends in '
+    + 'flight. "producer ack" is the append round trip while the fan-out runs. Server CPU per delivery (svcd: all threads, from the '
+    + 'first append until the last delivery) is the figure to compare between runs on this shared 2-core machine: the delays move '
+    + 'with the load average. The floor row is a bare uWS server writing the same frame to every socket in one loop, to the same '
+    + 'swarm: its delays are what this machine leaves for any server.'
     + `\n\nReference (${PEERS_SOURCE}): bare uWS broadcast to 1000 clients, delay p50 ${ms(BASELINE_SSE_UWS_1000.p50Ms)} ms, p99 ${ms(BASELINE_SSE_UWS_1000.p99Ms)} ms (${BASELINE_SSE_UWS_1000.note}).`;
 }
 

@@ -15,6 +15,8 @@ export interface ProducerSpec {
   port: number;
   /** /v1/streams/{b}/{k}/records, or a DS stream (whose append answers 204) */
   path: string;
+  /** Batch i's path when batches go to several streams (default: `path` for all). */
+  pathOf?: (i: number) => string;
   batches: number;
   batchesPerS: number;
   /** hrtime of the run's base. */
@@ -54,7 +56,7 @@ export async function runPacedProducer(spec: ProducerSpec): Promise<ProducerResu
     const sendOn = (c: number, i: number): void => {
       busy[c] = true;
       const sent = process.hrtime.bigint();
-      conns[c]!.send(buildRequest('POST', spec.path, spec.body(i, Number(sent - spec.base))), (err, res) => {
+      conns[c]!.send(buildRequest('POST', spec.pathOf ? spec.pathOf(i) : spec.path, spec.body(i, Number(sent - spec.base))), (err, res) => {
         const now = process.hrtime.bigint();
         busy[c] = false;
         if (err || !res || res.status < 200 || res.status > 299) { fail(err?.message ?? `HTTP ${res?.status} ${res?.body.toString().slice(0, 200)}`); return; }

@@ -2,6 +2,6 @@
 // flags ahead of the entry (Node refuses --cpu-prof in NODE_OPTIONS).
 import { startServer, tempDir, type RunningServer } from '../../test/helpers/server.ts';
 
-export function startProfiledServer(profileDir: string): Promise<RunningServer> {
-  return startServer({ dataDir: tempDir('svcd-bench-prof-'), nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+export function startProfiledServer(profileDir: string, args: string[] = []): Promise<RunningServer> {
+  return startServer({ dataDir: tempDir('svcd-bench-prof-'), nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`], args });
 }

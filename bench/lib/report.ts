@@ -1,6 +1,7 @@
 // What the cases measured, gathered for the final tables and the targets.
 import type { ClusterOutcome } from '../cases/cluster.ts';
 import type { FsyncFloor } from '../floors/fsync.ts';
+import type { SseCellName } from './config.ts';
 import type { Histogram } from './hist.ts';
 import type { Measured } from './loadgen.ts';
 
@@ -21,7 +22,10 @@ export interface ReadRow {
 }
 
 export interface SseOutcome {
+  /** floor: the bare uWS broadcaster (no appends: from-ack and producer figures are absent). */
+  cell: SseCellName;
   subscribers: number;
+  streams: number;
   connected: number;
   batches: number;
   batchesPerS: number;
@@ -32,17 +36,19 @@ export interface SseOutcome {
   complete: number;
   outOfOrder: number;
   duplicates: number;
+  misrouted: number;
   disconnects: number;
   beforeAck: number;
-  fromAck: Histogram;
+  fromAck: Histogram | undefined;
   fromSend: Histogram;
-  ackHist: Histogram;
+  ackHist: Histogram | undefined;
   serverCpuPct: number;
   clientCpuPct: number;
   /** Appends that failed or were skipped (the producer had CONNS_MAX unacked): their batches never
    *  existed, so they show as missing for every subscriber without being the fan-out's fault. */
   appendErrors: number;
-  /** svcd's CPU (all threads) from the first append until the swarm had every delivery. */
+  /** The server's CPU (svcd: all threads) from the first append until the swarm had every delivery
+   *  (the floor: its broadcasting window). */
   serverCpuMs: number;
   /** The 1-minute load average when the case ended (2 cores: above ~3, others shared the box). */
   loadAvg1: number;
@@ -66,7 +72,7 @@ export interface Report {
   echo: Map<string, Measured>;
   append: Map<string, Measured>;
   read: ReadRow[];
-  sse?: SseOutcome;
+  sse: SseOutcome[];
   cluster?: ClusterOutcome;
   redis?: RedisPeerOutcome;
   /** Problems worth printing under the tables (errors, fallbacks). */
@@ -74,5 +80,5 @@ export interface Report {
 }
 
 export function newReport(): Report {
-  return { echo: new Map(), append: new Map(), read: [], notes: [] };
+  return { echo: new Map(), append: new Map(), read: [], sse: [], notes: [] };
 }

@@ -45,9 +45,17 @@ export interface Svcd {
   stop(): Promise<void>;
 }
 
-export async function startSvcd(opts: { profileDir?: string; args?: string[]; dataDir?: string } = {}): Promise<Svcd> {
+export interface SvcdOptions {
+  profileDir?: string;
+  /** More command-line flags for the star (e.g. `--sse-connections-max`). */
+  args?: string[];
+  /** Start over this data dir (a restart) instead of a fresh one. */
+  dataDir?: string;
+}
+
+export async function startSvcd(opts: SvcdOptions = {}): Promise<Svcd> {
   const server = opts.profileDir
-    ? await startProfiledServer(opts.profileDir)
+    ? await startProfiledServer(opts.profileDir, opts.args)
     : await startServer({ engine: 'uws', ...(opts.args ? { args: opts.args } : {}), ...(opts.dataDir ? { dataDir: opts.dataDir } : {}) });
   if (!/engine uws/.test(server.output())) {
     console.error(`bench: warning, svcd is not serving with uWS: ${server.output().trim()}`);
@@ -104,7 +112,7 @@ export async function startSvcd(opts: { profileDir?: string; args?: string[]; da
 }
 
 /** Runs fn against a fresh svcd and always stops it. */
-export async function withSvcd<T>(opts: { profileDir?: string }, fn: (s: Svcd) => Promise<T>): Promise<T> {
+export async function withSvcd<T>(opts: SvcdOptions, fn: (s: Svcd) => Promise<T>): Promise<T> {
   const s = await startSvcd(opts);
   try {
     return await fn(s);

@@ -105,21 +105,33 @@ export function evaluateTargets(r: Report): TargetRow[] {
   const rateB = b64 ? (b64.records / b64.elapsedMs) * 1000 : NaN;
   rows.push({ target: '≥ 500,000 records/s of 100 B, 64 producers × 100-record batches', measured: b64 ? `${int(rateB)} records/s` : 'not run', met: b64 ? rateB >= 500_000 : undefined });
 
-  const sse = r.sse;
-  const p99 = sse ? pctMs(sse.fromAck, 99) : NaN;
-  const all = sse ? sse.complete === sse.subscribers && sse.delivered === sse.expected && sse.duplicates === 0 : false;
-  rows.push({
-    target: `SSE, ${sse ? int(sse.subscribers) : 'N'} subscribers on one stream: p99 ≤ 50 ms from ack (and every subscriber gets every batch once)`,
-    measured: sse ? `p99 ${ms(p99)} ms; ${int(sse.complete)}/${int(sse.subscribers)} subscribers complete (${fix((sse.delivered / sse.expected) * 100, 2)} % delivered)` : 'not run',
-    met: sse ? p99 <= 50 && all : undefined,
-  });
-  const ackP99 = sse ? pctMs(sse.ackHist, 99) : NaN;
-  rows.push({
-    target: 'appends during SSE fan-out: ack p99 ≤ 10 ms',
-    measured: sse ? `ack p99 ${ms(ackP99)} ms with ${int(sse.subscribers)} subscribers` : 'not run',
-    met: sse ? ackP99 <= 10 : undefined,
-  });
+  rows.push(...sseTargets(r));
   for (const c of issue13Comparisons(r)) rows.push({ target: c.target, measured: `svcd ${c.svcd}; ${c.reference}; ${c.gap}`, met: c.met });
   if (r.cluster) rows.push(...clusterTargets(r.cluster));
+  return rows;
+}
+
+/** Issue 13: the one-stream cell's p99 ≤ 50 ms, the spread cell's ≤ 100 ms, each with every batch
+ *  delivered once; appends during either fan-out acked at p99 ≤ 10 ms. */
+function sseTargets(r: Report): TargetRow[] {
+  const rows: TargetRow[] = [];
+  const floor = r.sse.find((s) => s.cell === 'floor');
+  const floorNote = floor ? `; floor (bare uWS, ${int(floor.subscribers)} subscribers) from send p99 ${ms(pctMs(floor.fromSend, 99))} ms` : '';
+  for (const [cell, p99Max, what] of [['one', 50, 'on one stream'], ['spread', 100, 'across streams']] as const) {
+    const s = r.sse.find((x) => x.cell === cell);
+    const p99 = s?.fromAck ? pctMs(s.fromAck, 99) : NaN;
+    const all = s ? s.complete === s.subscribers && s.delivered === s.expected && s.duplicates === 0 && s.misrouted === 0 : false;
+    rows.push({
+      target: `SSE, ${s ? int(s.subscribers) : 'N'} subscribers ${what}${s && s.streams > 1 ? ` (${s.streams})` : ''}: p99 ≤ ${p99Max} ms from ack (and every subscriber gets every batch once)`,
+      measured: s ? `p99 ${ms(p99)} ms; ${int(s.complete)}/${int(s.subscribers)} subscribers complete (${fix((s.delivered / s.expected) * 100, 2)} % delivered)${cell === 'one' ? floorNote : ''}` : 'not run',
+      met: s ? p99 <= p99Max && all : undefined,
+    });
+    const ackP99 = s?.ackHist ? pctMs(s.ackHist, 99) : NaN;
+    rows.push({
+      target: `appends during SSE fan-out ${what}: ack p99 ≤ 10 ms`,
+      measured: s ? `ack p99 ${ms(ackP99)} ms with ${int(s.subscribers)} subscribers` : 'not run',
+      met: s ? ackP99 <= 10 : undefined,
+    });
+  }
   return rows;
 }

@@ -10,6 +10,9 @@ export interface SwarmStart {
   port: number;
   /** /v1/streams/{b}/{k}/records/subscribe?seq_num=N */
   path: string;
+  /** Several streams instead of `path`: subscriber i opens paths[i mod S], and batch b is appended to
+   *  the stream of paths[b mod S]. */
+  paths?: string[];
   subscribers: number;
   batches: number;
   /** The marker prefix to scan for (SSE_MARK unless a scenario says otherwise). */
@@ -41,6 +44,8 @@ export interface SwarmResult {
   outOfOrder: number;
   /** Batches received twice by the same subscriber (an error). */
   duplicates: number;
+  /** Batches received by a subscriber of another stream (an error). */
+  misrouted: number;
   disconnects: number;
   /** Deliveries that arrived before the producer had read the ack (recorded as 0 delay from ack). */
   beforeAck: number;

@@ -22,15 +22,23 @@ import type { SseSink } from './exchange.ts';
 import { encodeRecord } from './wire.ts';
 
 const frames = [new WeakMap<SubscriptionBatch, Buffer>(), new WeakMap<SubscriptionBatch, Buffer>()];
+/** The frame written last, per encoding: a fan-out writes one batch to thousands of subscribers in a
+ *  row, so this one-entry memo answers nearly every lookup without touching the WeakMap. */
+const lastBatch: (SubscriptionBatch | undefined)[] = [undefined, undefined];
+const lastFrame: (Buffer | undefined)[] = [undefined, undefined];
 
 export function encodeBatchFrame(b: SubscriptionBatch, base64: boolean): Buffer {
-  const cache = frames[base64 ? 1 : 0];
+  const k = base64 ? 1 : 0;
+  if (lastBatch[k] === b) return lastFrame[k]!;
+  const cache = frames[k];
   let f = cache.get(b);
   if (!f) {
     const data = JSON.stringify({ records: b.records.map((r) => encodeRecord(r, base64)), tail: b.tail });
     f = Buffer.from(`id: ${b.tail.seq_num}\ndata: ${data}\n\n`, 'utf8');
     cache.set(b, f);
   }
+  lastBatch[k] = b;
+  lastFrame[k] = f;
   return f;
 }
 
@@ -151,21 +159,28 @@ export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts:
   if (opts.expiresAtMs !== undefined) armExpiry(opts.expiresAtMs);
   sink.onClose(() => finish());
 
-  const writeFrames = (first: SubscriptionBatch | undefined): void => {
+  // The corked part of writeFrames, one function for the pump's life (no closure per write): it reads
+  // its input from `first` and leaves the socket's verdict in `ok`.
+  let first: SubscriptionBatch | undefined;
+  let ok = true;
+  const corked = (): void => {
+    if (hbDue) { hbDue = false; sink.write(': hb\n\n'); }
+    let bytes = 0;
+    let b = first ?? sub.poll?.();
+    first = undefined;
+    while (b) {
+      const f = encodeBatchFrame(b, base64);
+      ok = sink.write(f);
+      bytes += f.length;
+      if (!ok || bytes >= SSE_COALESCE_BYTES_MAX) break;
+      b = sub.poll?.();
+    }
+  };
+  const writeFrames = (b: SubscriptionBatch | undefined): void => {
     // Frames already committed go out together in one corked write, up to SSE_COALESCE_BYTES_MAX.
-    let ok = true;
-    sink.cork(() => {
-      if (hbDue) { hbDue = false; sink.write(': hb\n\n'); }
-      let bytes = 0;
-      let b = first ?? sub.poll?.();
-      while (b) {
-        const f = encodeBatchFrame(b, base64);
-        ok = sink.write(f);
-        bytes += f.length;
-        if (!ok || bytes >= SSE_COALESCE_BYTES_MAX) break;
-        b = sub.poll?.();
-      }
-    });
+    first = b;
+    ok = true;
+    sink.cork(corked);
     if (!ok) {
       stalledSince = Date.now();
       sink.onWritable(() => { stalledSince = 0; fanOut.enqueue(pump); });

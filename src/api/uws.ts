@@ -243,58 +243,84 @@ class UwsExchange implements MeteredExchange {
     // A body sent with a subscribe is never read: drop it rather than hold it for the stream's life.
     this.bodyChunks = [];
     this.discardBody = true;
+    const sink = new UwsSseSink(this.res);
+    this.onAbort.push(() => sink.aborted());
+    sink.open(headers);
+    return sink;
+  }
+}
+
+/**
+ * An event stream on a uWS response. A class (not an object literal of closures) because the fan-out
+ * calls it for every subscriber on every batch: `closed` is a plain field, the methods are shared,
+ * and a write outside cork() goes through one bound function instead of a closure per write.
+ */
+class UwsSseSink implements SseSink {
+  closed = false;
+  /** Inside cork() the writes go straight to uWS's cork buffer (one send when it returns); outside,
+   *  each write corks itself (uWS sends uncorked writes from JS one syscall at a time). */
+  private corked = false;
+  private writable: (() => void) | undefined;
+  private readonly closeCbs: (() => void)[] = [];
+  /** writeOne's argument and result (it runs inside res.cork, which takes no arguments). */
+  private chunk: string | Buffer = '';
+  private wrote = false;
+  private readonly writeOne = (): void => { this.wrote = this.res.write(this.chunk); };
+
+  constructor(private readonly res: UWS.HttpResponse) {}
+
+  open(headers: [string, string][]): void {
     const res = this.res;
-    let closed = false;
-    let writable: (() => void) | undefined;
-    const closeCbs: (() => void)[] = [];
-    this.onAbort.push(() => {
-      closed = true;
-      for (const f of closeCbs) f();
-      writable?.();
-    });
     res.cork(() => {
       res.writeStatus(STATUS_LINE[200]);
       for (const [k, v] of headers) res.writeHeader(k, v);
       res.write(': open\n\n');
     });
     res.onWritable(() => {
-      const w = writable;
-      writable = undefined;
+      const w = this.writable;
+      this.writable = undefined;
       w?.();
       return true;
     });
-    // Inside cork() the writes go straight to uWS's cork buffer (one send when it returns); outside,
-    // each write corks itself (uWS sends uncorked writes from JS one syscall at a time).
-    let corked = false;
-    return {
-      get closed() { return closed; },
-      write(chunk) {
-        if (closed) return false;
-        if (corked) return res.write(chunk);
-        let ok = false;
-        res.cork(() => { ok = res.write(chunk); });
-        return ok;
-      },
-      cork(fn) {
-        if (closed || corked) { fn(); return; }
-        corked = true;
-        try { res.cork(fn); } finally { corked = false; }
-      },
-      onWritable(cb) { writable = cb; },
-      onClose(cb) { closeCbs.push(cb); },
-      end() {
-        if (closed) return;
-        closed = true;
-        res.cork(() => res.end());
-        for (const f of closeCbs) f();
-      },
-      destroy() {
-        if (closed) return;
-        closed = true;
-        res.close();
-        for (const f of closeCbs) f();
-      },
-    };
+  }
+
+  /** The client went away (uWS onAborted). */
+  aborted(): void {
+    this.closed = true;
+    for (const f of this.closeCbs) f();
+    this.writable?.();
+  }
+
+  write(chunk: string | Buffer): boolean {
+    if (this.closed) return false;
+    if (this.corked) return this.res.write(chunk);
+    this.chunk = chunk;
+    this.res.cork(this.writeOne);
+    this.chunk = '';
+    return this.wrote;
+  }
+
+  cork(fn: () => void): void {
+    if (this.closed || this.corked) { fn(); return; }
+    this.corked = true;
+    try { this.res.cork(fn); } finally { this.corked = false; }
+  }
+
+  onWritable(cb: () => void): void { this.writable = cb; }
+  onClose(cb: () => void): void { this.closeCbs.push(cb); }
+
+  end(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.res.cork(() => this.res.end());
+    for (const f of this.closeCbs) f();
+  }
+
+  destroy(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.res.close();
+    for (const f of this.closeCbs) f();
   }
 }
 

@@ -3,14 +3,15 @@
 // the cursor. Subscribers caught up at the same position share one batch object, so a transport can
 // encode each committed batch once for all of them. Besides the promise-based next(), a fan-out can
 // drive it without a promise per batch: poll() hands over a batch already in memory synchronously,
-// atTail() says nothing is left but to wait, and onReady() registers a plain callback as the wait.
+// atTail() says nothing is left but to wait, and onReady() parks the subscription at the stream's tail
+// with a plain callback (StreamState.park: an array slot, no Set entry or closure per wait).
 
 import { SSE_BATCH_BYTES_MAX, SSE_BATCH_RECORDS_MAX } from '../config/limits.ts';
 import { forEachRecord } from '../storage/format/record-codec.ts';
 import { ServiceError } from './errors.ts';
 import type { PageReader } from './page-reader.ts';
 import type { Subscription, SubscriptionBatch } from './service-api.ts';
-import type { MemBatch, StreamState } from './stream-state.ts';
+import type { MemBatch, StreamState, TailParker } from './stream-state.ts';
 import type { SequencedRecord } from './types.ts';
 
 const shared = new WeakMap<MemBatch, SubscriptionBatch>();
@@ -27,11 +28,13 @@ function sharedBatch(b: MemBatch): SubscriptionBatch {
   return v;
 }
 
-export class LiveSubscription implements Subscription {
+export class LiveSubscription implements Subscription, TailParker {
   private closed = false;
-  /** The one tail waiter this subscription has registered (next()'s promise or onReady's callback). */
+  /** next()'s tail waiter while it waits. */
   private wake: (() => void) | undefined;
+  /** onReady's callback while parked. */
   private readyCb: (() => void) | undefined;
+  parkedAt = -1;
 
   constructor(
     private readonly st: StreamState,
@@ -71,7 +74,9 @@ export class LiveSubscription implements Subscription {
   private memBatch(): SubscriptionBatch | undefined {
     const st = this.st;
     if (this.seq >= st.tail || this.seq < st.settledEnd) return undefined;
-    const i = st.memIndexOf(this.seq);
+    // A caught-up subscriber wants the newest batch: looked at first, before the binary search.
+    let i = st.mem.length - 1;
+    if (i < 0 || this.seq < st.mem[i].firstSeq) i = st.memIndexOf(this.seq);
     if (i < 0) return undefined;
     const b = st.mem[i];
     if (b.firstSeq !== this.seq || b.count > SSE_BATCH_RECORDS_MAX || b.frame.length > SSE_BATCH_BYTES_MAX) return undefined;
@@ -98,18 +103,17 @@ export class LiveSubscription implements Subscription {
   /** Calls `cb` once, the next time the stream's tail moves (or it is deleted, trimmed or this
    *  subscription closes). One wait at a time, like next(). */
   onReady(cb: () => void): void {
+    if (this.closed) { cb(); return; }
     this.readyCb = cb;
-    this.wake = this.fireReady;
-    this.st.addWaiter(this.fireReady);
+    this.st.park(this);
   }
 
-  /** The tail waiter onReady registers: one function per subscription, not one per wait. */
-  private readonly fireReady = (): void => {
+  /** StreamState.wake() (or close()) ends the park. */
+  tailMoved(): void {
     const cb = this.readyCb;
-    this.wake = undefined;
     this.readyCb = undefined;
     cb?.();
-  };
+  }
 
   private async fetch(): Promise<SubscriptionBatch> {
     const st = this.st;
@@ -128,6 +132,10 @@ export class LiveSubscription implements Subscription {
     if (w) {
       this.st.removeWaiter(w);
       w();
+    }
+    if (this.parkedAt >= 0) {
+      this.st.unpark(this);
+      this.tailMoved();
     }
     this.onClose();
   }

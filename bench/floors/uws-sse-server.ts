@@ -1,0 +1,87 @@
+// The SSE fan-out floor (a child process): a bare native uWebSockets.js server that keeps every
+// GET open as an event stream and, when told, broadcasts svcd-shaped frames (the same JSON record
+// shape and size as svcd's subscribe stream) at a steady pace, each frame written to every socket
+// in one synchronous loop (res.cork + res.write per socket). No sequencing, no disk, no backpressure
+// handling: what is left is what one thread pays on this machine to write each socket, and the
+// delays the same swarm measures against it are the floor for svcd's SSE cells.
+import { loadNativeUws } from '../../src/api/uws.ts';
+import { toParent } from '../lib/child.ts';
+
+export interface SseFloorGo {
+  type: 'go';
+  batches: number;
+  batchesPerS: number;
+  recordsPerBatch: number;
+  recordBytes: number;
+  /** process.hrtime.bigint() of the run's base, as a decimal string. */
+  baseNs: string;
+  mark: string;
+}
+
+const loaded = loadNativeUws();
+if (!('uws' in loaded)) {
+  toParent({ type: 'error', message: loaded.error });
+  process.exit(2);
+}
+const uws = loaded.uws;
+type Res = Parameters<Parameters<ReturnType<typeof uws.App>['get']>[1]>[0];
+
+/** Open streams; a closed one is swapped out (order does not matter to a broadcast). */
+const clients: Res[] = [];
+const slot = new Map<Res, number>();
+
+function frame(i: number, sentRelNs: number, m: SseFloorGo): Buffer {
+  const seq0 = i * m.recordsPerBatch;
+  const recs: string[] = [];
+  for (let k = 0; k < m.recordsPerBatch; k++) {
+    const body = k === 0 ? `${m.mark}${i}:${sentRelNs}:`.padEnd(m.recordBytes, 'x') : 'x'.repeat(m.recordBytes);
+    recs.push(JSON.stringify({ seq_num: seq0 + k, timestamp_ms: Date.now(), body }));
+  }
+  const tail = seq0 + m.recordsPerBatch;
+  return Buffer.from(`id: ${tail}\ndata: {"records":[${recs.join(',')}],"tail":{"seq_num":${tail},"timestamp_ms":${Date.now()}}}\n\n`);
+}
+
+function broadcast(m: SseFloorGo): void {
+  const base = BigInt(m.baseNs);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const intervalMs = 1000 / m.batchesPerS;
+  let i = 0;
+  const tick = (): void => {
+    const buf = frame(i, Number(process.hrtime.bigint() - base), m);
+    for (const res of clients) res.cork(() => { res.write(buf); });
+    i++;
+    if (i < m.batches) { setTimeout(tick, Math.max(0, t0 + i * intervalMs - performance.now())); return; }
+    const c = process.cpuUsage(cpu0);
+    toParent({ type: 'done', cpuMs: (c.user + c.system) / 1000, elapsedMs: performance.now() - t0 });
+  };
+  tick();
+}
+
+uws.App()
+  .get('/*', (res) => {
+    res.onAborted(() => {
+      const at = slot.get(res);
+      if (at === undefined) return;
+      const last = clients.pop()!;
+      if (last !== res) { clients[at] = last; slot.set(last, at); }
+      slot.delete(res);
+    });
+    res.cork(() => {
+      res.writeStatus('200 OK').writeHeader('Content-Type', 'text/event-stream').writeHeader('Cache-Control', 'no-cache');
+      res.write(': open\n\n');
+    });
+    slot.set(res, clients.length);
+    clients.push(res);
+  })
+  .listen('127.0.0.1', 0, (token) => {
+    if (!token) { toParent({ type: 'error', message: 'uWS SSE floor: listen failed' }); process.exit(1); }
+    toParent({ type: 'listening', port: uws.us_socket_local_port(token as unknown as Parameters<typeof uws.us_socket_local_port>[0]) });
+  });
+
+process.on('message', (raw) => {
+  const m = raw as SseFloorGo;
+  if (m.type === 'go') broadcast(m);
+});
+process.on('SIGTERM', () => process.exit(0));
+process.on('disconnect', () => process.exit(0));
