@@ -206,7 +206,7 @@ export class StreamState {
    *  from its row alone (Star: dormant streams). */
   restsInRow(): boolean {
     return this.mem.length === 0 && this.inflightBytes === 0 && this.appendsInFlight === 0 && this.drainWaiters === undefined
-      && this.subscribers === 0 && this.watchers === undefined && this.waiters === undefined && this.metaPending === undefined
+      && this.subscribers === 0 && this.watchers === undefined && this.waiters === undefined && !this.parked?.length && this.metaPending === undefined
       && this.rowTail === ROWS_IDLE && !this.suspect && !this.deleted && !this.evicted;
   }
 
