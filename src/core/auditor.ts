@@ -54,7 +54,7 @@ export class Auditor {
     private readonly deletions: ObjectReclaimer,
     private readonly clock: Clock,
     /** Whether the segment is still one the stream's row names (a trimmed one is not damage). */
-    private readonly stillNamed: (streamId: string, objectKey: string) => boolean,
+    private readonly stillNamed: (bucket: string, key: string, streamId: string, objectKey: string) => boolean,
     private readonly logError?: (msg: string) => void,
     /** How often every named segment is verified again (0: never). */
     private readonly scrubMs = 0,
@@ -118,7 +118,7 @@ export class Auditor {
     }
     this.counters.verified += 1;
     if (fault === undefined) return;
-    const named = this.scope ? await this.scope.stillNamed(v.bucket, v.key, v.seg.object_key) : this.stillNamed(v.streamId, v.seg.object_key);
+    const named = this.scope ? await this.scope.stillNamed(v.bucket, v.key, v.seg.object_key) : this.stillNamed(v.bucket, v.key, v.streamId, v.seg.object_key);
     if (!named) return;
     const reason = `segment ${v.seg.object_key} (records ${v.seg.first_seq}..${v.seg.end_seq}): ${fault}`;
     this.counters.findings += 1;

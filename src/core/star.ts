@@ -147,7 +147,7 @@ export class Star implements StreamService {
     this.reader = new PageReader(deps.objects);
     this.reclaimer = new ObjectReclaimer(deps.objects, deps.clock, deps.objectGraceMs ?? 0, (m) => deps.log_error?.(m));
     this.auditor = new Auditor(deps.objects, this.reclaimer, deps.clock,
-      (id, objectKey) => this.rowById(id)?.segments.some((x) => x.object_key === objectKey) ?? false, (m) => deps.log_error?.(m),
+      (bucket, key, id, objectKey) => this.rowAt(bucket, key, id)?.segments.some((x) => x.object_key === objectKey) ?? false, (m) => deps.log_error?.(m),
       deps.auditScrubMs ?? 0);
     this.settling = new Settling(deps, {
       withRows: (sts, fn) => this.withRows(sts, fn),
@@ -505,12 +505,12 @@ export class Star implements StreamService {
     }
   }
 
-  /** A stream's row by its id, live or dormant (the auditor asks whether a segment is still named). */
-  private rowById(id: string): StreamMeta | undefined {
-    const st = this.byId.get(id);
-    if (st) return st.meta;
-    for (const row of this.dormant.values()) if (row.stream_id === id) return row;
-    return undefined;
+  /** The row of the stream at (bucket, key), live or dormant, when it is still the stream `id` (the
+   *  auditor asks whether a segment is still named). */
+  private rowAt(bucket: string, key: string, id: string): StreamMeta | undefined {
+    const a = addr(bucket, key);
+    const row = this.streams.get(a)?.meta ?? this.dormant.get(a);
+    return row?.stream_id === id ? row : undefined;
   }
 
   private async newStream(bucket: BucketMeta, key: string, body: StreamCreate): Promise<StreamState> {

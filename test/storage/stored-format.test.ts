@@ -43,6 +43,9 @@ async function refusal(opts: StartOptions): Promise<string> {
   return err.message;
 }
 
+/** The WAL file a first start writes to (storage/wal/wal-files.ts names files by number). */
+const FIRST_WAL_FILE = '0000000001.wal';
+
 describe('stored-format marker on the embedded default', () => {
   const dirs: string[] = [];
   after(() => { for (const d of dirs) removeDir(d); });
@@ -50,7 +53,10 @@ describe('stored-format marker on the embedded default', () => {
   const fresh = async (): Promise<string> => {
     const dataDir = tempDir();
     dirs.push(dataDir);
-    await starWithSegments({ dataDir, args: SETTLE }, async () => existsSync(join(dataDir, 'objects', 'streams')) && readdirSync(join(dataDir, 'objects', 'streams')).length > 0);
+    // Settled means the row naming the segment is durable too, not only the object uploaded: the
+    // first WAL file is removed only then (the object store's directory appears before its upload ends).
+    await starWithSegments({ dataDir, args: SETTLE }, async () => existsSync(join(dataDir, 'objects', 'streams'))
+      && readdirSync(join(dataDir, 'objects', 'streams')).length > 0 && !existsSync(join(dataDir, 'wal', FIRST_WAL_FILE)));
     return dataDir;
   };
 
