@@ -1186,9 +1186,12 @@ export class Star implements StreamService {
     this.subscriptions += 1; // reserved before any await, so concurrent subscribes cannot pass the cap
     try {
       let seq = await this.resolveStart(st, start);
-      if (seq < st.trimSeq) throw new ServiceError('trimmed', `records below ${st.trimSeq} were trimmed`);
-      if (seq > st.tail) seq = st.tail; // a cursor past the tail waits at the tail
-      return new LiveSubscription(st, seq, this.reader, () => { this.subscriptions -= 1; });
+      // A state that went dormant while the start was looked up (a slow store) is woken by no append:
+      // the subscription follows the live state instead.
+      const live = st.retired ? this.requireStream(bucket, key) : st;
+      if (seq < live.trimSeq) throw new ServiceError('trimmed', `records below ${live.trimSeq} were trimmed`);
+      if (seq > live.tail) seq = live.tail; // a cursor past the tail waits at the tail
+      return new LiveSubscription(live, seq, this.reader, () => { this.subscriptions -= 1; });
     } catch (err) {
       this.subscriptions -= 1;
       throw err;
