@@ -266,6 +266,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     () => [health.metadata, health.wal, health.objects],
   );
   metrics.audit(star.auditor);
+  metrics.streams({ live: () => star.liveStreams, dormant: () => star.dormantStreams, counters: star.dormancy });
   const proxy = cluster ? new LeaderProxy(starId) : undefined;
   if (proxy) life.started('leader proxy', 'leadership', () => proxy.close());
   if (cluster && proxy && log instanceof ClusterCommitLog) {

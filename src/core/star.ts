@@ -322,6 +322,8 @@ export class Star implements StreamService {
 
   /** Streams held only as their row now (a star alone; see dormantAfterMs). */
   get dormantStreams(): number { return this.dormant.size; }
+  /** Streams whose whole state is in memory now. */
+  get liveStreams(): number { return this.streams.size; }
 
   /** Whether this star holds the stream in memory now. */
   holds(bucket: string, key: string): boolean { return this.streams.has(addr(bucket, key)); }

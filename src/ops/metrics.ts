@@ -97,6 +97,21 @@ export class Metrics {
     });
   }
 
+  /** Streams in memory: live (their whole state) and dormant (only their row; a star alone), and how
+   *  many went dormant and woke since start. */
+  streams(view: { live(): number; dormant(): number; counters: { retired: number; woken: number } }): void {
+    new Gauge({
+      name: 'svcd_streams', help: 'streams this star holds: live (their whole state in memory) or dormant (only their metadata row)',
+      labelNames: ['state'], registers: [this.registry],
+      collect() { this.set({ state: 'live' }, view.live()); this.set({ state: 'dormant' }, view.dormant()); },
+    });
+    new Gauge({
+      name: 'svcd_streams_dormancy', help: 'streams that went dormant (retired) or were made live again (woken) since start',
+      labelNames: ['event'], registers: [this.registry],
+      collect() { this.set({ event: 'retired' }, view.counters.retired); this.set({ event: 'woken' }, view.counters.woken); },
+    });
+  }
+
   /** The auditor's series: each queue's depth, segments verified and findings since start. */
   audit(view: { depth(name: 'deletions' | 'verifications' | 'findings'): number; counters: { verified: number; findings: number; skipped: number } }): void {
     new Gauge({

@@ -81,3 +81,27 @@ for (const engine of ['uws', 'node'] as const) {
     assert.ok(sum >= PAUSE_MS / 2 / 1000, `Append latency sum ${sum} s leaves out the ${PAUSE_MS} ms upload`);
   });
 }
+
+test('an idle stream goes dormant in a real star and wakes on a read, as the svcd_streams gauges show', async (t) => {
+  const srv = await startServer({ args: ['--metrics-listen', '127.0.0.1:0', '--lease-idle-ms', '300', '--wal-settle-after-ms', '100'] });
+  t.after(() => srv.stop());
+  const m = await waitForOutput(srv, /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/);
+  const series = async (): Promise<string> => (await fetch(`http://127.0.0.1:${m[1]}/metrics`)).text();
+  const value = (text: string, re: RegExp): number => Number(re.exec(text)?.[1] ?? NaN);
+  const post = (path: string, body: unknown): Promise<Response> => fetch(srv.baseUrl + path, { method: 'POST', body: JSON.stringify(body) });
+  assert.equal((await post('/v1/buckets/d', {})).status, 201);
+  assert.equal((await post('/v1/streams/d/s', {})).status, 201);
+  assert.equal((await post('/v1/streams/d/s/records', { records: [{ body: 'kept' }] })).status, 200);
+  // Bounded by rounds, not asserted on time: settling and the idle timeout take a few sweeps.
+  let text = '';
+  for (let i = 0; i < 200 && value(text, /^svcd_streams\{state="dormant"\} (\d+)/m) !== 1; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    text = await series();
+  }
+  assert.equal(value(text, /^svcd_streams\{state="dormant"\} (\d+)/m), 1, 'the idle stream went dormant');
+  assert.equal(value(text, /^svcd_streams\{state="live"\} (\d+)/m), 0);
+  const page = await (await fetch(`${srv.baseUrl}/v1/streams/d/s/records?seq_num=0`)).json() as { records: { body: string }[] };
+  assert.deepEqual(page.records.map((r) => r.body), ['kept'], 'the read wakes it with its record');
+  // (It may go dormant again a sweep later: the counter, not the live gauge, is what must have moved.)
+  assert.ok(value(await series(), /^svcd_streams_dormancy\{event="woken"\} (\d+)/m) >= 1, 'the read woke it');
+});
