@@ -579,6 +579,7 @@ export class Star implements StreamService {
 
   /** Writes the patched config; answers whether retention changed. */
   private async reconfigureLocked(st: StreamState, b: BucketMeta, bucket: string, key: string, patch: StreamConfigInput): Promise<boolean> {
+    if (st.evicted) throw movedAway(st); // as trim and fence: evicted while it waited for the lock
     if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
     const defaults = streamDefaultsOf(b.config as unknown as BucketConfig);
     const config = { ...st.config };

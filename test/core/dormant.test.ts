@@ -18,10 +18,7 @@ interface Rig { inc: Incarnation; star: Star }
 
 async function land(r: Rig, rounds = 8): Promise<void> {
   for (let i = 0; i < rounds; i++) {
-    r.inc.log.flush();
-    r.inc.commitMeta();
-    r.inc.completeObjectPuts();
-    r.inc.runDeferred();
+    r.inc.landQueued();
     await new Promise((resolve) => setImmediate(resolve));
   }
 }

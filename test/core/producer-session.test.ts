@@ -40,10 +40,7 @@ const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve)
  *  virtual clock. */
 async function land(r: Rig, rounds = 8): Promise<void> {
   for (let i = 0; i < rounds; i++) {
-    r.inc.log.flush();
-    r.inc.commitMeta();
-    r.inc.completeObjectPuts();
-    r.inc.runDeferred();
+    r.inc.landQueued();
     await turn();
   }
 }

@@ -213,6 +213,15 @@ export class Incarnation {
 
   get metaPending(): number { return this.metaQueue.length; }
 
+  /** Lets everything queued land at once: the group commit, every metadata write, every upload,
+   *  and the deferred work (the clock does not move). */
+  landQueued(): void {
+    this.log.flush();
+    this.commitMeta();
+    this.completeObjectPuts();
+    this.runDeferred();
+  }
+
   // ----- objects: puts land when the simulation completes them; some fail on command
   readonly objects: ObjectStore = {
     put: (key, body) => {
