@@ -3,7 +3,7 @@
 // closes another parked subscriber or parks again cannot corrupt the list. Ordering only, no timing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { SseSink } from '../../src/api/exchange.ts';
+import { recordingSink } from '../helpers/sse-sink.ts';
 import { pumpSse } from '../../src/api/sse.ts';
 import { StreamState, type TailParker } from '../../src/core/stream-state.ts';
 import { LiveSubscription } from '../../src/core/subscription.ts';
@@ -100,17 +100,7 @@ test('LiveSubscription.onReady: the callback runs once per tail move, and once w
 test('an idle SSE subscriber stays parked once however many heartbeats it writes', async () => {
   const st = stream();
   const sub = new LiveSubscription(st, 0, {} as PageReader, () => undefined);
-  const writes: string[] = [];
-  let onClose: (() => void) | undefined;
-  const sink: SseSink = {
-    closed: false,
-    write(c) { writes.push(String(c)); return true; },
-    cork(fn) { fn(); },
-    onWritable() { /* never backpressured here */ },
-    onClose(cb) { onClose = cb; },
-    end() { /* nothing to end */ },
-    destroy() { /* nothing to drop */ },
-  };
+  const { sink, writes, close } = recordingSink();
   pumpSse(sink, sub, false, { heartbeatMs: 1, stallMs: 60_000 });
   // The parked list is private; its length is what this test is about.
   const parked = (): unknown[] | undefined => (st as unknown as { parked?: unknown[] }).parked;
@@ -121,7 +111,7 @@ test('an idle SSE subscriber stays parked once however many heartbeats it writes
     });
     assert.equal(parked()?.length, 1, 'one entry, not one per heartbeat');
   } finally {
-    onClose?.(); // ends the pump and its heartbeat timer, also when an assertion failed
+    close(); // ends the pump and its heartbeat timer, also when an assertion failed
   }
   assert.equal(parked(), undefined, 'closing unparks it');
 });

@@ -3,7 +3,7 @@
 // Ordering of callbacks only, no timing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { SseSink } from '../../src/api/exchange.ts';
+import { recordingSink } from '../helpers/sse-sink.ts';
 import { FanOut, pumpSse, type Runnable } from '../../src/api/sse.ts';
 import type { Subscription, SubscriptionBatch } from '../../src/core/service-api.ts';
 import { SSE_SOCKETS_PER_TURN_MAX } from '../../src/config/limits.ts';
@@ -47,17 +47,7 @@ test('a runnable enqueued twice before its turn runs once; one that re-enqueues 
 });
 
 test('a heartbeat while a history read is pending is written alone: the subscription is not polled again', async () => {
-  const writes: string[] = [];
-  let onClose: (() => void) | undefined;
-  const sink: SseSink = {
-    closed: false,
-    write(c) { writes.push(String(c)); return true; },
-    cork(fn) { fn(); },
-    onWritable() { /* never backpressured here */ },
-    onClose(cb) { onClose = cb; },
-    end() { /* nothing to end */ },
-    destroy() { /* nothing to drop */ },
-  };
+  const { sink, writes, close } = recordingSink();
   let pollsDuringRead = 0;
   let nexts = 0;
   const sub: Subscription = {
@@ -73,7 +63,7 @@ test('a heartbeat while a history read is pending is written alone: the subscrip
     const wait = (): void => { if (writes.filter((w) => w === ': hb\n\n').length >= 3) resolve(); else setTimeout(wait, 1); };
     wait();
   });
-  onClose?.();
+  close();
   assert.equal(pollsDuringRead, 0, 'never polled while next() was pending');
   assert.equal(nexts, 1, 'one next() in flight');
   assert.ok(writes.every((w) => w === ': hb\n\n'), 'only heartbeats were written');
