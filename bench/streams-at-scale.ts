@@ -5,11 +5,13 @@
 //
 // Creates STREAMS streams (each then holding one 100 B record) over CONNS keep-alive connections,
 // reads the star's RSS before and after, then times ListStreams pages of 1000 from random cursors.
-// Printed, never asserted.
+// Then it waits until the star is idle (every stream settled and dormant, the audit queue drained;
+// /metrics tells) and reads RSS again, and restarts the star over the same data dir: the time to its
+// listening line, and its RSS then against a fresh star's. Printed, never asserted.
 import { readFileSync } from 'node:fs';
 import { buildRequest, Http1Conn } from './lib/http1.ts';
 import { newHistogram, pctMs, maxMs, recordNs } from './lib/hist.ts';
-import { startServer } from '../test/helpers/server.ts';
+import { removeDir, startServer, waitForOutput } from '../test/helpers/server.ts';
 import { startSvcd } from './lib/svcd.ts';
 
 const STREAMS = Number(process.env.STREAMS ?? 100_000);
@@ -27,15 +29,44 @@ const key = (i: number): string => `s${String(i).padStart(8, '0')}`;
 /** Settle and idle quickly, so the streams are idle (settled, dormant) a few seconds after the last
  *  append; the RSS then is what an idle stream costs. */
 const IDLE_ARGS = ['--wal-settle-after-ms', '1000', '--lease-idle-ms', '2000'];
-/** How long after the last append the idle RSS is read (settle, idle timeout, a sweep or two). */
-const IDLE_WAIT_MS = 6000;
+const METRICS_ARGS = ['--metrics-listen', '127.0.0.1:0'];
+/** How long the bench waits for the star to go idle before it reads RSS anyway (and says so). */
+const IDLE_WAIT_MS_MAX = 20 * 60_000;
+const IDLE_POLL_MS = 1000;
 
-const svcd = await startSvcd({ args: IDLE_ARGS });
+async function opsPort(server: { output(): string }): Promise<number> {
+  return Number((await waitForOutput(server, /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/))[1]);
+}
+
+/** Waits until no stream is live and no settled segment waits for its audit; false past the bound. */
+async function waitIdleStar(port: number): Promise<boolean> {
+  const deadline = Date.now() + IDLE_WAIT_MS_MAX;
+  while (Date.now() < deadline) {
+    const m = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const live = Number(/svcd_streams\{state="live"\} (\d+)/.exec(m)?.[1] ?? NaN);
+    const audits = Number(/svcd_audit_queue_depth\{queue="verifications"\} (\d+)/.exec(m)?.[1] ?? NaN);
+    if (live === 0 && audits === 0) return true;
+    await new Promise((r) => setTimeout(r, IDLE_POLL_MS));
+  }
+  return false;
+}
+
+// A fresh star's RSS, with nothing in it: what a restart over many streams is compared with.
+const fresh = await startServer({ engine: 'uws', args: IDLE_ARGS });
+await new Promise((r) => setTimeout(r, 1000));
+const freshRss = rssBytes(fresh.proc.pid!);
+await fresh.stop();
+removeDir(fresh.dataDir);
+
+const svcd = await startSvcd({ args: [...IDLE_ARGS, ...METRICS_ARGS] });
 let idleRss = NaN;
+let idleS = NaN;
+let wentIdle = false;
 let restartMs = NaN;
 let restartRss = NaN;
 try {
   const pid = svcd.pid!;
+  const port = await opsPort(svcd.server);
   await svcd.createStream('scale', key(0));
   await new Promise((r) => setTimeout(r, 500));
   const rssBefore = rssBytes(pid);
@@ -66,19 +97,25 @@ try {
     if (res.status !== 200) throw new Error(`list: ${res.status} ${res.body.toString().slice(0, 200)}`);
   }
   for (const conn of conns) conn.close();
-  await new Promise((r) => setTimeout(r, IDLE_WAIT_MS));
+  const t2 = performance.now();
+  wentIdle = await waitIdleStar(port);
+  idleS = (performance.now() - t2) / 1000;
+  if (!wentIdle) console.error(`streams-at-scale: the star was not idle after ${IDLE_WAIT_MS_MAX / 60_000} min; reading RSS anyway`);
   idleRss = rssBytes(pid);
   // A restart over all of them: from spawn to the listening line, and the RSS right after.
   await svcd.server.stop();
   const t1 = performance.now();
   const again = await startServer({ engine: 'uws', args: IDLE_ARGS, dataDir: svcd.dataDir });
   restartMs = performance.now() - t1;
+  await new Promise((r) => setTimeout(r, 1000));
   restartRss = rssBytes(again.proc.pid!);
   await again.stop();
 
-  console.log(`| streams | created/s (create + 1 append) | RSS before | RSS after | RSS per stream | RSS per idle stream (${IDLE_WAIT_MS / 1000} s later) | restart to listening | RSS after restart | ListStreams page of 1000 p50 | p99 | max |`);
-  console.log(`| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |`);
-  console.log(`| ${STREAMS.toLocaleString('en-US')} | ${Math.round((STREAMS - 1) / (createMs / 1000)).toLocaleString('en-US')} | ${(rssBefore / 2 ** 20).toFixed(0)} MiB | ${(rssAfter / 2 ** 20).toFixed(0)} MiB | ${((rssAfter - rssBefore) / STREAMS / 1024).toFixed(2)} KiB | ${((idleRss - rssBefore) / STREAMS / 1024).toFixed(2)} KiB | ${(restartMs / 1000).toFixed(1)} s | ${(restartRss / 2 ** 20).toFixed(0)} MiB | ${pctMs(hist, 50).toFixed(2)} ms | ${pctMs(hist, 99).toFixed(2)} ms | ${maxMs(hist).toFixed(2)} ms |`);
+  const mib = (b: number): string => `${(b / 2 ** 20).toFixed(0)} MiB`;
+  const perStream = (b: number): string => `${(b / STREAMS / 1024).toFixed(2)} KiB`;
+  console.log(`| streams | created/s (create + 1 append) | RSS before | RSS after | per stream | idle after (s) | RSS idle | per idle stream | restart to listening | RSS after restart (fresh star) | per stream | ListStreams page of 1000 p50 | p99 | max |`);
+  console.log(`| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |`);
+  console.log(`| ${STREAMS.toLocaleString('en-US')} | ${Math.round((STREAMS - 1) / (createMs / 1000)).toLocaleString('en-US')} | ${mib(rssBefore)} | ${mib(rssAfter)} | ${perStream(rssAfter - rssBefore)} | ${wentIdle ? idleS.toFixed(0) : 'not idle'} | ${mib(idleRss)} | ${perStream(idleRss - rssBefore)} | ${(restartMs / 1000).toFixed(1)} s | ${mib(restartRss)} (${mib(freshRss)}) | ${perStream(restartRss - freshRss)} | ${pctMs(hist, 50).toFixed(2)} ms | ${pctMs(hist, 99).toFixed(2)} ms | ${maxMs(hist).toFixed(2)} ms |`);
 } finally {
   await svcd.stop();
 }

@@ -161,7 +161,10 @@ export const PEER_CALL_MS_MAX = 10_000;
 /** The auditor: settled segments waiting to be verified (past it, new ones are not queued) … */
 export const AUDIT_VERIFY_QUEUE_MAX = 100_000;
 /** … how many it fetches back and checks per sweep (one at a time) … */
-export const AUDIT_VERIFY_BATCH_MAX = 16;
+export const AUDIT_VERIFY_BATCH_MAX = 4096;
+/** … and for how long at most per sweep (a quarter of the one-second sweep; the checks are I/O and
+ *  one checksum pass, so the event loop stays free between them) … */
+export const AUDIT_VERIFY_RUN_MS_MAX = 250;
 /** … how often it goes over every segment this star's streams name again (a scrub: bytes altered
  *  or lost after they were verified are found too; `--audit-scrub-interval`) … */
 export const AUDIT_SCRUB_MS_DEFAULT = 60 * 60_000;

@@ -9,6 +9,7 @@ import {
 import { FrameArena } from './frame-arena.ts';
 import { contentBytes, encodeBatch, encodeRotate, patchBatch, type CodecRecord } from '../storage/format/record-codec.ts';
 import type { BucketMeta, MetadataStore, MetaState, SegmentMeta, StreamMeta } from '../storage/metadata/metadata-store.ts';
+import { packRow, packedStreamId, unpackRow, type PackedRow } from '../storage/metadata/packed-row.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import { OrderedMap } from './ordered-keys.ts';
 import { ServiceError, invalid, notFound } from './errors.ts';
@@ -86,6 +87,11 @@ interface PendingEntry {
 }
 
 const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
+/** A dormant stream's row, unpacked from its address (bucket names hold no NUL; keys may). */
+const rowOf = (a: string, packed: PackedRow): StreamMeta => {
+  const i = a.indexOf('\u0000');
+  return unpackRow(a.slice(0, i), a.slice(i + 1), packed);
+};
 
 export class Star implements StreamService {
   private readonly d: StarDeps;
@@ -95,9 +101,9 @@ export class Star implements StreamService {
   /** The same streams by stream id (a cluster's commit log and settler look them up by the frames' id). */
   private readonly byId = new Map<string, StreamState>();
   /** Every stream of each bucket in key order, for listing: the live state, or a dormant one's row. */
-  private readonly byBucket = new Map<string, OrderedMap<StreamState | StreamMeta>>();
+  private readonly byBucket = new Map<string, OrderedMap<StreamState | PackedRow>>();
   /** Dormant streams by address: only their row is kept (see wake() and retireIdle()). */
-  private readonly dormant = new Map<string, StreamMeta>();
+  private readonly dormant = new Map<string, PackedRow>();
   /** Streams that went dormant and that woke since start (metrics, the simulation). */
   readonly dormancy = { retired: 0, woken: 0 };
   private readonly deleted = new Set<string>();
@@ -180,14 +186,25 @@ export class Star implements StreamService {
     for (const b of state.buckets) this.buckets.set(b.name, b);
     // With dormancy on, every stream starts dormant and only those the WAL holds records of wake: a
     // restart over many streams builds their states as they are used, not all at once.
-    for (const s of state.streams) {
-      if (this.d.dormantAfterMs) this.rest(s);
-      else this.addStream(new StreamState(s, this.configOf(s)));
-    }
+    state.streams.forEach((bucket, key, packed) => {
+      if (this.d.dormantAfterMs) this.rest(bucket, key, packed);
+      else {
+        const s = unpackRow(bucket, key, packed);
+        this.addStream(new StreamState(s, this.configOf(s)));
+      }
+    });
     for (const d of state.deleted) this.deleted.add(addr(d.bucket, d.key));
+    // Only the streams the WAL holds frames of are looked up by id.
+    const frames = [...recovered];
+    const ids = new Set(frames.map((f) => f.streamId));
     const addrById = new Map<string, string>();
-    for (const s of state.streams) addrById.set(s.stream_id, addr(s.bucket, s.key));
-    for (const f of recovered) {
+    if (ids.size > 0) {
+      state.streams.forEach((bucket, key, packed) => {
+        const id = packedStreamId(packed);
+        if (ids.has(id)) addrById.set(id, addr(bucket, key));
+      });
+    }
+    for (const f of frames) {
       const a = addrById.get(f.streamId);
       const st = a === undefined ? undefined : this.wake(a);
       if (!st || f.firstSeq + f.count <= st.tail) continue; // deleted stream, or already settled
@@ -469,9 +486,10 @@ export class Star implements StreamService {
   private wake(a: string): StreamState | undefined {
     const st = this.streams.get(a);
     if (st) return st;
-    const row = this.dormant.get(a);
-    if (!row) return undefined;
+    const packed = this.dormant.get(a);
+    if (packed === undefined) return undefined;
     this.dormant.delete(a);
+    const row = rowOf(a, packed);
     this.dormancy.woken += 1;
     const woken = new StreamState(row, this.configOf(row));
     woken.lastUsedMs = this.d.clock.nowMs();
@@ -479,12 +497,12 @@ export class Star implements StreamService {
     return woken;
   }
 
-  /** Keeps only the row of a stream (listing still finds it there). */
-  private rest(row: StreamMeta): void {
-    this.dormant.set(addr(row.bucket, row.key), row);
-    let m = this.byBucket.get(row.bucket);
-    if (!m) this.byBucket.set(row.bucket, (m = new OrderedMap()));
-    m.set(row.key, row);
+  /** Keeps only the row of a stream, packed (listing still finds it there). */
+  private rest(bucket: string, key: string, packed: PackedRow): void {
+    this.dormant.set(addr(bucket, key), packed);
+    let m = this.byBucket.get(bucket);
+    if (!m) this.byBucket.set(bucket, (m = new OrderedMap()));
+    m.set(key, packed);
   }
 
   private forgetDormant(bucket: string, key: string): void {
@@ -503,7 +521,7 @@ export class Star implements StreamService {
       if (this.byId.get(st.streamId) === st) this.byId.delete(st.streamId);
       st.retired = true;
       this.dormancy.retired += 1;
-      this.rest(st.meta);
+      this.rest(st.meta.bucket, st.meta.key, packRow(st.meta));
     }
   }
 
@@ -511,7 +529,8 @@ export class Star implements StreamService {
    *  auditor asks whether a segment is still named). */
   private rowAt(bucket: string, key: string, id: string): StreamMeta | undefined {
     const a = addr(bucket, key);
-    const row = this.streams.get(a)?.meta ?? this.dormant.get(a);
+    const packed = this.dormant.get(a);
+    const row = this.streams.get(a)?.meta ?? (packed === undefined ? undefined : rowOf(a, packed));
     return row?.stream_id === id ? row : undefined;
   }
 
@@ -653,7 +672,11 @@ export class Star implements StreamService {
     if (!m) return { items: [], next: '' };
     const { entries, more } = m.page(startAfter, Math.min(Math.max(limit, 1), LIST_PAGE_MAX));
     return {
-      items: entries.map(([, e]) => (e instanceof StreamState ? e.info() : streamInfoOf(e, this.configOf(e)))),
+      items: entries.map(([key, e]) => {
+        if (e instanceof StreamState) return e.info();
+        const row = unpackRow(bucket, key, e);
+        return streamInfoOf(row, this.configOf(row));
+      }),
       next: more ? entries[entries.length - 1][0] : '',
     };
   }
@@ -1143,7 +1166,8 @@ export class Star implements StreamService {
     for (const st of this.streams.values()) {
       for (const seg of st.meta.segments) yield { bucket: st.meta.bucket, key: st.meta.key, streamId: st.streamId, seg };
     }
-    for (const row of this.dormant.values()) {
+    for (const [a, packed] of this.dormant) {
+      const row = rowOf(a, packed);
       for (const seg of row.segments) yield { bucket: row.bucket, key: row.key, streamId: row.stream_id, seg };
     }
   }

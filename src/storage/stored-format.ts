@@ -9,13 +9,14 @@
 // together agree on one cluster id, and the object marker is (re)written from it.
 
 import type { MetadataStore, MetaState, StoredFormat } from './metadata/metadata-store.ts';
+import { packedHasSegments } from './metadata/packed-row.ts';
 import type { ObjectStore } from './objects/object-store.ts';
 
 /** The layout of metadata and objects this build writes (frames and segments carry their own). */
 export const STORED_FORMAT_VERSION = 1;
 /** The object store's copy of the marker. */
 export const FORMAT_OBJECT_KEY = 'svcd-format.json';
-/** Where settled segments live (workers/settle-task.ts segmentKey): any key here is stored data. */
+/** Where settled segments live (segments/segment-key.ts): any key here is stored data. */
 const SEGMENTS_PREFIX = 'streams/';
 
 /** A start refused: the message is the one line the star prints. */
@@ -51,8 +52,9 @@ export async function checkStoredFormat(
 ): Promise<StoredFormat> {
   const onObjects = await readObjectMarker(objects);
   const objectsHoldData = (await objects.list(SEGMENTS_PREFIX, 1)).length > 0;
-  const metadataHoldsData = state.buckets.length > 0 || state.streams.length > 0;
-  const metadataPointsIntoObjects = state.streams.some((s) => s.segments.length > 0);
+  const metadataHoldsData = state.buckets.length > 0 || state.streams.size > 0;
+  let metadataPointsIntoObjects = false;
+  state.streams.forEach((_b, _k, packed) => { metadataPointsIntoObjects ||= packedHasSegments(packed); });
   let marker = state.format;
   if (!marker) {
     // Metadata without a marker: a first start, or metadata written before markers existed.

@@ -8,6 +8,7 @@ import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
 import type { ObjectStore, ObjectStoreConfig } from '../storage/objects/object-store.ts';
 import { openObjectStore } from '../storage/objects/open-store.ts';
 import { buildSegment } from '../storage/segments/segment-format.ts';
+import { segmentKey } from '../storage/segments/segment-key.ts';
 
 export interface SettleTask {
   store: ObjectStoreConfig;
@@ -18,15 +19,6 @@ export interface SettleTask {
 export interface SettledSegment { streamId: string; segment: SegmentMeta }
 
 let store: ObjectStore | undefined;
-
-/** One object per stream range, named by its first and end seq_num. A range's records are committed
- *  once and never change, so two uploads under one name carry the same bytes: re-settling after a
- *  crash overwrites it harmlessly, and a stale leader's late upload of a shorter range starting at
- *  the same record cannot replace the new leader's segment (named by its first seq_num alone, it did:
- *  test/sim/stale-leader.test.ts). */
-export function segmentKey(streamId: string, firstSeq: number, endSeq: number): string {
-  return `streams/${streamId}/${String(firstSeq).padStart(20, '0')}-${String(endSeq).padStart(20, '0')}.seg`;
-}
 
 export default async function settle(task: SettleTask): Promise<SettledSegment[]> {
   store ??= openObjectStore(task.store);

@@ -6,7 +6,7 @@
 
 import { FRAME_ROTATE, contentBytes, forEachRecord, frameInfo, frameTimestamps, sealFrame } from '../../src/storage/format/record-codec.ts';
 import type { Clock, Ids, LogPort, SegmentSettler, Timers, WalJanitor } from '../../src/core/ports.ts';
-import { MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StoredFormat, type StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
+import { MetadataUnavailableError, streamRowsOf, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StoredFormat, type StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
 import type { ByteRange, ObjectStore } from '../../src/storage/objects/object-store.ts';
 import { settleWalBytes } from '../../src/workers/settle-task.ts';
 
@@ -133,9 +133,10 @@ export class Incarnation {
 
   private loadMeta(): MetaState {
     const m = this.world.meta;
-    return structuredClone({
-      buckets: [...m.buckets.values()], streams: [...m.streams.values()], deleted: [...m.deleted.values()], credentials: [...m.credentials.values()],
-    });
+    return {
+      ...structuredClone({ buckets: [...m.buckets.values()], deleted: [...m.deleted.values()], credentials: [...m.credentials.values()] }),
+      streams: streamRowsOf([...m.streams.values()]),
+    };
   }
 
   /** `apply` lands the write; an Error it returns is the write's answer (a guard refused it). */

@@ -14,6 +14,7 @@ import { Star } from '../../src/core/star.ts';
 import { ServiceError } from '../../src/core/errors.ts';
 import { MemorySettler } from '../../src/cluster/mem-settler.ts';
 import { READ_GRACE_MS_DEFAULT } from '../../src/config/limits.ts';
+import { streamRowsOf } from '../../src/storage/metadata/metadata-store.ts';
 import { rng } from '../helpers/rng.ts';
 import { Incarnation, World } from './ports.ts';
 import { Commits, SimCommitLog, SimLeadership, committedBatches } from './cluster-ports.ts';
@@ -66,7 +67,7 @@ async function twoStars(random: () => number, streams: number): Promise<{ world:
   const a = makeNode('A', world, commits, random, errors);
   const b = makeNode('B', world, commits, random, errors);
   const nodes = [a, b];
-  for (const n of nodes) n.star.open({ buckets: [], streams: [], deleted: [], credentials: [] }, [], []);
+  for (const n of nodes) n.star.open({ buckets: [], streams: streamRowsOf([]), deleted: [], credentials: [] }, [], []);
   await until(nodes, a.star.createBucket(BUCKET, {}));
   b.star.syncBucket(BUCKET, structuredClone(world.meta.buckets.get(BUCKET)));
   for (let s = 0; s < streams; s++) {

@@ -1,10 +1,10 @@
 // The local metadata store survives a reload, cuts a torn journal tail, and compacts into a snapshot.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, readdirSync, statSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LocalMetadataStore } from '../../src/storage/metadata/local-store.ts';
-import type { StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
+import { unpackStreamRows, type StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
 import { removeDir, tempDir } from '../helpers/server.ts';
 
 const stream = (key: string, trim = 0): StreamMeta => ({
@@ -25,7 +25,7 @@ test('state written before a reload is there after it, deletes included', async 
   const b = new LocalMetadataStore(dir, 1000);
   const s = await b.load();
   assert.deepEqual(s.buckets.map((x) => [x.name, x.creation_token]), [['b', 'tok']]);
-  assert.deepEqual(s.streams.map((x) => [x.key, x.trim_seq]), [['k1', 7]]);
+  assert.deepEqual(unpackStreamRows(s.streams).map((x) => [x.key, x.trim_seq]), [['k1', 7]]);
   assert.deepEqual(s.deleted, [{ bucket: 'b', key: 'k2' }]);
   assert.deepEqual(s.credentials.map((c) => c.key_id), ['ck_1']);
   await b.close();
@@ -43,12 +43,12 @@ test('a torn journal tail is cut and the whole entries before it survive', async
   appendFileSync(journal, Buffer.from([200, 0, 0, 0, 1, 2, 3, 4, 123, 34]));
   const b = new LocalMetadataStore(dir, 1000);
   const s = await b.load();
-  assert.deepEqual(s.streams.map((x) => x.key), ['k1']);
+  assert.deepEqual(unpackStreamRows(s.streams).map((x) => x.key), ['k1']);
   assert.equal(statSync(journal).size, size);
   await b.putStream(stream('k3'));
   await b.close();
   const c = new LocalMetadataStore(dir, 1000);
-  assert.deepEqual((await c.load()).streams.map((x) => x.key).sort(), ['k1', 'k3']);
+  assert.deepEqual(unpackStreamRows((await c.load()).streams).map((x) => x.key).sort(), ['k1', 'k3']);
   await c.close();
 });
 
@@ -59,11 +59,11 @@ test('past the entry cap the journal is compacted into a snapshot', async (t) =>
   await a.load();
   for (let i = 0; i < 12; i++) await a.putStream(stream(`k${i}`, i));
   await a.close();
-  assert.ok(readdirSync(dir).includes('snapshot.json'));
+  assert.ok(readdirSync(dir).includes('snapshot.jsonl'));
   const b = new LocalMetadataStore(dir, 5);
   const s = await b.load();
-  assert.equal(s.streams.length, 12);
-  assert.equal(s.streams.find((x) => x.key === 'k11')?.trim_seq, 11);
+  assert.equal(unpackStreamRows(s.streams).length, 12);
+  assert.equal(unpackStreamRows(s.streams).find((x) => x.key === 'k11')?.trim_seq, 11);
   await b.close();
 });
 
@@ -81,4 +81,77 @@ test('deleting a bucket forgets its deleted addresses, after a reload too', asyn
   const b = new LocalMetadataStore(dir, 1000);
   assert.deepEqual((await b.load()).deleted, []);
   await b.close();
+});
+
+test('a snapshot written before rows were packed (snapshot.json) loads, and the next compaction replaces it', async (t) => {
+  const dir = tempDir();
+  t.after(() => removeDir(dir));
+  mkdirSync(dir, { recursive: true });
+  const legacy = {
+    buckets: [{ name: 'b', config: {}, created_at_unix_ms: 1, creation_token: '' }],
+    streams: [stream('old', 3), { ...stream('seg'), settled_end_seq: 2, segments: [{ object_key: 'streams/id-seg/00000000000000000000.seg', first_seq: 0, end_seq: 2, min_ts: 5, max_ts: 6, content_bytes: 10, size_bytes: 90, footer_offset: 60, footer_bytes: 30 }] }],
+    deleted: [{ bucket: 'b', key: 'gone' }],
+    credentials: [{ key_id: 'ck_1' }],
+  };
+  writeFileSync(join(dir, 'snapshot.json'), JSON.stringify(legacy));
+  const a = new LocalMetadataStore(dir, 5);
+  const s = await a.load();
+  assert.deepEqual(unpackStreamRows(s.streams), legacy.streams);
+  assert.deepEqual(s.deleted, legacy.deleted);
+  for (let i = 0; i < 6; i++) await a.putStream(stream(`k${i}`));
+  await a.close();
+  assert.ok(readdirSync(dir).includes('snapshot.jsonl'));
+  assert.ok(!readdirSync(dir).includes('snapshot.json'), 'the legacy snapshot is removed once a new one stands');
+  const b = new LocalMetadataStore(dir, 5);
+  const again = unpackStreamRows((await b.load()).streams);
+  assert.deepEqual(again.filter((r) => r.key === 'old' || r.key === 'seg'), legacy.streams);
+  assert.equal(again.length, 8);
+  await b.close();
+});
+
+test('a snapshot cut short is refused at load, not half loaded', async (t) => {
+  const dir = tempDir();
+  t.after(() => removeDir(dir));
+  const a = new LocalMetadataStore(dir, 5);
+  await a.load();
+  for (let i = 0; i < 12; i++) await a.putStream(stream(`k${i}`, i));
+  await a.close();
+  const snap = join(dir, 'snapshot.jsonl');
+  const lines = readFileSync(snap, 'utf8').split('\n');
+  assert.ok(lines.length > 3);
+  // Cut whole lines off the end (a row line missing) and, separately, a line in half.
+  truncateSync(snap, Buffer.byteLength(lines.slice(0, -2).join('\n') + '\n'));
+  await assert.rejects(new LocalMetadataStore(dir, 5).load(), /stream rows where its header says/);
+  truncateSync(snap, statSync(snap).size - 5);
+  await assert.rejects(new LocalMetadataStore(dir, 5).load(), /is cut/);
+});
+
+test('the journal is compacted only once it is a quarter of the snapshot: compactions come rarer as rows grow', async (t) => {
+  const dir = tempDir();
+  t.after(() => removeDir(dir));
+  const journal = join(dir, 'journal.log');
+  // close() waits for a compaction under way, so each phase is read after one.
+  const a = new LocalMetadataStore(dir, 5);
+  await a.load();
+  await a.putStreams(Array.from({ length: 400 }, (_, i) => stream(`k${i}`)));
+  for (let i = 0; i < 4; i++) await a.putStream(stream(`k${i}`, 1)); // the fifth entry: the cap, compacts 400 rows
+  await a.close();
+  assert.equal(statSync(journal).size, 0);
+  const snapBytes = statSync(join(dir, 'snapshot.jsonl')).size;
+  const b = new LocalMetadataStore(dir, 5);
+  await b.load();
+  for (let i = 0; i < 10; i++) await b.putStream(stream(`k${i}`, 2)); // past the cap, far below a quarter of the snapshot
+  await b.close();
+  assert.ok(statSync(journal).size > 0 && statSync(journal).size < snapBytes / 4, 'not compacted yet');
+  const c = new LocalMetadataStore(dir, 5);
+  await c.load();
+  await c.putStreams(Array.from({ length: 150 }, (_, i) => stream(`k${i}`, 3)));
+  await c.close();
+  assert.equal(statSync(journal).size, 0, 'compacted once the journal passed a quarter of the snapshot');
+  const d = new LocalMetadataStore(dir, 5);
+  const rows = unpackStreamRows((await d.load()).streams);
+  assert.equal(rows.length, 400);
+  assert.equal(rows.find((r) => r.key === 'k0')?.trim_seq, 3);
+  assert.equal(rows.find((r) => r.key === 'k200')?.trim_seq, 0);
+  await d.close();
 });

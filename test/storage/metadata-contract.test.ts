@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { keyFromBytes, keyToBytes } from '../../src/storage/format/key-bytes.ts';
 import { LocalMetadataStore } from '../../src/storage/metadata/local-store.ts';
-import { MetadataUnavailableError, type MetadataStore, type SegmentMeta, type StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
+import { MetadataUnavailableError, type MetadataStore, type SegmentMeta, type StreamMeta, unpackStreamRows } from '../../src/storage/metadata/metadata-store.ts';
 import { LeaseLostError, METADATA_SCHEMA_VERSION, PostgresMetadataStore } from '../../src/storage/metadata/postgres-store.ts';
 import { PostgresCluster } from '../../src/storage/metadata/postgres-cluster.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
@@ -74,7 +74,7 @@ for (const be of backends) {
       const b = be.open(true);
       const s = await b.load();
       assert.deepEqual(s.buckets.map((x) => [x.name, x.creation_token, x.config]), [['b', 'tok', { location: 'x' }]]);
-      assert.deepEqual(s.streams.map((x) => x.key), ['k1']);
+      assert.deepEqual(unpackStreamRows(s.streams).map((x) => x.key), ['k1']);
       assert.deepEqual(s.deleted, [{ bucket: 'b', key: 'k2' }]);
       assert.deepEqual(s.credentials, [{ key_id: 'ck_1', scope: 'svc:admin' }]);
       assert.deepEqual(await b.listCredentials(), [{ key_id: 'ck_1', scope: 'svc:admin' }]);
@@ -91,7 +91,7 @@ for (const be of backends) {
       await a.close();
       const b = be.open(true);
       const s = await b.load();
-      assert.deepEqual(s.streams.map((x) => [x.key, x.trim_seq]), [['k', 49]]);
+      assert.deepEqual(unpackStreamRows(s.streams).map((x) => [x.key, x.trim_seq]), [['k', 49]]);
       assert.deepEqual(s.deleted, [{ bucket: 'b', key: 'gone' }]);
       await b.close();
     });
@@ -104,7 +104,7 @@ for (const be of backends) {
       await a.close();
       const b = be.open(true);
       const s = await b.load();
-      const rows = s.streams.map((x) => [x.bucket, x.key, x.trim_seq]).sort();
+      const rows = unpackStreamRows(s.streams).map((x) => [x.bucket, x.key, x.trim_seq]).sort();
       assert.deepEqual(rows, [['b', 'k1', 5], ['b', 'k2', 2], ['c', 'k3', 3]]);
       assert.deepEqual(s.deleted, []);
       await b.close();
@@ -120,9 +120,9 @@ for (const be of backends) {
       await a.close();
       const b = be.open(true);
       const s = await b.load();
-      assert.equal(s.streams.length, 1);
-      assert.deepEqual(keyToBytes(s.streams[0].key), Buffer.from([0xff, 0x00, 0x2f, 0xc3]));
-      assert.equal(s.streams[0].trim_seq, 1);
+      assert.equal(unpackStreamRows(s.streams).length, 1);
+      assert.deepEqual(keyToBytes(unpackStreamRows(s.streams)[0].key), Buffer.from([0xff, 0x00, 0x2f, 0xc3]));
+      assert.equal(unpackStreamRows(s.streams)[0].trim_seq, 1);
       assert.deepEqual(s.deleted.map((d) => keyToBytes(d.key)), [Buffer.from([0xff, 0x00, 0x2f, 0xc4])]);
       await b.close();
     });
@@ -143,14 +143,14 @@ for (const be of backends) {
       await a.close();
       const b = be.open(true);
       const st = await b.load();
-      const byKey = new Map(st.streams.map((x) => [x.key, x]));
+      const byKey = new Map(unpackStreamRows(st.streams).map((x) => [x.key, x]));
       assert.deepEqual(byKey.get('k')?.segments, [10, 20, 30, 40].map((f) => seg('k', f)));
       assert.deepEqual(byKey.get(raw)?.segments, [seg(raw, 10)]);
       await b.deleteStream('b', 'k');
       await b.putStream(settled('k')); // made again: none of the old segments come back
       await b.close();
       const c = be.open(true);
-      assert.deepEqual((await c.load()).streams.find((x) => x.key === 'k')?.segments, []);
+      assert.deepEqual(unpackStreamRows((await c.load()).streams).find((x) => x.key === 'k')?.segments, []);
       await c.close();
     });
 
@@ -251,7 +251,7 @@ describe('postgres metadata: stores share a schema, reconnect after a lost conne
     await store.close();
     const again = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
     const s = await again.load();
-    assert.deepEqual(s.streams.map((x) => x.key).sort(), ['after', 'before']);
+    assert.deepEqual(unpackStreamRows(s.streams).map((x) => x.key).sort(), ['after', 'before']);
     await again.close();
   });
 
@@ -269,7 +269,7 @@ describe('postgres metadata: stores share a schema, reconnect after a lost conne
     await admin.query(`INSERT INTO ${schema}.streams (bucket, key, doc) VALUES ('b', $1, $2)`, [keyToBytes(raw), JSON.stringify(old)]);
     const store = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
     const st = await store.load();
-    assert.deepEqual(st.streams, [old]);
+    assert.deepEqual(unpackStreamRows(st.streams), [old]);
     await store.putStream({ ...old, settled_end_seq: 30, segments: [seg(raw, 10), seg(raw, 20)] });
     await store.close();
     const docs = await admin.query<{ doc: string }>(`SELECT doc FROM ${schema}.streams`);
@@ -279,7 +279,7 @@ describe('postgres metadata: stores share a schema, reconnect after a lost conne
     const versions = await admin.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
     assert.deepEqual(versions.rows.map((r) => r.version), Array.from({ length: METADATA_SCHEMA_VERSION }, (_, i) => i + 1));
     const again = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
-    assert.deepEqual((await again.load()).streams[0].segments, [seg(raw, 10), seg(raw, 20)]);
+    assert.deepEqual(unpackStreamRows((await again.load()).streams)[0].segments, [seg(raw, 10), seg(raw, 20)]);
     await again.close();
   });
 

@@ -2,18 +2,25 @@
 // checksummed JSON entries (group-committed with fdatasync) plus a snapshot that the journal is
 // compacted into. A torn journal tail is cut at the last whole entry on load.
 //
+// Stream rows are held packed (packed-row.ts), one string each, and the snapshot is a line per row
+// after a header line, so a million streams load and compact without one giant JSON document (past
+// about 512 MiB V8 cannot even hold it as a string) and without a million object graphs. The
+// journal is compacted once it is both META_JOURNAL_ENTRIES_MAX entries and a quarter of the
+// snapshot's bytes long: each compaction rewrites every row, so it must come rarer as rows grow.
+//
 // A failed journal write (a full disk, EIO) makes the store unhealthy and refuses writes; with
 // backoff it cuts the journal back to its last synced entry, proves a small entry can be written and
 // synced, and reloads its maps from disk (a failed batch's entries were applied to them before the
 // write), so what it serves is exactly what a restart would load.
 
-import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { META_JOURNAL_PROBE_BYTES, META_JOURNAL_RETRY_MS_MAX, META_JOURNAL_RETRY_MS_MIN } from '../../config/limits.ts';
 import { DependencyHealth } from '../dependency-health.ts';
 import { crc32c } from '../format/crc32c.ts';
-import { MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StoredFormat, type StreamMeta } from './metadata-store.ts';
+import { MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StoredFormat, type StreamMeta, type StreamRows } from './metadata-store.ts';
+import { packRow, unpackRow, type PackedRow } from './packed-row.ts';
 
 type Entry =
   | { op: 'bucket'; b: BucketMeta }
@@ -26,18 +33,39 @@ type Entry =
   | { op: 'nop'; pad: string };
 
 const ENTRY_HEADER_BYTES = 8;
+/** The snapshot's first line: everything but the stream rows, which follow one per line. */
+interface SnapshotHeader {
+  snapshot_version: 2;
+  format?: StoredFormat;
+  buckets: BucketMeta[];
+  deleted: { bucket: string; key: string }[];
+  credentials: CredentialMeta[];
+  /** Stream lines that follow: a snapshot with fewer is refused, never half loaded. */
+  streams: number;
+}
+/** A snapshot is written in chunks of about this many bytes (the rows are copied first, so the
+ *  event loop is never held for the whole file). */
+const SNAPSHOT_CHUNK_BYTES = 1 << 20;
+/** The journal is compacted only once its bytes reach this share of the snapshot's. */
+const JOURNAL_SNAPSHOT_RATIO_MIN = 0.25;
 
 const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
+const splitAddr = (a: string): [string, string] => {
+  const i = a.indexOf('\u0000'); // bucket names hold no NUL; keys may
+  return [a.slice(0, i), a.slice(i + 1)];
+};
 
 export class LocalMetadataStore implements MetadataStore {
   private readonly dir: string;
   private readonly buckets = new Map<string, BucketMeta>();
-  private readonly streams = new Map<string, StreamMeta>();
+  /** Stream rows by address, packed. */
+  private readonly streams = new Map<string, PackedRow>();
   private readonly deleted = new Map<string, { bucket: string; key: string }>();
   private readonly credentials = new Map<string, CredentialMeta>();
   private format: StoredFormat | undefined;
   private fh: FileHandle | undefined;
   private entriesSinceSnapshot = 0;
+  private snapshotBytes = 0;
   private pending: { bytes: Buffer; resolve: () => void; reject: (e: unknown) => void }[] = [];
   private flushing = false;
   /** Set after a failed write until recovery: the journal may end in torn bytes, so nothing more is
@@ -55,7 +83,9 @@ export class LocalMetadataStore implements MetadataStore {
   }
 
   private get journalPath(): string { return join(this.dir, 'journal.log'); }
-  private get snapshotPath(): string { return join(this.dir, 'snapshot.json'); }
+  private get snapshotPath(): string { return join(this.dir, 'snapshot.jsonl'); }
+  /** The snapshot as one JSON document, before rows were packed: read if no newer one exists. */
+  private get legacySnapshotPath(): string { return join(this.dir, 'snapshot.json'); }
 
   async load(): Promise<MetaState> {
     mkdirSync(this.dir, { recursive: true });
@@ -73,13 +103,12 @@ export class LocalMetadataStore implements MetadataStore {
     this.format = undefined;
     this.entriesSinceSnapshot = 0;
     this.journalBytes = 0;
-    if (existsSync(this.snapshotPath)) {
-      const snap = JSON.parse(readFileSync(this.snapshotPath, 'utf8')) as MetaState;
-      for (const b of snap.buckets) this.buckets.set(b.name, b);
-      for (const s of snap.streams) this.streams.set(addr(s.bucket, s.key), s);
-      for (const d of snap.deleted) this.deleted.set(addr(d.bucket, d.key), d);
-      for (const c of snap.credentials) this.credentials.set(c.key_id, c);
-      this.format = snap.format;
+    this.snapshotBytes = 0;
+    if (existsSync(this.snapshotPath)) this.readSnapshot();
+    else if (existsSync(this.legacySnapshotPath)) {
+      const snap = JSON.parse(readFileSync(this.legacySnapshotPath, 'utf8')) as Omit<MetaState, 'streams'> & { streams: StreamMeta[] };
+      this.loadHeader(snap);
+      for (const s of snap.streams) this.streams.set(addr(s.bucket, s.key), packRow(s));
     }
     if (existsSync(this.journalPath)) {
       const buf = readFileSync(this.journalPath);
@@ -106,11 +135,51 @@ export class LocalMetadataStore implements MetadataStore {
     }
   }
 
+  private loadHeader(h: Omit<MetaState, 'streams'>): void {
+    for (const b of h.buckets) this.buckets.set(b.name, b);
+    for (const d of h.deleted) this.deleted.set(addr(d.bucket, d.key), d);
+    for (const c of h.credentials) this.credentials.set(c.key_id, c);
+    this.format = h.format;
+  }
+
+  /** Reads snapshot.jsonl: a header line, then `<address as JSON>\t<packed row>` per line. */
+  private readSnapshot(): void {
+    const buf = readFileSync(this.snapshotPath);
+    this.snapshotBytes = buf.length;
+    let nl = buf.indexOf(10);
+    if (nl < 0) throw new Error(`${this.snapshotPath}: no header line`);
+    const header = JSON.parse(buf.toString('utf8', 0, nl)) as SnapshotHeader;
+    if (header.snapshot_version !== 2) throw new Error(`${this.snapshotPath}: unknown snapshot version ${String(header.snapshot_version)}`);
+    this.loadHeader(header);
+    let rows = 0;
+    for (let off = nl + 1; off < buf.length; off = nl + 1) {
+      nl = buf.indexOf(10, off);
+      const tab = buf.indexOf(9, off);
+      if (nl < 0 || tab < 0 || tab > nl) throw new Error(`${this.snapshotPath}: row line ${rows + 1} is cut`);
+      this.streams.set(JSON.parse(buf.toString('utf8', off, tab)) as string, buf.toString('utf8', tab + 1, nl));
+      rows += 1;
+    }
+    if (rows !== header.streams) throw new Error(`${this.snapshotPath}: ${rows} stream rows where its header says ${header.streams}`);
+  }
+
+  private rows(): StreamRows {
+    const streams = this.streams;
+    return {
+      size: streams.size,
+      forEach: (fn) => {
+        for (const [a, packed] of streams) {
+          const [bucket, key] = splitAddr(a);
+          fn(bucket, key, packed);
+        }
+      },
+    };
+  }
+
   private state(): MetaState {
     return {
       ...(this.format ? { format: this.format } : {}),
       buckets: [...this.buckets.values()],
-      streams: [...this.streams.values()],
+      streams: this.rows(),
       deleted: [...this.deleted.values()],
       credentials: [...this.credentials.values()],
     };
@@ -126,7 +195,7 @@ export class LocalMetadataStore implements MetadataStore {
         break;
       case 'streams':
         for (const s of e.s) {
-          this.streams.set(addr(s.bucket, s.key), s);
+          this.streams.set(addr(s.bucket, s.key), packRow(s));
           this.deleted.delete(addr(s.bucket, s.key));
         }
         break;
@@ -175,7 +244,7 @@ export class LocalMetadataStore implements MetadataStore {
           for (const p of batch) p.reject(refusal);
           continue;
         }
-        if (this.entriesSinceSnapshot >= this.journalEntriesMax) {
+        if (this.entriesSinceSnapshot >= this.journalEntriesMax && this.journalBytes >= this.snapshotBytes * JOURNAL_SNAPSHOT_RATIO_MIN) {
           // A failed compaction leaves the journal whole and in use; it is tried again later.
           await this.compact().catch(() => undefined);
         }
@@ -220,21 +289,58 @@ export class LocalMetadataStore implements MetadataStore {
     this.health.succeeded();
   }
 
-  /** Writes the whole state as a snapshot (temp + fsync + rename) and starts an empty journal. */
+  /** Writes the whole state as a snapshot (temp + fsync + rename) and starts an empty journal. The
+   *  state is copied first (the rows are immutable strings: a copy of references), so entries applied
+   *  while it is written are not in it; they are journaled after the cut. */
   private async compact(): Promise<void> {
+    const header: SnapshotHeader = {
+      snapshot_version: 2, ...(this.format ? { format: this.format } : {}),
+      buckets: [...this.buckets.values()], deleted: [...this.deleted.values()], credentials: [...this.credentials.values()],
+      streams: this.streams.size,
+    };
+    const addrs = [...this.streams.keys()];
+    const rows = [...this.streams.values()];
     const tmp = `${this.snapshotPath}.tmp`;
-    writeFileSync(tmp, JSON.stringify(this.state()));
-    const fd = openSync(tmp, 'r+');
-    fsyncSync(fd);
-    closeSync(fd);
+    const out = await open(tmp, 'w');
+    let bytes = 0;
+    try {
+      let chunk = [`${JSON.stringify(header)}\n`];
+      let chunkChars = chunk[0].length;
+      const put = async (): Promise<void> => {
+        const b = Buffer.from(chunk.join(''), 'utf8');
+        await writeWhole(out, b);
+        bytes += b.length;
+        chunk = [];
+        chunkChars = 0;
+      };
+      for (let i = 0; i < addrs.length; i++) {
+        const line = `${JSON.stringify(addrs[i])}\t${rows[i]}\n`;
+        chunk.push(line);
+        chunkChars += line.length;
+        if (chunkChars >= SNAPSHOT_CHUNK_BYTES) await put();
+      }
+      await put();
+      await out.sync();
+    } finally {
+      await out.close();
+    }
     renameSync(tmp, this.snapshotPath);
+    // The new snapshot must be durable by name before the journal it replaces is cut.
+    this.syncDir();
+    if (existsSync(this.legacySnapshotPath)) {
+      unlinkSync(this.legacySnapshotPath);
+      this.syncDir();
+    }
+    this.snapshotBytes = bytes;
     await this.fh?.truncate(0);
     await this.fh?.datasync();
     this.journalBytes = 0;
-    const dir = openSync(this.dir, 'r');
-    fsyncSync(dir);
-    closeSync(dir);
     this.entriesSinceSnapshot = 0;
+  }
+
+  private syncDir(): void {
+    const dir = openSync(this.dir, 'r');
+    try { fsyncSync(dir); } finally { closeSync(dir); }
   }
 
   putBucket(b: BucketMeta): Promise<void> { return this.write({ op: 'bucket', b }); }
@@ -254,7 +360,8 @@ export class LocalMetadataStore implements MetadataStore {
   // (recovery reloads them from disk).
   async readStream(bucket: string, key: string): Promise<{ row?: StreamMeta; deleted: boolean }> {
     this.requireHealthy();
-    return { row: this.streams.get(addr(bucket, key)), deleted: this.deleted.has(addr(bucket, key)) };
+    const packed = this.streams.get(addr(bucket, key));
+    return { row: packed === undefined ? undefined : unpackRow(bucket, key, packed), deleted: this.deleted.has(addr(bucket, key)) };
   }
   async readBucket(name: string): Promise<BucketMeta | undefined> {
     this.requireHealthy();

@@ -2,6 +2,8 @@
 // addresses and credentials. `local` keeps it in the data dir; a `postgres` backend implements the
 // same interface for a cluster. Values are plain JSON-able objects so any backend can store them.
 
+import { packRow, unpackRow, type PackedRow } from './packed-row.ts';
+
 export interface SegmentMeta {
   object_key: string;
   first_seq: number;
@@ -51,11 +53,34 @@ export interface StoredFormat {
   created_unix_ms: number;
 }
 
+/** The stream rows a store loaded, packed (packed-row.ts): a star starts a million of them at rest
+ *  without building a million objects. */
+export interface StreamRows {
+  readonly size: number;
+  forEach(fn: (bucket: string, key: string, packed: PackedRow) => void): void;
+}
+
+/** Stream rows from objects (a store that reads them as objects, tests). */
+export function streamRowsOf(rows: readonly StreamMeta[]): StreamRows {
+  const packed = rows.map((r) => [r.bucket, r.key, packRow(r)] as const);
+  return {
+    size: packed.length,
+    forEach: (fn) => { for (const [bucket, key, p] of packed) fn(bucket, key, p); },
+  };
+}
+
+/** Stream rows unpacked into objects (tools and tests; a star never needs all of them at once). */
+export function unpackStreamRows(rows: StreamRows): StreamMeta[] {
+  const out: StreamMeta[] = [];
+  rows.forEach((bucket, key, packed) => out.push(unpackRow(bucket, key, packed)));
+  return out;
+}
+
 export interface MetaState {
   /** Absent until the first start writes it (and in metadata written before stores carried it). */
   format?: StoredFormat;
   buckets: BucketMeta[];
-  streams: StreamMeta[];
+  streams: StreamRows;
   /** Addresses (bucket, key) whose stream was deleted and not re-created. */
   deleted: { bucket: string; key: string }[];
   credentials: CredentialMeta[];

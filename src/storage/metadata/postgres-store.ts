@@ -26,7 +26,7 @@ import {
 } from '../../config/limits.ts';
 import { DependencyHealth } from '../dependency-health.ts';
 import {
-  MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type SegmentMeta, type StoredFormat, type StreamMeta,
+  MetadataUnavailableError, streamRowsOf, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type SegmentMeta, type StoredFormat, type StreamMeta,
 } from './metadata-store.ts';
 
 const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
@@ -233,7 +233,7 @@ export class PostgresMetadataStore implements MetadataStore {
     return {
       ...(format.rows[0] ? { format: JSON.parse(format.rows[0].doc) as StoredFormat } : {}),
       buckets: buckets.rows.map((r) => JSON.parse(r.doc) as BucketMeta),
-      streams: rows,
+      streams: streamRowsOf(rows),
       deleted: deleted.rows.map((r) => ({ bucket: r.bucket, key: keyFromBytes(r.key) })),
       credentials: credentials.rows.map((r) => JSON.parse(r.doc) as CredentialMeta),
     };
