@@ -2,6 +2,7 @@
 //
 //   npx tsx bench/streams-at-scale.ts            # 100,000 streams in one bucket
 //   STREAMS=20000 npx tsx bench/streams-at-scale.ts
+//   STREAMS=1000000 RECORDS=0 npx tsx bench/streams-at-scale.ts   # a million empty streams
 //
 // Creates STREAMS streams (each then holding one 100 B record) over CONNS keep-alive connections,
 // reads the star's RSS before and after, then times ListStreams pages of 1000 from random cursors.
@@ -15,6 +16,9 @@ import { removeDir, startServer, waitForOutput } from '../test/helpers/server.ts
 import { startSvcd } from './lib/svcd.ts';
 
 const STREAMS = Number(process.env.STREAMS ?? 100_000);
+/** RECORDS=0 creates the streams empty (STREAMS=1000000 RECORDS=0: a million settled one-record
+ *  streams would take this machine's fs object store a quarter of an hour to settle, one object each). */
+const RECORDS = process.env.RECORDS === '0' ? 0 : 1;
 const CONNS = 32;
 const LIST_PAGES = 200;
 const BODY = JSON.stringify({ records: [{ body: 'x'.repeat(100) }] });
@@ -77,6 +81,7 @@ try {
     for (let i = next++; i < STREAMS; i = next++) {
       const made = await c.request(buildRequest('POST', `/v1/streams/scale/${key(i)}`, '{}'));
       if (made.status !== 201) throw new Error(`create ${key(i)}: ${made.status} ${made.body.toString()}`);
+      if (RECORDS === 0) continue;
       const appended = await c.request(buildRequest('POST', `/v1/streams/scale/${key(i)}/records`, BODY));
       if (appended.status !== 200) throw new Error(`append ${key(i)}: ${appended.status}`);
     }
@@ -113,7 +118,7 @@ try {
 
   const mib = (b: number): string => `${(b / 2 ** 20).toFixed(0)} MiB`;
   const perStream = (b: number): string => `${(b / STREAMS / 1024).toFixed(2)} KiB`;
-  console.log(`| streams | created/s (create + 1 append) | RSS before | RSS after | per stream | idle after (s) | RSS idle | per idle stream | restart to listening | RSS after restart (fresh star) | per stream | ListStreams page of 1000 p50 | p99 | max |`);
+  console.log(`| streams | created/s (create${RECORDS ? ' + 1 append' : ', empty'}) | RSS before | RSS after | per stream | idle after (s) | RSS idle | per idle stream | restart to listening | RSS after restart (fresh star) | per stream | ListStreams page of 1000 p50 | p99 | max |`);
   console.log(`| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |`);
   console.log(`| ${STREAMS.toLocaleString('en-US')} | ${Math.round((STREAMS - 1) / (createMs / 1000)).toLocaleString('en-US')} | ${mib(rssBefore)} | ${mib(rssAfter)} | ${perStream(rssAfter - rssBefore)} | ${wentIdle ? idleS.toFixed(0) : 'not idle'} | ${mib(idleRss)} | ${perStream(idleRss - rssBefore)} | ${(restartMs / 1000).toFixed(1)} s | ${mib(restartRss)} (${mib(freshRss)}) | ${perStream(restartRss - freshRss)} | ${pctMs(hist, 50).toFixed(2)} ms | ${pctMs(hist, 99).toFixed(2)} ms | ${maxMs(hist).toFixed(2)} ms |`);
 } finally {

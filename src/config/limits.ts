@@ -201,8 +201,10 @@ export const META_JOURNAL_RETRY_MS_MIN = 50;
 export const META_JOURNAL_RETRY_MS_MAX = 2000;
 /** … and must first write and sync this much (then cut it away): proof there is room again. */
 export const META_JOURNAL_PROBE_BYTES = 64 * KiB;
-/** Metadata journal is compacted into a snapshot after this many entries. */
+/** Metadata journal is compacted into a snapshot after this many entries or bytes (and once it is a
+ *  quarter of the snapshot: storage/metadata/local-store.ts). */
 export const META_JOURNAL_ENTRIES_MAX = 10_000;
+export const META_JOURNAL_BYTES_MAX = 16 * MiB;
 
 // --- Gateway -----------------------------------------------------------------------------------
 /** Distinct subs whose svc_aux.limits buckets one Gateway keeps; idle ones are forgotten first. */

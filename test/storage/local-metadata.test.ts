@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { crc32c } from '../../src/storage/format/crc32c.ts';
 import { LocalMetadataStore } from '../../src/storage/metadata/local-store.ts';
 import { unpackStreamRows, type StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
 import { removeDir, tempDir } from '../helpers/server.ts';
@@ -154,4 +155,32 @@ test('the journal is compacted only once it is a quarter of the snapshot: compac
   assert.equal(rows.find((r) => r.key === 'k0')?.trim_seq, 3);
   assert.equal(rows.find((r) => r.key === 'k200')?.trim_seq, 0);
   await d.close();
+});
+
+test('a journal written before rows were packed (whole rows as objects) still replays', async (t) => {
+  const dir = tempDir();
+  t.after(() => removeDir(dir));
+  mkdirSync(dir, { recursive: true });
+  // The entry format: u32 length, u32 crc32c of the JSON body, the body.
+  const entry = (e: unknown): Buffer => {
+    const body = Buffer.from(JSON.stringify(e));
+    const head = Buffer.alloc(8);
+    head.writeUInt32LE(body.length, 0);
+    head.writeUInt32LE(crc32c(body), 4);
+    return Buffer.concat([head, body]);
+  };
+  writeFileSync(join(dir, 'journal.log'), Buffer.concat([
+    entry({ op: 'streams', s: [stream('k1', 2), stream('k2')] }),
+    entry({ op: 'stream-del', bucket: 'b', key: 'k2' }),
+    entry({ op: 'streams', s: [stream('k1', 5)] }),
+  ]));
+  const a = new LocalMetadataStore(dir, 1000);
+  const s = await a.load();
+  assert.deepEqual(unpackStreamRows(s.streams), [stream('k1', 5)]);
+  assert.deepEqual(s.deleted, [{ bucket: 'b', key: 'k2' }]);
+  await a.putStream(stream('k3'));
+  await a.close();
+  const b = new LocalMetadataStore(dir, 1000);
+  assert.deepEqual(unpackStreamRows((await b.load()).streams).map((r) => [r.key, r.trim_seq]), [['k1', 5], ['k3', 0]]);
+  await b.close();
 });

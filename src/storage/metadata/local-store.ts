@@ -5,8 +5,9 @@
 // Stream rows are held packed (packed-row.ts), one string each, and the snapshot is a line per row
 // after a header line, so a million streams load and compact without one giant JSON document (past
 // about 512 MiB V8 cannot even hold it as a string) and without a million object graphs. The
-// journal is compacted once it is both META_JOURNAL_ENTRIES_MAX entries and a quarter of the
-// snapshot's bytes long: each compaction rewrites every row, so it must come rarer as rows grow.
+// journal is compacted once it is META_JOURNAL_ENTRIES_MAX entries or META_JOURNAL_BYTES_MAX long, and
+// a quarter of the snapshot's bytes: each compaction rewrites every row, so it must come rarer as rows
+// grow, and a restart replays at most that quarter.
 //
 // A failed journal write (a full disk, EIO) makes the store unhealthy and refuses writes; with
 // backoff it cuts the journal back to its last synced entry, proves a small entry can be written and
@@ -16,7 +17,7 @@
 import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { META_JOURNAL_PROBE_BYTES, META_JOURNAL_RETRY_MS_MAX, META_JOURNAL_RETRY_MS_MIN } from '../../config/limits.ts';
+import { META_JOURNAL_BYTES_MAX, META_JOURNAL_PROBE_BYTES, META_JOURNAL_RETRY_MS_MAX, META_JOURNAL_RETRY_MS_MIN } from '../../config/limits.ts';
 import { DependencyHealth } from '../dependency-health.ts';
 import { crc32c } from '../format/crc32c.ts';
 import { MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StoredFormat, type StreamMeta, type StreamRows } from './metadata-store.ts';
@@ -25,7 +26,10 @@ import { packRow, unpackRow, type PackedRow } from './packed-row.ts';
 type Entry =
   | { op: 'bucket'; b: BucketMeta }
   | { op: 'bucket-del'; name: string }
+  /** Stream rows as objects: what journals written before rows were packed hold. */
   | { op: 'streams'; s: StreamMeta[] }
+  /** Stream rows, packed: a third of the bytes, and replayed without unpacking. */
+  | { op: 'rows'; r: [bucket: string, key: string, packed: PackedRow][] }
   | { op: 'stream-del'; bucket: string; key: string }
   | { op: 'cred'; c: CredentialMeta }
   | { op: 'format'; f: StoredFormat }
@@ -199,6 +203,12 @@ export class LocalMetadataStore implements MetadataStore {
           this.deleted.delete(addr(s.bucket, s.key));
         }
         break;
+      case 'rows':
+        for (const [bucket, key, packed] of e.r) {
+          this.streams.set(addr(bucket, key), packed);
+          this.deleted.delete(addr(bucket, key));
+        }
+        break;
       case 'stream-del':
         this.streams.delete(addr(e.bucket, e.key));
         this.deleted.set(addr(e.bucket, e.key), { bucket: e.bucket, key: e.key });
@@ -244,7 +254,8 @@ export class LocalMetadataStore implements MetadataStore {
           for (const p of batch) p.reject(refusal);
           continue;
         }
-        if (this.entriesSinceSnapshot >= this.journalEntriesMax && this.journalBytes >= this.snapshotBytes * JOURNAL_SNAPSHOT_RATIO_MIN) {
+        if ((this.entriesSinceSnapshot >= this.journalEntriesMax || this.journalBytes >= META_JOURNAL_BYTES_MAX)
+          && this.journalBytes >= this.snapshotBytes * JOURNAL_SNAPSHOT_RATIO_MIN) {
           // A failed compaction leaves the journal whole and in use; it is tried again later.
           await this.compact().catch(() => undefined);
         }
@@ -345,8 +356,8 @@ export class LocalMetadataStore implements MetadataStore {
 
   putBucket(b: BucketMeta): Promise<void> { return this.write({ op: 'bucket', b }); }
   deleteBucket(name: string): Promise<void> { return this.write({ op: 'bucket-del', name }); }
-  putStream(s: StreamMeta): Promise<void> { return this.write({ op: 'streams', s: [s] }); }
-  putStreams(s: StreamMeta[]): Promise<void> { return this.write({ op: 'streams', s }); }
+  putStream(s: StreamMeta): Promise<void> { return this.putStreams([s]); }
+  putStreams(s: StreamMeta[]): Promise<void> { return this.write({ op: 'rows', r: s.map((row) => [row.bucket, row.key, packRow(row)]) }); }
   deleteStream(bucket: string, key: string): Promise<void> { return this.write({ op: 'stream-del', bucket, key }); }
   putCredential(c: CredentialMeta): Promise<void> { return this.write({ op: 'cred', c }); }
   async putFormat(f: StoredFormat): Promise<StoredFormat> {
