@@ -121,6 +121,8 @@ export const WAL_RECOVERY_RETRY_MS_MAX = 2000;
 export const WAL_HEALTH_SAMPLE_MS = 250;
 /** Even a quiet WAL is sealed and settled this long after its first record. */
 export const WAL_SETTLE_AFTER_MS = 30_000;
+/** Segment uploads one settle task runs at once (each holds one built segment). */
+export const SETTLE_UPLOADS_CONCURRENT = 16;
 /** A stream stays leased this long after its last append (spec: States, "the idle timeout runs"). */
 export const LEASE_IDLE_MS = 10_000;
 /** A cluster: a stream's lease runs this long past its last renewal (spec target: a stream accepts

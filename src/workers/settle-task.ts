@@ -9,6 +9,7 @@ import type { ObjectStore, ObjectStoreConfig } from '../storage/objects/object-s
 import { openObjectStore } from '../storage/objects/open-store.ts';
 import { buildSegment } from '../storage/segments/segment-format.ts';
 import { segmentKey } from '../storage/segments/segment-key.ts';
+import { SETTLE_UPLOADS_CONCURRENT } from '../config/limits.ts';
 
 export interface SettleTask {
   store: ObjectStoreConfig;
@@ -41,32 +42,53 @@ export async function settleWalBytes(buf: Buffer, streams: SettleTask['streams']
     }
     off += info.frameBytes;
   }
-  const out: SettledSegment[] = [];
-  for (const [streamId, frames] of byStream) {
-    const seg = buildSegment(frames, true); // verified intact above: their checksums stand
-    let content = 0;
-    for (const f of frames) forEachRecord(f, 0, 0, (r) => { content += contentBytes(r); return true; });
-    const first = frameInfo(frames[0]);
-    const lastFrame = frames[frames.length - 1];
-    const last = frameInfo(lastFrame);
-    const lastTs = frameTimestamps(lastFrame);
-    const endSeq = last.firstSeq + last.recordCount;
-    const objectKey = segmentKey(streamId, first.firstSeq, endSeq);
-    await objects.put(objectKey, seg.bytes);
-    out.push({
-      streamId,
-      segment: {
-        object_key: objectKey,
-        first_seq: first.firstSeq,
-        end_seq: endSeq,
-        min_ts: seg.entries[0].minTs,
-        max_ts: lastTs[lastTs.length - 1] ?? 0,
-        content_bytes: content,
-        size_bytes: seg.bytes.length,
-        footer_offset: seg.footerOffset,
-        footer_bytes: seg.footerBytes,
-      },
-    });
-  }
+  // Uploads run SETTLE_UPLOADS_CONCURRENT at a time: one at a time, a WAL file holding 14,000 small
+  // streams took 14 s on the fs store (two syncs an object) and longer on S3 (a round trip each).
+  // Each segment is built when its upload starts, so at most that many are held at once.
+  const jobs = [...byStream];
+  const out: SettledSegment[] = new Array<SettledSegment>(jobs.length);
+  let next = 0;
+  let failed = false;
+  const uploader = async (): Promise<void> => {
+    while (next < jobs.length && !failed) {
+      const i = next++;
+      const [streamId, frames] = jobs[i];
+      const built = segmentOf(streamId, frames);
+      try {
+        await objects.put(built.segment.object_key, built.bytes);
+      } catch (err) {
+        failed = true; // the others take no new upload; the file is settled again from the start
+        throw err;
+      }
+      out[i] = { streamId, segment: built.segment };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(SETTLE_UPLOADS_CONCURRENT, jobs.length) }, uploader));
   return out;
+}
+
+/** One stream's frames from a WAL file as a segment: its bytes and its row entry. */
+function segmentOf(streamId: string, frames: Uint8Array[]): { bytes: Uint8Array; segment: SegmentMeta } {
+  const seg = buildSegment(frames, true); // verified intact by the caller: their checksums stand
+  let content = 0;
+  for (const f of frames) forEachRecord(f, 0, 0, (r) => { content += contentBytes(r); return true; });
+  const first = frameInfo(frames[0]);
+  const lastFrame = frames[frames.length - 1];
+  const last = frameInfo(lastFrame);
+  const lastTs = frameTimestamps(lastFrame);
+  const endSeq = last.firstSeq + last.recordCount;
+  return {
+    bytes: seg.bytes,
+    segment: {
+      object_key: segmentKey(streamId, first.firstSeq, endSeq),
+      first_seq: first.firstSeq,
+      end_seq: endSeq,
+      min_ts: seg.entries[0].minTs,
+      max_ts: lastTs[lastTs.length - 1] ?? 0,
+      content_bytes: content,
+      size_bytes: seg.bytes.length,
+      footer_offset: seg.footerOffset,
+      footer_bytes: seg.footerBytes,
+    },
+  };
 }
