@@ -37,6 +37,8 @@ const METRICS_ARGS = ['--metrics-listen', '127.0.0.1:0'];
 /** How long the bench waits for the star to go idle before it reads RSS anyway (and says so). */
 const IDLE_WAIT_MS_MAX = 20 * 60_000;
 const IDLE_POLL_MS = 1000;
+/** Once idle, RSS is read this much later: the settle thread ends 10 s after its last task. */
+const IDLE_SETTLE_THREAD_MS = 12_000;
 
 async function opsPort(server: { output(): string }): Promise<number> {
   return Number((await waitForOutput(server, /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/))[1]);
@@ -106,6 +108,7 @@ try {
   wentIdle = await waitIdleStar(port);
   idleS = (performance.now() - t2) / 1000;
   if (!wentIdle) console.error(`streams-at-scale: the star was not idle after ${IDLE_WAIT_MS_MAX / 60_000} min; reading RSS anyway`);
+  await new Promise((r) => setTimeout(r, IDLE_SETTLE_THREAD_MS));
   idleRss = rssBytes(pid);
   // A restart over all of them: from spawn to the listening line, and the RSS right after.
   await svcd.server.stop();

@@ -3,7 +3,7 @@
 // sealed WAL files into segments, and enforces trim and retention.
 
 import {
-  APPEND_PACE_WAIT_MS_MAX, LEASE_IDLE_MS, LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
+  APPEND_PACE_WAIT_MS_MAX, DORMANT_RETIRE_PER_SWEEP_MAX, LEASE_IDLE_MS, LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
   STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX, UNSETTLED_BYTES_MAX,
 } from '../config/limits.ts';
 import { FrameArena } from './frame-arena.ts';
@@ -514,7 +514,11 @@ export class Star implements StreamService {
   private retireIdle(nowMs: number): void {
     const afterMs = this.d.dormantAfterMs;
     if (!afterMs) return;
+    // At most so many a sweep: each is packed on the main thread, and 50,000 going idle at once held
+    // it for a quarter of a second. The rest go at the next sweeps.
+    let budget = DORMANT_RETIRE_PER_SWEEP_MAX;
     for (const [a, st] of this.streams) {
+      if (budget <= 0) break;
       if (nowMs - Math.max(st.lastAppendMs, st.lastUsedMs) < afterMs || !st.restsInRow()) continue;
       if (st.config.retention_max_age_ms || st.config.retention_max_bytes) continue;
       this.streams.delete(a);
@@ -522,6 +526,7 @@ export class Star implements StreamService {
       st.retired = true;
       this.dormancy.retired += 1;
       this.rest(st.meta.bucket, st.meta.key, packRow(st.meta));
+      budget -= 1;
     }
   }
 
