@@ -40,13 +40,22 @@ export interface AuditScope {
 /** Counters for /metrics. */
 export interface AuditCounters { verified: number; findings: number; skipped: number }
 
+/** A scrub yields to pending I/O after this many named segments. */
+const AUDIT_SCRUB_SLICE = 1000;
+
 export class Auditor {
   private verifications: Verification[] = [];
   private readonly findingsKept: AuditItem[] = [];
   private running = false;
   private scrubbing = false;
   private lastScrubMs: number;
+  /** Where the next scrub starts: segments past the queue's bound are taken by the next scrubs, not
+   *  skipped forever (a scrub used to start over at the first segment every time). */
+  private scrubFrom = 0;
   private scope: AuditScope | undefined;
+  private readonly scrubMs: number;
+  private readonly queueMax: number;
+  private readonly defer: (fn: () => void) => void;
   readonly counters: AuditCounters = { verified: 0, findings: 0, skipped: 0 };
 
   constructor(
@@ -56,10 +65,19 @@ export class Auditor {
     /** Whether the segment is still one the stream's row names (a trimmed one is not damage). */
     private readonly stillNamed: (bucket: string, key: string, streamId: string, objectKey: string) => boolean,
     private readonly logError?: (msg: string) => void,
-    /** How often every named segment is verified again (0: never). */
-    private readonly scrubMs = 0,
+    opts: {
+      /** How often every named segment is verified again (0: never). */
+      scrubMs?: number;
+      /** Verifications queued at most (AUDIT_VERIFY_QUEUE_MAX). */
+      queueMax?: number;
+      /** Runs `fn` after pending I/O: a scrub over a million streams yields between slices. */
+      defer?: (fn: () => void) => void;
+    } = {},
   ) {
     this.lastScrubMs = clock.nowMs();
+    this.scrubMs = opts.scrubMs ?? 0;
+    this.queueMax = opts.queueMax ?? AUDIT_VERIFY_QUEUE_MAX;
+    this.defer = opts.defer ?? ((fn) => setImmediate(fn));
   }
 
   /** A cluster's scope: the scrub runs on the auditor lease's holder, over the shared store. */
@@ -76,10 +94,17 @@ export class Auditor {
     this.scrubbing = true;
     try {
       const source: AsyncIterable<NamedSegment> | Iterable<NamedSegment> = this.scope ? this.scope.segments() : local();
+      let at = 0;
+      let full = false;
       for await (const n of source) {
-        if (this.verifications.length >= AUDIT_VERIFY_QUEUE_MAX) break;
+        if (at % AUDIT_SCRUB_SLICE === AUDIT_SCRUB_SLICE - 1) await new Promise<void>((r) => this.defer(r));
+        if (at++ < this.scrubFrom) continue;
+        if (this.verifications.length >= this.queueMax) { full = true; break; }
         this.verifications.push({ ...n, enqueuedAtMs: now });
       }
+      // A full queue: the next scrub goes on from here (close enough when streams come and go
+      // meanwhile). Otherwise every segment was taken: the next one starts over.
+      this.scrubFrom = full ? at - 1 : 0;
     } finally {
       this.scrubbing = false;
     }
@@ -88,7 +113,7 @@ export class Auditor {
   /** A segment was settled: it is fetched back and checked. Past the queue's bound, the newest
    *  settled segments are not queued (counted as skipped): the bound keeps memory fixed. */
   settled(bucket: string, key: string, streamId: string, seg: SegmentMeta): void {
-    if (this.verifications.length >= AUDIT_VERIFY_QUEUE_MAX) { this.counters.skipped += 1; return; }
+    if (this.verifications.length >= this.queueMax) { this.counters.skipped += 1; return; }
     this.verifications.push({ bucket, key, streamId, seg, enqueuedAtMs: this.clock.nowMs() });
   }
 

@@ -9,7 +9,7 @@ import {
 import { FrameArena } from './frame-arena.ts';
 import { contentBytes, encodeBatch, encodeRotate, patchBatch, type CodecRecord } from '../storage/format/record-codec.ts';
 import type { BucketMeta, MetadataStore, MetaState, SegmentMeta, StreamMeta } from '../storage/metadata/metadata-store.ts';
-import { packRow, packedStreamId, unpackRow, type PackedRow } from '../storage/metadata/packed-row.ts';
+import { packRow, packedHasSegments, packedStreamId, unpackRow, type PackedRow } from '../storage/metadata/packed-row.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import { OrderedMap } from './ordered-keys.ts';
 import { ServiceError, invalid, notFound } from './errors.ts';
@@ -154,7 +154,7 @@ export class Star implements StreamService {
     this.reclaimer = new ObjectReclaimer(deps.objects, deps.clock, deps.objectGraceMs ?? 0, (m) => deps.log_error?.(m));
     this.auditor = new Auditor(deps.objects, this.reclaimer, deps.clock,
       (bucket, key, id, objectKey) => this.rowAt(bucket, key, id)?.segments.some((x) => x.object_key === objectKey) ?? false, (m) => deps.log_error?.(m),
-      deps.auditScrubMs ?? 0);
+      { scrubMs: deps.auditScrubMs ?? 0, defer: (fn) => deps.timers.defer(fn) });
     this.settling = new Settling(deps, {
       withRows: (sts, fn) => this.withRows(sts, fn),
       rowWrite: (sts, write) => this.rowWrite(sts, write),
@@ -1172,6 +1172,7 @@ export class Star implements StreamService {
       for (const seg of st.meta.segments) yield { bucket: st.meta.bucket, key: st.meta.key, streamId: st.streamId, seg };
     }
     for (const [a, packed] of this.dormant) {
+      if (!packedHasSegments(packed)) continue;
       const row = rowOf(a, packed);
       for (const seg of row.segments) yield { bucket: row.bucket, key: row.key, streamId: row.stream_id, seg };
     }

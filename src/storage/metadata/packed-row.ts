@@ -23,7 +23,9 @@ type PackedFields = [
 
 function packConfig(config: Record<string, unknown>): unknown[] | Record<string, unknown> {
   const keys = Object.keys(config);
-  if (keys.length !== STREAM_CONFIG_KEYS.length || !STREAM_CONFIG_KEYS.every((k) => k in config)) return config;
+  // By position only when that loses nothing: exactly the known keys, none undefined (JSON would
+  // turn an undefined array element into null).
+  if (keys.length !== STREAM_CONFIG_KEYS.length || !STREAM_CONFIG_KEYS.every((k) => config[k] !== undefined)) return config;
   return STREAM_CONFIG_KEYS.map((k) => config[k]);
 }
 

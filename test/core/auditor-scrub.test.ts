@@ -1,0 +1,33 @@
+// The auditor's scrub re-verifies every named segment over successive scrubs even when there are
+// more of them than its queue holds: each scrub goes on where the last one stopped.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Auditor, type NamedSegment } from '../../src/core/auditor.ts';
+import { ObjectReclaimer } from '../../src/core/object-reclaimer.ts';
+import { FsObjectStore } from '../../src/storage/objects/fs-store.ts';
+import { removeDir, tempDir } from '../helpers/server.ts';
+
+const SCRUB_MS = 1000;
+const QUEUE_MAX = 4;
+
+test('segments past the verification queue are scrubbed by the next scrubs, then it starts over', async (t) => {
+  const dir = tempDir();
+  t.after(() => removeDir(dir));
+  const objects = new FsObjectStore(dir);
+  let now = 0;
+  const clock = { nowMs: () => now };
+  // Not named any more: the missing objects are not findings, and each check empties its slot.
+  const auditor = new Auditor(objects, new ObjectReclaimer(objects, clock, 0), clock, () => false, undefined, { scrubMs: SCRUB_MS, queueMax: QUEUE_MAX });
+  const named: NamedSegment[] = Array.from({ length: 10 }, (_, i) => ({
+    bucket: 'b', key: `k${i}`, streamId: `id-${i}`,
+    seg: { object_key: `streams/id-${i}/x.seg`, first_seq: 0, end_seq: 1, min_ts: 0, max_ts: 0, content_bytes: 1, size_bytes: 10, footer_offset: 0, footer_bytes: 0 },
+  }));
+  const scrubbed: string[][] = [];
+  for (let round = 0; round < 4; round++) {
+    now += SCRUB_MS;
+    await auditor.scrub(() => named);
+    scrubbed.push(auditor.peek('verifications', 100).map((v) => v.key));
+    while (auditor.depth('verifications') > 0) await auditor.run();
+  }
+  assert.deepEqual(scrubbed, [['k0', 'k1', 'k2', 'k3'], ['k4', 'k5', 'k6', 'k7'], ['k8', 'k9'], ['k0', 'k1', 'k2', 'k3']]);
+});
