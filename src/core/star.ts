@@ -525,7 +525,11 @@ export class Star implements StreamService {
       if (this.byId.get(st.streamId) === st) this.byId.delete(st.streamId);
       st.retired = true;
       this.dormancy.retired += 1;
-      this.rest(st.meta.bucket, st.meta.key, packRow(st.meta));
+      // The store's own string when it holds the same row (it does once the row's last write landed):
+      // one copy of the row, not two.
+      const packed = packRow(st.meta);
+      const stored = this.d.metadata.packedStream?.(st.meta.bucket, st.meta.key);
+      this.rest(st.meta.bucket, st.meta.key, stored === packed ? stored : packed);
       budget -= 1;
     }
   }

@@ -374,6 +374,9 @@ export class LocalMetadataStore implements MetadataStore {
     const packed = this.streams.get(addr(bucket, key));
     return { row: packed === undefined ? undefined : unpackRow(bucket, key, packed), deleted: this.deleted.has(addr(bucket, key)) };
   }
+  packedStream(bucket: string, key: string): PackedRow | undefined {
+    return this.failed === undefined ? this.streams.get(addr(bucket, key)) : undefined;
+  }
   async readBucket(name: string): Promise<BucketMeta | undefined> {
     this.requireHealthy();
     return this.buckets.get(name);

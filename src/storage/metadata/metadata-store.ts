@@ -101,6 +101,9 @@ export interface MetadataStore {
   /** A stream's row as the store holds it now, and whether its address is recorded as deleted: what
    *  the star reads back after a failed write, whose outcome it cannot know (see Star.reconcile). */
   readStream(bucket: string, key: string): Promise<{ row?: StreamMeta; deleted: boolean }>;
+  /** The stream's row as this store holds it in memory, packed, if it does (the local store): a star
+   *  putting an idle stream at rest keeps this same string rather than a second copy of it. */
+  packedStream?(bucket: string, key: string): PackedRow | undefined;
   /** A bucket's row as the store holds it now. */
   readBucket(name: string): Promise<BucketMeta | undefined>;
   /** One credential by its key id (a secret check reads one row, not the whole table). */
