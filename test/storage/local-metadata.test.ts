@@ -1,5 +1,5 @@
 // The local metadata store survives a reload, cuts a torn journal tail, and compacts into a snapshot.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -53,13 +53,19 @@ test('a torn journal tail is cut and the whole entries before it survive', async
   await c.close();
 });
 
-test('past the entry cap the journal is compacted into a snapshot', async (t) => {
+/** A store's dir after 12 row writes (k0..k11, trim i) with an entry cap of 5: compacted at least once. */
+async function compactedStore(t: TestContext): Promise<string> {
   const dir = tempDir();
   t.after(() => removeDir(dir));
   const a = new LocalMetadataStore(dir, 5);
   await a.load();
   for (let i = 0; i < 12; i++) await a.putStream(stream(`k${i}`, i));
   await a.close();
+  return dir;
+}
+
+test('past the entry cap the journal is compacted into a snapshot', async (t) => {
+  const dir = await compactedStore(t);
   assert.ok(readdirSync(dir).includes('snapshot.jsonl'));
   const b = new LocalMetadataStore(dir, 5);
   const s = await b.load();
@@ -111,12 +117,7 @@ test('a snapshot written before rows were packed (snapshot.json) loads, and the 
 });
 
 test('a snapshot cut short is refused at load, not half loaded', async (t) => {
-  const dir = tempDir();
-  t.after(() => removeDir(dir));
-  const a = new LocalMetadataStore(dir, 5);
-  await a.load();
-  for (let i = 0; i < 12; i++) await a.putStream(stream(`k${i}`, i));
-  await a.close();
+  const dir = await compactedStore(t);
   const snap = join(dir, 'snapshot.jsonl');
   const lines = readFileSync(snap, 'utf8').split('\n');
   assert.ok(lines.length > 3);
