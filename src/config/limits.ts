@@ -121,8 +121,9 @@ export const WAL_RECOVERY_RETRY_MS_MAX = 2000;
 export const WAL_HEALTH_SAMPLE_MS = 250;
 /** Even a quiet WAL is sealed and settled this long after its first record. */
 export const WAL_SETTLE_AFTER_MS = 30_000;
-/** Idle streams a star alone makes dormant per sweep (the retention sweep, every second). */
-export const DORMANT_RETIRE_PER_SWEEP_MAX = 5000;
+/** A star alone looks at this many live streams per turn of the main thread when it makes idle ones
+ *  dormant (each turn about 10-20 ms at most; the next waits behind pending I/O). */
+export const DORMANT_RETIRE_SLICE_STREAMS = 4096;
 /** Segment uploads one settle task runs at once (each holds one built segment). */
 export const SETTLE_UPLOADS_CONCURRENT = 16;
 /** A stream stays leased this long after its last append (spec: States, "the idle timeout runs"). */

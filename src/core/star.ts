@@ -3,7 +3,7 @@
 // sealed WAL files into segments, and enforces trim and retention.
 
 import {
-  APPEND_PACE_WAIT_MS_MAX, DORMANT_RETIRE_PER_SWEEP_MAX, LEASE_IDLE_MS, LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
+  APPEND_PACE_WAIT_MS_MAX, DORMANT_RETIRE_SLICE_STREAMS, LEASE_IDLE_MS, LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
   STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX, UNSETTLED_BYTES_MAX,
 } from '../config/limits.ts';
 import { FrameArena } from './frame-arena.ts';
@@ -104,6 +104,9 @@ export class Star implements StreamService {
   private readonly byBucket = new Map<string, OrderedMap<StreamState | PackedRow>>();
   /** Dormant streams by address: only their row is kept (see wake() and retireIdle()). */
   private readonly dormant = new Map<string, PackedRow>();
+  /** Where the retirement of idle streams goes on (see retireIdle), and whether its next slice waits. */
+  private retireCursor: IterableIterator<[string, StreamState]> | undefined;
+  private retireScheduled = false;
   /** Streams that went dormant and that woke since start (metrics, the simulation). */
   readonly dormancy = { retired: 0, woken: 0 };
   private readonly deleted = new Set<string>();
@@ -511,14 +514,22 @@ export class Star implements StreamService {
 
   /** Streams idle for dormantAfterMs whose state holds nothing beyond their row go dormant. A
    *  stream with a retention setting stays live: the retention sweep visits it every second. */
-  private retireIdle(nowMs: number): void {
+  private retireIdle(): void {
     const afterMs = this.d.dormantAfterMs;
-    if (!afterMs) return;
-    // At most so many a sweep: each is packed on the main thread, and 50,000 going idle at once held
-    // it for a quarter of a second. The rest go at the next sweeps.
-    let budget = DORMANT_RETIRE_PER_SWEEP_MAX;
-    for (const [a, st] of this.streams) {
-      if (budget <= 0) break;
+    if (!afterMs || this.closed) return;
+    const nowMs = this.d.clock.nowMs();
+    // In slices of DORMANT_RETIRE_SLICE_STREAMS streams looked at, the next one deferred behind
+    // pending I/O: each retired stream is packed on the main thread, and 50,000 going idle at once held
+    // it for a quarter of a second; a fixed number per sweep instead let a burst of creations outrun
+    // it. The cursor stays valid while the map changes (a Map iterator skips deleted entries).
+    const it = (this.retireCursor ??= this.streams.entries());
+    for (let left = DORMANT_RETIRE_SLICE_STREAMS; left > 0; left--) {
+      const next = it.next();
+      if (next.done) {
+        this.retireCursor = undefined;
+        return;
+      }
+      const [a, st] = next.value;
       if (nowMs - Math.max(st.lastAppendMs, st.lastUsedMs) < afterMs || !st.restsInRow()) continue;
       if (st.config.retention_max_age_ms || st.config.retention_max_bytes) continue;
       this.streams.delete(a);
@@ -530,8 +541,12 @@ export class Star implements StreamService {
       const packed = packRow(st.meta);
       const stored = this.d.metadata.packedStream?.(st.meta.bucket, st.meta.key);
       this.rest(st.meta.bucket, st.meta.key, stored === packed ? stored : packed);
-      budget -= 1;
     }
+    this.retireScheduled = true;
+    this.d.timers.defer(() => {
+      this.retireScheduled = false;
+      this.retireIdle();
+    });
   }
 
   /** The row of the stream at (bucket, key), live or dormant, when it is still the stream `id` (the
@@ -1167,7 +1182,7 @@ export class Star implements StreamService {
     if (this.walFileBytes > 0 && now - this.walFileOpenedMs >= this.walSettleAfterMs) this.rotate();
     this.reconcile();
     this.retention.sweep(this.streams.values(), now);
-    this.retireIdle(now);
+    if (!this.retireScheduled) this.retireIdle();
   }
 
   /** Every settled segment the streams held here name (the auditor's scrub). */

@@ -6,6 +6,7 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import { Star } from '../../src/core/star.ts';
+import { DORMANT_RETIRE_SLICE_STREAMS } from '../../src/config/limits.ts';
 import { rng } from '../helpers/rng.ts';
 import { Incarnation, World } from '../sim/ports.ts';
 
@@ -102,4 +103,22 @@ test('a restart starts every stream dormant and wakes the ones the WAL holds rec
   assert.equal(star.dormantStreams, 1, 'y (no records in the WAL) starts dormant; x woke to take its record back');
   assert.equal(star.checkTail(BUCKET, 'x').seq_num, 1);
   assert.equal(star.checkTail(BUCKET, 'y').seq_num, 0);
+});
+
+test('more idle streams than one retirement slice all go dormant, over slices deferred behind I/O', async () => {
+  const r = await boot();
+  await done(r, r.star.createBucket(BUCKET, {}));
+  const count = DORMANT_RETIRE_SLICE_STREAMS * 2 + 5;
+  const made: Promise<unknown>[] = [];
+  for (let i = 0; i < count; i++) made.push(r.star.createStream(BUCKET, `s${i}`, {}));
+  await done(r, Promise.all(made));
+  assert.equal(r.star.liveStreams, count);
+  // One sweep past the idle time starts it; the deferred slices run as queued work lands.
+  r.inc.advance(PAST_IDLE_MS);
+  r.inc.advance(1000);
+  await land(r, 2);
+  assert.equal(r.star.dormantStreams, count, 'every slice ran');
+  assert.equal(r.star.liveStreams, 0);
+  const page = r.star.listStreams(BUCKET, '', 1000);
+  assert.equal(page.items.length, 1000);
 });
