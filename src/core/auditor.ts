@@ -53,6 +53,8 @@ export class Auditor {
    *  skipped forever (a scrub used to start over at the first segment every time). */
   private scrubFrom = 0;
   private scope: AuditScope | undefined;
+  /** Taken off the queue by the run under way and not checked yet: they count against its bound. */
+  private checking = 0;
   private readonly scrubMs: number;
   private readonly queueMax: number;
   private readonly defer: (fn: () => void) => void;
@@ -99,7 +101,7 @@ export class Auditor {
       for await (const n of source) {
         if (at % AUDIT_SCRUB_SLICE === AUDIT_SCRUB_SLICE - 1) await new Promise<void>((r) => this.defer(r));
         if (at++ < this.scrubFrom) continue;
-        if (this.verifications.length >= this.queueMax) { full = true; break; }
+        if (this.queued() >= this.queueMax) { full = true; break; }
         this.verifications.push({ ...n, enqueuedAtMs: now });
       }
       // A full queue: the next scrub goes on from here (close enough when streams come and go
@@ -113,7 +115,7 @@ export class Auditor {
   /** A segment was settled: it is fetched back and checked. Past the queue's bound, the newest
    *  settled segments are not queued (counted as skipped): the bound keeps memory fixed. */
   settled(bucket: string, key: string, streamId: string, seg: SegmentMeta): void {
-    if (this.verifications.length >= this.queueMax) { this.counters.skipped += 1; return; }
+    if (this.queued() >= this.queueMax) { this.counters.skipped += 1; return; }
     this.verifications.push({ bucket, key, streamId, seg, enqueuedAtMs: this.clock.nowMs() });
   }
 
@@ -126,8 +128,13 @@ export class Auditor {
     const startMs = this.clock.nowMs();
     try {
       const batch = this.verifications.splice(0, AUDIT_VERIFY_BATCH_MAX);
+      this.checking = batch.length;
       let i = 0;
-      for (; i < batch.length && this.clock.nowMs() - startMs < AUDIT_VERIFY_RUN_MS_MAX; i++) await this.verify(batch[i]);
+      for (; i < batch.length && this.clock.nowMs() - startMs < AUDIT_VERIFY_RUN_MS_MAX; i++) {
+        this.checking -= 1;
+        await this.verify(batch[i]);
+      }
+      this.checking = 0;
       if (i < batch.length) this.verifications.unshift(...batch.slice(i));
     } finally {
       this.running = false;
@@ -156,6 +163,8 @@ export class Auditor {
     this.findingsKept.push({ bucket: v.bucket, key: v.key, reason, enqueuedAtMs: this.clock.nowMs() });
     if (this.findingsKept.length > AUDIT_FINDINGS_KEPT_MAX) this.findingsKept.shift();
   }
+
+  private queued(): number { return this.verifications.length + this.checking; }
 
   depth(name: AuditQueueName): number {
     if (name === 'deletions') return this.deletions.pending;
