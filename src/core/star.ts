@@ -9,7 +9,7 @@ import {
 import { FrameArena } from './frame-arena.ts';
 import { contentBytes, encodeBatch, encodeRotate, patchBatch, type CodecRecord } from '../storage/format/record-codec.ts';
 import type { BucketMeta, MetadataStore, MetaState, SegmentMeta, StreamMeta } from '../storage/metadata/metadata-store.ts';
-import { packRow, packedHasSegments, packedStreamId, unpackRow, type PackedRow } from '../storage/metadata/packed-row.ts';
+import { packRow, packedHasSegments, packedStreamId, unpackRow, unpackRowHead, type PackedRow } from '../storage/metadata/packed-row.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import { OrderedMap } from './ordered-keys.ts';
 import { ServiceError, invalid, notFound } from './errors.ts';
@@ -451,7 +451,7 @@ export class Star implements StreamService {
 
   // ---------------------------------------------------------------- streams
 
-  private configOf(s: StreamMeta): StreamConfig {
+  private configOf(s: Pick<StreamMeta, 'config'>): StreamConfig {
     return s.config as unknown as StreamConfig;
   }
 
@@ -698,8 +698,8 @@ export class Star implements StreamService {
     return {
       items: entries.map(([key, e]) => {
         if (e instanceof StreamState) return e.info();
-        const row = unpackRow(bucket, key, e);
-        return streamInfoOf(row, this.configOf(row));
+        const head = unpackRowHead(bucket, key, e);
+        return streamInfoOf(head, this.configOf(head));
       }),
       next: more ? entries[entries.length - 1][0] : '',
     };

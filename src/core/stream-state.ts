@@ -279,6 +279,6 @@ export class StreamState {
 }
 
 /** A stream as the API shows it, from its row and config (a live or a dormant stream alike). */
-export function streamInfoOf(meta: StreamMeta, config: StreamConfig): StreamInfo {
+export function streamInfoOf(meta: Pick<StreamMeta, 'stream_id' | 'bucket' | 'key' | 'created_at_unix_ms'>, config: StreamConfig): StreamInfo {
   return { stream_id: meta.stream_id, bucket: meta.bucket, key: meta.key, ...config, created_at_unix_ms: meta.created_at_unix_ms };
 }

@@ -1,7 +1,7 @@
 // A packed stream row unpacks to the row it was packed from, whatever its config, key or segment names.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { packRow, packedHasSegments, packedStreamId, unpackRow } from '../../src/storage/metadata/packed-row.ts';
+import { packRow, packedHasSegments, packedStreamId, unpackRow, unpackRowHead } from '../../src/storage/metadata/packed-row.ts';
 import type { StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
 import { segmentKey } from '../../src/storage/segments/segment-key.ts';
 
@@ -31,6 +31,7 @@ test('a row round-trips, and its key order does not matter', () => {
   ]) {
     const packed = packRow(r);
     assert.deepEqual(unpackRow(r.bucket, r.key, packed), r);
+    assert.deepEqual(unpackRowHead(r.bucket, r.key, packed), { stream_id: r.stream_id, bucket: r.bucket, key: r.key, config: r.config, created_at_unix_ms: r.created_at_unix_ms });
     assert.equal(packedStreamId(packed), r.stream_id);
     assert.equal(packedHasSegments(packed), r.segments.length > 0);
   }

@@ -66,6 +66,15 @@ export function unpackRow(bucket: string, key: string, packed: PackedRow): Strea
   };
 }
 
+/** What a listing shows of a row: its id, config and creation time, without building its segments
+ *  (a third of the cost of unpackRow: a ListStreams page unpacks up to 1,000 rows). */
+export type RowHead = Pick<StreamMeta, 'stream_id' | 'bucket' | 'key' | 'config' | 'created_at_unix_ms'>;
+
+export function unpackRowHead(bucket: string, key: string, packed: PackedRow): RowHead {
+  const [id, config, created] = JSON.parse(packed) as PackedFields;
+  return { stream_id: id, bucket, key, config: unpackConfig(config), created_at_unix_ms: created };
+}
+
 /** The stream id of a packed row, without unpacking it (a restart maps WAL frames to their streams). */
 export function packedStreamId(packed: PackedRow): string {
   // The id is the first JSON string: up to its closing quote, or, if it held an escaped quote before
