@@ -64,6 +64,21 @@ const freshRss = rssBytes(fresh.proc.pid!);
 await fresh.stop();
 removeDir(fresh.dataDir);
 
+/** LIST_PAGES pages of 1000 from seeded random cursors over one connection. */
+async function listPages(c: Http1Conn): Promise<ReturnType<typeof newHistogram>> {
+  const hist = newHistogram();
+  let seed = 12345;
+  for (let p = 0; p < LIST_PAGES; p++) {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    const cursor = Buffer.from(key(seed % STREAMS)).toString('base64url');
+    const t = process.hrtime.bigint();
+    const res = await c.request(buildRequest('GET', `/v1/streams/scale?start_after=${cursor}&limit=1000`));
+    recordNs(hist, Number(process.hrtime.bigint() - t));
+    if (res.status !== 200) throw new Error(`list: ${res.status} ${res.body.toString().slice(0, 200)}`);
+  }
+  return hist;
+}
+
 const svcd = await startSvcd({ args: [...IDLE_ARGS, ...METRICS_ARGS] });
 let idleRss = NaN;
 let idleS = NaN;
@@ -92,17 +107,7 @@ try {
   await new Promise((r) => setTimeout(r, 1000));
   const rssAfter = rssBytes(pid);
 
-  const hist = newHistogram();
-  const c = conns[0];
-  let seed = 12345;
-  for (let p = 0; p < LIST_PAGES; p++) {
-    seed = (seed * 1103515245 + 12345) % 2 ** 31;
-    const cursor = Buffer.from(key(seed % STREAMS)).toString('base64url');
-    const t = process.hrtime.bigint();
-    const res = await c.request(buildRequest('GET', `/v1/streams/scale?start_after=${cursor}&limit=1000`));
-    recordNs(hist, Number(process.hrtime.bigint() - t));
-    if (res.status !== 200) throw new Error(`list: ${res.status} ${res.body.toString().slice(0, 200)}`);
-  }
+  const hist = await listPages(conns[0]);
   for (const conn of conns) conn.close();
   const t2 = performance.now();
   wentIdle = await waitIdleStar(port);
@@ -110,6 +115,10 @@ try {
   if (!wentIdle) console.error(`streams-at-scale: the star was not idle after ${IDLE_WAIT_MS_MAX / 60_000} min; reading RSS anyway`);
   await new Promise((r) => setTimeout(r, IDLE_SETTLE_THREAD_MS));
   idleRss = rssBytes(pid);
+  // The same pages again, now over dormant streams (each listed from its packed row).
+  const lister = await Http1Conn.open(svcd.host, svcd.port);
+  const idleHist = await listPages(lister);
+  lister.close();
   // A restart over all of them: from spawn to the listening line, and the RSS right after.
   await svcd.server.stop();
   const t1 = performance.now();
@@ -121,9 +130,9 @@ try {
 
   const mib = (b: number): string => `${(b / 2 ** 20).toFixed(0)} MiB`;
   const perStream = (b: number): string => `${(b / STREAMS / 1024).toFixed(2)} KiB`;
-  console.log(`| streams | created/s (create${RECORDS ? ' + 1 append' : ', empty'}) | RSS before | RSS after | per stream | idle after (s) | RSS idle | per idle stream | restart to listening | RSS after restart (fresh star) | per stream | ListStreams page of 1000 p50 | p99 | max |`);
-  console.log(`| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |`);
-  console.log(`| ${STREAMS.toLocaleString('en-US')} | ${Math.round((STREAMS - 1) / (createMs / 1000)).toLocaleString('en-US')} | ${mib(rssBefore)} | ${mib(rssAfter)} | ${perStream(rssAfter - rssBefore)} | ${wentIdle ? idleS.toFixed(0) : 'not idle'} | ${mib(idleRss)} | ${perStream(idleRss - rssBefore)} | ${(restartMs / 1000).toFixed(1)} s | ${mib(restartRss)} (${mib(freshRss)}) | ${perStream(restartRss - freshRss)} | ${pctMs(hist, 50).toFixed(2)} ms | ${pctMs(hist, 99).toFixed(2)} ms | ${maxMs(hist).toFixed(2)} ms |`);
+  console.log(`| streams | created/s (create${RECORDS ? ' + 1 append' : ', empty'}) | RSS before | RSS after | per stream | idle after (s) | RSS idle | per idle stream | restart to listening | RSS after restart (fresh star) | per stream | ListStreams page of 1000 p50 | p99 | max | same, all dormant: p50 | p99 |`);
+  console.log(`| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |`);
+  console.log(`| ${STREAMS.toLocaleString('en-US')} | ${Math.round((STREAMS - 1) / (createMs / 1000)).toLocaleString('en-US')} | ${mib(rssBefore)} | ${mib(rssAfter)} | ${perStream(rssAfter - rssBefore)} | ${wentIdle ? idleS.toFixed(0) : 'not idle'} | ${mib(idleRss)} | ${perStream(idleRss - rssBefore)} | ${(restartMs / 1000).toFixed(1)} s | ${mib(restartRss)} (${mib(freshRss)}) | ${perStream(restartRss - freshRss)} | ${pctMs(hist, 50).toFixed(2)} ms | ${pctMs(hist, 99).toFixed(2)} ms | ${maxMs(hist).toFixed(2)} ms | ${pctMs(idleHist, 50).toFixed(2)} ms | ${pctMs(idleHist, 99).toFixed(2)} ms |`);
 } finally {
   await svcd.stop();
 }
