@@ -25,6 +25,7 @@ export interface StreamConfig {
   timestamping_uncapped: boolean;
 }
 
+/** Append only: packed metadata rows store a config's values in this order (storage/metadata/packed-row.ts). */
 export const STREAM_CONFIG_KEYS: readonly (keyof StreamConfig)[] = [
   'class', 'producer_policy', 'retention_max_age_ms', 'retention_max_bytes', 'batch_max_bytes',
   'batch_max_records', 'batch_max_delay_ms', 'throughput_max_bytes_per_second', 'timestamping_mode',

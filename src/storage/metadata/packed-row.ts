@@ -5,7 +5,8 @@
 //
 // The form is a JSON array, its fields by position. Bucket and key are not in it: whoever holds a
 // packed row holds it under its address. The config is the array of its values in
-// STREAM_CONFIG_KEYS order when it has exactly those keys (else the object as it is), and a
+// STREAM_CONFIG_KEYS order when it has exactly those keys (else the object as it is; that list only
+// grows at its end, so stored arrays keep their meaning), and a
 // segment's object key is left out when it is the one segmentKey() gives its range.
 
 import { STREAM_CONFIG_KEYS } from '../../protocol/resources.ts';
@@ -31,8 +32,9 @@ function packConfig(config: Record<string, unknown>): unknown[] | Record<string,
 
 function unpackConfig(c: unknown[] | Record<string, unknown>): Record<string, unknown> {
   if (!Array.isArray(c)) return c;
+  // Packed under an older, shorter key list: the keys added since are absent, as in an old row.
   const config: Record<string, unknown> = {};
-  STREAM_CONFIG_KEYS.forEach((k, i) => { config[k] = c[i]; });
+  for (let i = 0; i < c.length && i < STREAM_CONFIG_KEYS.length; i++) config[STREAM_CONFIG_KEYS[i]] = c[i];
   return config;
 }
 
