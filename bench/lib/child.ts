@@ -71,3 +71,22 @@ export function startChild(relPath: string, env: Record<string, string> = {}): B
 export function toParent(msg: { type: string } & Record<string, unknown>): void {
   process.send?.(msg);
 }
+
+/** A load generator's side of the IPC: runs each `run` message's spec and answers its result (or the
+ *  error), exits on `exit` or SIGTERM, and tells the parent it is ready. */
+export function serveRuns<M extends { type: 'run'; spec: unknown } | { type: 'exit' }>(
+  run: (spec: Extract<M, { type: 'run' }>['spec']) => Promise<unknown>,
+): void {
+  process.on('message', (raw) => {
+    const msg = raw as M;
+    if (msg.type === 'exit') process.exit(0);
+    if (msg.type === 'run') {
+      run(msg.spec).then(
+        (result) => toParent({ type: 'result', result }),
+        (err: Error) => toParent({ type: 'error', message: err.stack ?? err.message }),
+      );
+    }
+  });
+  process.on('SIGTERM', () => process.exit(0));
+  toParent({ type: 'ready' });
+}

@@ -1,12 +1,9 @@
 // A minimal RESP2 client for the Redis peer: commands go out as arrays of bulk strings, replies are
-// parsed from the bytes received. Like lib/http1.ts it keeps one command in flight per connection
-// and reads in net's `onread` mode (one reused buffer, no 'data' events), so the Redis driver spends
-// about the CPU per request the svcd load generator spends and the comparison is between servers,
-// not clients.
-import { connect, type Socket } from 'node:net';
-
-/** The reused read buffer of one connection; a reply is copied out of it as it arrives. */
-const READ_BUFFER_BYTES = 64 * 1024;
+// parsed from the bytes received. The connection is lib/serial-conn.ts, as lib/http1.ts's is: one
+// command in flight, read in net's `onread` mode, so the Redis driver spends about the CPU per request
+// the svcd load generator spends and the comparison is between servers, not clients.
+import type { Socket } from 'node:net';
+import { connectSerial, SerialConn } from './serial-conn.ts';
 
 /** An error reply (`-ERR …`). A value, not a thrown error: the caller counts it. */
 export class RespError {
@@ -62,70 +59,30 @@ export function parseReply(buf: Buffer, at: number): { value: RespReply; end: nu
   }
 }
 
-export type ReplyCallback = (err: Error | undefined, reply: RespReply | undefined, wireBytes: number) => void;
+/** A whole reply and its bytes on the wire. */
+export interface RespAnswer { reply: RespReply; wireBytes: number }
 
-export class RespConn {
-  private readonly sock: Socket;
+export class RespConn extends SerialConn<RespAnswer> {
   private pending: Buffer | undefined;
-  private cb: ReplyCallback | undefined;
-  private closedErr: Error | undefined;
 
   private constructor(sock: Socket) {
-    this.sock = sock;
-    sock.setNoDelay(true);
-    sock.on('error', (err) => this.fail(err));
-    sock.on('close', () => this.fail(new Error('connection closed')));
+    super(sock, 'RespConn');
   }
 
-  /** Connects; rejects on a connection error (the caller bounds the wait with its own timer). */
   static open(host: string, port: number): Promise<RespConn> {
-    return new Promise((resolve, reject) => {
-      let conn: RespConn | undefined;
-      const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-      const sock = connect({
-        host, port,
-        onread: {
-          buffer,
-          // The buffer is refilled by the next read, so the bytes are copied out now.
-          callback: (n: number, buf: Uint8Array) => { conn?.onData(Buffer.from(buf.subarray(0, n))); return true; },
-        },
-      });
-      sock.once('connect', () => { sock.removeListener('error', reject); conn = new RespConn(sock); resolve(conn); });
-      sock.once('error', reject);
-    });
-  }
-
-  get closed(): boolean { return this.closedErr !== undefined; }
-
-  /** Sends one prebuilt command; cb runs once with its reply. */
-  send(cmd: Buffer, cb: ReplyCallback): void {
-    if (this.closedErr) { cb(this.closedErr, undefined, 0); return; }
-    if (this.cb) throw new Error('RespConn: one command at a time');
-    this.cb = cb;
-    this.sock.write(cmd);
+    return connectSerial(host, port, (sock) => new RespConn(sock));
   }
 
   /** One command and its reply; an error reply rejects. */
   call(...args: (string | Buffer)[]): Promise<RespReply> {
-    return new Promise((resolve, reject) => this.send(encodeCommand(args), (err, reply) => {
-      if (err) reject(err);
-      else if (reply instanceof RespError) reject(new Error(`redis ${String(args[0])}: ${reply.message}`));
-      else resolve(reply ?? null);
+    return new Promise((resolve, reject) => this.send(encodeCommand(args), (err, a) => {
+      if (err || !a) reject(err ?? new Error('connection closed without a reply'));
+      else if (a.reply instanceof RespError) reject(new Error(`redis ${String(args[0])}: ${a.reply.message}`));
+      else resolve(a.reply);
     }));
   }
 
-  close(): void {
-    this.sock.destroy();
-  }
-
-  private fail(err: Error): void {
-    this.closedErr ??= err;
-    const cb = this.cb;
-    this.cb = undefined;
-    cb?.(err, undefined, 0);
-  }
-
-  private onData(chunk: Buffer): void {
+  protected onData(chunk: Buffer): void {
     const buf = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
     let r: { value: RespReply; end: number } | undefined;
     try { r = parseReply(buf, 0); } catch (err) { this.sock.destroy(); this.fail(err as Error); return; }
@@ -133,8 +90,6 @@ export class RespConn {
     // Bytes past the reply mean a protocol error (one command in flight): keep them for the next
     // read rather than drop them silently, so the next reply shows the mismatch.
     this.pending = r.end < buf.length ? buf.subarray(r.end) : undefined;
-    const cb = this.cb;
-    this.cb = undefined;
-    cb?.(undefined, r.value, r.end);
+    this.deliver({ reply: r.value, wireBytes: r.end });
   }
 }

@@ -2,7 +2,7 @@
 // each sending its next request as soon as the previous answer is whole. Latency is measured from
 // the write to the last byte of the answer and recorded in an hdr histogram (µs). Only answers that
 // complete inside the measurement window count; the warm-up before it is discarded.
-import { toParent } from '../lib/child.ts';
+import { serveRuns, toParent } from '../lib/child.ts';
 import { runClosedLoop } from '../lib/closed-loop-window.ts';
 import { buildRequest, Http1Conn, type Http1Response } from '../lib/http1.ts';
 import type { AppendWork, LoadResult, LoadSpec, ParentMsg, ReadWork } from './spec.ts';
@@ -75,15 +75,4 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   }
 }
 
-process.on('message', (raw) => {
-  const msg = raw as ParentMsg;
-  if (msg.type === 'exit') process.exit(0);
-  if (msg.type === 'run') {
-    run(msg.spec).then(
-      (result) => toParent({ type: 'result', result }),
-      (err: Error) => toParent({ type: 'error', message: err.stack ?? err.message }),
-    );
-  }
-});
-process.on('SIGTERM', () => process.exit(0));
-toParent({ type: 'ready' });
+serveRuns<ParentMsg>(run);

@@ -4,7 +4,7 @@
 // is timed as in loadgen/closed-loop.ts: a warm-up whose answers are discarded, then a measured
 // window; latency runs from the write to the whole reply, in µs in an hdr histogram, and only
 // replies that complete inside the window count.
-import { toParent } from '../lib/child.ts';
+import { serveRuns, toParent } from '../lib/child.ts';
 import { runClosedLoop } from '../lib/closed-loop-window.ts';
 import { encodeCommand, RespConn, RespError } from '../lib/resp.ts';
 import type { LoadResult } from '../loadgen/spec.ts';
@@ -21,8 +21,9 @@ async function run(spec: RedisXaddSpec): Promise<LoadResult> {
     return await runClosedLoop({
       conns: spec.conns, warmupMs: spec.warmupMs, measureMs: spec.measureMs,
       marks: (type) => toParent({ type }),
-      send: (c, answered) => conns[c].send(cmd, (err, reply, wireBytes) => {
-        if (err) { answered(err); return; }
+      send: (c, answered) => conns[c].send(cmd, (err, a) => {
+        if (err || !a) { answered(err ?? new Error('connection closed without a reply')); return; }
+        const { reply, wireBytes } = a;
         // XADD answers the new entry's id as a bulk string; anything else is a failed append.
         if (reply instanceof RespError || typeof reply !== 'string') {
           answered({ ok: false, status: 'error_reply', error: reply instanceof RespError ? reply.message : `unexpected XADD reply ${JSON.stringify(reply)}` });
@@ -36,15 +37,4 @@ async function run(spec: RedisXaddSpec): Promise<LoadResult> {
   }
 }
 
-process.on('message', (raw) => {
-  const msg = raw as RedisDriverMsg;
-  if (msg.type === 'exit') process.exit(0);
-  if (msg.type === 'run') {
-    run(msg.spec).then(
-      (result) => toParent({ type: 'result', result }),
-      (err: Error) => toParent({ type: 'error', message: err.stack ?? err.message }),
-    );
-  }
-});
-process.on('SIGTERM', () => process.exit(0));
-toParent({ type: 'ready' });
+serveRuns<RedisDriverMsg>(run);
