@@ -3,6 +3,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { META_JOURNAL_BYTES_MAX } from '../../src/config/limits.ts';
 import { crc32c } from '../../src/storage/format/crc32c.ts';
 import { LocalMetadataStore } from '../../src/storage/metadata/local-store.ts';
 import { unpackStreamRows, type StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
@@ -183,5 +184,23 @@ test('a journal written before rows were packed (whole rows as objects) still re
   await a.close();
   const b = new LocalMetadataStore(dir, 1000);
   assert.deepEqual(unpackStreamRows((await b.load()).streams).map((r) => [r.key, r.trim_seq]), [['k1', 5], ['k3', 0]]);
+  await b.close();
+});
+
+test('a journal past META_JOURNAL_BYTES_MAX is compacted though it holds few entries', async (t) => {
+  const dir = tempDir();
+  t.after(() => removeDir(dir));
+  // An entry cap no run reaches: only the bytes can trigger the compaction.
+  const a = new LocalMetadataStore(dir, 1_000_000);
+  await a.load();
+  const bulky = (i: number): StreamMeta => ({ ...stream(`k${i}`), creation_token: 'x'.repeat(1000) });
+  const perEntry = 5000;
+  const entries = Math.ceil(META_JOURNAL_BYTES_MAX / (perEntry * 1000)) + 1;
+  for (let e = 0; e < entries; e++) await a.putStreams(Array.from({ length: perEntry }, (_, j) => bulky(e * perEntry + j)));
+  await a.close();
+  assert.ok(readdirSync(dir).includes('snapshot.jsonl'), `${entries} entries of ${perEntry} rows were compacted`);
+  assert.ok(statSync(join(dir, 'journal.log')).size < META_JOURNAL_BYTES_MAX);
+  const b = new LocalMetadataStore(dir, 1_000_000);
+  assert.equal(unpackStreamRows((await b.load()).streams).length, entries * perEntry);
   await b.close();
 });
