@@ -133,11 +133,17 @@ export class LogRingWriter {
   /** Makes everything appended so far visible to the flusher, and wakes it if it sleeps. The signal
    *  is bumped before the sleeping flag is read, and the flusher sets the flag before it waits on
    *  the signal (both sequentially consistent), so a publish can never slip past a falling-asleep
-   *  flusher; while it is busy, no futex call is made at all. */
+   *  flusher; while it is busy, no futex call is made at all. The publish that wakes it also clears
+   *  the flag: the flusher takes a while to be scheduled on a busy machine, and every publish
+   *  meanwhile would otherwise notify again (two futex calls each, under V8's one futex mutex;
+   *  measured at 1.5 per append at 64 producers). A flusher that set the flag but has not waited
+   *  yet finds the signal moved and does not sleep. */
   publish(): void {
     Atomics.store(this.ctrl, CTRL_HEAD_LOW31, this.head & LOW31);
     Atomics.add(this.ctrl, CTRL_HEAD_SIGNAL, 1);
-    if (Atomics.load(this.ctrl, CTRL_FLUSHER_SLEEPING) !== 0) Atomics.notify(this.ctrl, CTRL_HEAD_SIGNAL);
+    if (Atomics.load(this.ctrl, CTRL_FLUSHER_SLEEPING) !== 0 && Atomics.compareExchange(this.ctrl, CTRL_FLUSHER_SLEEPING, 1, 0) === 1) {
+      Atomics.notify(this.ctrl, CTRL_HEAD_SIGNAL);
+    }
   }
 
   durableSignal(): number { return Atomics.load(this.ctrl, CTRL_DURABLE_SIGNAL); }
