@@ -3,7 +3,10 @@
 // thread's CPU per append, which is the part of the request cost this project's code decides (uWS
 // and the kernel's socket work come on top; bench/cpu-cost.ts measures the whole).
 //   npx tsx bench/hot-path.ts            HOT_PATH_ROUNDS=4000 HOT_PATH_INFLIGHT=64 HOT_PATH_RUNS=3
+//   HOT_PATH_ALLOC=1 npx tsx bench/hot-path.ts   also: heap bytes allocated per append, by function
+//     (V8's sampling heap profiler, collected objects included), before the timed runs
 import { readFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { Dispatcher } from '../src/api/dispatch.ts';
 import type { HttpExchange, SseSink } from '../src/api/exchange.ts';
 import { loadConfig } from '../src/config/config.ts';
@@ -14,6 +17,46 @@ import { removeDir, tempDir } from '../test/helpers/server.ts';
 const ROUNDS = Number(process.env.HOT_PATH_ROUNDS ?? 4000);
 const INFLIGHT = Number(process.env.HOT_PATH_INFLIGHT ?? 64);
 const RUNS = Number(process.env.HOT_PATH_RUNS ?? 3);
+const ALLOC = process.env.HOT_PATH_ALLOC === '1';
+/** Rounds sampled for HOT_PATH_ALLOC, and the sampling interval in bytes (V8's default is 32 KiB). */
+const ALLOC_ROUNDS = 1000;
+const ALLOC_SAMPLE_BYTES = 1024;
+const ALLOC_ROWS_MAX = 25;
+
+interface SampleNode { callFrame: { functionName: string; url: string; lineNumber: number }; selfSize: number; children: SampleNode[] }
+
+/** Runs `rounds` under the sampling heap profiler and prints bytes allocated per append by function. */
+async function allocationsPerAppend(rounds: number, round: () => Promise<void>): Promise<void> {
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post('HeapProfiler.enable');
+    // Collected objects count too: what matters here is the allocation rate, not what stays live.
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: ALLOC_SAMPLE_BYTES, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true,
+    } as { samplingInterval: number });
+    for (let i = 0; i < rounds; i++) await round();
+    const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as { profile: { head: SampleNode } };
+    const bySite = new Map<string, number>();
+    const walk = (n: SampleNode): void => {
+      const f = n.callFrame;
+      const site = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(src|bench|node_modules)\//, '$1/')}`;
+      bySite.set(site, (bySite.get(site) ?? 0) + n.selfSize);
+      for (const c of n.children) walk(c);
+    };
+    walk(profile.head);
+    const appends = rounds * INFLIGHT;
+    const total = [...bySite.values()].reduce((a, b) => a + b, 0);
+    console.log(`heap allocated per append: ${Math.round(total / appends)} B (sampled every ${ALLOC_SAMPLE_BYTES} B over ${appends} appends)`);
+    console.log('| function | B per append |');
+    console.log('| --- | --- |');
+    for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, ALLOC_ROWS_MAX)) {
+      console.log(`| ${site} | ${(bytes / appends).toFixed(1)} |`);
+    }
+  } finally {
+    session.disconnect();
+  }
+}
 const TICK_US = 10_000;
 
 /** This thread's utime + stime in µs (the main thread's tid is the pid). */
@@ -54,6 +97,7 @@ try {
     for (let i = 0; i < INFLIGHT; i++) void dispatcher.handle(new MemExchange(path, done));
   });
   for (let i = 0; i < 300; i++) await round(); // warm-up: JIT and the first WAL file
+  if (ALLOC) await allocationsPerAppend(ALLOC_ROUNDS, round);
   console.log('| run | appends | main thread µs/append | appends/s |');
   console.log('| --- | --- | --- | --- |');
   for (let r = 1; r <= RUNS; r++) {
