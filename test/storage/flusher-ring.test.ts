@@ -11,6 +11,7 @@ import { createRingBuffers, LogRingWriter } from '../../src/storage/wal/log-ring
 import { encodeBatch, encodeRotate, frameInfo, frameIsIntact } from '../../src/storage/format/record-codec.ts';
 import { recoverWal } from '../../src/storage/wal/wal-files.ts';
 import { removeDir, tempDir } from '../helpers/server.ts';
+import { WAL_PREFILL_AHEAD_BYTES, WAL_PREFILL_CHUNK_BYTES } from '../../src/config/limits.ts';
 
 const RING_BYTES = 64 * 1024;
 const FRAMES = 6000;
@@ -73,4 +74,32 @@ test('frames cross the 2^31 head wrap, ring wraps and rotates, in order and whol
   });
   assert.equal(cutBytes, 0);
   assert.deepEqual([frames, expectSeq], [FRAMES, seq]);
+});
+
+test('while nothing is appended the flusher zero-fills room ahead of the frames, and a stopped file is cut back to them', { timeout: 60_000 }, async (t) => {
+  const dir = tempDir('svcd-ring-');
+  t.after(() => removeDir(dir));
+  const ring = createRingBuffers(RING_BYTES);
+  const w = new LogRingWriter(ring);
+  const worker = new Worker(new URL('../../src/storage/wal/flusher-boot.mjs', import.meta.url), { workerData: { ring, walDir: dir, fileNo: 1 } });
+  let workerError: unknown;
+  worker.on('error', (e) => { workerError = e; });
+  const frame = encodeBatch(STREAM_ID, 0, [{ timestamp_ms: 1, headers: [], body: Buffer.alloc(100, 97) }]);
+  assert.ok(w.tryAppend(frame) > 0);
+  w.publish();
+  while (w.durableOffset() < w.headOffset) await w.waitDurable(w.durableSignal());
+  const file = join(dir, readdirSync(dir)[0]);
+  // The room is written and synced while idle, in chunks; group commits then only overwrite it.
+  const t0 = Date.now();
+  while (statSync(file).size < frame.length + WAL_PREFILL_AHEAD_BYTES) {
+    assert.ok(Date.now() - t0 < DURABLE_WAIT_MS, `room ahead stuck at ${statSync(file).size - frame.length} bytes`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const ahead = statSync(file).size - frame.length;
+  assert.ok(ahead < WAL_PREFILL_AHEAD_BYTES + WAL_PREFILL_CHUNK_BYTES, `no more than one chunk past the room asked for (${ahead})`);
+  assert.equal(readFileSync(file).subarray(frame.length).some((b) => b !== 0), false, 'the room is zeros');
+  w.stop();
+  await new Promise((r) => worker.once('exit', r));
+  assert.equal(workerError, undefined);
+  assert.equal(statSync(file).size, frame.length, 'a stopped file holds exactly its frames');
 });

@@ -3,11 +3,12 @@
 // frame seals the current WAL file and opens the next one. Group commit is what keeps the disk's
 // ~0.25 ms fdatasync from capping the service at ~4k acks/s.
 //
-// The file is zero-filled ahead of the data in steps of WAL_PREALLOC_STEP_BYTES: an fdatasync that
-// only overwrites blocks the file already owns needs no journal commit for its size and block map,
-// which on this machine's ext4 roughly halves its latency and CPU (`npx tsx bench/fdatasync-modes.ts`).
-// The zeros read as "no frame" to recovery and to settling, and a sealed or stopped file is cut
-// back to its frames.
+// The file is zero-filled ahead of the data: an fdatasync that only overwrites blocks the file already
+// owns needs no journal commit for its size and block map, which on this machine's ext4 roughly halves
+// its latency and CPU (`npx tsx bench/fdatasync-modes.ts`). The zeros are written and synced while no
+// append waits (WAL_PREFILL_AHEAD_BYTES of room, a WAL_PREFILL_CHUNK_BYTES chunk at a time); only a
+// group that outruns that room zero-fills in steps of WAL_PREALLOC_STEP_BYTES itself. The zeros read
+// as "no frame" to recovery and to settling, and a sealed or stopped file is cut back to its frames.
 //
 // A failed write (a full disk, EIO) never ends the flusher. It flags the failure (no append is
 // acknowledged meanwhile), waits for the sequencer to fail the appends not yet durable and discard
@@ -19,7 +20,8 @@
 import { workerData } from 'node:worker_threads';
 import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, unlinkSync, writeSync, writevSync } from 'node:fs';
 import {
-  WAL_GROUP_LINGER_MIN_APPENDS, WAL_GROUP_LINGER_MS, WAL_PREALLOC_STEP_BYTES, WAL_RECOVERY_RETRY_MS_MAX, WAL_RECOVERY_RETRY_MS_MIN,
+  WAL_GROUP_LINGER_MIN_APPENDS, WAL_GROUP_LINGER_MS, WAL_PREALLOC_STEP_BYTES, WAL_PREFILL_AHEAD_BYTES, WAL_PREFILL_CHUNK_BYTES,
+  WAL_RECOVERY_RETRY_MS_MAX, WAL_RECOVERY_RETRY_MS_MIN,
 } from '../../config/limits.ts';
 import { FRAME_ROTATE, sealFrame } from '../format/record-codec.ts';
 import {
@@ -92,6 +94,30 @@ function preallocate(end: number): void {
   }
 }
 
+/** Set when a prefill failed (a full disk): no more are tried until a group commit succeeds, so a
+ *  full disk is not retried in a loop while nothing is appended. */
+let prefillRefused = false;
+
+/** While no append waits: zero-fills and syncs one more chunk of room, when the file has less than
+ *  WAL_PREFILL_AHEAD_BYTES ahead of its frames. True when it wrote one (the caller looks for appends
+ *  again before the next). Never fails the WAL: a failure leaves the file as it was (any part of the
+ *  chunk written is cut off) and the next group commit meets the same disk. */
+function prefillChunk(): boolean {
+  if (prefillRefused || fd < 0 || fileAllocated - fileBytes >= WAL_PREFILL_AHEAD_BYTES) return false;
+  const at = fileAllocated;
+  try {
+    let done = 0;
+    while (done < WAL_PREFILL_CHUNK_BYTES) done += writeSync(fd, zeros, done, WAL_PREFILL_CHUNK_BYTES - done, at + done);
+    fdatasyncSync(fd);
+    fileAllocated = at + WAL_PREFILL_CHUNK_BYTES;
+  } catch {
+    prefillRefused = true;
+    try { ftruncateSync(fd, at); } catch { /* the next group commit's write reports the disk */ }
+    return false;
+  }
+  return true;
+}
+
 /** Cuts the zero-filled tail, so a sealed or stopped file holds exactly its frames. */
 function trimPreallocated(): void {
   if (fileAllocated > fileBytes) ftruncateSync(fd, fileBytes);
@@ -161,6 +187,7 @@ function drain(head: number): void {
   if (chunks.length) writeAll(chunks);
   if (dirty) fdatasyncSync(fd);
   publishDurable();
+  prefillRefused = false;
 }
 
 /** Writes one line to stderr at once. console.error in a worker posts to the main thread and
@@ -265,6 +292,7 @@ for (;;) {
     continue;
   }
   if (Atomics.load(ctrl, CTRL_STOP) !== 0) break;
+  if (prefillChunk()) continue;
   // Announce the sleep, then wait only if no publish came in since `signal` was read: a publish
   // after the announcement sees the flag and notifies (see LogRingWriter.publish).
   Atomics.store(ctrl, CTRL_FLUSHER_SLEEPING, 1);
