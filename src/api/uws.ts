@@ -86,6 +86,15 @@ const bodyMethod = (m: string): boolean => m === 'POST' || m === 'PUT' || m === 
 /** Status lines built once, as bytes (see HeaderName). */
 const STATUS_LINE: Record<number, Uint8Array> = Object.fromEntries(Object.entries(STATUS_TEXT).map(([k, v]) => [k, Buffer.from(`${k} ${v}`, 'latin1')]));
 
+/** The Authorization values and Content-Length fields of the request head being read, counted by
+ *  one module-level callback (req.forEach runs it synchronously): a closure over locals made a
+ *  closure and a context on every request. */
+const repeated = { auth: [] as string[], lengths: 0 };
+const countRepeated = (k: string, v: string): void => {
+  if (k === 'authorization') repeated.auth.push(v);
+  else if (k === 'content-length') repeated.lengths++;
+};
+
 class UwsExchange implements MeteredExchange {
   readonly method: string;
   readonly path: string;
@@ -94,7 +103,9 @@ class UwsExchange implements MeteredExchange {
   /** uWS does not expose client-certificate verification; mtls is served by native-free/. */
   readonly clientCertVerified = false;
   private readonly headers: Record<string, string> = {};
-  private onAbort: (() => void)[] = [];
+  /** What to tell when the client goes away: an event stream's sink (set by startStream; one per
+   *  exchange, so no array is made for every request). */
+  private onAbort: (() => void) | undefined;
   private bodyChunks: Buffer[] = [];
   private bodyBytes = 0;
   private bodyDone = false;
@@ -139,19 +150,18 @@ class UwsExchange implements MeteredExchange {
     // the first copy; a proxy in front may have used another): RFC 9112 6.3 makes it an
     // unrecoverable error, answered 400 and closed. One walk over the fields finds both.
     if (this.headers.authorization !== undefined || this.headers['content-length'] !== undefined) {
-      const auth: string[] = [];
-      let lengths = 0;
-      req.forEach((k, v) => {
-        if (k === 'authorization') auth.push(v);
-        else if (k === 'content-length') lengths++;
-      });
-      if (auth.length > 1) this.headers.authorization = auth.join(', ');
-      if (lengths > 1) this.headError = invalid('Content-Length is given more than once (RFC 9112 6.3)');
+      repeated.auth.length = 0;
+      repeated.lengths = 0;
+      req.forEach(countRepeated);
+      if (repeated.auth.length > 1) this.headers.authorization = repeated.auth.join(', ');
+      if (repeated.lengths > 1) this.headError = invalid('Content-Length is given more than once (RFC 9112 6.3)');
+      repeated.auth.length = 0;
     }
     res.onAborted(() => {
       this.aborted = true;
-      for (const f of this.onAbort) f();
-      this.onAbort = [];
+      const told = this.onAbort;
+      this.onAbort = undefined;
+      told?.();
       this.bodyWaiter?.(new Error('aborted'));
       this.bodyFirst?.gone(this);
     });
@@ -271,7 +281,7 @@ class UwsExchange implements MeteredExchange {
     this.bodyChunks = [];
     this.discardBody = true;
     const sink = new UwsSseSink(this.res);
-    this.onAbort.push(() => sink.aborted());
+    this.onAbort = () => sink.aborted();
     sink.open(headers);
     return sink;
   }

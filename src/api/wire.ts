@@ -6,7 +6,6 @@ import { isAscii, isUtf8 } from 'node:buffer';
 import { invalid } from '../core/errors.ts';
 import type { AppendInput } from '../core/types.ts';
 import type { JsonHeader, JsonRecord } from '../protocol/json.ts';
-import type { Position } from '../protocol/position.ts';
 import type { AppendAck, Header, RecordInput, SequencedRecord } from '../protocol/records.ts';
 import {
   BUCKET_CONFIG_KEYS, PRODUCER_POLICIES, STORAGE_CLASSES, STREAM_CONFIG_KEYS, TIMESTAMPING_MODES,
@@ -303,12 +302,27 @@ export function decodeAppend(body: Uint8Array): AppendInput {
 
 // ---------------------------------------------------------------------------- output
 
-const positionJson = (p: Position): string => `{"seq_num":${p.seq_num},"timestamp_ms":${p.timestamp_ms}}`;
+/** The append answer's text around its six numbers; encodeAppendAck fills the odd slots and joins. */
+const ACK_PARTS: (string | number)[] = [
+  '{"start":{"seq_num":', 0, ',"timestamp_ms":', 0, '},"end":{"seq_num":', 0, ',"timestamp_ms":', 0, '},"tail":{"seq_num":', 0, ',"timestamp_ms":', 0, '}}',
+];
 
 /** The append answer, written directly: it is on every append's path, and JSON.stringify of the
- *  nested object showed as 6 % of the main thread in profiles of single-record appends. */
+ *  nested object showed as 6 % of the main thread in profiles of single-record appends. One join
+ *  over a reused array builds the string flat: a template literal made a cons string per piece,
+ *  850 bytes of garbage an answer against 360 (measured with the sampling heap profiler), and the
+ *  scavenges that garbage brings pause every append in flight. A timestamp the three positions
+ *  share (the usual case) is turned into a string once. */
 export function encodeAppendAck(a: AppendAck): string {
-  return `{"start":${positionJson(a.start)},"end":${positionJson(a.end)},"tail":${positionJson(a.tail)}}`;
+  const ts = a.start.timestamp_ms;
+  const tsText = String(ts);
+  ACK_PARTS[1] = a.start.seq_num;
+  ACK_PARTS[3] = tsText;
+  ACK_PARTS[5] = a.end.seq_num;
+  ACK_PARTS[7] = a.end.timestamp_ms === ts ? tsText : a.end.timestamp_ms;
+  ACK_PARTS[9] = a.tail.seq_num;
+  ACK_PARTS[11] = a.tail.timestamp_ms === ts ? tsText : a.tail.timestamp_ms;
+  return ACK_PARTS.join('');
 }
 
 // ignoreBOM: a leading U+FEFF is content, and reads are never lossy.

@@ -47,13 +47,16 @@ export function pace(state: PaceState | undefined, rateBps: number, nowMs: numbe
  * Timestamps for a batch. `client-prefer` takes the client's time when given, else arrival;
  * `client-require` refuses a record without one; `arrival` ignores the client's. Unless uncapped, a
  * client time later than arrival is capped at arrival. Times never go backwards within a stream: an
- * earlier one is raised to `floorMs` (the previous record's).
+ * earlier one is raised to `floorMs` (the previous record's). The client's times are read from
+ * `source` by a function that captures nothing, so no closure is made per append.
  */
-export function stampTimestamps(count: number, clientTsAt: (i: number) => number | undefined, cfg: StreamConfig, arrivalMs: number, floorMs: number): number[] {
+export function stampTimestamps<S>(
+  count: number, source: S, clientTsAt: (source: S, i: number) => number | undefined, cfg: StreamConfig, arrivalMs: number, floorMs: number,
+): number[] {
   const out = new Array<number>(count);
   let floor = floorMs;
   for (let i = 0; i < count; i++) {
-    const client = clientTsAt(i);
+    const client = clientTsAt(source, i);
     let t: number;
     if (cfg.timestamping_mode === 'arrival' || client === undefined) {
       if (cfg.timestamping_mode === 'client-require' && client === undefined) {

@@ -27,7 +27,7 @@ import type {
 import { ROWS_IDLE, StreamState, streamInfoOf, type MemBatch } from './stream-state.ts';
 import { LiveSubscription } from './subscription.ts';
 import {
-  DEFAULT_BUCKET_CONFIG, streamDefaultsOf, type AppendAck, type AppendInput, type BucketConfig, type BucketInfo,
+  DEFAULT_BUCKET_CONFIG, streamDefaultsOf, type AppendAck, type AppendInput, type BucketConfig, type BucketInfo, type EncodedBatch, type RecordInput,
   type Position, type ReadOptions, type ReadResult, type ReadStart, type StreamConfig, type StreamInfo,
 } from './types.ts';
 
@@ -69,6 +69,20 @@ export interface StarDeps {
    *  failed); the leadership forgets it too. */
   onEvicted?: (bucket: string, key: string) => void;
 }
+
+/** The client's time of record i, as stampTimestamps reads it (module-level: no closure per append). */
+const recordClientTs = (recs: readonly RecordInput[], i: number): number | undefined => recs[i].timestamp_ms;
+const encodedClientTs = (e: EncodedBatch, i: number): number | undefined => (Number.isNaN(e.clientTs[i]) ? undefined : e.clientTs[i]);
+
+/** A promise's settling functions, taken by one module-level executor: `new Promise(captureSettlers)`
+ *  runs it at once, and the caller reads them right after. An executor closing over the append's
+ *  variables made V8 keep them in a context of their own, a closure and a context per append. */
+let capturedResolve!: (a: AppendAck) => void;
+let capturedReject!: (e: unknown) => void;
+const captureSettlers = (resolve: (a: AppendAck) => void, reject: (e: unknown) => void): void => {
+  capturedResolve = resolve;
+  capturedReject = reject;
+};
 
 /** An append sequenced into the ring, waiting for the flusher's durable offset to pass `end`. */
 interface PendingEntry {
@@ -799,16 +813,20 @@ export class Star implements StreamService {
     if (input.encoded) {
       const e = input.encoded;
       count = e.recordOffsets.length;
-      stamps = stampTimestamps(count, (i) => (Number.isNaN(e.clientTs[i]) ? undefined : e.clientTs[i]), st.config, arrival, st.lastSeqTs);
+      stamps = stampTimestamps(count, e, encodedClientTs, st.config, arrival, st.lastSeqTs);
       frame = e.frame;
       patchBatch(frame, st.idBytes, firstSeq, e.recordOffsets, stamps);
       content = e.contentBytes;
     } else {
       const recs = input.records;
       count = recs.length;
-      stamps = stampTimestamps(count, (i) => recs[i].timestamp_ms, st.config, arrival, st.lastSeqTs);
-      const coded: CodecRecord[] = recs.map((r, i) => ({ timestamp_ms: stamps[i], headers: r.headers, body: r.body }));
-      for (const r of coded) content += contentBytes(r);
+      stamps = stampTimestamps(count, recs, recordClientTs, st.config, arrival, st.lastSeqTs);
+      const coded = new Array<CodecRecord>(count);
+      for (let i = 0; i < count; i++) {
+        const r = recs[i];
+        coded[i] = { timestamp_ms: stamps[i], headers: r.headers, body: r.body };
+        content += contentBytes(coded[i]);
+      }
       frame = encodeBatch(st.idBytes, firstSeq, coded, undefined, this.frames.alloc);
     }
     checkBatchCaps(st.config, count, content);
@@ -834,9 +852,8 @@ export class Star implements StreamService {
       firstSeq, count, frame, walFileNo: this.walFileNo, minTs: stamps[0], maxTs: stamps[stamps.length - 1], contentBytes: content,
     };
     this.settling.touch(this.walFileNo, st);
-    const ack = new Promise<AppendAck>((resolve, reject) => {
-      this.pending.push({ end, st, batch, frameBytes: frame.length, epoch, resolve, reject });
-    });
+    const ack = new Promise<AppendAck>(captureSettlers);
+    this.pending.push({ end, st, batch, frameBytes: frame.length, epoch, resolve: capturedResolve, reject: capturedReject });
     st.appendStarted();
     this.walFileBytes += frame.length;
     if (this.walFileBytes >= this.walFileBytesMax) this.rotate();

@@ -13,7 +13,7 @@ const cfg = (over: Partial<StreamConfig>): StreamConfig => ({
 const rec = (ts?: number): RecordInput => ({ headers: [], body: new Uint8Array(), ...(ts === undefined ? {} : { timestamp_ms: ts }) });
 
 const stampTimestamps = (recs: RecordInput[], c: StreamConfig, arrival: number, floor: number): number[] =>
-  stampBy(recs.length, (i) => recs[i].timestamp_ms, c, arrival, floor);
+  stampBy(recs.length, recs, (rs, i) => rs[i].timestamp_ms, c, arrival, floor);
 
 function code(fn: () => unknown): string | undefined {
   try { fn(); return undefined; } catch (e) { return (e as ServiceError).code; }
