@@ -95,6 +95,23 @@ const countRepeated = (k: string, v: string): void => {
   else if (k === 'content-length') repeated.lengths++;
 };
 
+/** The answer UwsExchange.respond is writing: res.cork runs its callback at once, so the answer is
+ *  passed through here to one module-level callback rather than a closure (and the context its
+ *  captured variables need) made for every request. */
+const NO_HEADERS: [string, string][] = [];
+const answer = { res: undefined as unknown as UWS.HttpResponse, status: 0, headers: NO_HEADERS, body: '' as string | Buffer, close: false };
+const writeAnswer = (): void => {
+  // Read once: a callback uWS ran from inside these writes could answer another request through here.
+  const { res, status, headers, body, close } = answer;
+  res.writeStatus(STATUS_LINE[status] ?? `${status}`);
+  for (const [k, v] of headers) res.writeHeader(encoded(k), encoded(v));
+  // A HEAD answer never carries a body, an error's envelope included (respond passes ''): bytes after
+  // it would be read as the start of the next answer. (uWS's endWithoutBody(length) leaves the
+  // connection stuck.)
+  if (status === 204) res.endWithoutBody(0, close);
+  else res.end(body, close);
+};
+
 class UwsExchange implements MeteredExchange {
   readonly method: string;
   readonly path: string;
@@ -245,35 +262,37 @@ class UwsExchange implements MeteredExchange {
 
   respond(status: number, headers: [string, string][], body: string | Buffer): void {
     if (this.aborted) return;
-    if (!this.bodyDone && !this.bodyTooLarge) {
-      // An answer before the body was read (a 404, 405, 401 …): read and drop the rest of a small body
-      // first, so the connection stays usable. Closing on unread bytes makes the kernel reset it, and
-      // the client may lose the answer. A body past UNREAD_BODY_DRAIN_BYTES_MAX is not drained.
-      this.bodyLimit = Math.min(this.bodyLimit, UNREAD_BODY_DRAIN_BYTES_MAX);
-      // A body declared past what would be drained is not waited for at all.
-      const drainable = !(Number(this.headers['content-length']) > UNREAD_BODY_DRAIN_BYTES_MAX);
-      if (drainable && this.bodyBytes <= this.bodyLimit) {
-        this.bodyChunks = [];
-        this.discardBody = true;
-        // A body that stalls is not waited for long: then answer and hang up.
-        const timer = setTimeout(() => { if (this.deferred) { this.bodyTooLarge = true; this.deferred(); } }, UNREAD_BODY_DRAIN_MS_MAX);
-        this.deferred = () => { clearTimeout(timer); this.deferred = undefined; this.respond(status, headers, body); };
-        return;
-      }
-      this.bodyTooLarge = true;
-    }
+    if (!this.bodyDone && !this.bodyTooLarge && this.answerAfterBody(status, headers, body)) return;
     // An oversized body left unread: answer and close rather than drain it.
-    const close = this.bodyTooLarge || !this.bodyDone;
-    this.res.cork(() => {
-      this.res.writeStatus(STATUS_LINE[status] ?? `${status}`);
-      for (const [k, v] of headers) this.res.writeHeader(encoded(k), encoded(v));
-      if (status === 204) this.res.endWithoutBody(0, close);
-      // A HEAD answer never carries a body, an error's envelope included: bytes after it would be read
-      // as the start of the next answer. (uWS's endWithoutBody(length) leaves the connection stuck.)
-      else if (this.method === 'HEAD') this.res.end('', close);
-      else this.res.end(body, close);
-    });
+    answer.res = this.res;
+    answer.status = status;
+    answer.headers = headers;
+    answer.body = this.method === 'HEAD' ? '' : body;
+    answer.close = this.bodyTooLarge || !this.bodyDone;
+    this.res.cork(writeAnswer);
+    answer.body = '';
+    answer.headers = NO_HEADERS;
     this.aborted = true; // the response object is no longer ours
+  }
+
+  /** An answer before the body was read (a 404, 405, 401 …): read and drop the rest of a small body
+   *  first, so the connection stays usable, and answer then (true). Closing on unread bytes makes the
+   *  kernel reset it, and the client may lose the answer. A body past UNREAD_BODY_DRAIN_BYTES_MAX is
+   *  not drained: false, and the answer closes the connection. */
+  private answerAfterBody(status: number, headers: [string, string][], body: string | Buffer): boolean {
+    this.bodyLimit = Math.min(this.bodyLimit, UNREAD_BODY_DRAIN_BYTES_MAX);
+    // A body declared past what would be drained is not waited for at all.
+    const drainable = !(Number(this.headers['content-length']) > UNREAD_BODY_DRAIN_BYTES_MAX);
+    if (drainable && this.bodyBytes <= this.bodyLimit) {
+      this.bodyChunks = [];
+      this.discardBody = true;
+      // A body that stalls is not waited for long: then answer and hang up.
+      const timer = setTimeout(() => { if (this.deferred) { this.bodyTooLarge = true; this.deferred(); } }, UNREAD_BODY_DRAIN_MS_MAX);
+      this.deferred = () => { clearTimeout(timer); this.deferred = undefined; this.respond(status, headers, body); };
+      return true;
+    }
+    this.bodyTooLarge = true;
+    return false;
   }
 
   startStream(headers: [string, string][]): SseSink {
