@@ -1254,12 +1254,13 @@ export class Star implements StreamService {
     if (this.subscriptions >= SUBSCRIPTIONS_PER_STAR_MAX) throw new ServiceError('resource_exhausted', 'subscriptions per star at cap');
     this.subscriptions += 1; // reserved before any await, so concurrent subscribes cannot pass the cap
     try {
-      let seq = await this.resolveStart(st, start);
+      const seq = await this.resolveStart(st, start);
       // A state that went dormant while the start was looked up (a slow store) is woken by no append:
       // the subscription follows the live state instead.
       const live = st.retired ? this.requireStream(bucket, key) : st;
       if (seq < live.trimSeq) throw new ServiceError('trimmed', `records below ${live.trimSeq} were trimmed`);
-      if (seq > live.tail) seq = live.tail; // a cursor past the tail waits at the tail
+      // A cursor past the tail pends until the stream reaches it and starts there (spec: Events, rules
+      // 1 and 6: "starts at n"): records below it were not asked for and are never sent.
       return new LiveSubscription(live, seq, this.reader, () => { this.subscriptions -= 1; });
     } catch (err) {
       this.subscriptions -= 1;

@@ -269,6 +269,23 @@ for (const engine of ENGINES) {
       sse.close();
     });
 
+    test('a start past the tail pends until the stream reaches it and starts there: nothing below it is sent', async () => {
+      const { bucket, key } = await c.freshStream();
+      let tail = (await c.appendOk(bucket, key, bodies(3, 'old'))).end.seq_num;
+      for (const by of ['query', 'last-event-id']) {
+        const start = tail + 2;
+        const { response, ac } = by === 'query' ? startSubscribe(bucket, key, { seq_num: start }) : startSubscribe(bucket, key, {}, { 'last-event-id': String(start) });
+        const res = await response;
+        assert.equal(res.status, 200);
+        const sse = new SseReader(res.body!.getReader(), ac);
+        open.push(sse);
+        tail = (await c.appendOk(bucket, key, bodies(4, 'new'))).end.seq_num; // one batch from below the start to past it
+        const { records } = await sse.records(tail - start);
+        assert.deepEqual(records.map((r) => r.seq_num), Array.from({ length: tail - start }, (_, i) => start + i), `${by}: starts at ${start}`);
+        sse.close();
+      }
+    });
+
     test('records carry bodies, headers and base64 per field as in reads', async () => {
       const { bucket, key } = await c.freshStream();
       const bin = Buffer.from([0xff, 0x00, 0xfe]);
