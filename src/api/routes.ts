@@ -214,7 +214,7 @@ export const ROUTES: readonly Route[] = [
   {
     method: 'POST', path: ['v1', 'streams', B, K], verb: 'CreateStream', action: 'create', level: 'stream', bodyBytesMax: CONTROL_BODY_BYTES_MAX,
     handle: async (svc, c) => {
-      const body = decodeStreamConfig(parseJsonObject(c.body, true), true);
+      const body = decodeStreamConfig(parseJsonObject(c.body, true), true, c.params);
       return json(201, streamJson(await svc.createStream(c.params.bucket, c.params.key, body)));
     },
   },
@@ -225,7 +225,7 @@ export const ROUTES: readonly Route[] = [
   {
     method: 'PATCH', path: ['v1', 'streams', B, K], verb: 'ReconfigureStream', action: 'create', level: 'stream', bodyBytesMax: CONTROL_BODY_BYTES_MAX,
     handle: async (svc, c) => {
-      const patch = decodeStreamPatch(parseJsonObject(c.body, true));
+      const patch = decodeStreamPatch(parseJsonObject(c.body, true), c.params);
       return json(200, streamJson(await svc.reconfigureStream(c.params.bucket, c.params.key, patch)));
     },
   },

@@ -7,6 +7,7 @@ import { invalid } from '../core/errors.ts';
 import type { AppendInput } from '../core/types.ts';
 import type { JsonHeader, JsonRecord } from '../protocol/json.ts';
 import type { AppendAck, Header, RecordInput, SequencedRecord } from '../protocol/records.ts';
+import { keyToBytes } from '../protocol/key-bytes.ts';
 import {
   BUCKET_CONFIG_KEYS, PRODUCER_POLICIES, STORAGE_CLASSES, STREAM_CONFIG_KEYS, TIMESTAMPING_MODES,
   type BucketConfig, type BucketCreate, type StreamConfigInput, type StreamCreate,
@@ -119,19 +120,24 @@ const BUCKET_FIELDS = new Set<string>(BUCKET_CONFIG_KEYS);
 const STREAM_ECHO_FIELDS = new Set(['stream_id', 'bucket', 'key', 'key_b64', 'created_at_unix_ms', 'fencing_token']);
 const BUCKET_ECHO_FIELDS = new Set(['created_at_unix_ms']);
 
-export function decodeStreamConfig(o: Json, withToken: boolean): StreamCreate {
+/** A stream's create or PATCH body. The descriptor's own fields may come back in it (a GET's answer
+ *  sent again), but a bucket or key other than the path's is 400 (spec: Errors). */
+export function decodeStreamConfig(o: Json, withToken: boolean, path: { bucket: string; key: string }): StreamCreate {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) {
     if (v === null) continue;
     if (STREAM_FIELDS.has(k)) out[k] = configField(k, v, true);
     else if (withToken && k === 'creation_token') out[k] = str(v, k, checkCreationToken);
     else if (!STREAM_ECHO_FIELDS.has(k)) throw invalid(`unknown field ${k}`);
+    else if (k === 'bucket' && v !== path.bucket) throw invalid(`body names bucket ${String(v)} but the path names ${path.bucket}`);
+    else if (k === 'key' && v !== path.key) throw invalid('body names another key than the path');
+    else if (k === 'key_b64' && v !== Buffer.from(keyToBytes(path.key)).toString('base64')) throw invalid('key_b64 names another key than the path');
   }
   return out as StreamCreate;
 }
 
-export function decodeStreamPatch(o: Json): StreamConfigInput {
-  return decodeStreamConfig(o, false);
+export function decodeStreamPatch(o: Json, path: { bucket: string; key: string }): StreamConfigInput {
+  return decodeStreamConfig(o, false, path);
 }
 
 export function decodeBucketConfig(o: Json, pathName: string, withToken: boolean): BucketCreate {

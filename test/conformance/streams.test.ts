@@ -261,6 +261,19 @@ for (const engine of ENGINES) {
       }
     });
 
+    test('a body naming another bucket or key than the path is 400 on create and PATCH; the path\'s own are accepted', async () => {
+      const bucket = await c.createBucket();
+      assertError(await c.post(streamPath(bucket, 'k1'), { bucket: `${bucket}x` }), 400, 'other bucket');
+      assertError(await c.post(streamPath(bucket, 'k1'), { key: 'other' }), 400, 'other key');
+      assertError(await c.get(streamPath(bucket, 'k1')), 404, 'nothing created');
+      const made = await c.post(streamPath(bucket, 'k1'), { bucket, key: 'k1' });
+      assert.equal(made.status, 201, made.text);
+      assertError(await c.patch(streamPath(bucket, 'k1'), { bucket: `${bucket}x` }), 400, 'PATCH to another bucket');
+      // A descriptor sent back as it was read is a valid PATCH.
+      const got = await c.get(streamPath(bucket, 'k1'));
+      assert.equal((await c.patch(streamPath(bucket, 'k1'), got.body)).status, 200);
+    });
+
     test('DELETE is 204, the stream is gone, and a second DELETE is 204 again', async () => {
       const bucket = await c.createBucket();
       await c.createStream(bucket, 'd');
