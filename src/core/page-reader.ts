@@ -2,7 +2,7 @@
 // (footer index cached), or from the in-memory batches not yet settled. A page never spans the
 // settled frontier.
 
-import { forEachRecord, frameTimestamps } from '../storage/format/record-codec.ts';
+import { forEachRecord, frameTimestamps, newestRecordsFitting } from '../storage/format/record-codec.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import { parseFooter, type FooterEntry } from '../storage/segments/segment-format.ts';
 import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
@@ -44,6 +44,10 @@ export interface PageLimits {
 
 export class PageReader {
   private readonly footers = new Map<string, FooterEntry[]>();
+  /** Retention by bytes: where the last cut inside a segment fell, for the room it was given. A
+   *  segment's records never change, so the sweep (every second) reads its frames again only when
+   *  newer records changed the room left for it. Emptied when it reaches FOOTER_CACHE_ENTRIES_MAX. */
+  private readonly retentionCuts = new Map<string, { roomBytes: number; watermark: number }>();
 
   constructor(private readonly objects: ObjectStore) {}
 
@@ -60,7 +64,10 @@ export class PageReader {
     return entries;
   }
 
-  forget(objectKey: string): void { this.footers.delete(objectKey); }
+  forget(objectKey: string): void {
+    this.footers.delete(objectKey);
+    this.retentionCuts.delete(objectKey);
+  }
 
   /** An object read that may race a trim, a retention pass or a delete removing the segment: the
    *  page stops short with what it has, or, with nothing yet, answers as the stream now stands. An
@@ -171,19 +178,42 @@ export class PageReader {
     return st.tail;
   }
 
-  /** Smallest watermark that leaves at most `maxBytes` of content retained (whole batches). */
-  watermarkForBytes(st: StreamState, maxBytes: number): number {
+  /** Smallest watermark that leaves at most `maxBytes` of content retained: the newest records whose
+   *  content fits, counted record by record (a batch or segment that crosses the bound keeps its
+   *  newest records that fit; cutting whole batches lost every record of a batch bigger than the
+   *  bound). Whole batches and segments are summed from their totals; only the one that crosses the
+   *  bound is read, and in a segment only its frames from the newest back to the crossing. */
+  async watermarkForBytes(st: StreamState, maxBytes: number): Promise<number> {
     let total = 0;
     for (let i = st.mem.length - 1; i >= 0; i--) {
       const b = st.mem[i];
-      total += b.contentBytes;
-      if (total > maxBytes) return b.firstSeq + b.count;
+      if (total + b.contentBytes <= maxBytes) { total += b.contentBytes; continue; }
+      return b.firstSeq + b.count - newestRecordsFitting(b.frame, 0, maxBytes - total).kept;
     }
     for (let i = st.meta.segments.length - 1; i >= 0; i--) {
       const s = st.meta.segments[i];
-      total += s.content_bytes;
-      if (total > maxBytes) return s.end_seq;
+      if (total + s.content_bytes <= maxBytes) { total += s.content_bytes; continue; }
+      const cut = this.retentionCuts.get(s.object_key);
+      if (cut && cut.roomBytes === maxBytes - total) return cut.watermark;
+      const watermark = await this.cutInSegment(s, maxBytes - total);
+      if (this.retentionCuts.size >= FOOTER_CACHE_ENTRIES_MAX) this.retentionCuts.clear();
+      this.retentionCuts.set(s.object_key, { roomBytes: maxBytes - total, watermark });
+      return watermark;
     }
     return st.trimSeq;
+  }
+
+  /** The watermark inside segment `seg` that keeps its newest records fitting `roomBytes`. */
+  private async cutInSegment(seg: SegmentMeta, roomBytes: number): Promise<number> {
+    const entries = await this.footer(seg);
+    let room = roomBytes;
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const e = entries[i];
+      const frame = await this.objects.get(seg.object_key, { offset: e.offset, length: e.frameBytes });
+      const { kept, bytes } = newestRecordsFitting(frame, 0, room);
+      if (kept < e.recordCount) return e.firstSeq + e.recordCount - kept;
+      room -= bytes;
+    }
+    return entries.length > 0 ? entries[0].firstSeq : seg.end_seq;
   }
 }

@@ -43,7 +43,7 @@ export class Retention {
     if (!age && !bytes) return;
     let target = st.trimSeq;
     if (age) target = Math.max(target, await this.d.reader.seqAtOrAfter(st, nowMs - age));
-    if (bytes) target = Math.max(target, this.d.reader.watermarkForBytes(st, bytes));
+    if (bytes) target = Math.max(target, await this.d.reader.watermarkForBytes(st, bytes));
     await this.advance(st, Math.min(target, st.tail));
   }
 

@@ -2,6 +2,8 @@
 // without clamp) while the newest stay. Polls are bounded; nothing here asserts on timing.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
 const WAIT_MS = 15_000;
@@ -62,6 +64,16 @@ describe('retention', () => {
     assert.deepEqual(page.json.records.map((r: any) => r.body[0]), ['8', '9']);
   });
 
+  test('by bytes, a batch bigger than retention_max_bytes keeps its newest records that fit (not none)', async () => {
+    const p = '/v1/streams/ret/onebatch';
+    assert.equal((await call(srv.baseUrl, 'POST', p, { retention_max_bytes: 60 })).status, 201);
+    const r = await call(srv.baseUrl, 'POST', `${p}/records`, { records: Array.from({ length: 10 }, (_, i) => ({ body: `${i}`.repeat(10) })) });
+    assert.equal(r.status, 200);
+    assert.equal(await waitEarliest(srv.baseUrl, p, 4), 4); // six 10-byte records fit in 60
+    const page = await call(srv.baseUrl, 'GET', `${p}/records?seq_num=0&clamp=true`);
+    assert.deepEqual(page.json.records.map((x: any) => x.seq_num), [4, 5, 6, 7, 8, 9]);
+  });
+
   test('a stream without retention keeps everything', async () => {
     const p = '/v1/streams/ret/keep';
     assert.equal((await call(srv.baseUrl, 'POST', p, {})).status, 201);
@@ -70,5 +82,36 @@ describe('retention', () => {
     const r = await call(srv.baseUrl, 'GET', `${p}/records?seq_num=0`);
     assert.equal(r.status, 200);
     assert.equal(r.json.records.length, 1);
+  });
+});
+
+describe('retention by bytes over settled segments', () => {
+  let srv: RunningServer;
+  before(async () => {
+    srv = await startServer({ engine: 'uws', args: ['--wal-settle-after-ms', '300'] });
+    assert.equal((await call(srv.baseUrl, 'POST', '/v1/buckets/ret', {})).status, 201);
+  });
+  after(() => srv.stop());
+
+  test('a bound set after the records settled cuts inside the segment, record by record', async () => {
+    const p = '/v1/streams/ret/settled';
+    assert.equal((await call(srv.baseUrl, 'POST', p, {})).status, 201);
+    // Three batches in one WAL file: one segment of three frames (4 + 4 + 2 records of 10 bytes).
+    for (const n of [4, 4, 2]) {
+      const base = (await call(srv.baseUrl, 'GET', `${p}/records?tail_offset=0`)).json.tail.seq_num;
+      const r = await call(srv.baseUrl, 'POST', `${p}/records`, { records: Array.from({ length: n }, (_, i) => ({ body: `${base + i}`.padStart(10, 'x') })) });
+      assert.equal(r.status, 200);
+    }
+    const walDir = join(srv.dataDir, 'wal');
+    const first = Math.min(...readdirSync(walDir).map((f) => parseInt(f, 10)).filter(Number.isFinite));
+    const deadline = Date.now() + WAIT_MS;
+    while (readdirSync(walDir).some((f) => parseInt(f, 10) === first)) {
+      assert.ok(Date.now() < deadline, 'the WAL file settled');
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    assert.equal((await call(srv.baseUrl, 'PATCH', p, { retention_max_bytes: 50 })).status, 200);
+    assert.equal(await waitEarliest(srv.baseUrl, p, 5), 5); // five 10-byte records fit in 50: 5..9
+    const page = await call(srv.baseUrl, 'GET', `${p}/records?seq_num=0&clamp=true`);
+    assert.deepEqual(page.json.records.map((x: any) => x.seq_num), [5, 6, 7, 8, 9]);
   });
 });

@@ -202,6 +202,36 @@ export function forEachRecord(
   }
 }
 
+/** How many of a frame's newest records fit in `roomBytes` of content (headers' names and values and
+ *  the body, as contentBytes counts them), reading only the lengths (for retention by bytes). */
+export function newestRecordsFitting(buf: Uint8Array, off: number, roomBytes: number): { kept: number; bytes: number } {
+  const count = readU32(buf, off + 12);
+  const sizes = new Array<number>(count);
+  let p = off + FRAME_HEADER_BYTES;
+  for (let i = 0; i < count; i++) {
+    let q = p + 4 + 8; // record length, timestamp
+    const hc = readU32(buf, q);
+    q += 4;
+    let content = 0;
+    for (let h = 0; h < hc; h++) {
+      const nl = readU32(buf, q);
+      q += 4 + nl;
+      const vl = readU32(buf, q);
+      q += 4 + vl;
+      content += nl + vl;
+    }
+    sizes[i] = content + readU32(buf, q);
+    p += 4 + readU32(buf, p);
+  }
+  let kept = 0;
+  let bytes = 0;
+  for (let i = count - 1; i >= 0 && bytes + sizes[i] <= roomBytes; i--) {
+    bytes += sizes[i];
+    kept++;
+  }
+  return { kept, bytes };
+}
+
 /** Timestamps of every record of a frame, in order (for time lookups and retention). */
 export function frameTimestamps(buf: Uint8Array, off = 0): number[] {
   const out: number[] = [];
