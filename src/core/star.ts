@@ -1230,6 +1230,12 @@ export class Star implements StreamService {
       i = segs.findIndex((s) => s.max_ts >= start.value && s.end_seq > st.trimSeq);
       if (i < 0) return { segments: [], vended_until: undefined, more: false }; // above the settled ceiling
     }
+    // A segment partly below the trim watermark is never vended: its object still holds the trimmed
+    // records, and a plan hands out whole objects. Nothing is vended from where the plan starts (as
+    // on an unsettled range): the consumer Reads up to the segment's end, where plans resume.
+    if (segs[i].first_seq < st.trimSeq) {
+      return { segments: [], vended_until: start.kind === 'seq_num' ? start.value : st.trimSeq, more: false };
+    }
     const picked = segs.slice(i, i + maxEntries);
     const more = i + maxEntries < segs.length;
     return {

@@ -48,4 +48,21 @@ describe('a trimmed segment outlives the read plans that name it', () => {
     assert.ok(existsSync(path), `the segment is still in the store: ${path}`);
     await until('the segment to be reclaimed after the read-plan validity', () => !existsSync(path));
   });
+
+  it('a segment partly below the trim is never vended: the plan vends nothing from its start, and the records above the trim are read', async () => {
+    const base = c.server.baseUrl;
+    assert.equal((await fetch(`${base}/v1/streams/b/p`, { method: 'POST', body: '{}' })).status, 201);
+    const records = Array.from({ length: 6 }, (_, i) => ({ body: `p${i}` }));
+    assert.equal((await fetch(`${base}/v1/streams/b/p/records`, { method: 'POST', body: JSON.stringify({ records }) })).status, 200);
+    const plan = async (seq: number) => call(c.data.ReadPlan.bind(c.data), { bucket: 'b', key: bytes('p'), seq_num: seq });
+    await until('the records to settle', async () => (await plan(0)).entries.length > 0);
+    assert.equal((await fetch(`${base}/v1/streams/b/p/trim`, { method: 'POST', body: JSON.stringify({ seq_num: 2 }) })).status, 204);
+    for (const seq of [2, 4]) {
+      const p = await plan(seq);
+      assert.deepEqual(p.entries, [], `a plan from ${seq} vends no object holding records 0 and 1`);
+      assert.equal(Number(p.vended_until), seq);
+    }
+    const read = await (await fetch(`${base}/v1/streams/b/p/records?seq_num=2`)).json() as { records: { body: string }[] };
+    assert.deepEqual(read.records.map((r) => r.body), ['p2', 'p3', 'p4', 'p5']);
+  });
 });
