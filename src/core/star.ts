@@ -760,6 +760,10 @@ export class Star implements StreamService {
       if (!(b.config as unknown as BucketConfig).create_stream_on_append) throw notFound(`stream ${bucket}/${key} not found`);
       st = this.streams.get(addr(bucket, key));
       if (!st) {
+        // What the new stream would refuse is refused before it is made: a refused append leaves
+        // nothing behind (spec: "On a miss: 412 with tail, nothing appended").
+        checkFence('', streamDefaultsOf(b.config as unknown as BucketConfig).producer_policy, input.fencing_token);
+        checkMatch(input.match_seq_num, 0, { seq_num: 0, timestamp_ms: 0 });
         const created = this.newStream(b, key, {});
         const made = this.streams.get(addr(bucket, key));
         // Not made: refused before anything was written (its config); the creation says why.

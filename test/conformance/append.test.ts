@@ -181,6 +181,12 @@ for (const engine of ENGINES) {
       assertError(await c.get(streamPath(bucket, 'invalid')), 404, 'a 400 append must not create the stream');
       const ack = await c.appendOk(bucket, 'matched', bodies(1), { match_seq_num: 0 });
       assert.equal(ack.start.seq_num, 0);
+      // A 412 (a match_seq_num miss or a fencing mismatch) creates nothing either.
+      const miss = await c.append(bucket, 'missed', bodies(1), { match_seq_num: 5 });
+      assertError(miss, 412, 'a match_seq_num miss on a missing stream');
+      assert.deepEqual(miss.body.tail, { seq_num: 0, timestamp_ms: 0 });
+      assertError(await c.append(bucket, 'fenced', bodies(1), { fencing_token: 'q' }), 412, 'a fencing mismatch on a missing stream');
+      for (const k of ['missed', 'fenced']) assertError(await c.get(streamPath(bucket, k)), 404, `a 412 append must not create ${k}`);
     });
 
     test('records must be a non-empty array', async () => {
