@@ -132,6 +132,8 @@ export function decodeStreamConfig(o: Json, withToken: boolean, path: { bucket: 
     else if (k === 'bucket' && v !== path.bucket) throw invalid(`body names bucket ${String(v)} but the path names ${path.bucket}`);
     else if (k === 'key' && v !== path.key) throw invalid('body names another key than the path');
     else if (k === 'key_b64' && v !== Buffer.from(keyToBytes(path.key)).toString('base64')) throw invalid('key_b64 names another key than the path');
+    // A stream is created unfenced: a token here would be dropped, and the caller would think it set.
+    else if (k === 'fencing_token' && withToken && v !== '') throw invalid('a stream is created without a fencing token; install one with the fence verb');
   }
   return out as StreamCreate;
 }

@@ -265,6 +265,7 @@ for (const engine of ENGINES) {
       const bucket = await c.createBucket();
       assertError(await c.post(streamPath(bucket, 'k1'), { bucket: `${bucket}x` }), 400, 'other bucket');
       assertError(await c.post(streamPath(bucket, 'k1'), { key: 'other' }), 400, 'other key');
+      assertError(await c.post(streamPath(bucket, 'k1'), { fencing_token: 'tok' }), 400, 'a fencing token on create');
       assertError(await c.get(streamPath(bucket, 'k1')), 404, 'nothing created');
       const made = await c.post(streamPath(bucket, 'k1'), { bucket, key: 'k1' });
       assert.equal(made.status, 201, made.text);
