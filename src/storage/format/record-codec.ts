@@ -202,30 +202,14 @@ export function forEachRecord(
   }
 }
 
-/** How many of a frame's newest records fit in `roomBytes` of content (headers' names and values and
- *  the body, as contentBytes counts them), reading only the lengths (for retention by bytes). */
+/** How many of a frame's newest records fit in `roomBytes` of content (as contentBytes counts it),
+ *  and their bytes (for retention by bytes, on the one batch that crosses the bound). */
 export function newestRecordsFitting(buf: Uint8Array, off: number, roomBytes: number): { kept: number; bytes: number } {
-  const count = readU32(buf, off + 12);
-  const sizes = new Array<number>(count);
-  let p = off + FRAME_HEADER_BYTES;
-  for (let i = 0; i < count; i++) {
-    let q = p + 4 + 8; // record length, timestamp
-    const hc = readU32(buf, q);
-    q += 4;
-    let content = 0;
-    for (let h = 0; h < hc; h++) {
-      const nl = readU32(buf, q);
-      q += 4 + nl;
-      const vl = readU32(buf, q);
-      q += 4 + vl;
-      content += nl + vl;
-    }
-    sizes[i] = content + readU32(buf, q);
-    p += 4 + readU32(buf, p);
-  }
+  const sizes: number[] = [];
+  forEachRecord(buf, off, 0, (_rec, content) => { sizes.push(content); return true; });
   let kept = 0;
   let bytes = 0;
-  for (let i = count - 1; i >= 0 && bytes + sizes[i] <= roomBytes; i--) {
+  for (let i = sizes.length - 1; i >= 0 && bytes + sizes[i] <= roomBytes; i--) {
     bytes += sizes[i];
     kept++;
   }
