@@ -211,7 +211,9 @@ describe('gateway fairness: requests per tenant, behind a trusted proxy', () => 
       // The gateway takes the slots as the heads arrive; wait until a further request of the slow
       // tenant is refused (polling the share, not the clock).
       let refused: Answer | undefined;
-      for (let attempt = 0; attempt < 100 && refused === undefined; attempt++) {
+      // Bounded by time, not by 100 tries of 20 ms: on a loaded CI machine the stalled heads took
+      // longer than 2 s to reach the gateway once, and the slow tenant was not yet refused.
+      for (const deadline = Date.now() + REQUEST_WAIT_MS; Date.now() < deadline && refused === undefined;) {
         const r = await ask(`${gw.url}/v1/streams/up/probe/records/tail`, slow);
         if (r.status === 429) refused = r;
         else await new Promise((resolve) => setTimeout(resolve, 20));
