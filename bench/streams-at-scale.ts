@@ -8,7 +8,7 @@
 // reads the star's RSS before and after, then times ListStreams pages of 1000 from random cursors.
 // Then it waits until the star is idle (every stream settled and dormant, the audit queue drained;
 // /metrics tells) and reads RSS again, and restarts the star over the same data dir: the time to its
-// listening line, and its RSS then against a fresh star's. Printed, never asserted.
+// listening line, and its RSS then and once quiet against a fresh star's. Printed, never asserted.
 import { readFileSync } from 'node:fs';
 import { buildRequest, Http1Conn } from './lib/http1.ts';
 import { newHistogram, pctMs, maxMs, recordNs } from './lib/hist.ts';
@@ -28,6 +28,33 @@ function rssBytes(pid: number): number {
   return m ? Number(m[1]) * 1024 : NaN;
 }
 
+/** Where a process's resident bytes are: glibc's main arena (`[heap]`), other anonymous mappings
+ *  (V8's pages, thread arenas, stacks), and file-backed pages (the node binary, mapped files). */
+function rssParts(pid: number): { heap: number; anon: number; file: number } {
+  const parts = { heap: 0, anon: 0, file: 0 };
+  let kind: keyof typeof parts = 'anon';
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    if (head) kind = head[2] === '[heap]' ? 'heap' : head[1] !== '0' || head[2].startsWith('/') ? 'file' : 'anon';
+    else if (line.startsWith('Rss:')) parts[kind] += Number(line.split(/\s+/)[1]) * 1024;
+  }
+  return parts;
+}
+
+/** V8's heap as the star's /metrics reports it (prom-client's default gauges). */
+async function v8Heap(port: number): Promise<{ total: number; used: number; external: number }> {
+  const m = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const gauge = (name: string): number => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(m)?.[1] ?? NaN);
+  return { total: gauge('nodejs_heap_size_total_bytes'), used: gauge('nodejs_heap_size_used_bytes'), external: gauge('nodejs_external_memory_bytes') };
+}
+
+async function memoryLine(label: string, pid: number, port: number): Promise<string> {
+  const mib = (b: number): string => `${(b / 2 ** 20).toFixed(0)} MiB`;
+  const r = rssParts(pid);
+  const h = await v8Heap(port);
+  return `${label}: RSS ${mib(r.heap + r.anon + r.file)} = glibc [heap] ${mib(r.heap)} + other anonymous ${mib(r.anon)} + file-backed ${mib(r.file)}; V8 heap ${mib(h.used)} used of ${mib(h.total)}, external ${mib(h.external)}`;
+}
+
 const key = (i: number): string => `s${String(i).padStart(8, '0')}`;
 
 /** Settle and idle quickly, so the streams are idle (settled, dormant) a few seconds after the last
@@ -37,8 +64,12 @@ const METRICS_ARGS = ['--metrics-listen', '127.0.0.1:0'];
 /** How long the bench waits for the star to go idle before it reads RSS anyway (and says so). */
 const IDLE_WAIT_MS_MAX = 20 * 60_000;
 const IDLE_POLL_MS = 1000;
-/** Once idle, RSS is read this much later: the settle thread ends 10 s after its last task. */
-const IDLE_SETTLE_THREAD_MS = 12_000;
+/** Once idle, RSS is read this much later: the settle thread ends 10 s after its last task, and the
+ *  heap trim (src/ops/heap-trim.ts) follows the last streams gone dormant within 12 s. */
+const IDLE_SETTLE_THREAD_MS = 16_000;
+/** A restarted star's RSS is read 1 s after its listening line, and again this much later: once it
+ *  has been quiet long enough for the heap trim (HEAP_TRIM_QUIET_MS plus a check). */
+const RESTART_QUIET_MS = 15_000;
 
 async function opsPort(server: { output(): string }): Promise<number> {
   return Number((await waitForOutput(server, /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/))[1]);
@@ -61,6 +92,8 @@ async function waitIdleStar(port: number): Promise<boolean> {
 const fresh = await startServer({ engine: 'uws', args: IDLE_ARGS });
 await new Promise((r) => setTimeout(r, 1000));
 const freshRss = rssBytes(fresh.proc.pid!);
+await new Promise((r) => setTimeout(r, RESTART_QUIET_MS));
+const freshQuietRss = rssBytes(fresh.proc.pid!);
 await fresh.stop();
 removeDir(fresh.dataDir);
 
@@ -85,12 +118,14 @@ let idleS = NaN;
 let wentIdle = false;
 let restartMs = NaN;
 let restartRss = NaN;
+let restartQuietRss = NaN;
 try {
   const pid = svcd.pid!;
   const port = await opsPort(svcd.server);
   await svcd.createStream('scale', key(0));
   await new Promise((r) => setTimeout(r, 500));
   const rssBefore = rssBytes(pid);
+  const memory = [await memoryLine('before', pid, port)];
   const conns = await Promise.all(Array.from({ length: CONNS }, () => Http1Conn.open(svcd.host, svcd.port)));
   let next = 1;
   const t0 = performance.now();
@@ -106,6 +141,7 @@ try {
   const createMs = performance.now() - t0;
   await new Promise((r) => setTimeout(r, 1000));
   const rssAfter = rssBytes(pid);
+  memory.push(await memoryLine('after creating them', pid, port));
 
   const hist = await listPages(conns[0]);
   for (const conn of conns) conn.close();
@@ -115,6 +151,7 @@ try {
   if (!wentIdle) console.error(`streams-at-scale: the star was not idle after ${IDLE_WAIT_MS_MAX / 60_000} min; reading RSS anyway`);
   await new Promise((r) => setTimeout(r, IDLE_SETTLE_THREAD_MS));
   idleRss = rssBytes(pid);
+  memory.push(await memoryLine('idle', pid, port));
   // The same pages again, now over dormant streams (each listed from its packed row).
   const lister = await Http1Conn.open(svcd.host, svcd.port);
   const idleHist = await listPages(lister);
@@ -126,13 +163,17 @@ try {
   restartMs = performance.now() - t1;
   await new Promise((r) => setTimeout(r, 1000));
   restartRss = rssBytes(again.proc.pid!);
+  await new Promise((r) => setTimeout(r, RESTART_QUIET_MS));
+  restartQuietRss = rssBytes(again.proc.pid!);
   await again.stop();
 
   const mib = (b: number): string => `${(b / 2 ** 20).toFixed(0)} MiB`;
   const perStream = (b: number): string => `${(b / STREAMS / 1024).toFixed(2)} KiB`;
-  console.log(`| streams | created/s (create${RECORDS ? ' + 1 append' : ', empty'}) | RSS before | RSS after | per stream | idle after (s) | RSS idle | per idle stream | restart to listening | RSS after restart (fresh star) | per stream | ListStreams page of 1000 p50 | p99 | max | same, all dormant: p50 | p99 |`);
-  console.log(`| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |`);
-  console.log(`| ${STREAMS.toLocaleString('en-US')} | ${Math.round((STREAMS - 1) / (createMs / 1000)).toLocaleString('en-US')} | ${mib(rssBefore)} | ${mib(rssAfter)} | ${perStream(rssAfter - rssBefore)} | ${wentIdle ? idleS.toFixed(0) : 'not idle'} | ${mib(idleRss)} | ${perStream(idleRss - rssBefore)} | ${(restartMs / 1000).toFixed(1)} s | ${mib(restartRss)} (${mib(freshRss)}) | ${perStream(restartRss - freshRss)} | ${pctMs(hist, 50).toFixed(2)} ms | ${pctMs(hist, 99).toFixed(2)} ms | ${maxMs(hist).toFixed(2)} ms | ${pctMs(idleHist, 50).toFixed(2)} ms | ${pctMs(idleHist, 99).toFixed(2)} ms |`);
+  for (const line of memory) console.log(line);
+  for (const line of svcd.server.output().split('\n')) if (/heap trimmed|heap trim failed/.test(line)) console.log(`star: ${line}`);
+  console.log(`| streams | created/s (create${RECORDS ? ' + 1 append' : ', empty'}) | RSS before | RSS after | per stream | idle after (s) | RSS idle | per idle stream | restart to listening | RSS after restart (fresh star) | per stream | RSS ${RESTART_QUIET_MS / 1000} s later (fresh star) | per stream | ListStreams page of 1000 p50 | p99 | max | same, all dormant: p50 | p99 |`);
+  console.log(`| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |`);
+  console.log(`| ${STREAMS.toLocaleString('en-US')} | ${Math.round((STREAMS - 1) / (createMs / 1000)).toLocaleString('en-US')} | ${mib(rssBefore)} | ${mib(rssAfter)} | ${perStream(rssAfter - rssBefore)} | ${wentIdle ? idleS.toFixed(0) : 'not idle'} | ${mib(idleRss)} | ${perStream(idleRss - rssBefore)} | ${(restartMs / 1000).toFixed(1)} s | ${mib(restartRss)} (${mib(freshRss)}) | ${perStream(restartRss - freshRss)} | ${mib(restartQuietRss)} (${mib(freshQuietRss)}) | ${perStream(restartQuietRss - freshQuietRss)} | ${pctMs(hist, 50).toFixed(2)} ms | ${pctMs(hist, 99).toFixed(2)} ms | ${maxMs(hist).toFixed(2)} ms | ${pctMs(idleHist, 50).toFixed(2)} ms | ${pctMs(idleHist, 99).toFixed(2)} ms |`);
 } finally {
   await svcd.stop();
 }

@@ -48,6 +48,7 @@ import { Lifecycle } from './lifecycle.ts';
 import type { FlagSpec } from './config/config.ts';
 import { startGrpcServer } from './api/grpc/server.ts';
 import { Metrics } from './ops/metrics.ts';
+import { startHeapTrimmer } from './ops/heap-trim.ts';
 import { startOpsServer } from './ops/ops-server.ts';
 import { adminSurface } from './ops/admin-routes.ts';
 import type { GrpcAuthHooks, ReadPlanVending } from './api/grpc/hooks.ts';
@@ -266,6 +267,10 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     () => [health.metadata, health.wal, health.objects],
   );
   metrics.audit(star.auditor);
+  const stopHeapTrim = startHeapTrimmer({
+    logEnd: () => star.logEnd, retired: () => star.dormancy.retired, log: (line) => console.log(line), logError,
+  });
+  life.started('heap trimmer', 'listeners', stopHeapTrim);
   metrics.streams({ live: () => star.liveStreams, dormant: () => star.dormantStreams, counters: star.dormancy });
   const proxy = cluster ? new LeaderProxy(starId) : undefined;
   if (proxy) life.started('leader proxy', 'leadership', () => proxy.close());

@@ -198,6 +198,19 @@ export const CHUNK_GC_BATCH_MAX = 256;
  *  answer its head (an SSE hop then streams for as long as the caller stays). */
 export const PROXY_SOCKETS_PER_PEER_MAX = 256;
 export const PROXY_HEAD_MS_MAX = 30_000;
+/** Heap trim (src/ops/heap-trim.ts): checked this often; due once no append has been sequenced for
+ *  HEAP_TRIM_QUIET_MS, at most once per HEAP_TRIM_INTERVAL_MS_MIN, only on a heap of at least
+ *  HEAP_TRIM_HEAP_BYTES_MIN (a fresh star's is about 53 MB), and only when a stream went dormant, or
+ *  V8's committed heap grew HEAP_TRIM_GROWTH_BYTES_MIN, since the last trim, or a collection left as
+ *  much of old space free. */
+export const HEAP_TRIM_CHECK_MS = 2000;
+export const HEAP_TRIM_QUIET_MS = 10_000;
+export const HEAP_TRIM_INTERVAL_MS_MIN = 10_000;
+/** … and trims pause the main thread for at most this share of its time (a trim of a heap holding a
+ *  million dormant streams takes longer: the next waits a hundred times its pause). */
+export const HEAP_TRIM_CPU_SHARE_MAX = 0.01;
+export const HEAP_TRIM_HEAP_BYTES_MIN = 64 * 2 ** 20;
+export const HEAP_TRIM_GROWTH_BYTES_MIN = 16 * 2 ** 20;
 /** Background retention sweep period. */
 export const RETENTION_SWEEP_MS = 1000;
 /** The postgres metadata backend gives up connecting after this long (start-up fails)… */

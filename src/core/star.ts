@@ -358,6 +358,9 @@ export class Star implements StreamService {
   get dormantStreams(): number { return this.dormant.size; }
   /** Streams whose whole state is in memory now. */
   get liveStreams(): number { return this.streams.size; }
+  /** The log's end offset after the last sequenced append: it changes with every append (the heap
+   *  trimmer's sign of a quiet star). */
+  get logEnd(): number { return this.lastEnd; }
 
   /** Whether this star holds the stream in memory now. */
   holds(bucket: string, key: string): boolean { return this.streams.has(addr(bucket, key)); }
