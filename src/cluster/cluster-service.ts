@@ -16,6 +16,7 @@ import type {
   BucketCreate, ListPage, PlanResult, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
 } from '../core/service-api.ts';
 import { needsHandoff, type Star } from '../core/star.ts';
+import type { CommittedBatch } from '../core/stream-state.ts';
 import type { NamedSegment } from '../core/auditor.ts';
 import type {
   AppendAck, AppendInput, BucketConfig, BucketInfo, Position, ReadOptions, ReadResult, ReadStart, StreamConfig, StreamInfo,
@@ -381,9 +382,9 @@ export class ClusterService implements StreamService, Leadership {
   }
 
   /** A stream's committed batches above its settled end, read back from its chunks in order. */
-  private async committedBatches(row: StreamMeta): Promise<{ firstSeq: number; count: number; frame: Buffer; minTs: number; maxTs: number; contentBytes: number }[]> {
+  private async committedBatches(row: StreamMeta): Promise<CommittedBatch[]> {
     const chunks = await this.d.pg.chunksOf(row.stream_id, row.settled_end_seq);
-    const batches: { firstSeq: number; count: number; frame: Buffer; minTs: number; maxTs: number; contentBytes: number }[] = [];
+    const batches: CommittedBatch[] = [];
     for (const c of chunks) {
       const buf = await this.storeOf(c.object_key).get(c.object_key, { offset: c.byte_offset, length: c.byte_length });
       for (let off = 0; off < buf.length;) {
@@ -395,7 +396,7 @@ export class ClusterService implements StreamService, Leadership {
         const ts = frameTimestamps(frame);
         let content = 0;
         forEachRecord(frame, 0, 0, (rec) => { content += contentBytes(rec); return true; });
-        batches.push({ firstSeq: info.firstSeq, count: info.recordCount, frame, minTs: ts[0] ?? 0, maxTs: ts[ts.length - 1] ?? 0, contentBytes: content });
+        batches.push({ firstSeq: info.firstSeq, count: info.recordCount, frame, maxTs: ts[ts.length - 1] ?? 0, contentBytes: content });
       }
     }
     return batches;

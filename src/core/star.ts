@@ -24,7 +24,7 @@ import { checkBatchCaps, checkFence, checkMatch, pace, stampTimestamps } from '.
 import type {
   BucketCreate, ListPage, PlanResult, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
 } from './service-api.ts';
-import { ROWS_IDLE, StreamState, streamInfoOf, type MemBatch } from './stream-state.ts';
+import { ROWS_IDLE, StreamState, heldBatch, holdBatch, streamInfoOf, type CommittedBatch, type MemBatch } from './stream-state.ts';
 import { LiveSubscription } from './subscription.ts';
 import {
   DEFAULT_BUCKET_CONFIG, streamDefaultsOf, type AppendAck, type AppendInput, type BucketConfig, type BucketInfo, type EncodedBatch, type RecordInput,
@@ -89,6 +89,8 @@ interface PendingEntry {
   end: number;
   st?: StreamState;
   batch?: MemBatch;
+  /** The batch's first timestamp, for its ack (the held batch keeps only the last). */
+  minTs?: number;
   frameBytes: number;
   /** The leadership epoch the batch was sequenced at: it is acknowledged only at that epoch. */
   epoch?: number;
@@ -232,12 +234,11 @@ export class Star implements StreamService {
         this.settling.pin(f.fileNo);
         continue;
       }
-      const batch: MemBatch = {
-        firstSeq: f.firstSeq, count: f.count, frame: f.frame, walFileNo: f.fileNo,
-        minTs: f.timestamps[0] ?? 0, maxTs: f.timestamps[f.timestamps.length - 1] ?? 0, contentBytes: f.contentBytes,
-      };
+      const batch = heldBatch({
+        firstSeq: f.firstSeq, count: f.count, frame: f.frame, maxTs: f.timestamps[f.timestamps.length - 1] ?? 0, contentBytes: f.contentBytes,
+      }, f.fileNo);
       st.commitBatch(batch);
-      this.unsettledBytes += batch.frame.length;
+      this.unsettledBytes += batch.frameBytes;
       st.nextSeq = st.tail;  // recovery: no waiters yet
       st.lastSeqTs = st.tailTs;
       this.settling.touch(f.fileNo, st);
@@ -265,7 +266,7 @@ export class Star implements StreamService {
 
   /** Takes a stream this star now leads: its row as the store holds it and its committed, unsettled
    *  batches in order (read back from object storage). They settle with the current generation. */
-  adopt(row: StreamMeta, batches: readonly Omit<MemBatch, 'walFileNo'>[]): void {
+  adopt(row: StreamMeta, batches: readonly CommittedBatch[]): void {
     const a = addr(row.bucket, row.key);
     this.dormant.delete(a);
     const old = this.streams.get(a);
@@ -275,10 +276,10 @@ export class Star implements StreamService {
     this.deleted.delete(a);
     for (const b of batches) {
       if (b.firstSeq !== st.tail) throw new Error(`stream ${st.streamId}: committed chunk at ${b.firstSeq} does not follow ${st.tail}`);
-      const batch: MemBatch = { ...b, walFileNo: this.walFileNo };
+      const batch = heldBatch(b, this.walFileNo);
       st.commitBatch(batch);
-      this.unsettledBytes += batch.frame.length;
-      this.walFileBytes += batch.frame.length; // so the generation seals and these settle
+      this.unsettledBytes += batch.frameBytes;
+      this.walFileBytes += batch.frameBytes; // so the generation seals and these settle
       this.settling.touch(this.walFileNo, st);
     }
     st.nextSeq = st.tail;
@@ -855,12 +856,10 @@ export class Star implements StreamService {
     st.lastSeqTs = stamps[stamps.length - 1];
     st.inflightBytes += frame.length;
     this.inflightBytes += frame.length;
-    const batch: MemBatch = {
-      firstSeq, count, frame, walFileNo: this.walFileNo, minTs: stamps[0], maxTs: stamps[stamps.length - 1], contentBytes: content,
-    };
+    const batch = holdBatch(firstSeq, count, frame, this.walFileNo, stamps[stamps.length - 1], content);
     this.settling.touch(this.walFileNo, st);
     const ack = new Promise<AppendAck>(captureSettlers);
-    this.pending.push({ end, st, batch, frameBytes: frame.length, epoch, resolve: capturedResolve, reject: capturedReject });
+    this.pending.push({ end, st, batch, minTs: stamps[0], frameBytes: frame.length, epoch, resolve: capturedResolve, reject: capturedReject });
     st.appendStarted();
     this.walFileBytes += frame.length;
     if (this.walFileBytes >= this.walFileBytesMax) this.rotate();
@@ -972,7 +971,7 @@ export class Star implements StreamService {
     for (const p of acked) {
       const b = p.batch!;
       p.resolve!({
-        start: { seq_num: b.firstSeq, timestamp_ms: b.minTs },
+        start: { seq_num: b.firstSeq, timestamp_ms: p.minTs! },
         end: { seq_num: b.firstSeq + b.count, timestamp_ms: b.maxTs },
         tail: p.st!.tailPosition(),
       });
@@ -1124,9 +1123,9 @@ export class Star implements StreamService {
   /** A vacant stream's committed state, read without leading it (spec: States, "a vacant stream
    *  serves committed state locally with no lease acquired"): built from its row and committed
    *  batches for this one answer, never kept. */
-  detached(row: StreamMeta, batches: readonly Omit<MemBatch, 'walFileNo'>[]): { read(opts: ReadOptions): Promise<ReadResult>; tail(): Position } {
+  detached(row: StreamMeta, batches: readonly CommittedBatch[]): { read(opts: ReadOptions): Promise<ReadResult>; tail(): Position } {
     const st = new StreamState(row, this.configOf(row));
-    for (const b of batches) st.commitBatch({ ...b, walFileNo: 0 });
+    for (const b of batches) st.commitBatch(heldBatch(b, 0));
     return { read: (opts) => this.readFrom(st, opts), tail: () => st.tailPosition() };
   }
 

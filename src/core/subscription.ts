@@ -79,7 +79,7 @@ export class LiveSubscription implements Subscription, TailParker {
     if (i < 0 || this.seq < st.mem[i].firstSeq) i = st.memIndexOf(this.seq);
     if (i < 0) return undefined;
     const b = st.mem[i];
-    if (b.firstSeq !== this.seq || b.count > SSE_BATCH_RECORDS_MAX || b.frame.length > SSE_BATCH_BYTES_MAX) return undefined;
+    if (b.firstSeq !== this.seq || b.count > SSE_BATCH_RECORDS_MAX || b.frameBytes > SSE_BATCH_BYTES_MAX) return undefined;
     return sharedBatch(b);
   }
 

@@ -2,7 +2,7 @@
 // stream's tail is refused loudly instead of being served at positions another batch holds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { StreamState } from '../../src/core/stream-state.ts';
+import { StreamState, heldBatch } from '../../src/core/stream-state.ts';
 import { InvariantError } from '../../src/core/invariant.ts';
 import { DEFAULT_BUCKET_CONFIG, streamDefaultsOf } from '../../src/core/types.ts';
 
@@ -14,7 +14,7 @@ function stream(): StreamState {
   return new StreamState(meta, streamDefaultsOf(DEFAULT_BUCKET_CONFIG));
 }
 
-const batch = (firstSeq: number, count: number) => ({ firstSeq, count, frame: Buffer.alloc(0), walFileNo: 1, minTs: 1, maxTs: 1, contentBytes: 0 });
+const batch = (firstSeq: number, count: number) => heldBatch({ firstSeq, count, frame: Buffer.alloc(0), maxTs: 1, contentBytes: 0 }, 1);
 
 test('batches commit at the tail, in order', () => {
   const st = stream();
