@@ -267,10 +267,11 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     () => [health.metadata, health.wal, health.objects],
   );
   metrics.audit(star.auditor);
-  const stopHeapTrim = startHeapTrimmer({
+  const heapTrimmer = startHeapTrimmer({
     logEnd: () => star.logEnd, retired: () => star.dormancy.retired, log: (line) => console.log(line), logError,
   });
-  life.started('heap trimmer', 'listeners', stopHeapTrim);
+  life.started('heap trimmer', 'listeners', heapTrimmer.stop);
+  metrics.heapTrims(heapTrimmer.counters);
   metrics.streams({ live: () => star.liveStreams, dormant: () => star.dormantStreams, counters: star.dormancy });
   const proxy = cluster ? new LeaderProxy(starId) : undefined;
   if (proxy) life.started('leader proxy', 'leadership', () => proxy.close());

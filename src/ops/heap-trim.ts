@@ -102,8 +102,12 @@ export interface HeapTrimmerDeps {
   logError(msg: string, err?: unknown): void;
 }
 
-/** Checks every HEAP_TRIM_CHECK_MS; returns how to stop it. */
-export function startHeapTrimmer(d: HeapTrimmerDeps): () => void {
+/** Trims made since start and the main thread's time they took (/metrics). */
+export interface HeapTrimCounters { trims: number; pauseMsTotal: number }
+
+/** Checks every HEAP_TRIM_CHECK_MS; returns how to stop it and its counters. */
+export function startHeapTrimmer(d: HeapTrimmerDeps): { stop(): void; counters: HeapTrimCounters } {
+  const counters: HeapTrimCounters = { trims: 0, pauseMsTotal: 0 };
   const sample = (): HeapTrimSample => ({ nowMs: Date.now(), logEnd: d.logEnd(), retired: d.retired(), ...heapNow() });
   const state = heapTrimStart(sample());
   let running = false;
@@ -116,6 +120,8 @@ export function startHeapTrimmer(d: HeapTrimmerDeps): () => void {
     trimHeap().then((after) => {
       const pauseMs = performance.now() - t0;
       heapTrimmed(state, s, after, pauseMs);
+      counters.trims += 1;
+      counters.pauseMsTotal += pauseMs;
       const mib = (b: number): string => `${(b / 2 ** 20).toFixed(0)} MiB`;
       d.log(`svcd: quiet; heap trimmed from ${mib(s.heapTotalBytes)} to ${mib(after)} in ${pauseMs.toFixed(0)} ms`);
     }, (err: unknown) => {
@@ -125,5 +131,5 @@ export function startHeapTrimmer(d: HeapTrimmerDeps): () => void {
     }).finally(() => { running = false; });
   }, HEAP_TRIM_CHECK_MS);
   timer.unref();
-  return () => clearInterval(timer);
+  return { stop: () => clearInterval(timer), counters };
 }

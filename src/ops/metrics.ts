@@ -112,6 +112,15 @@ export class Metrics {
     });
   }
 
+  /** The heap trim's series (src/ops/heap-trim.ts): trims since start and the main thread's time in them. */
+  heapTrims(counters: { trims: number; pauseMsTotal: number }): void {
+    new Gauge({ name: 'svcd_heap_trims', help: 'memory-reducing collections the star made once quiet, since start', registers: [this.registry], collect() { this.set(counters.trims); } });
+    new Gauge({
+      name: 'svcd_heap_trim_pause_seconds', help: 'main-thread time those collections took, since start',
+      registers: [this.registry], collect() { this.set(counters.pauseMsTotal / 1000); },
+    });
+  }
+
   /** The auditor's series: each queue's depth, segments verified and findings since start. */
   audit(view: { depth(name: 'deletions' | 'verifications' | 'findings'): number; counters: { verified: number; findings: number; skipped: number } }): void {
     new Gauge({

@@ -20,6 +20,9 @@ test('ops listener serves /metrics, /healthz and /readyz on its own port', async
   assert.match(metrics, /svcd_request_seconds_count\{verb="GetBucket"\} 1\n/);
   const buckets = [...metrics.matchAll(/svcd_request_seconds_bucket\{le="[^"]+",verb="GetBucket"\} (\d+)/g)].map((x) => Number(x[1]));
   assert.ok(buckets.length > 2 && buckets.every((n, i) => i === 0 || n >= buckets[i - 1]), `cumulative buckets: ${buckets.join(',')}`);
+  // The heap trim's series are there from the start (a fresh star's small heap is never trimmed).
+  assert.match(metrics, /^svcd_heap_trims 0$/m);
+  assert.match(metrics, /^svcd_heap_trim_pause_seconds 0$/m);
   assert.equal((await fetch(`${ops}/healthz`)).status, 200);
   assert.equal((await fetch(`${ops}/readyz`)).status, 200);
   // The ops surface carries no data-plane routes.
