@@ -18,8 +18,8 @@ const ROUNDS = Number(process.env.HOT_PATH_ROUNDS ?? 4000);
 const INFLIGHT = Number(process.env.HOT_PATH_INFLIGHT ?? 64);
 const RUNS = Number(process.env.HOT_PATH_RUNS ?? 3);
 const ALLOC = process.env.HOT_PATH_ALLOC === '1';
-/** HOT_PATH_LIVE=1: with HOT_PATH_ALLOC, count only what is still live when sampling stops (what a
- *  scavenge must copy and promote: the batches held until their WAL file settles). */
+/** HOT_PATH_LIVE=1: with HOT_PATH_ALLOC, count only what is still live when sampling stops (the
+ *  heap an append leaves behind: its batch, held until its WAL file settles). */
 const LIVE = process.env.HOT_PATH_LIVE === '1';
 /** Rounds sampled for HOT_PATH_ALLOC, and the sampling interval in bytes (V8's default is 32 KiB). */
 const ALLOC_ROUNDS = 1000;
@@ -34,7 +34,7 @@ async function allocationsPerAppend(rounds: number, round: () => Promise<void>):
   session.connect();
   try {
     await session.post('HeapProfiler.enable');
-    // Collected objects count too: what matters here is the allocation rate, not what stays live.
+    // Collected objects count too, unless HOT_PATH_LIVE: then only what stays live is counted.
     await session.post('HeapProfiler.startSampling', {
       samplingInterval: ALLOC_SAMPLE_BYTES, includeObjectsCollectedByMajorGC: !LIVE, includeObjectsCollectedByMinorGC: !LIVE,
     } as { samplingInterval: number });
