@@ -36,8 +36,8 @@ export interface CommittedBatch {
  * settles (30 s by default: about 2 million batches at 70,000 appends/s). The first record's
  * timestamp, which only the ack needs, is not held either. A single-record append leaves 118 bytes
  * live instead of 224 (`HOT_PATH_ALLOC=1 HOT_PATH_LIVE=1 npx tsx bench/hot-path.ts`). It saves
- * memory, not scavenge time: V8 already allocated these objects straight into old space, and the
- * bytes a scavenge promotes did not change (`--trace-gc-nvp`).
+ * memory, not scavenge time: the bytes a scavenge promotes did not change (`--trace-gc-nvp`; V8
+ * probably allocates these long-lived objects straight into old space already, not verified).
  */
 class HeldBatch implements MemBatch {
   constructor(
