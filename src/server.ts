@@ -12,7 +12,7 @@ import { LOG_RING_BYTES, SHUTDOWN_REQUESTS_WAIT_MS_MAX, WAL_HEALTH_SAMPLE_MS } f
 import { Star } from './core/star.ts';
 import { ERROR_TABLE, ServiceError } from './core/errors.ts';
 import type { AppendInput } from './core/types.ts';
-import type { SegmentSettler } from './core/ports.ts';
+import type { SegmentChecker, SegmentSettler } from './core/ports.ts';
 import { Dispatcher } from './api/dispatch.ts';
 import { loadNativeUws, startUwsServer } from './api/uws.ts';
 import { DsSurface } from './api/ds/surface.ts';
@@ -39,7 +39,7 @@ import { TrackedObjectStore } from './storage/objects/tracked-store.ts';
 import { DependencyHealth } from './storage/dependency-health.ts';
 import { createRingBuffers, LogRingWriter } from './storage/wal/log-ring.ts';
 import { recoverWal, removeWalFile } from './storage/wal/wal-files.ts';
-import { createPool, PoolSettler } from './workers/pool.ts';
+import { createPool, PoolSegmentChecker, PoolSettler } from './workers/pool.ts';
 import type { ParseResult } from './workers/parse-task.ts';
 import { AUTH_SETTINGS, parseAuthConfig, startAuth, type AuthModule } from './auth/index.ts';
 import { credentialStoreOf } from './credential-store.ts';
@@ -205,6 +205,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     metadata,
     objects,
     settler,
+    segmentChecker: trackChecker(new PoolSegmentChecker(settlePool, storeCfg), health.objects),
     wal: { removeFile },
     walFileNo,
     readRecordsMax: cfg.maxReadRecords,
@@ -407,18 +408,24 @@ function startLocalWal(
   };
 }
 
-/** Settle uploads run in workers with their own store client: their outcome is the object store's
- *  health as the star sees it. */
+/** Settle uploads and the auditor's checks run in workers with their own store client: their
+ *  outcome is the object store's health as the star sees it. */
 function trackSettler(settler: SegmentSettler, health: DependencyHealth): SegmentSettler {
-  return {
-    settle: (fileNo, streams) => settler.settle(fileNo, streams).then((r) => {
-      health.succeeded();
-      return r;
-    }, (err: unknown) => {
-      health.failed(err instanceof Error ? err.message : String(err));
-      throw err;
-    }),
-  };
+  return { settle: (fileNo, streams) => tracked(settler.settle(fileNo, streams), health) };
+}
+
+function trackChecker(checker: SegmentChecker, health: DependencyHealth): SegmentChecker {
+  return { check: (seg) => tracked(checker.check(seg), health) };
+}
+
+function tracked<T>(outcome: Promise<T>, health: DependencyHealth): Promise<T> {
+  return outcome.then((r) => {
+    health.succeeded();
+    return r;
+  }, (err: unknown) => {
+    health.failed(err instanceof Error ? err.message : String(err));
+    throw err;
+  });
 }
 
 /** The gRPC port serves TLS whenever the data bridge does (one mode for every caller, spec: Auth).

@@ -10,11 +10,9 @@
 // On one star the auditor is the star's own; each star of a cluster audits what it settles.
 
 import { AUDIT_FINDINGS_KEPT_MAX, AUDIT_VERIFY_BATCH_MAX, AUDIT_VERIFY_QUEUE_MAX, AUDIT_VERIFY_RUN_MS_MAX } from '../config/limits.ts';
-import type { ObjectStore } from '../storage/objects/object-store.ts';
-import { segmentFault } from '../storage/segments/segment-format.ts';
 import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
 import type { ObjectReclaimer } from './object-reclaimer.ts';
-import type { Clock } from './ports.ts';
+import type { Clock, SegmentChecker } from './ports.ts';
 
 export const AUDIT_QUEUES = ['deletions', 'verifications', 'findings'] as const;
 export type AuditQueueName = (typeof AUDIT_QUEUES)[number];
@@ -61,7 +59,7 @@ export class Auditor {
   readonly counters: AuditCounters = { verified: 0, findings: 0, skipped: 0 };
 
   constructor(
-    private readonly objects: ObjectStore,
+    private readonly checker: SegmentChecker,
     private readonly deletions: ObjectReclaimer,
     private readonly clock: Clock,
     /** Whether the segment is still one the stream's row names (a trimmed one is not damage). */
@@ -130,9 +128,10 @@ export class Auditor {
       const batch = this.verifications.splice(0, AUDIT_VERIFY_BATCH_MAX);
       this.checking = batch.length;
       let i = 0;
-      for (; i < batch.length && this.clock.nowMs() - startMs < AUDIT_VERIFY_RUN_MS_MAX; i++) {
+      let answered = true;
+      for (; answered && i < batch.length && this.clock.nowMs() - startMs < AUDIT_VERIFY_RUN_MS_MAX; i++) {
         this.checking -= 1;
-        await this.verify(batch[i]);
+        answered = await this.verify(batch[i]);
       }
       this.checking = 0;
       if (i < batch.length) this.verifications.unshift(...batch.slice(i));
@@ -141,27 +140,27 @@ export class Auditor {
     }
   }
 
-  private async verify(v: Verification): Promise<void> {
+  /** False when the store did not answer: the segment goes to the back of the queue, and the run
+   *  ends (the next sweep tries again rather than every queued check meeting the same outage). */
+  private async verify(v: Verification): Promise<boolean> {
     let fault: string | undefined;
     try {
-      fault = segmentFault(await this.objects.get(v.seg.object_key), v.seg);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-        // The store did not answer: try again later rather than report damage.
-        this.verifications.push(v);
-        return;
-      }
-      fault = 'missing from the object store';
+      fault = await this.checker.check(v.seg);
+    } catch {
+      // The store did not answer: try again later rather than report damage.
+      this.verifications.push(v);
+      return false;
     }
     this.counters.verified += 1;
-    if (fault === undefined) return;
+    if (fault === undefined) return true;
     const named = this.scope ? await this.scope.stillNamed(v.bucket, v.key, v.seg.object_key) : this.stillNamed(v.bucket, v.key, v.streamId, v.seg.object_key);
-    if (!named) return;
+    if (!named) return true;
     const reason = `segment ${v.seg.object_key} (records ${v.seg.first_seq}..${v.seg.end_seq}): ${fault}`;
     this.counters.findings += 1;
     this.logError?.(`audit: stream ${v.bucket}/${v.key}: ${reason}`);
     this.findingsKept.push({ bucket: v.bucket, key: v.key, reason, enqueuedAtMs: this.clock.nowMs() });
     if (this.findingsKept.length > AUDIT_FINDINGS_KEPT_MAX) this.findingsKept.shift();
+    return true;
   }
 
   private queued(): number { return this.verifications.length + this.checking; }

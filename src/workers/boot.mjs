@@ -6,3 +6,4 @@ register();
 const tasks = await import('./tasks.ts');
 export const settle = tasks.settle;
 export const parseAppend = tasks.parseAppend;
+export const verifySegment = tasks.verifySegment;

@@ -3,9 +3,11 @@
 
 import { Piscina } from 'piscina';
 import { walFilePath } from '../storage/wal/wal-files.ts';
-import type { SegmentSettler, SettleRequest } from '../core/ports.ts';
+import type { SegmentChecker, SegmentSettler, SettleRequest } from '../core/ports.ts';
 import type { ObjectStoreConfig } from '../storage/objects/object-store.ts';
 import type { SettleTask, SettledSegment } from './settle-task.ts';
+import type { VerifyTask } from './verify-task.ts';
+import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
 
 /** Parse tasks queued beyond the running ones; past it a large append is answered 429. */
 const PARSE_QUEUE_TASKS_MAX = 256;
@@ -40,5 +42,19 @@ export class PoolSettler implements SegmentSettler {
   async settle(fileNo: number, streams: SettleRequest[]): Promise<SettledSegment[]> {
     const task: SettleTask = { store: this.store, walPath: walFilePath(this.walDir, fileNo), streams };
     return (await this.pool.run(task, { name: 'settle' })) as SettledSegment[];
+  }
+}
+
+/** The auditor's checks, on the settle thread: one at a time (the auditor awaits each), queued behind
+ *  any settle, so verifying never holds an ack nor races a settle for the disk. */
+export class PoolSegmentChecker implements SegmentChecker {
+  constructor(private readonly pool: Piscina, private readonly store: ObjectStoreConfig) {}
+
+  async check(seg: SegmentMeta): Promise<string | undefined> {
+    const task: VerifyTask = {
+      store: this.store,
+      seg: { object_key: seg.object_key, size_bytes: seg.size_bytes, footer_offset: seg.footer_offset, footer_bytes: seg.footer_bytes },
+    };
+    return (await this.pool.run(task, { name: 'verifySegment' })) as string | undefined;
   }
 }

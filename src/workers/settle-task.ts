@@ -6,10 +6,10 @@ import { readFile } from 'node:fs/promises';
 import { FRAME_RECORDS, contentBytes, forEachRecord, frameInfo, frameIsIntact, frameTimestamps } from '../storage/format/record-codec.ts';
 import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
 import type { ObjectStore, ObjectStoreConfig } from '../storage/objects/object-store.ts';
-import { openObjectStore } from '../storage/objects/open-store.ts';
 import { buildSegment } from '../storage/segments/segment-format.ts';
 import { segmentKey } from '../storage/segments/segment-key.ts';
 import { SETTLE_UPLOADS_CONCURRENT } from '../config/limits.ts';
+import { workerStore } from './worker-store.ts';
 
 export interface SettleTask {
   store: ObjectStoreConfig;
@@ -19,11 +19,8 @@ export interface SettleTask {
 
 export interface SettledSegment { streamId: string; segment: SegmentMeta }
 
-let store: ObjectStore | undefined;
-
 export default async function settle(task: SettleTask): Promise<SettledSegment[]> {
-  store ??= openObjectStore(task.store);
-  return settleWalBytes(await readFile(task.walPath), task.streams, store);
+  return settleWalBytes(await readFile(task.walPath), task.streams, workerStore(task.store));
 }
 
 /** Settles the whole frames of one WAL file's bytes: one segment per requested stream, uploaded to

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { Auditor, type NamedSegment } from '../../src/core/auditor.ts';
 import { ObjectReclaimer } from '../../src/core/object-reclaimer.ts';
 import { FsObjectStore } from '../../src/storage/objects/fs-store.ts';
+import { checkStoredSegment } from '../../src/storage/segments/segment-check.ts';
 import { removeDir, tempDir } from '../helpers/server.ts';
 
 const SCRUB_MS = 1000;
@@ -17,7 +18,7 @@ test('segments past the verification queue are scrubbed by the next scrubs, then
   let now = 0;
   const clock = { nowMs: () => now };
   // Not named any more: the missing objects are not findings, and each check empties its slot.
-  const auditor = new Auditor(objects, new ObjectReclaimer(objects, clock, 0), clock, () => false, undefined, { scrubMs: SCRUB_MS, queueMax: QUEUE_MAX });
+  const auditor = new Auditor({ check: (seg) => checkStoredSegment(objects, seg) }, new ObjectReclaimer(objects, clock, 0), clock, () => false, undefined, { scrubMs: SCRUB_MS, queueMax: QUEUE_MAX });
   const named: NamedSegment[] = Array.from({ length: 10 }, (_, i) => ({
     bucket: 'b', key: `k${i}`, streamId: `id-${i}`,
     seg: { object_key: `streams/id-${i}/x.seg`, first_seq: 0, end_seq: 1, min_ts: 0, max_ts: 0, content_bytes: 1, size_bytes: 10, footer_offset: 0, footer_bytes: 0 },
