@@ -6,6 +6,7 @@
 //   npx tsx bench/cpu-cost.ts                 (100 B records, 64 connections, 8 s per run, 3 runs)
 //   CPU_COST_SECONDS=5 CPU_COST_RUNS=5 CPU_COST_CONNS=64 CPU_COST_RECORDS=1 npx tsx bench/cpu-cost.ts
 //   CPU_COST_TARGET=echo npx tsx bench/cpu-cost.ts   (the same load on the bare uWS echo floor)
+//   CPU_COST_NODE_ARGS=--perf-basic-prof npx tsx bench/cpu-cost.ts   (node flags for the star, for perf)
 import { readdirSync, readFileSync } from 'node:fs';
 import { startChild } from './lib/child.ts';
 import { buildRequest, Http1Conn } from './lib/http1.ts';
@@ -47,7 +48,8 @@ async function startTarget(): Promise<Target> {
   }
   const dataDir = tempDir('svcd-cpu-');
   process.env.SVCD_SERVER_ENTRY ??= 'bundle';
-  const srv = await startServer({ dataDir });
+  const nodeArgs = process.env.CPU_COST_NODE_ARGS?.split(' ').filter((a) => a !== '') ?? [];
+  const srv = await startServer({ dataDir, nodeArgs });
   const admin = await Http1Conn.open('127.0.0.1', srv.port);
   await admin.request(buildRequest('POST', '/v1/buckets/cpu', '{}'));
   await admin.request(buildRequest('POST', '/v1/streams/cpu/s', '{}'));

@@ -4,14 +4,16 @@
 
 import { forEachRecord, frameTimestamps, newestRecordsFitting } from '../storage/format/record-codec.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
-import { parseFooter, type FooterEntry } from '../storage/segments/segment-format.ts';
+import { SegmentFooter } from '../storage/segments/segment-format.ts';
 import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
 import type { StreamState } from './stream-state.ts';
 import type { SequencedRecord } from './types.ts';
 import { ServiceError } from './errors.ts';
 
-/** Footers kept in memory (one per recently read segment). */
+/** Footers kept in memory (one per recently read segment), and the bytes they may hold together:
+ *  one WAL file's worth of small appends makes a footer of about 18 MB. */
 const FOOTER_CACHE_ENTRIES_MAX = 4096;
+const FOOTER_CACHE_BYTES_MAX = 64 * 1024 * 1024;
 
 /** One settled read asks the object store for at most this many bytes at once. */
 const SETTLED_READ_SPAN_BYTES_MAX = 4 * 1024 * 1024;
@@ -21,16 +23,15 @@ const SETTLED_READ_SPAN_BYTES_MAX = 4 * 1024 * 1024;
  *  the page could still want them and the run stays within SETTLED_READ_SPAN_BYTES_MAX. Frame bytes
  *  exceed content bytes, so a run never holds much more than the page takes; when it holds less,
  *  the next run carries on. */
-function spanOf(entries: readonly FooterEntry[], from: number, seq: number, records: number, contentBytes: number): number {
-  const start = entries[from].offset;
-  let wantedRecords = entries[from].firstSeq + entries[from].recordCount - seq;
-  let frameBytes = entries[from].frameBytes;
+function spanOf(f: SegmentFooter, from: number, seq: number, records: number, contentBytes: number): number {
+  const start = f.offset(from);
+  let wantedRecords = f.endSeq(from) - seq;
+  let frameBytes = f.frameBytes(from);
   let end = from + 1;
-  while (end < entries.length && wantedRecords < records && frameBytes < contentBytes) {
-    const e = entries[end];
-    if (e.offset + e.frameBytes - start > SETTLED_READ_SPAN_BYTES_MAX) break;
-    wantedRecords += e.recordCount;
-    frameBytes += e.frameBytes;
+  while (end < f.length && wantedRecords < records && frameBytes < contentBytes) {
+    if (f.offset(end) + f.frameBytes(end) - start > SETTLED_READ_SPAN_BYTES_MAX) break;
+    wantedRecords += f.recordCount(end);
+    frameBytes += f.frameBytes(end);
     end += 1;
   }
   return end;
@@ -43,7 +44,8 @@ export interface PageLimits {
 }
 
 export class PageReader {
-  private readonly footers = new Map<string, FooterEntry[]>();
+  private readonly footers = new Map<string, SegmentFooter>();
+  private footerBytes = 0;
   /** Retention by bytes: where the last cut inside a segment fell, for the room it was given. A
    *  segment's records never change, so the sweep (every second) reads its frames again only when
    *  newer records changed the room left for it. Emptied when it reaches FOOTER_CACHE_ENTRIES_MAX. */
@@ -51,21 +53,30 @@ export class PageReader {
 
   constructor(private readonly objects: ObjectStore) {}
 
-  private async footer(seg: SegmentMeta): Promise<FooterEntry[]> {
+  private async footer(seg: SegmentMeta): Promise<SegmentFooter> {
     const hit = this.footers.get(seg.object_key);
     if (hit) return hit;
     const buf = await this.objects.get(seg.object_key, { offset: seg.footer_offset, length: seg.footer_bytes });
-    const entries = parseFooter(buf);
-    if (this.footers.size >= FOOTER_CACHE_ENTRIES_MAX) {
-      const oldest = this.footers.keys().next().value;
-      if (oldest !== undefined) this.footers.delete(oldest);
+    const footer = SegmentFooter.read(buf);
+    this.dropFooter(seg.object_key); // a concurrent read may have cached it meanwhile
+    while (this.footers.size > 0 && (this.footers.size >= FOOTER_CACHE_ENTRIES_MAX || this.footerBytes + footer.byteLength > FOOTER_CACHE_BYTES_MAX)) {
+      const oldest = this.footers.keys().next().value!;
+      this.dropFooter(oldest);
     }
-    this.footers.set(seg.object_key, entries);
-    return entries;
+    this.footers.set(seg.object_key, footer);
+    this.footerBytes += footer.byteLength;
+    return footer;
+  }
+
+  private dropFooter(objectKey: string): void {
+    const f = this.footers.get(objectKey);
+    if (!f) return;
+    this.footers.delete(objectKey);
+    this.footerBytes -= f.byteLength;
   }
 
   forget(objectKey: string): void {
-    this.footers.delete(objectKey);
+    this.dropFooter(objectKey);
     this.retentionCuts.delete(objectKey);
   }
 
@@ -110,21 +121,21 @@ export class PageReader {
       let si = segs.findIndex((x) => seq >= x.first_seq && seq < x.end_seq);
       while (!done && si >= 0 && si < segs.length) {
         const seg = segs[si];
-        const entries = await this.readOrGone(st, out, seg.object_key, seq, () => this.footer(seg));
-        if (!entries) return out;
-        let ei = entries.findIndex((e) => e.firstSeq + e.recordCount > seq);
-        while (!done && ei >= 0 && ei < entries.length) {
+        const footer = await this.readOrGone(st, out, seg.object_key, seq, () => this.footer(seg));
+        if (!footer) return out;
+        let ei = footer.indexAfterSeq(seq);
+        while (!done && ei < footer.length) {
           // One ranged GET for the run of frames this page can still use (on S3 each GET is a round
           // trip; reading them one by one made a 1,000-record page 1,000 requests).
-          const span = spanOf(entries, ei, seq, lim.limit - out.length, lim.maxBytes - bytes);
-          const first = entries[ei];
-          const spanEnd = entries[span - 1].offset + entries[span - 1].frameBytes;
-          const buf = await this.readOrGone(st, out, seg.object_key, seq, () => this.objects.get(seg.object_key, { offset: first.offset, length: spanEnd - first.offset }));
+          const span = spanOf(footer, ei, seq, lim.limit - out.length, lim.maxBytes - bytes);
+          const first = footer.offset(ei);
+          const spanEnd = footer.offset(span - 1) + footer.frameBytes(span - 1);
+          const buf = await this.readOrGone(st, out, seg.object_key, seq, () => this.objects.get(seg.object_key, { offset: first, length: spanEnd - first }));
           if (!buf || seq < st.trimSeq) return out;
           for (; ei < span && !done; ei++) {
-            const e = entries[ei];
-            const frame = buf.subarray(e.offset - first.offset, e.offset - first.offset + e.frameBytes);
-            forEachRecord(frame, 0, seq - e.firstSeq, (r, c) => {
+            const at = footer.offset(ei) - first;
+            const frame = buf.subarray(at, at + footer.frameBytes(ei));
+            forEachRecord(frame, 0, seq - footer.firstSeq(ei), (r, c) => {
               if (!take(r, c)) return false;
               seq = r.seq_num + 1;
               return true;
@@ -163,11 +174,13 @@ export class PageReader {
   private async seqAtOrAfterOnce(st: StreamState, ts: number): Promise<number> {
     for (const seg of st.meta.segments) {
       if (seg.end_seq <= st.trimSeq || seg.max_ts < ts) continue;
-      for (const e of await this.footer(seg)) {
-        if (e.maxTs < ts || e.firstSeq + e.recordCount <= st.trimSeq) continue;
-        const frame = await this.objects.get(seg.object_key, { offset: e.offset, length: e.frameBytes });
-        const i = frameTimestamps(frame).findIndex((t, idx) => t >= ts && e.firstSeq + idx >= st.trimSeq);
-        if (i >= 0) return e.firstSeq + i;
+      const f = await this.footer(seg);
+      // The first frame both stamped at or after ts and reaching past the trim point holds the answer.
+      for (let ei = Math.max(f.indexReachingTs(ts), f.indexAfterSeq(st.trimSeq)); ei < f.length; ei++) {
+        const firstSeq = f.firstSeq(ei);
+        const frame = await this.objects.get(seg.object_key, { offset: f.offset(ei), length: f.frameBytes(ei) });
+        const i = frameTimestamps(frame).findIndex((t, idx) => t >= ts && firstSeq + idx >= st.trimSeq);
+        if (i >= 0) return firstSeq + i;
       }
     }
     for (const b of st.mem) {
@@ -205,15 +218,14 @@ export class PageReader {
 
   /** The watermark inside segment `seg` that keeps its newest records fitting `roomBytes`. */
   private async cutInSegment(seg: SegmentMeta, roomBytes: number): Promise<number> {
-    const entries = await this.footer(seg);
+    const f = await this.footer(seg);
     let room = roomBytes;
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const e = entries[i];
-      const frame = await this.objects.get(seg.object_key, { offset: e.offset, length: e.frameBytes });
+    for (let i = f.length - 1; i >= 0; i--) {
+      const frame = await this.objects.get(seg.object_key, { offset: f.offset(i), length: f.frameBytes(i) });
       const { kept, bytes } = newestRecordsFitting(frame, 0, room);
-      if (kept < e.recordCount) return e.firstSeq + e.recordCount - kept;
+      if (kept < f.recordCount(i)) return f.endSeq(i) - kept;
       room -= bytes;
     }
-    return entries.length > 0 ? entries[0].firstSeq : seg.end_seq;
+    return f.length > 0 ? f.firstSeq(0) : seg.end_seq;
   }
 }

@@ -32,3 +32,22 @@ test('segments past the verification queue are scrubbed by the next scrubs, then
   }
   assert.deepEqual(scrubbed, [['k0', 'k1', 'k2', 'k3'], ['k4', 'k5', 'k6', 'k7'], ['k8', 'k9'], ['k0', 'k1', 'k2', 'k3']]);
 });
+
+test('a check the store does not answer ends the run and stays queued; the next run checks everything', async (t) => {
+  const dir = tempDir();
+  t.after(() => removeDir(dir));
+  const clock = { nowMs: () => 0 };
+  const objects = new FsObjectStore(dir);
+  let storeUp = false;
+  let asked = 0;
+  const checker = { check: async (): Promise<string | undefined> => { asked += 1; if (!storeUp) throw new Error('connect ECONNREFUSED'); return undefined; } };
+  const auditor = new Auditor(checker, new ObjectReclaimer(objects, clock, 0), clock, () => true);
+  for (let i = 0; i < 5; i++) {
+    auditor.settled('b', `k${i}`, `id-${i}`, { object_key: `o${i}`, first_seq: 0, end_seq: 1, min_ts: 0, max_ts: 0, content_bytes: 1, size_bytes: 10, footer_offset: 0, footer_bytes: 0 });
+  }
+  await auditor.run();
+  assert.deepEqual([asked, auditor.depth('verifications'), auditor.counters.verified], [1, 5, 0], 'one attempt, then the run ended with all five still queued');
+  storeUp = true;
+  await auditor.run();
+  assert.deepEqual([auditor.depth('verifications'), auditor.counters.verified, auditor.depth('findings')], [0, 5, 0]);
+});

@@ -6,7 +6,7 @@ import { rng } from '../helpers/rng.ts';
 import {
   FRAME_FORMAT_VERSION, encodeBatch, encodeRotate, forEachRecord, frameInfo, frameIsIntact, frameTimestamps, sealFrame, type DecodedRecord,
 } from '../../src/storage/format/record-codec.ts';
-import { SEGMENT_FORMAT_VERSION, buildSegment, parseFooter } from '../../src/storage/segments/segment-format.ts';
+import { SEGMENT_FORMAT_VERSION, SegmentFooter, buildSegment, parseFooter } from '../../src/storage/segments/segment-format.ts';
 
 const ID = '0f8fad5b-d9cb-469f-a165-70867728950e';
 
@@ -77,6 +77,31 @@ test('a segment footer indexes every frame and rejects corruption', () => {
   const bad = Buffer.from(seg.bytes.subarray(seg.footerOffset));
   bad[3] ^= 1;
   assert.throws(() => parseFooter(bad), /checksum/);
+});
+
+test('a footer finds the entry holding a seq_num or reaching a timestamp by search, as a scan of its entries would', () => {
+  // Frames of 1 to 3 records; timestamps repeat across frames (a clamped client clock), as they may.
+  const next = rng(0xf007);
+  const frames: Uint8Array[] = [];
+  let seq = 0;
+  let ts = 100;
+  for (let i = 0; i < 200; i++) {
+    const n = 1 + Math.floor(next() * 3);
+    frames.push(encodeBatch(ID, seq, Array.from({ length: n }, () => ({ timestamp_ms: (ts += Math.floor(next() * 2)), headers: [], body: Buffer.from('x') }))));
+    seq += n;
+  }
+  const seg = buildSegment(frames);
+  const footer = SegmentFooter.read(seg.bytes.subarray(seg.footerOffset));
+  const entries = parseFooter(seg.bytes.subarray(seg.footerOffset));
+  assert.equal(footer.length, entries.length);
+  for (let s = -1; s <= seq + 1; s++) {
+    const scan = entries.findIndex((e) => e.firstSeq + e.recordCount > s);
+    assert.equal(footer.indexAfterSeq(s), scan < 0 ? entries.length : scan, `seq ${s}`);
+  }
+  for (let t = 99; t <= ts + 1; t++) {
+    const scan = entries.findIndex((e) => e.maxTs >= t);
+    assert.equal(footer.indexReachingTs(t), scan < 0 ? entries.length : scan, `timestamp ${t}`);
+  }
 });
 
 test('frames and segments carry their format version; an older unversioned one reads, a newer one is refused', () => {

@@ -49,7 +49,7 @@ export function readU64(buf: Uint8Array, off: number): number {
   return (hi >>> 0) * TWO_32 + (lo >>> 0);
 }
 
-function readU32(buf: Uint8Array, off: number): number {
+export function readU32(buf: Uint8Array, off: number): number {
   return (buf[off] | (buf[off + 1] << 8) | (buf[off + 2] << 16) | (buf[off + 3] << 24)) >>> 0;
 }
 
