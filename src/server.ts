@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { STAR_ID_PATTERN, type Config } from './config/config.ts';
-import { LOG_RING_BYTES, SHUTDOWN_REQUESTS_WAIT_MS_MAX, WAL_HEALTH_SAMPLE_MS } from './config/limits.ts';
+import { LOG_RING_BYTES, SHUTDOWN_REQUESTS_WAIT_MS_MAX, WAL_FLUSHER_START_MS_MAX, WAL_HEALTH_SAMPLE_MS } from './config/limits.ts';
 import { Star } from './core/star.ts';
 import { ERROR_TABLE, ServiceError } from './core/errors.ts';
 import type { AppendInput } from './core/types.ts';
@@ -61,13 +61,15 @@ export const AUTH_FLAGS: FlagSpec[] = AUTH_SETTINGS.map((a) => ({
 }));
 
 
-/** Worker entries, resolved here (src/) so that src/main.bundle.mjs, which sits beside this file,
- *  resolves them the same way. */
-const WORKER_ENTRY = new URL('./workers/boot.mjs', import.meta.url);
-const FLUSHER_ENTRY = new URL('./storage/wal/flusher-boot.mjs', import.meta.url);
+/** Worker entries, resolved here (src/). The built main (src/main.bundle.mjs, beside this file)
+ *  starts the worker bundles the same build wrote beside it; run from the TypeScript sources, the
+ *  workers start from small .mjs entries that register tsx first (scripts/build.mjs). */
+const BUILT = import.meta.url.endsWith('.bundle.mjs');
+const WORKER_ENTRY = new URL(BUILT ? './tasks.bundle.mjs' : './workers/boot.mjs', import.meta.url);
+const FLUSHER_ENTRY = new URL(BUILT ? './flusher.bundle.mjs' : './storage/wal/flusher-boot.mjs', import.meta.url);
 
-/** Worker threads start from small .mjs entries that register the TypeScript loader themselves, so
- *  they inherit no --import flags (which would resolve against the caller's directory). */
+/** Worker threads start from the bundles or from entries that register the TypeScript loader
+ *  themselves, so they inherit no --import flags (which would resolve against the caller's directory). */
 function workerExecArgv(): string[] {
   return [];
 }
@@ -164,6 +166,8 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   let wal: { stop(): Promise<void>; failed(): boolean; failureCause(): string };
   let settler: SegmentSettler;
   let removeFile: (n: number) => void = () => undefined;
+  /** Resolves once the log can take appends without waiting for its thread to start. */
+  let logReady: Promise<void> = Promise.resolve();
   let pgCluster: PostgresCluster | undefined;
   let expressObjects: TrackedObjectStore | undefined;
   // Assigned once the star exists (the cluster's settler reads its frames).
@@ -192,6 +196,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     life.started('WAL flusher', 'log', () => local.stop());
     ({ walFiles, walFileNo } = local);
     log = local.log;
+    logReady = local.ready;
     wal = local;
     settler = trackSettler(new PoolSettler(settlePool, storeCfg, walDir), health.objects);
     removeFile = (n) => { void removeWalFile(walDir, n); };
@@ -298,6 +303,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
 
   let engine: string = cfg.httpEngine;
   let server: { port: number; close(): void } | undefined;
+  await logReady;
   if (cfg.listen) {
     // uWS cannot report whether a client certificate verified, so mtls is served by node:https.
     if (cfg.httpEngine === 'uws' && authConfig.mode !== 'mtls') {
@@ -374,7 +380,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
 function startLocalWal(
   walDir: string,
   recovered: { fileNo: number; streamId: string; firstSeq: number; count: number; frame: Buffer; timestamps: number[]; contentBytes: number }[],
-): { log: LogRingWriter; walFiles: number[]; walFileNo: number; stop(): Promise<void>; failed(): boolean; failureCause(): string } {
+): { log: LogRingWriter; walFiles: number[]; walFileNo: number; ready: Promise<void>; stop(): Promise<void>; failed(): boolean; failureCause(): string } {
   const { files: walFiles, lastFileNo, cutBytes } = recoverWal(walDir, (f) => {
     let content = 0;
     forEachRecord(f.frame, 0, 0, (r) => { content += contentBytes(r); return true; });
@@ -395,8 +401,19 @@ function startLocalWal(
     exited = true;
     if (!stopping) { logError(`flusher exited (${code}); no append is acknowledged any more`); log.markFailed(); }
   });
+  // The flusher thread loads its TypeScript after this returns (about 0.3 s here): a star that
+  // listened at once held its first append that long. Ready once the flusher has opened its first
+  // file, or has failed (then appends fail as they would), or after WAL_FLUSHER_START_MS_MAX.
+  const ready = new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, WAL_FLUSHER_START_MS_MAX);
+    timer.unref();
+    const done = (): void => { clearTimeout(timer); resolve(); };
+    flusher.once('message', done);
+    flusher.once('error', done);
+    flusher.once('exit', done);
+  });
   return {
-    log, walFiles, walFileNo,
+    log, walFiles, walFileNo, ready,
     failed: () => log.failed(),
     failureCause: () => log.failureCause(),
     async stop() {

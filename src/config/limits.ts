@@ -125,6 +125,9 @@ export const WAL_FILE_BYTES_MAX = 64 * MiB;
 /** After a failed WAL write the flusher probes for room again after this long, doubling up to the max. */
 export const WAL_RECOVERY_RETRY_MS_MIN = 50;
 export const WAL_RECOVERY_RETRY_MS_MAX = 2000;
+/** A star waits this long at most for its flusher thread to start before it listens anyway (its
+ *  appends then wait for the flusher, or fail with it). */
+export const WAL_FLUSHER_START_MS_MAX = 30_000;
 /** How often the WAL's up/down state is sampled for /metrics (the flusher logs outages itself). */
 export const WAL_HEALTH_SAMPLE_MS = 250;
 /** Even a quiet WAL is sealed and settled this long after its first record. */

@@ -17,7 +17,7 @@
 // Durability is published after every fdatasync (also the one that seals a file at a ROTATE), so
 // what the sequencer fails is exactly what was never synced.
 
-import { workerData } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, unlinkSync, writeSync, writevSync } from 'node:fs';
 import {
   WAL_GROUP_LINGER_MIN_APPENDS, WAL_GROUP_LINGER_MS, WAL_PREALLOC_STEP_BYTES, WAL_PREFILL_AHEAD_BYTES, WAL_PREFILL_CHUNK_BYTES,
@@ -54,6 +54,8 @@ let fileAllocated = 0;
 let fd = openWal(fileNo);
 Atomics.store(ctrl, CTRL_FILE_NO, fileNo);
 let readPos = Number(Atomics.load(pos, POS_DURABLE));
+// The star listens only after this (see startLocalWal): the first append waits for no loader.
+parentPort?.postMessage({ type: 'ready' });
 
 function openWal(n: number): number {
   // 'wx': a new file number never exists (recovery resumes after the newest); never clobber one.
