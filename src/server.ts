@@ -39,7 +39,7 @@ import { TrackedObjectStore } from './storage/objects/tracked-store.ts';
 import { DependencyHealth } from './storage/dependency-health.ts';
 import { createRingBuffers, LogRingWriter } from './storage/wal/log-ring.ts';
 import { recoverWal, removeWalFile } from './storage/wal/wal-files.ts';
-import { createPool, PoolSegmentChecker, PoolSettler } from './workers/pool.ts';
+import { createPool, PoolSegmentChecker, PoolSettler, poolSettleBytes } from './workers/pool.ts';
 import type { ParseResult } from './workers/parse-task.ts';
 import { AUTH_SETTINGS, parseAuthConfig, startAuth, type AuthModule } from './auth/index.ts';
 import { credentialStoreOf } from './credential-store.ts';
@@ -190,7 +190,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     log = commitLog;
     wal = { stop: () => commitLog.stop(), failed: () => false, failureCause: () => '' };
     life.started('commit log', 'log', () => commitLog.stop());
-    settler = trackSettler(new MemorySettler(objects, (id, gen, from) => starRef.star?.framesOf(id, gen, from) ?? []), health.objects);
+    settler = trackSettler(new MemorySettler(poolSettleBytes(settlePool, storeCfg), (id, gen, from) => starRef.star?.framesOf(id, gen, from) ?? []), health.objects);
   } else {
     const local = startLocalWal(walDir, recovered);
     life.started('WAL flusher', 'log', () => local.stop());

@@ -7,3 +7,4 @@ const tasks = await import('./tasks.ts');
 export const settle = tasks.settle;
 export const parseAppend = tasks.parseAppend;
 export const verifySegment = tasks.verifySegment;
+export const settleBytes = tasks.settleBytes;

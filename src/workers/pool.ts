@@ -5,7 +5,7 @@ import { Piscina } from 'piscina';
 import { walFilePath } from '../storage/wal/wal-files.ts';
 import type { SegmentChecker, SegmentSettler, SettleRequest } from '../core/ports.ts';
 import type { ObjectStoreConfig } from '../storage/objects/object-store.ts';
-import type { SettleTask, SettledSegment } from './settle-task.ts';
+import type { SettleBytesTask, SettleTask, SettledSegment } from './settle-task.ts';
 import type { VerifyTask } from './verify-task.ts';
 import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
 
@@ -43,6 +43,16 @@ export class PoolSettler implements SegmentSettler {
     const task: SettleTask = { store: this.store, walPath: walFilePath(this.walDir, fileNo), streams };
     return (await this.pool.run(task, { name: 'settle' })) as SettledSegment[];
   }
+}
+
+/** A cluster star's settles (cluster/mem-settler.ts), on the settle thread: the frames' buffer moves
+ *  to the worker rather than being copied again. */
+export function poolSettleBytes(pool: Piscina, store: ObjectStoreConfig): (bytes: Uint8Array, streams: SettleRequest[]) => Promise<SettledSegment[]> {
+  return async (bytes, streams) => {
+    const task: SettleBytesTask = { store, bytes, streams };
+    const own = bytes.buffer as ArrayBuffer; // MemorySettler allocates it for this task alone
+    return (await pool.run(task, { name: 'settleBytes', transferList: [own] })) as SettledSegment[];
+  };
 }
 
 /** The auditor's checks, on the settle thread: one at a time (the auditor awaits each), queued behind

@@ -23,6 +23,18 @@ export default async function settle(task: SettleTask): Promise<SettledSegment[]
   return settleWalBytes(await readFile(task.walPath), task.streams, workerStore(task.store));
 }
 
+/** A cluster star's settle: the frames come from its memory, laid back to back (cluster/mem-settler.ts). */
+export interface SettleBytesTask {
+  store: ObjectStoreConfig;
+  bytes: Uint8Array;
+  streams: SettleTask['streams'];
+}
+
+export async function settleBytes(task: SettleBytesTask): Promise<SettledSegment[]> {
+  const buf = Buffer.from(task.bytes.buffer, task.bytes.byteOffset, task.bytes.length);
+  return settleWalBytes(buf, task.streams, workerStore(task.store));
+}
+
 /** Settles the whole frames of one WAL file's bytes: one segment per requested stream, uploaded to
  *  `objects`. (The seeded simulation in test/sim calls it with an in-memory WAL and store.) */
 export async function settleWalBytes(buf: Buffer, streams: SettleTask['streams'], objects: ObjectStore): Promise<SettledSegment[]> {

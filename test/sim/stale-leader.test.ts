@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Star } from '../../src/core/star.ts';
 import { ServiceError } from '../../src/core/errors.ts';
-import { MemorySettler } from '../../src/cluster/mem-settler.ts';
+import { MemorySettler, settleHere } from '../../src/cluster/mem-settler.ts';
 import { READ_GRACE_MS_DEFAULT } from '../../src/config/limits.ts';
 import { streamRowsOf } from '../../src/storage/metadata/metadata-store.ts';
 import { rng } from '../helpers/rng.ts';
@@ -47,7 +47,7 @@ function makeNode(name: 'A' | 'B', world: World, commits: Commits, random: () =>
   const ref: { star?: Star } = {};
   const star = new Star({
     clock: inc.clock, timers: inc.timerPort, ids: inc.ids, log, leadership: lead, metadata: inc.metadata, objects: inc.objects,
-    settler: new MemorySettler(inc.objects, (id, gen, from) => ref.star?.framesOf(id, gen, from) ?? []),
+    settler: new MemorySettler(settleHere(inc.objects), (id, gen, from) => ref.star?.framesOf(id, gen, from) ?? []),
     wal: { removeFile: () => undefined }, walFileNo: 1, walFileBytesMax: GENERATION_BYTES, walSettleAfterMs: 5000,
     // Released segments wait out the read grace (as in production): a stale leader's auditor may
     // still name a segment the new leader released, and finds it there.
