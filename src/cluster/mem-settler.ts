@@ -9,10 +9,8 @@ import type { SegmentSettler, SettleRequest } from '../core/ports.ts';
 import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import { settleWalBytes } from '../workers/settle-task.ts';
+import { SETTLE_TASK_BYTES_MAX } from '../config/limits.ts';
 
-/** One settle task carries the frames of as many streams as fit in this many bytes (a stream whose
- *  frames are larger goes alone). */
-const SETTLE_TASK_BYTES_MAX = 64 * 1024 * 1024;
 
 type Settled = { streamId: string; segment: SegmentMeta };
 

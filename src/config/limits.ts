@@ -140,6 +140,9 @@ export const DORMANT_RETIRE_SLICE_STREAMS = 4096;
  *  streams on the fs store (bench/streams-at-scale.ts): idle 49-54 s after the burst against 56-67 s,
  *  and RSS then 2.2-2.6 KiB a stream against 3.0-4.0. */
 export const SETTLE_UPLOADS_CONCURRENT = 64;
+/** A cluster star's settle task carries the frames of as many streams as fit in this many bytes (a
+ *  stream whose frames are larger goes alone): one copy of them is in flight to the settle thread. */
+export const SETTLE_TASK_BYTES_MAX = 64 * 1024 * 1024;
 /** A stream stays leased this long after its last append (spec: States, "the idle timeout runs"). */
 export const LEASE_IDLE_MS = 10_000;
 /** A cluster: a stream's lease runs this long past its last renewal (spec target: a stream accepts
