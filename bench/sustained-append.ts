@@ -5,14 +5,19 @@
 // the event loop shows as one window's max.
 //   npx tsx bench/sustained-append.ts                 (70 s, 5 s windows)
 //   SUSTAINED_SECONDS=120 SUSTAINED_WINDOW_MS=2000 SUSTAINED_CONNS=64 npx tsx bench/sustained-append.ts
+//   SUSTAINED_CLUSTER=1 npx tsx bench/sustained-append.ts   (a cluster star: PostgreSQL + s3rver, which
+//                                                            settles from memory every 30 s)
 import { buildRequest, Http1Conn } from './lib/http1.ts';
 import { appendBody } from './cases/cells.ts';
 import { maxMs, newHistogram, pctMs, recordNs, type Histogram } from './lib/hist.ts';
 import { removeDir, startServer, tempDir } from '../test/helpers/server.ts';
+import { TEST_POSTGRES_URL, dropSchema, freshSchema } from '../test/helpers/postgres.ts';
+import { startS3, s3Args, type TestS3 } from '../test/helpers/s3.ts';
 
 const SECONDS = Number(process.env.SUSTAINED_SECONDS ?? 70);
 const WINDOW_MS = Number(process.env.SUSTAINED_WINDOW_MS ?? 5000);
 const CONNS = Number(process.env.SUSTAINED_CONNS ?? 64);
+const CLUSTER = process.env.SUSTAINED_CLUSTER === '1';
 /** The first window is the warm-up (JIT, first connections): reported, not counted in the whole. */
 const WARMUP_WINDOWS = 1;
 
@@ -20,7 +25,11 @@ const fmt = (ms: number): string => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
 
 const dataDir = tempDir('svcd-sustained-');
 process.env.SVCD_SERVER_ENTRY ??= 'bundle';
-const srv = await startServer({ dataDir });
+let cluster: { s3: TestS3; schema: string } | undefined;
+if (CLUSTER) cluster = { s3: await startS3('svcd-sustained'), schema: freshSchema('svcd_sustained') };
+const srv = await startServer(cluster
+  ? { dataDir, env: cluster.s3.env, args: ['--metadata', 'postgres', '--postgres-url', TEST_POSTGRES_URL, '--postgres-schema', cluster.schema, ...s3Args(cluster.s3, `${cluster.schema}/`)] }
+  : { dataDir });
 const t0 = performance.now();
 const at = (): string => ((performance.now() - t0) / 1000).toFixed(1);
 const starLines: string[] = [];
@@ -47,7 +56,7 @@ try {
     });
   };
   for (const c of conns) loop(c);
-  console.log(`svcd, ${CONNS} producers, 1 × 100 B record per append, ${SECONDS} s in ${WINDOW_MS / 1000} s windows\n`);
+  console.log(`svcd${CLUSTER ? ' (a cluster star: PostgreSQL metadata, s3rver objects)' : ''}, ${CONNS} producers, 1 × 100 B record per append, ${SECONDS} s in ${WINDOW_MS / 1000} s windows\n`);
   console.log('| window ends | appends/s | ack p50 ms | p99 ms | max ms |');
   console.log('| --- | --- | --- | --- | --- |');
   const row = (label: string, h: Histogram, secs: number): string =>
@@ -72,4 +81,5 @@ try {
 } finally {
   await srv.stop();
   removeDir(dataDir);
+  if (cluster) { await cluster.s3.close(); await dropSchema(cluster.schema); }
 }
