@@ -432,7 +432,7 @@ function trackSettler(settler: SegmentSettler, health: DependencyHealth): Segmen
 }
 
 function trackChecker(checker: SegmentChecker, health: DependencyHealth): SegmentChecker {
-  return { check: (seg) => tracked(checker.check(seg), health) };
+  return { check: (segs) => tracked(checker.check(segs), health) };
 }
 
 function tracked<T>(outcome: Promise<T>, health: DependencyHealth): Promise<T> {

@@ -182,10 +182,12 @@ export const COMMIT_LINGER_MS_EXPRESS = 0;
 export const PEER_CALL_MS_MAX = 10_000;
 /** The auditor: settled segments waiting to be verified (past it, new ones are not queued) … */
 export const AUDIT_VERIFY_QUEUE_MAX = 100_000;
-/** … how many it fetches back and checks per sweep (one at a time) … */
+/** … how many it takes per sweep … */
 export const AUDIT_VERIFY_BATCH_MAX = 4096;
-/** … and for how long at most per sweep (a quarter of the one-second sweep; the checks are I/O and
- *  one checksum pass, so the event loop stays free between them) … */
+/** … checked in groups (one settle-thread task each) of at most this many segments or bytes … */
+export const AUDIT_CHECK_GROUP_SEGMENTS_MAX = 256;
+export const AUDIT_CHECK_GROUP_BYTES_MAX = 64 * 1024 * 1024;
+/** … starting no new group after this long (a quarter of the one-second sweep) … */
 export const AUDIT_VERIFY_RUN_MS_MAX = 250;
 /** … how often it goes over every segment this star's streams name again (a scrub: bytes altered
  *  or lost after they were verified are found too; `--audit-scrub-interval`) … */

@@ -9,7 +9,10 @@
 // or lost after their first check are found too.
 // On one star the auditor is the star's own; each star of a cluster audits what it settles.
 
-import { AUDIT_FINDINGS_KEPT_MAX, AUDIT_VERIFY_BATCH_MAX, AUDIT_VERIFY_QUEUE_MAX, AUDIT_VERIFY_RUN_MS_MAX } from '../config/limits.ts';
+import {
+  AUDIT_CHECK_GROUP_BYTES_MAX, AUDIT_CHECK_GROUP_SEGMENTS_MAX, AUDIT_FINDINGS_KEPT_MAX, AUDIT_VERIFY_BATCH_MAX, AUDIT_VERIFY_QUEUE_MAX,
+  AUDIT_VERIFY_RUN_MS_MAX,
+} from '../config/limits.ts';
 import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
 import type { ObjectReclaimer } from './object-reclaimer.ts';
 import type { Clock, SegmentChecker } from './ports.ts';
@@ -117,9 +120,10 @@ export class Auditor {
     this.verifications.push({ bucket, key, streamId, seg, enqueuedAtMs: this.clock.nowMs() });
   }
 
-  /** Checks queued segments one at a time (one run at a time), up to AUDIT_VERIFY_BATCH_MAX or for
-   *  AUDIT_VERIFY_RUN_MS_MAX, whichever comes first. A time budget, not a fixed count: 16 a sweep
-   *  took 52 minutes to check what settling 50,000 small streams queued, and held it all meanwhile. */
+  /** Checks queued segments (one run at a time), up to AUDIT_VERIFY_BATCH_MAX, in groups of
+   *  AUDIT_CHECK_GROUP_SEGMENTS_MAX or AUDIT_CHECK_GROUP_BYTES_MAX, starting no group after
+   *  AUDIT_VERIFY_RUN_MS_MAX. A time budget, not a fixed count: 16 a sweep took 52 minutes to check
+   *  what settling 50,000 small streams queued, and held it all meanwhile. */
   async run(): Promise<void> {
     if (this.running || this.verifications.length === 0) return;
     this.running = true;
@@ -129,9 +133,17 @@ export class Auditor {
       this.checking = batch.length;
       let i = 0;
       let answered = true;
-      for (; answered && i < batch.length && this.clock.nowMs() - startMs < AUDIT_VERIFY_RUN_MS_MAX; i++) {
-        this.checking -= 1;
-        answered = await this.verify(batch[i]);
+      while (answered && i < batch.length && this.clock.nowMs() - startMs < AUDIT_VERIFY_RUN_MS_MAX) {
+        let end = i + 1;
+        let bytes = batch[i].seg.size_bytes;
+        while (end < batch.length && end - i < AUDIT_CHECK_GROUP_SEGMENTS_MAX && bytes + batch[end].seg.size_bytes <= AUDIT_CHECK_GROUP_BYTES_MAX) {
+          bytes += batch[end].seg.size_bytes;
+          end += 1;
+        }
+        const group = batch.slice(i, end);
+        this.checking -= group.length;
+        i = end;
+        answered = await this.verify(group);
       }
       this.checking = 0;
       if (i < batch.length) this.verifications.unshift(...batch.slice(i));
@@ -140,27 +152,31 @@ export class Auditor {
     }
   }
 
-  /** False when the store did not answer: the segment goes to the back of the queue, and the run
+  /** False when the store did not answer: the group goes to the back of the queue, and the run
    *  ends (the next sweep tries again rather than every queued check meeting the same outage). */
-  private async verify(v: Verification): Promise<boolean> {
-    let fault: string | undefined;
+  private async verify(group: Verification[]): Promise<boolean> {
+    let faults: (string | undefined)[];
     try {
-      fault = await this.checker.check(v.seg);
+      faults = await this.checker.check(group.map((v) => v.seg));
     } catch {
       // The store did not answer: try again later rather than report damage.
-      this.verifications.push(v);
+      this.verifications.push(...group);
       return false;
     }
+    for (let i = 0; i < group.length; i++) await this.found(group[i], faults[i]);
+    return true;
+  }
+
+  private async found(v: Verification, fault: string | undefined): Promise<void> {
     this.counters.verified += 1;
-    if (fault === undefined) return true;
+    if (fault === undefined) return;
     const named = this.scope ? await this.scope.stillNamed(v.bucket, v.key, v.seg.object_key) : this.stillNamed(v.bucket, v.key, v.streamId, v.seg.object_key);
-    if (!named) return true;
+    if (!named) return;
     const reason = `segment ${v.seg.object_key} (records ${v.seg.first_seq}..${v.seg.end_seq}): ${fault}`;
     this.counters.findings += 1;
     this.logError?.(`audit: stream ${v.bucket}/${v.key}: ${reason}`);
     this.findingsKept.push({ bucket: v.bucket, key: v.key, reason, enqueuedAtMs: this.clock.nowMs() });
     if (this.findingsKept.length > AUDIT_FINDINGS_KEPT_MAX) this.findingsKept.shift();
-    return true;
   }
 
   private queued(): number { return this.verifications.length + this.checking; }

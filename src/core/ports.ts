@@ -68,11 +68,13 @@ export interface SegmentSettler {
   settle(fileNo: number, streams: SettleRequest[]): Promise<{ streamId: string; segment: SegmentMeta }[]>;
 }
 
-/** Fetches a settled segment back and checks it (storage/segments/segment-check.ts): what the auditor
- *  verifies. The star runs it off the event loop (a piscina worker); a test may run it in process. */
+/** Fetches settled segments back and checks them (storage/segments/segment-check.ts): what the
+ *  auditor verifies. The star runs it off the event loop (a piscina worker, one task for a group of
+ *  segments); a test may run it in process. */
 export interface SegmentChecker {
-  /** What is wrong with the stored segment, or undefined. Throws when the store did not answer. */
-  check(seg: SegmentMeta): Promise<string | undefined>;
+  /** What is wrong with each stored segment (undefined: nothing), in order. Throws when the store
+   *  did not answer. */
+  check(segs: SegmentMeta[]): Promise<(string | undefined)[]>;
 }
 
 /** Removes a sealed, fully settled WAL file. */

@@ -11,7 +11,7 @@ import { contentBytes, encodeBatch, encodeRotate, patchBatch, type CodecRecord }
 import type { BucketMeta, MetadataStore, MetaState, SegmentMeta, StreamMeta } from '../storage/metadata/metadata-store.ts';
 import { packRow, packedHasSegments, packedStreamId, unpackRow, unpackRowHead, type PackedRow } from '../storage/metadata/packed-row.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
-import { checkStoredSegment } from '../storage/segments/segment-check.ts';
+import { checkStoredSegments } from '../storage/segments/segment-check.ts';
 import { OrderedMap } from './ordered-keys.ts';
 import { ServiceError, invalid, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
@@ -174,7 +174,7 @@ export class Star implements StreamService {
     this.leadership = deps.leadership ?? soleLeadership;
     this.reader = new PageReader(deps.objects);
     this.reclaimer = new ObjectReclaimer(deps.objects, deps.clock, deps.objectGraceMs ?? 0, (m) => deps.log_error?.(m));
-    this.auditor = new Auditor(deps.segmentChecker ?? { check: (seg) => checkStoredSegment(deps.objects, seg) }, this.reclaimer, deps.clock,
+    this.auditor = new Auditor(deps.segmentChecker ?? { check: (segs) => checkStoredSegments(deps.objects, segs) }, this.reclaimer, deps.clock,
       (bucket, key, id, objectKey) => this.rowAt(bucket, key, id)?.segments.some((x) => x.object_key === objectKey) ?? false, (m) => deps.log_error?.(m),
       { scrubMs: deps.auditScrubMs ?? 0, defer: (fn) => deps.timers.defer(fn) });
     this.settling = new Settling(deps, {

@@ -6,5 +6,5 @@ register();
 const tasks = await import('./tasks.ts');
 export const settle = tasks.settle;
 export const parseAppend = tasks.parseAppend;
-export const verifySegment = tasks.verifySegment;
+export const verifySegments = tasks.verifySegments;
 export const settleBytes = tasks.settleBytes;

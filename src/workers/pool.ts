@@ -55,16 +55,16 @@ export function poolSettleBytes(pool: Piscina, store: ObjectStoreConfig): (bytes
   };
 }
 
-/** The auditor's checks, on the settle thread: one at a time (the auditor awaits each), queued behind
- *  any settle, so verifying never holds an ack nor races a settle for the disk. */
+/** The auditor's checks, on the settle thread: one group at a time (the auditor awaits each), queued
+ *  behind any settle, so verifying never holds an ack nor races a settle for the disk. */
 export class PoolSegmentChecker implements SegmentChecker {
   constructor(private readonly pool: Piscina, private readonly store: ObjectStoreConfig) {}
 
-  async check(seg: SegmentMeta): Promise<string | undefined> {
+  async check(segs: SegmentMeta[]): Promise<(string | undefined)[]> {
     const task: VerifyTask = {
       store: this.store,
-      seg: { object_key: seg.object_key, size_bytes: seg.size_bytes, footer_offset: seg.footer_offset, footer_bytes: seg.footer_bytes },
+      segs: segs.map((seg) => ({ object_key: seg.object_key, size_bytes: seg.size_bytes, footer_offset: seg.footer_offset, footer_bytes: seg.footer_bytes })),
     };
-    return (await this.pool.run(task, { name: 'verifySegment' })) as string | undefined;
+    return (await this.pool.run(task, { name: 'verifySegments' })) as (string | undefined)[];
   }
 }

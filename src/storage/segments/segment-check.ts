@@ -24,3 +24,10 @@ export async function checkStoredSegment(objects: ObjectStore, seg: CheckedSegme
   }
   return segmentFault(bytes, seg);
 }
+
+/** checkStoredSegment for each, one at a time, in order. */
+export async function checkStoredSegments(objects: ObjectStore, segs: readonly CheckedSegment[]): Promise<(string | undefined)[]> {
+  const out: (string | undefined)[] = [];
+  for (const seg of segs) out.push(await checkStoredSegment(objects, seg));
+  return out;
+}
