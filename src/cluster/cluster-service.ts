@@ -7,7 +7,7 @@
 // taken with the next epoch. Bucket operations and listings read the shared store directly.
 
 import {
-  CHUNK_GC_BATCH_MAX, CHUNK_GC_MS, CHUNK_OBJECT_GRACE_MS, DRAIN_HANDOFF_MS_MAX, DRAIN_POLL_MS, DRAIN_WAIT_MS_MAX, LEASE_IDLE_MS, LEASE_RENEW_MS, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS,
+  CHUNK_GC_MS, DRAIN_HANDOFF_MS_MAX, DRAIN_POLL_MS, DRAIN_WAIT_MS_MAX, LEASE_IDLE_MS, LEASE_RENEW_MS, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS,
   LIST_PAGE_MAX, RETENTION_SWEEP_MS, STAR_GONE_AFTER_MS, STAR_HEARTBEAT_MS,
 } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
@@ -26,6 +26,7 @@ import type { BucketMeta, StreamMeta } from '../storage/metadata/metadata-store.
 import type { LeaseHolder, PostgresCluster, StarRow } from '../storage/metadata/postgres-cluster.ts';
 import type { PostgresMetadataStore } from '../storage/metadata/postgres-store.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
+import { collectChunkObjects } from './chunk-gc.ts';
 import { EXPRESS_CHUNK_PREFIX, type ClusterCommitLog } from './commit-log.ts';
 import type { ClusterView } from '../api/grpc/admin-reads.ts';
 
@@ -450,8 +451,7 @@ export class ClusterService implements StreamService, Leadership {
   }
 
   private async collectChunkObjects(): Promise<void> {
-    const keys = await this.d.pg.unreferencedChunkObjects(CHUNK_OBJECT_GRACE_MS, CHUNK_GC_BATCH_MAX);
-    for (const k of keys) await this.storeOf(k).delete(k).catch(() => undefined);
+    await collectChunkObjects(this.d.pg, (key) => this.storeOf(key).delete(key), this.d.clock);
   }
 
   // ------------------------------------------------------------------ buckets: the shared store

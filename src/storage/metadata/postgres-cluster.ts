@@ -234,16 +234,20 @@ export class PostgresCluster {
   }
 
   /** Chunk objects older than `graceMs` that no chunk row points at any more (all settled or their
-   *  stream deleted), forgotten here; the caller deletes them from the object store. */
+   *  stream deleted). The caller deletes them from the object store, then forgets them here
+   *  (cluster/chunk-gc.ts). */
   async unreferencedChunkObjects(graceMs: number, limit: number): Promise<string[]> {
     const rows = await this.q<{ object_key: string }>(
-      `DELETE FROM ${this.s}.chunk_objects o WHERE o.object_key IN (
-         SELECT object_key FROM ${this.s}.chunk_objects c
-         WHERE c.created_at < clock_timestamp() - $1 * interval '1 millisecond'
-           AND NOT EXISTS (SELECT 1 FROM ${this.s}.chunks k WHERE k.object_key = c.object_key)
-         LIMIT $2)
-       RETURNING o.object_key`, [graceMs, limit]);
+      `SELECT object_key FROM ${this.s}.chunk_objects c
+       WHERE c.created_at < clock_timestamp() - $1 * interval '1 millisecond'
+         AND NOT EXISTS (SELECT 1 FROM ${this.s}.chunks k WHERE k.object_key = c.object_key)
+       LIMIT $2`, [graceMs, limit]);
     return rows.map((r) => r.object_key);
+  }
+
+  /** Forgets chunk objects the object store no longer holds. */
+  async forgetChunkObjects(keys: string[]): Promise<void> {
+    if (keys.length > 0) await this.q(`DELETE FROM ${this.s}.chunk_objects WHERE object_key = ANY($1::text[])`, [keys]);
   }
 
   async close(): Promise<void> {
