@@ -12,7 +12,10 @@ import { appendBody } from './cases/cells.ts';
 import { maxMs, newHistogram, pctMs, recordNs, type Histogram } from './lib/hist.ts';
 import { removeDir, startServer, tempDir } from '../test/helpers/server.ts';
 import { TEST_POSTGRES_URL, dropSchema, freshSchema } from '../test/helpers/postgres.ts';
-import { startS3, s3Args, type TestS3 } from '../test/helpers/s3.ts';
+import { s3Args, type TestS3 } from '../test/helpers/s3.ts';
+import { startChild } from './lib/child.ts';
+import pg from 'pg';
+import { CHUNK_OBJECT_GRACE_MS } from '../src/config/limits.ts';
 
 const SECONDS = Number(process.env.SUSTAINED_SECONDS ?? 70);
 const WINDOW_MS = Number(process.env.SUSTAINED_WINDOW_MS ?? 5000);
@@ -26,7 +29,12 @@ const fmt = (ms: number): string => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
 const dataDir = tempDir('svcd-sustained-');
 process.env.SVCD_SERVER_ENTRY ??= 'bundle';
 let cluster: { s3: TestS3; schema: string } | undefined;
-if (CLUSTER) cluster = { s3: await startS3('svcd-sustained'), schema: freshSchema('svcd_sustained') };
+if (CLUSTER) {
+  // s3rver in a child process: in this one it would share the load generator's event loop.
+  const child = startChild('floors/s3rver.ts', { BENCH_S3_BUCKET: 'svcd-sustained' });
+  const at = await child.next<{ type: string; endpoint: string; bucket: string; env: Record<string, string> }>('listening');
+  cluster = { s3: { endpoint: at.endpoint, bucket: at.bucket, env: at.env, close: () => child.stop() }, schema: freshSchema('svcd_sustained') };
+}
 const srv = await startServer(cluster
   ? { dataDir, env: cluster.s3.env, args: ['--metadata', 'postgres', '--postgres-url', TEST_POSTGRES_URL, '--postgres-schema', cluster.schema, ...s3Args(cluster.s3, `${cluster.schema}/`)] }
   : { dataDir });
@@ -77,6 +85,15 @@ try {
   for (const c of conns) c.close();
   console.log(`${row('whole run after warm-up', whole, countedSecs)}\n`);
   console.log(`whole run: ack p99.9 ${fmt(pctMs(whole, 99.9))} ms over ${whole.totalCount.toLocaleString('en-US')} appends`);
+  if (cluster) {
+    // Chunk objects past their grace are what collection has not kept up with (cluster/chunk-gc.ts).
+    const sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await sql.connect();
+    const { rows } = await sql.query<{ all: string; due: string }>(
+      `SELECT count(*) AS all, count(*) FILTER (WHERE created_at < clock_timestamp() - $1 * interval '1 millisecond') AS due FROM ${cluster.schema}.chunk_objects`, [CHUNK_OBJECT_GRACE_MS]);
+    await sql.end();
+    console.log(`\nchunk objects at the end: ${rows[0].all} in PostgreSQL, ${rows[0].due} of them past their ${CHUNK_OBJECT_GRACE_MS / 1000} s grace`);
+  }
   if (starLines.length) console.log(`\nthe star said:\n${starLines.map((l) => `  ${l}`).join('\n')}`);
 } finally {
   await srv.stop();

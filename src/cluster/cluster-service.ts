@@ -451,7 +451,16 @@ export class ClusterService implements StreamService, Leadership {
   }
 
   private async collectChunkObjects(): Promise<void> {
-    await collectChunkObjects(this.d.pg, (key) => this.storeOf(key).delete(key), this.d.clock);
+    await collectChunkObjects(this.d.pg, (keys) => this.deleteChunkObjects(keys), this.d.clock);
+  }
+
+  /** Chunk objects from both buckets (an express stream's live in the express one). */
+  private async deleteChunkObjects(keys: string[]): Promise<string[]> {
+    const express = keys.filter((k) => k.startsWith(EXPRESS_CHUNK_PREFIX));
+    const standard = keys.filter((k) => !k.startsWith(EXPRESS_CHUNK_PREFIX));
+    const deleted = standard.length > 0 ? await this.storeOf(standard[0]).deleteMany(standard) : [];
+    if (express.length > 0) deleted.push(...await this.storeOf(express[0]).deleteMany(express));
+    return deleted;
   }
 
   // ------------------------------------------------------------------ buckets: the shared store

@@ -199,11 +199,10 @@ export const AUDIT_FINDINGS_KEPT_MAX = 1000;
 export const READ_GRACE_MS_DEFAULT = 10 * 60_000;
 /** Chunk objects whose every chunk has settled are deleted this long after they were written. */
 export const CHUNK_OBJECT_GRACE_MS = 60_000;
-/** How often unreferenced chunk objects are collected, how many a batch, how many deletes at once,
+/** How often unreferenced chunk objects are collected, how many a batch (one DeleteObjects request),
  *  and for how long one run goes on taking batches (cluster/chunk-gc.ts). */
 export const CHUNK_GC_MS = 10_000;
 export const CHUNK_GC_BATCH_MAX = 256;
-export const CHUNK_GC_DELETES_CONCURRENT = 16;
 export const CHUNK_GC_RUN_MS_MAX = 5000;
 /** One-hop proxy to a stream's leader: connections per leader, and how long one hop may take to
  *  answer its head (an SSE hop then streams for as long as the caller stays). */

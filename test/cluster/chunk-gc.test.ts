@@ -47,7 +47,7 @@ describe('chunk object collection', { skip }, () => {
     const rows = async (): Promise<string[]> => (await sql.query<{ object_key: string }>(`SELECT object_key FROM ${schema}.chunk_objects ORDER BY object_key`)).rows.map((r) => r.object_key);
     const present = async (key: string): Promise<boolean> => objects.get(key).then(() => true, () => false);
 
-    assert.equal(await collectChunkObjects(cluster, (k) => objects.delete(k), clock), OLD_OBJECTS);
+    assert.equal(await collectChunkObjects(cluster, (keys) => objects.deleteMany(keys), clock), OLD_OBJECTS);
     assert.deepEqual(await rows(), ['chunks/fresh', 'chunks/named']);
     assert.deepEqual([await present('chunks/old-0'), await present(`chunks/old-${OLD_OBJECTS - 1}`), await present('chunks/named'), await present('chunks/fresh')], [false, false, true, true]);
 
@@ -55,11 +55,11 @@ describe('chunk object collection', { skip }, () => {
     await sql.query(`INSERT INTO ${schema}.chunk_objects (object_key, created_at) VALUES ('chunks/stuck', $1)`, [old]);
     mkdirSync(join(dir, 'chunks', 'stuck', 'inside'), { recursive: true });
     await add('chunks/later', old);
-    assert.equal(await collectChunkObjects(cluster, (k) => objects.delete(k), clock), 1);
+    assert.equal(await collectChunkObjects(cluster, (keys) => objects.deleteMany(keys), clock), 1);
     assert.deepEqual(await rows(), ['chunks/fresh', 'chunks/named', 'chunks/stuck']);
     rmdirSync(join(dir, 'chunks', 'stuck', 'inside'));
     rmdirSync(join(dir, 'chunks', 'stuck'));
-    assert.equal(await collectChunkObjects(cluster, (k) => objects.delete(k), clock), 1);
+    assert.equal(await collectChunkObjects(cluster, (keys) => objects.deleteMany(keys), clock), 1);
     assert.deepEqual(await rows(), ['chunks/fresh', 'chunks/named']);
   });
 });

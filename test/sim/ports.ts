@@ -237,6 +237,11 @@ export class Incarnation {
     },
     list: async (prefix, limit = Infinity) => [...this.world.objects.keys()].filter((k) => k.startsWith(prefix)).sort().slice(0, limit),
     delete: async (key) => { if (!this.dead) this.world.objects.delete(key); },
+    deleteMany: async (keys) => {
+      if (this.dead) return [];
+      for (const key of keys) this.world.objects.delete(key);
+      return [...keys];
+    },
   };
 
   completeObjectPuts(): number {

@@ -1,6 +1,6 @@
 // The ObjectStore contract, run against both backends: `fs` (a directory) and `s3` (s3rver on
 // loopback, through @aws-sdk/client-s3): whole and ranged reads, overwrite, listing by prefix, a
-// missing object as ENOENT, delete. Then what only s3 has: key prefixes that keep two stores apart
+// missing object as ENOENT, delete, deleteMany. Then what only s3 has: key prefixes that keep two stores apart
 // in one bucket, presigned GETs that honour a Range, and a start-up check that names a dead bucket.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -63,6 +63,16 @@ for (const be of backends) {
       assert.ok(keys.includes(one[0]));
       assert.deepEqual(await store.list('streams/many/'), keys);
       assert.deepEqual(await store.list('streams/none/', 1), []);
+    });
+
+    test('deleteMany deletes every key given, past one request\'s 1000 and an absent one included, and nothing else', async () => {
+      // The 1005 objects the listing test put, and one that was never there.
+      const keys = await store.list('streams/many/');
+      assert.equal(keys.length, 1005);
+      const kept = keys.pop()!;
+      const deleted = await store.deleteMany([...keys, 'streams/many/absent.seg']);
+      assert.deepEqual(deleted.sort(), [...keys, 'streams/many/absent.seg'].sort());
+      assert.deepEqual(await store.list('streams/many/'), [kept]);
     });
   });
 }

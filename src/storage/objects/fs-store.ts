@@ -76,4 +76,17 @@ export class FsObjectStore implements ObjectStore {
   async delete(key: string): Promise<void> {
     await rm(this.pathOf(key), { force: true });
   }
+
+  async deleteMany(keys: readonly string[]): Promise<string[]> {
+    const deleted: string[] = [];
+    for (const key of keys) {
+      try {
+        await this.delete(key);
+        deleted.push(key);
+      } catch {
+        // left out: the caller tries it again
+      }
+    }
+    return deleted;
+  }
 }

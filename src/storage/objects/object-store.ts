@@ -11,7 +11,13 @@ export interface ObjectStore {
   /** Keys under `prefix`, at most `limit` of them when given. */
   list(prefix: string, limit?: number): Promise<string[]>;
   delete(key: string): Promise<void>;
+  /** Deletes many objects, in as few requests as the backend allows (S3: one per 1000 keys);
+   *  answers the keys it deleted (an absent one counts) and leaves out those it could not. */
+  deleteMany(keys: readonly string[]): Promise<string[]>;
 }
+
+/** DeleteObjects takes at most this many keys a request (S3's own limit). */
+export const DELETE_MANY_KEYS_MAX = 1000;
 
 export interface FsObjectStoreConfig {
   backend: 'fs';

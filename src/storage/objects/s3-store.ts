@@ -5,11 +5,11 @@
 // role). ReadPlan's presigned mode signs GETs with the same credentials (SigV4 query signing).
 
 import {
-  DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsCommand, NoSuchKey, PutObjectCommand, S3Client, S3ServiceException,
+  DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, ListObjectsCommand, NoSuchKey, PutObjectCommand, S3Client, S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { S3_ATTEMPTS_MAX, S3_REQUEST_MS_MAX } from '../../config/limits.ts';
-import type { ByteRange, ObjectStore, S3ObjectStoreConfig } from './object-store.ts';
+import { DELETE_MANY_KEYS_MAX, type ByteRange, type ObjectStore, type S3ObjectStoreConfig } from './object-store.ts';
 
 /** An error the way the fs store reports a missing object, so readers treat both alike. */
 function missing(key: string): Error {
@@ -91,6 +91,26 @@ export class S3ObjectStore implements ObjectStore {
 
   async delete(key: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.cfg.bucket, Key: this.objectKey(key) }));
+  }
+
+  /** DeleteObjects, quiet: the answer lists only the keys that failed. A request that fails as a
+   *  whole ends the call with what the earlier ones deleted. */
+  async deleteMany(keys: readonly string[]): Promise<string[]> {
+    const deleted: string[] = [];
+    for (let at = 0; at < keys.length; at += DELETE_MANY_KEYS_MAX) {
+      const part = keys.slice(at, at + DELETE_MANY_KEYS_MAX);
+      let failed: Set<string | undefined>;
+      try {
+        const res = await this.client.send(new DeleteObjectsCommand({
+          Bucket: this.cfg.bucket, Delete: { Objects: part.map((k) => ({ Key: this.objectKey(k) })), Quiet: true },
+        }));
+        failed = new Set((res.Errors ?? []).map((e) => e.Key));
+      } catch {
+        break;
+      }
+      for (const k of part) if (!failed.has(this.objectKey(k))) deleted.push(k);
+    }
+    return deleted;
   }
 
   /** A URL that GETs the object (the caller adds its own Range) until `expiresAtMs`. */

@@ -12,6 +12,7 @@ export class TrackedObjectStore implements ObjectStore {
   get(key: string, range?: ByteRange): Promise<Buffer> { return this.track(this.inner.get(key, range)); }
   list(prefix: string, limit?: number): Promise<string[]> { return this.track(this.inner.list(prefix, limit)); }
   delete(key: string): Promise<void> { return this.track(this.inner.delete(key)); }
+  deleteMany(keys: readonly string[]): Promise<string[]> { return this.track(this.inner.deleteMany(keys)); }
 
   private track<T>(op: Promise<T>): Promise<T> {
     return op.then((v) => {
