@@ -401,9 +401,10 @@ function startLocalWal(
     exited = true;
     if (!stopping) { logError(`flusher exited (${code}); no append is acknowledged any more`); log.markFailed(); }
   });
-  // The flusher thread loads its TypeScript after this returns (about 0.3 s here): a star that
-  // listened at once held its first append that long. Ready once the flusher has opened its first
-  // file, or has failed (then appends fail as they would), or after WAL_FLUSHER_START_MS_MAX.
+  // The flusher thread starts after this returns: from its tsx entry it compiled its TypeScript
+  // first (about 0.3 s here), and a star that listened at once held its first append that long.
+  // Ready once the flusher has opened its first file, or has failed (then appends fail as they
+  // would), or after WAL_FLUSHER_START_MS_MAX.
   const ready = new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, WAL_FLUSHER_START_MS_MAX);
     timer.unref();
