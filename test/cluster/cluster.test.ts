@@ -127,14 +127,15 @@ describe('a cluster of three stars', { skip }, () => {
     const lease = await sql.query<{ holder: string }>(`SELECT holder FROM ${c.schema}.leases WHERE bucket = 'cb' AND key = $1`, [Buffer.from('g1')]);
     const leaderIdx = Number(lease.rows[0].holder.replace('star-', ''));
     const otherIdx = (leaderIdx + 1) % 3;
-    const other = connect(c.grpcPort(otherIdx));
-    const leader = connect(c.grpcPort(leaderIdx));
+    const leaderPort = await c.grpcPort(leaderIdx);
+    const other = connect(await c.grpcPort(otherIdx));
+    const leader = connect(leaderPort);
     try {
       const err = await failure(other.data.GetStream.bind(other.data), { bucket: 'cb', key: Buffer.from('g1') });
       assert.equal(err.code, grpc.status.FAILED_PRECONDITION);
       assert.match(err.details, /^NOT_OWNER/);
       assert.equal(err.metadata.get('svcd-leader-star')[0], `star-${leaderIdx}`);
-      assert.equal(err.metadata.get('svcd-leader-grpc')[0], `127.0.0.1:${c.grpcPort(leaderIdx)}`);
+      assert.equal(err.metadata.get('svcd-leader-grpc')[0], `127.0.0.1:${leaderPort}`);
       const got = await grpcCall(leader.data.GetStream.bind(leader.data), { bucket: 'cb', key: Buffer.from('g1') }) as { info: { stream_id: string } };
       assert.ok(got.info.stream_id);
       const detail = await grpcCall(other.admin.GetStreamDetail.bind(other.admin), { bucket: 'cb', key: Buffer.from('g1') }) as { leader_star_id: string; lease_epoch: number };

@@ -96,8 +96,8 @@ describe('drain, decommission and a rolling restart', { skip, timeout: 240_000 }
   test('a drained star hands its leases over and takes no more; a decommissioned one leaves; the last active star cannot go', async () => {
     await setUp('dr');
     const load = produce(c, 'dr', 7);
-    const at0 = connect(c.grpcPort(0));
-    const at2 = connect(c.grpcPort(2));
+    const at0 = connect(await c.grpcPort(0));
+    const at2 = connect(await c.grpcPort(2));
     try {
       await sleep(1000);
       assert.ok(await leasesOf(1) > 0, 'star-1 leads some streams before the drain');
@@ -137,7 +137,7 @@ describe('drain, decommission and a rolling restart', { skip, timeout: 240_000 }
       await c.stars[i].stop();
       await c.restart(i);
     }
-    const at1 = connect(c.grpcPort(1));
+    const at1 = connect(await c.grpcPort(1));
     try {
       const stars = await grpcCall(at1.admin.ListStars.bind(at1.admin), {}) as { stars: { star_id: string; state: string }[] };
       assert.deepEqual(stars.stars.map((s) => `${s.star_id} ${s.state}`).sort(), ['star-0 STAR_STATE_ACTIVE', 'star-1 STAR_STATE_ACTIVE']);
@@ -160,7 +160,7 @@ describe('a rolling restart', { skip, timeout: 240_000 }, () => {
       await sleep(800);
       for (let i = 0; i < 3; i++) {
         const next = (i + 1) % 3;
-        const admin = connect(c.grpcPort(next));
+        const admin = connect(await c.grpcPort(next));
         try {
           await grpcCall(admin.admin.Drain.bind(admin.admin), { star_id: `star-${i}` });
           load.up[i] = false; // out of the load balancer, then stopped

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import pg from 'pg';
-import { startServer, tempDir, removeDir, type RunningServer } from '../helpers/server.ts';
+import { startServer, tempDir, removeDir, waitForOutput, type RunningServer } from '../helpers/server.ts';
 import type { Recorder } from '../helpers/history.ts';
 import { TEST_POSTGRES_URL, dropSchema, freshSchema } from '../helpers/postgres.ts';
 import { startS3, s3Args, type TestS3 } from '../helpers/s3.ts';
@@ -24,8 +24,9 @@ export interface TestCluster {
   /** Starts star i again (after a kill or stop); with `fresh`, on an empty data dir. */
   restart(i: number, fresh?: boolean): Promise<RunningServer>;
   url(i: number): string;
-  /** Star i's gRPC port. */
-  grpcPort(i: number): number;
+  /** Star i's gRPC port, once it printed it (that line may come in a later chunk than the listening
+   *  line startServer waited for). */
+  grpcPort(i: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -54,7 +55,7 @@ export async function startCluster(n: number, extraArgs: string[] = [], env: Rec
       return c.stars[i];
     },
     url: (i) => c.stars[i].baseUrl,
-    grpcPort: (i) => Number(/svcd grpc listening on 127\.0\.0\.1:(\d+)/.exec(c.stars[i].output())?.[1] ?? 0),
+    grpcPort: async (i) => Number((await waitForOutput(c.stars[i], /svcd grpc listening on 127\.0\.0\.1:(\d+)/))[1]),
     async close() {
       for (const s of c.stars) {
         if (s.proc.signalCode === 'SIGSTOP' || s.proc.exitCode === null) s.proc.kill('SIGCONT');

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { postgresSkipReason } from '../helpers/postgres.ts';
-import { removeDir, tempDir, waitForOutput, type RunningServer } from '../helpers/server.ts';
+import { removeDir, tempDir, waitForOutput } from '../helpers/server.ts';
 import { mint, startIssuer, type Issuer } from '../auth-http/kit.ts';
 import { bearer, bytes, call, callMd, connect, failureMd, type Clients } from '../grpc/client.ts';
 import { startCluster, type TestCluster } from './kit.ts';
@@ -19,10 +19,6 @@ const skip = await postgresSkipReason();
 const SECRET = 'peer-auth-suite-secret-0123456789abcdef';
 const WRONG_SECRET = 'not-the-cluster-secret-0123456789abcdef';
 
-/** Star i's gRPC port, once it printed it (it may come in a later chunk than the listening line). */
-async function grpcPort(star: RunningServer): Promise<number> {
-  return Number((await waitForOutput(star, /svcd grpc listening on 127\.0\.0\.1:(\d+)/))[1]);
-}
 
 describe('peers under jwt with a symmetric source', { skip }, () => {
   let c: TestCluster;
@@ -35,7 +31,7 @@ describe('peers under jwt with a symmetric source', { skip }, () => {
     await c?.close();
   });
   const client = async (i: number): Promise<Clients> => {
-    const cl = connect(await grpcPort(c.stars[i]));
+    const cl = connect(await c.grpcPort(i));
     clients.push(cl);
     return cl;
   };
@@ -102,7 +98,7 @@ describe('peers under mtls', { skip }, () => {
 
   test('a Drain sent to star-0 asks star-1 to settle over TLS with star-0\'s serving certificate', async () => {
     const creds = grpc.credentials.createSsl(readFileSync(certs.ca), readFileSync(certs.key), readFileSync(certs.cert));
-    const s0 = connect(await grpcPort(c.stars[0]), creds);
+    const s0 = connect(await c.grpcPort(0), creds);
     clients.push(s0);
     const res = await call(s0.admin.Drain.bind(s0.admin), { star_id: 'star-1' });
     assert.equal(typeof res.leases_moved, 'number');
@@ -129,7 +125,7 @@ describe('peers under jwt with JWKS: the provisioned peer token', { skip }, () =
   });
 
   test('a Drain sent to star-0 asks star-2 to settle with the provisioned token, and star-2 serves it', async () => {
-    const cl = connect(await grpcPort(c.stars[0]));
+    const cl = connect(await c.grpcPort(0));
     clients.push(cl);
     const es = issuer.keys.ES256;
     const admin = bearer(await mint(es.priv, 'svc:admin', { alg: 'ES256', kid: es.kid, sub: 'operator' }));

@@ -19,7 +19,7 @@ describe('a cluster star settles its streams from memory', { skip }, () => {
   let cl: Clients | undefined;
   before(async () => {
     c = await startCluster(1, ['--wal-settle-after-ms', '3600000']);
-    cl = connect(c.grpcPort(0));
+    cl = connect(await c.grpcPort(0));
   });
   after(async () => {
     cl?.close();
@@ -56,7 +56,7 @@ describe('a cluster star settles its streams from memory', { skip }, () => {
     cl!.close();
     await c.stars[0].kill();
     await c.restart(0, true); // an empty data dir: the records can only come from the bucket
-    cl = connect(c.grpcPort(0));
+    cl = connect(await c.grpcPort(0));
     for (const s of STREAMS) assert.deepEqual(await readAll(s), want.get(s), `${s} after a restart`);
   });
 });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { crc32c, crc32cImplementation, crc32cJs } from '../../src/storage/format/crc32c.ts';
 import { rng } from '../helpers/rng.ts';
 import {
-  FRAME_FORMAT_VERSION, encodeBatch, encodeRotate, forEachRecord, frameInfo, frameIsIntact, frameTimestamps, sealFrame, type DecodedRecord,
+  FRAME_FORMAT_VERSION, contentBytes, encodeBatch, encodeRotate, forEachRecord, frameInfo, frameIsIntact, frameTimestamps, sealFrame, type DecodedRecord,
 } from '../../src/storage/format/record-codec.ts';
 import { SEGMENT_FORMAT_VERSION, SegmentFooter, buildSegment, parseFooter } from '../../src/storage/segments/segment-format.ts';
 
@@ -77,6 +77,36 @@ test('a segment footer indexes every frame and rejects corruption', () => {
   const bad = Buffer.from(seg.bytes.subarray(seg.footerOffset));
   bad[3] ^= 1;
   assert.throws(() => parseFooter(bad), /checksum/);
+});
+
+test('a built segment sums its records\' content and spans from their lengths alone, as decoding them does', () => {
+  const next = rng(0x5e6);
+  const bytes = (n: number): Buffer => Buffer.from(Array.from({ length: n }, () => Math.floor(next() * 256)));
+  const frames: Uint8Array[] = [];
+  let seq = 5;
+  let ts = 1000;
+  for (let i = 0; i < 50; i++) {
+    const n = 1 + Math.floor(next() * 4);
+    frames.push(encodeBatch(ID, seq, Array.from({ length: n }, () => ({
+      timestamp_ms: (ts += Math.floor(next() * 3)),
+      headers: Array.from({ length: Math.floor(next() * 3) }, () => ({ name: bytes(Math.floor(next() * 9)), value: bytes(Math.floor(next() * 30)) })),
+      body: bytes(Math.floor(next() * 200)),
+    }))));
+    seq += n;
+  }
+  let content = 0;
+  const stamps: number[] = [];
+  for (const f of frames) forEachRecord(f, 0, 0, (r) => { content += contentBytes(r); stamps.push(r.timestamp_ms); return true; });
+  const seg = buildSegment(frames);
+  assert.deepEqual([seg.firstSeq, seg.endSeq, seg.minTs, seg.maxTs, seg.contentBytes], [5, seq, stamps[0], stamps[stamps.length - 1], content]);
+  const entries = parseFooter(seg.bytes.subarray(seg.footerOffset));
+  let at = 0;
+  for (const [i, e] of entries.entries()) {
+    const ts = frameTimestamps(frames[i]);
+    assert.deepEqual([e.offset, e.frameBytes, e.firstSeq, e.recordCount, e.minTs, e.maxTs], [at, frames[i].length, frameInfo(frames[i]).firstSeq, ts.length, ts[0], ts[ts.length - 1]]);
+    assert.equal(frameIsIntact(seg.bytes, e.offset, e.frameBytes), true);
+    at += e.frameBytes;
+  }
 });
 
 test('a footer finds the entry holding a seq_num or reaching a timestamp by search, as a scan of its entries would', () => {

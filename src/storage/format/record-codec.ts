@@ -60,6 +60,13 @@ export function contentBytes(r: Pick<CodecRecord, 'body' | 'headers'>): number {
   return n;
 }
 
+/** contentBytes of the record encoded at `at`, read from its lengths alone: the record's bytes after
+ *  its length field, less the timestamp, header count and body length fields, and each header's two
+ *  length fields. */
+export function recordContentBytesAt(buf: Uint8Array, at: number): number {
+  return readU32(buf, at) - 16 - 8 * readU32(buf, at + 12);
+}
+
 /** Bytes a record takes inside a frame. */
 export function encodedRecordBytes(r: CodecRecord): number {
   let n = RECORD_FIXED_BYTES + r.body.length;

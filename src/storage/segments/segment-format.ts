@@ -6,7 +6,7 @@
 // with one ranged GET.
 
 import { crc32c } from '../format/crc32c.ts';
-import { frameInfo, frameIsIntact, frameTimestamps, readU32, readU64, sealFrame, writeU64 } from '../format/record-codec.ts';
+import { FRAME_HEADER_BYTES, frameIsIntact, readU32, readU64, recordContentBytesAt, sealFrame, writeU64 } from '../format/record-codec.ts';
 
 export const SEGMENT_MAGIC = 0x47535653; // 'SVSG'
 export const FOOTER_ENTRY_BYTES = 40;
@@ -25,48 +25,61 @@ export interface FooterEntry {
 
 export interface BuiltSegment {
   bytes: Buffer;
-  entries: FooterEntry[];
   footerOffset: number;
   footerBytes: number;
+  /** The records it holds: [firstSeq, endSeq), stamped minTs to maxTs. */
+  firstSeq: number;
+  endSeq: number;
+  minTs: number;
+  maxTs: number;
+  /** Their content (bodies, header names and values), as retention counts it. */
+  contentBytes: number;
 }
 
 /** Appends the footer to the frames, sealing each frame's checksum unless the frames come already
- *  sealed and verified (from the WAL), which saves a pass over every byte. */
+ *  sealed and verified (from the WAL), which saves a pass over every byte. One pass, reading each
+ *  record's length and timestamp in place: a WAL file's worth of 100 B appends (400,000 frames) took
+ *  about 1.2 s of the settle thread when every frame was decoded into objects, twice. */
 export function buildSegment(frames: readonly Uint8Array[], alreadySealed = false): BuiltSegment {
-  const entries: FooterEntry[] = [];
-  let offset = 0;
-  for (const f of frames) {
-    const info = frameInfo(f);
-    const ts = frameTimestamps(f);
-    entries.push({
-      firstSeq: info.firstSeq, recordCount: info.recordCount, frameBytes: info.frameBytes, offset,
-      minTs: ts.length ? ts[0] : 0, maxTs: ts.length ? ts[ts.length - 1] : 0,
-    });
-    offset += info.frameBytes;
-  }
-  const footerBytes = entries.length * FOOTER_ENTRY_BYTES + TRAILER_BYTES;
-  const out = Buffer.allocUnsafe(offset + footerBytes);
-  let p = 0;
-  for (const f of frames) {
+  let framesBytes = 0;
+  for (const f of frames) framesBytes += f.length;
+  const footerBytes = frames.length * FOOTER_ENTRY_BYTES + TRAILER_BYTES;
+  const out = Buffer.allocUnsafe(framesBytes + footerBytes);
+  const built: BuiltSegment = { bytes: out, footerOffset: framesBytes, footerBytes, firstSeq: 0, endSeq: 0, minTs: 0, maxTs: 0, contentBytes: 0 };
+  let p = 0; // where the next frame goes
+  let e = framesBytes; // where its footer entry goes
+  for (let i = 0; i < frames.length; i++) {
+    const f = frames[i];
     out.set(f, p);
     if (!alreadySealed) sealFrame(out, p, f.length);
+    const count = readU32(out, p + 12);
+    const firstSeq = readU64(out, p + 32);
+    let r = p + FRAME_HEADER_BYTES;
+    let minTs = 0;
+    let maxTs = 0;
+    for (let k = 0; k < count; k++) {
+      maxTs = readU64(out, r + 4);
+      if (k === 0) minTs = maxTs;
+      built.contentBytes += recordContentBytesAt(out, r);
+      r += 4 + readU32(out, r);
+    }
+    if (i === 0) { built.firstSeq = firstSeq; built.minTs = minTs; }
+    built.endSeq = firstSeq + count;
+    built.maxTs = maxTs;
+    writeU64(out, e, firstSeq);
+    out.writeUInt32LE(count, e + 8);
+    out.writeUInt32LE(f.length, e + 12);
+    writeU64(out, e + 16, p);
+    writeU64(out, e + 24, minTs);
+    writeU64(out, e + 32, maxTs);
     p += f.length;
+    e += FOOTER_ENTRY_BYTES;
   }
-  const footerOffset = p;
-  for (const e of entries) {
-    writeU64(out, p, e.firstSeq);
-    out.writeUInt32LE(e.recordCount, p + 8);
-    out.writeUInt32LE(e.frameBytes, p + 12);
-    writeU64(out, p + 16, e.offset);
-    writeU64(out, p + 24, e.minTs);
-    writeU64(out, p + 32, e.maxTs);
-    p += FOOTER_ENTRY_BYTES;
-  }
-  out.writeUInt32LE(entries.length, p);
-  out.writeUInt32LE(crc32c(out, footerOffset, p), p + 4);
-  out.writeUInt32LE(SEGMENT_FORMAT_VERSION, p + 8);
-  out.writeUInt32LE(SEGMENT_MAGIC, p + 12);
-  return { bytes: out, entries, footerOffset, footerBytes };
+  out.writeUInt32LE(frames.length, e);
+  out.writeUInt32LE(crc32c(out, framesBytes, e), e + 4);
+  out.writeUInt32LE(SEGMENT_FORMAT_VERSION, e + 8);
+  out.writeUInt32LE(SEGMENT_MAGIC, e + 12);
+  return built;
 }
 
 /** A segment's footer index as fetched: its entries read in place, never unpacked into objects. A
