@@ -10,6 +10,7 @@ import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import { settleWalBytes } from '../workers/settle-task.ts';
 import { SETTLE_TASK_BYTES_MAX } from '../config/limits.ts';
+import { runsOf } from '../core/runs.ts';
 
 
 type Settled = { streamId: string; segment: SegmentMeta };
@@ -20,7 +21,7 @@ export type SettleBytes = (bytes: Uint8Array, streams: SettleRequest[]) => Promi
 
 /** On this thread, through `objects` (the seeded simulation's in-memory store). */
 export function settleHere(objects: ObjectStore): SettleBytes {
-  return (bytes, streams) => settleWalBytes(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), streams, objects);
+  return (bytes, streams) => settleWalBytes(bytes, streams, objects);
 }
 
 export class MemorySettler implements SegmentSettler {
@@ -31,30 +32,22 @@ export class MemorySettler implements SegmentSettler {
   ) {}
 
   async settle(generation: number, streams: SettleRequest[]): Promise<Settled[]> {
-    const out: Settled[] = [];
-    let batch: { req: SettleRequest; frames: Uint8Array[] }[] = [];
-    let batchBytes = 0;
-    const flush = async (): Promise<void> => {
-      if (batch.length === 0) return;
-      // A buffer of its own (not a slice of Node's shared pool), so a worker can be given it.
-      const bytes = new Uint8Array(batchBytes);
-      let at = 0;
-      for (const { frames } of batch) for (const f of frames) { bytes.set(f, at); at += f.length; }
-      const reqs = batch.map((b) => b.req);
-      batch = [];
-      batchBytes = 0;
-      out.push(...await this.settleBytes(bytes, reqs));
-    };
+    const held: { req: SettleRequest; frames: Uint8Array[]; bytes: number }[] = [];
     for (const req of streams) {
       const frames = this.framesOf(req.streamId, generation, req.fromSeq);
-      if (frames.length === 0) continue;
-      let n = 0;
-      for (const f of frames) n += f.length;
-      if (batchBytes > 0 && batchBytes + n > SETTLE_TASK_BYTES_MAX) await flush();
-      batch.push({ req, frames });
-      batchBytes += n;
+      let bytes = 0;
+      for (const f of frames) bytes += f.length;
+      if (frames.length > 0) held.push({ req, frames, bytes });
     }
-    await flush();
+    const out: Settled[] = [];
+    for (const [start, end] of runsOf(held, (h) => h.bytes, SETTLE_TASK_BYTES_MAX)) {
+      const run = held.slice(start, end);
+      // A buffer of its own (not a slice of Node's shared pool), so a worker can be given it.
+      const bytes = new Uint8Array(run.reduce((n, h) => n + h.bytes, 0));
+      let at = 0;
+      for (const { frames } of run) for (const f of frames) { bytes.set(f, at); at += f.length; }
+      out.push(...await this.settleBytes(bytes, run.map((h) => h.req)));
+    }
     return out;
   }
 }

@@ -16,6 +16,7 @@ import {
 import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
 import type { ObjectReclaimer } from './object-reclaimer.ts';
 import type { Clock, SegmentChecker } from './ports.ts';
+import { runsOf } from './runs.ts';
 
 export const AUDIT_QUEUES = ['deletions', 'verifications', 'findings'] as const;
 export type AuditQueueName = (typeof AUDIT_QUEUES)[number];
@@ -132,18 +133,12 @@ export class Auditor {
       const batch = this.verifications.splice(0, AUDIT_VERIFY_BATCH_MAX);
       this.checking = batch.length;
       let i = 0;
-      let answered = true;
-      while (answered && i < batch.length && this.clock.nowMs() - startMs < AUDIT_VERIFY_RUN_MS_MAX) {
-        let end = i + 1;
-        let bytes = batch[i].seg.size_bytes;
-        while (end < batch.length && end - i < AUDIT_CHECK_GROUP_SEGMENTS_MAX && bytes + batch[end].seg.size_bytes <= AUDIT_CHECK_GROUP_BYTES_MAX) {
-          bytes += batch[end].seg.size_bytes;
-          end += 1;
-        }
-        const group = batch.slice(i, end);
+      for (const [start, end] of runsOf(batch, (v) => v.seg.size_bytes, AUDIT_CHECK_GROUP_BYTES_MAX, AUDIT_CHECK_GROUP_SEGMENTS_MAX)) {
+        if (this.clock.nowMs() - startMs >= AUDIT_VERIFY_RUN_MS_MAX) break;
+        const group = batch.slice(start, end);
         this.checking -= group.length;
         i = end;
-        answered = await this.verify(group);
+        if (!await this.verify(group)) break;
       }
       this.checking = 0;
       if (i < batch.length) this.verifications.unshift(...batch.slice(i));

@@ -31,13 +31,12 @@ export interface SettleBytesTask {
 }
 
 export async function settleBytes(task: SettleBytesTask): Promise<SettledSegment[]> {
-  const buf = Buffer.from(task.bytes.buffer, task.bytes.byteOffset, task.bytes.length);
-  return settleWalBytes(buf, task.streams, workerStore(task.store));
+  return settleWalBytes(task.bytes, task.streams, workerStore(task.store));
 }
 
 /** Settles the whole frames of one WAL file's bytes: one segment per requested stream, uploaded to
  *  `objects`. (The seeded simulation in test/sim calls it with an in-memory WAL and store.) */
-export async function settleWalBytes(buf: Buffer, streams: SettleTask['streams'], objects: ObjectStore): Promise<SettledSegment[]> {
+export async function settleWalBytes(buf: Uint8Array, streams: SettleTask['streams'], objects: ObjectStore): Promise<SettledSegment[]> {
   const want = new Map(streams.map((s) => [s.streamId, s.fromSeq]));
   const byStream = new Map<string, Uint8Array[]>();
   let off = 0;

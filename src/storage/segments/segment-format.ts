@@ -122,24 +122,22 @@ export class SegmentFooter {
   /** The first entry whose records reach past `seq` (length when none does). Entries are in seq
    *  order, so this is a binary search. */
   indexAfterSeq(seq: number): number {
-    let lo = 0;
-    let hi = this.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.endSeq(mid) > seq) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
+    return this.firstIndexWhere((i) => this.endSeq(i) > seq);
   }
 
   /** The first entry whose newest record is stamped at or after `ts` (length when none is).
    *  Timestamps never go backwards within a stream, so this is a binary search too. */
   indexReachingTs(ts: number): number {
+    return this.firstIndexWhere((i) => this.maxTs(i) >= ts);
+  }
+
+  /** The first entry `holds` is true of, for a `holds` false up to some entry and true from it on. */
+  private firstIndexWhere(holds: (i: number) => boolean): number {
     let lo = 0;
     let hi = this.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.maxTs(mid) >= ts) hi = mid;
+      if (holds(mid)) hi = mid;
       else lo = mid + 1;
     }
     return lo;
