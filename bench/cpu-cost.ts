@@ -7,6 +7,7 @@
 //   CPU_COST_SECONDS=5 CPU_COST_RUNS=5 CPU_COST_CONNS=64 CPU_COST_RECORDS=1 npx tsx bench/cpu-cost.ts
 //   CPU_COST_TARGET=echo npx tsx bench/cpu-cost.ts   (the same load on the bare uWS echo floor)
 //   CPU_COST_NODE_ARGS=--perf-basic-prof npx tsx bench/cpu-cost.ts   (node flags for the star, for perf)
+//   CPU_COST_THREADS=1 npx tsx bench/cpu-cost.ts   (also each busy thread's µs/req, by tid and name)
 import { readdirSync, readFileSync } from 'node:fs';
 import { startChild } from './lib/child.ts';
 import { buildRequest, Http1Conn } from './lib/http1.ts';
@@ -22,7 +23,10 @@ const WARMUP_MS = 1500;
 /** Linux reports thread CPU in clock ticks of 10 ms. */
 const TICK_US = 10_000;
 
-interface ThreadCpu { ticks: number }
+interface ThreadCpu { ticks: number; name: string }
+const SHOW_THREADS = process.env.CPU_COST_THREADS === '1';
+/** Threads below this share of the requests' CPU are not listed one by one. */
+const THREAD_SHOWN_US_PER_REQ_MIN = 0.05;
 
 /** utime + stime per thread of `pid`, keyed by tid. */
 function threadTicks(pid: number): Map<number, ThreadCpu> {
@@ -31,7 +35,8 @@ function threadTicks(pid: number): Map<number, ThreadCpu> {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(Number(tid), { ticks: Number(f[11]) + Number(f[12]) });
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      out.set(Number(tid), { ticks: Number(f[11]) + Number(f[12]), name });
     } catch { /* the thread ended */ }
   }
   return out;
@@ -57,7 +62,9 @@ async function startTarget(): Promise<Target> {
   return { pid: srv.proc.pid!, port: srv.port, stop: async () => { await srv.stop(); removeDir(dataDir); } };
 }
 
-async function run(): Promise<{ reqs: number; mainUs: number; otherUs: number; secs: number }> {
+interface RunResult { reqs: number; mainUs: number; otherUs: number; secs: number; threads: { tid: number; name: string; us: number }[] }
+
+async function run(): Promise<RunResult> {
   const target = await startTarget();
   const pid = target.pid;
   try {
@@ -90,12 +97,14 @@ async function run(): Promise<{ reqs: number; mainUs: number; otherUs: number; s
     await new Promise<void>((r) => { drained = r; });
     for (const c of conns) c.close();
     let mainUs = 0; let otherUs = 0;
+    const threads: RunResult['threads'] = [];
     for (const [tid, a] of after) {
       const us = (a.ticks - (before.get(tid)?.ticks ?? 0)) * TICK_US;
+      threads.push({ tid, name: tid === pid ? 'main' : a.name, us });
       if (tid === pid) mainUs += us;
       else otherUs += us;
     }
-    return { reqs, mainUs, otherUs, secs };
+    return { reqs, mainUs, otherUs, secs, threads };
   } finally {
     await target.stop();
   }
@@ -108,4 +117,8 @@ for (let i = 1; i <= RUNS; i++) {
   const r = await run();
   const per = (us: number): string => (us / r.reqs).toFixed(2);
   console.log(`| ${i} | ${Math.round(r.reqs / r.secs).toLocaleString('en-US')} | ${per(r.mainUs)} | ${per(r.otherUs)} | ${Math.round((r.mainUs / 1e6 / r.secs) * 100)} |`);
+  if (SHOW_THREADS) {
+    const shown = r.threads.filter((t) => t.us / r.reqs >= THREAD_SHOWN_US_PER_REQ_MIN).sort((a, b) => b.us - a.us);
+    console.log(`|   | threads: ${shown.map((t) => `${t.name} (${t.tid}) ${per(t.us)}`).join(', ')} | | | |`);
+  }
 }
