@@ -328,6 +328,9 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
       ? { presign: (o: { objectKey: string; expiresAtMs: number }) => s3.presignGet(o.objectKey, o.expiresAtMs, Date.now()) }
       : presigner ? { presign: presigner.url.bind(presigner) } : {}),
   };
+  // Not ready while appends would be refused: the WAL cannot be written, or the metadata store is
+  // away (or a row write's outcome is still being read back). /readyz and grpc.health.v1 answer it.
+  const starReady = (): boolean => !wal.failed() && star.metadataReady();
   const grpcServer = cfg.grpcListen
     ? await startGrpcServer({
       ...(cluster ? { cluster: cluster.view() } : {}),
@@ -335,6 +338,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
       service: svc, clock, timers, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, vending, star: { id: starId, ...(cfg.advertiseAddress ? { address: cfg.advertiseAddress } : {}), settle: () => star.settle() },
       auth: grpcAuthHooks(auth, { clientCertVerified: authConfig.mode === 'mtls' }),
       ...(tls ? { credentials: grpcTlsCredentials(tls, authConfig.mode === 'mtls') } : {}),
+      ready: starReady,
     })
     : undefined;
   if (grpcServer) life.started('gRPC listener', 'listeners', () => grpcServer.close());
@@ -343,9 +347,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   const ops = cfg.metricsListen
     ? await startOpsServer(cfg.metricsListen.host, cfg.metricsListen.port, {
       metrics, allowedHosts: cfg.opsAllowedHosts,
-      // Not ready while appends would be refused: the WAL cannot be written, or the metadata store is
-      // away (or a row write's outcome is still being read back).
-      ready: () => !wal.failed() && star.metadataReady(),
+      ready: starReady,
       extra: adminSurface({
         ui: cfg.adminUi, reader: cfg.adminUiReader, logError, service: svc, audit: star.auditor, ...(cluster ? { cluster: cluster.view() } : {}),
         // The star as the gRPC admin plane names it (startGrpcServer's default id, its bound address).

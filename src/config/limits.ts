@@ -306,9 +306,14 @@ export const GRPC_REQUEST_BYTES_IN_FLIGHT_MAX = 512 * MiB;
 /** … and per tenant (a token's `sub`): one full batch and change, so a tenant cannot hold more than a
  *  quarter of the star's budget, and the others keep appending. */
 export const GRPC_REQUEST_BYTES_IN_FLIGHT_PER_TENANT_MAX = 128 * MiB;
-/** … and per client address for the one verb a caller may send unauthenticated (ExchangeToken).
- *  Every other verb's caller is authenticated from its head before one byte of its message is read. */
+/** … and per client address for the verbs a caller may send unauthenticated (ExchangeToken, and the
+ *  standard health and reflection services). Every other verb's caller is authenticated from its
+ *  head before one byte of its message is read. */
 export const GRPC_UNAUTHENTICATED_BYTES_IN_FLIGHT_PER_ADDRESS_MAX = 1 * MiB;
+/** Open grpc.health.v1.Health/Watch calls at once (each holds a stream); past it RESOURCE_EXHAUSTED. */
+export const GRPC_HEALTH_WATCHES_MAX = 1024;
+/** Health watchers learn of a change of the star's readiness within this long (one poll for all). */
+export const GRPC_HEALTH_WATCH_POLL_MS = 1000;
 
 // --- Authentication ------------------------------------------------------------------------------
 /** SVCD_ROOT_SECRET shorter than this refuses to boot: the root seed is svc:admin, its hash is an

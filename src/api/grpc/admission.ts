@@ -5,16 +5,18 @@
 // grpc-js reads a call's messages only once its handler asks: until then the HTTP/2 stream stays
 // paused and flow control holds the sender to one window. This interceptor holds that first read
 // back until the caller is known, then meters every message by the length its 5-byte head declares:
-//   1. every verb but ExchangeToken authenticates its caller from the call's head (the same hook the
+//   1. every verb but ExchangeToken, health and reflection authenticates its caller from the call's head (the same hook the
 //      handlers use): an anonymous or badly credentialed caller is answered UNAUTHENTICATED having
 //      been buffered no more than its head and one flow-control window;
-//   2. ExchangeToken (authenticated by the secret in its message) is refused while its client
+//   2. the standard health and reflection services (health.ts) are open: held, like the exchange,
+//      to control-sized messages and the per-address budget;
+//   3. ExchangeToken (authenticated by the secret in its message) is refused while its client
 //      address has spent its failed asks (the exchange's per-address throttle), and its messages are
 //      held to GRPC_CONTROL_MESSAGE_BYTES_MAX and a small per-address budget;
-//   3. a message is charged its declared length to the star's budget and its tenant's (the token's
+//   4. a message is charged its declared length to the star's budget and its tenant's (the token's
 //      sub) when its head arrives, before its body is buffered; over its verb's size limit or
 //      either budget it is refused with RESOURCE_EXHAUSTED (the spec's 429 code) and never read;
-//   4. the charge comes back when the call ends, or, in an AppendSession, when the batch is acked.
+//   5. the charge comes back when the call ends, or, in an AppendSession, when the batch is acked.
 
 import * as grpc from '@grpc/grpc-js';
 import {
@@ -24,6 +26,7 @@ import {
 import { ServiceError } from '../../core/errors.ts';
 import { bearerSubject, type FailureThrottle } from '../../auth/index.ts';
 import type { GrpcContext } from './context.ts';
+import { OPEN_GRPC_PATHS } from './health.ts';
 import { toGrpcFailure } from './status-mapping.ts';
 
 /** The one verb whose caller is not authenticated from the call's head. */
@@ -154,6 +157,7 @@ export function admissionInterceptor(ctx: GrpcContext, o: AdmissionOptions): grp
   return (method: { path: string }, call: grpc.ServerInterceptingCallInterface): grpc.ServerInterceptingCall => {
     const path = method.path;
     const isExchange = path === EXCHANGE_TOKEN_PATH;
+    const isOpen = OPEN_GRPC_PATHS.has(path);
     const isPeerVerb = path === SETTLE_STAR_PATH;
     const messageMax = APPEND_PATHS.has(path) ? GRPC_APPEND_MESSAGE_BYTES_MAX : GRPC_CONTROL_MESSAGE_BYTES_MAX;
     const acked = ACKED_STREAMS.get(path);
@@ -202,6 +206,11 @@ export function admissionInterceptor(ctx: GrpcContext, o: AdmissionOptions): grp
     const admit = async (metadata: grpc.Metadata): Promise<void> => {
       if (isExchange) {
         o.exchangeThrottle.check(address);
+        tenant = { key: `address ${address}`, bytesMax: GRPC_UNAUTHENTICATED_BYTES_IN_FLIGHT_PER_ADDRESS_MAX, what: `client address ${address}` };
+        return;
+      }
+      if (isOpen) {
+        // Health and reflection: no credential asked, and they tell nothing about any stream.
         tenant = { key: `address ${address}`, bytesMax: GRPC_UNAUTHENTICATED_BYTES_IN_FLIGHT_PER_ADDRESS_MAX, what: `client address ${address}` };
         return;
       }

@@ -42,6 +42,8 @@ export type SvcProto = DataProto & AdminProto;
 
 export interface LoadedProto {
   proto: SvcProto;
+  /** The loader's definition of svc.v1 (server reflection describes it). */
+  packageDefinition: protoLoader.PackageDefinition;
   sequenceDetail: MessageTypeDefinition<SequenceDetail, SequenceDetail__Output>;
   fenceDetail: MessageTypeDefinition<FenceDetail, FenceDetail__Output>;
   notOwnerDetail: MessageTypeDefinition<NotOwnerDetail, NotOwnerDetail__Output>;
@@ -59,6 +61,7 @@ export function loadSvcProto(): LoadedProto {
   const def = protoLoader.loadSync(files, LOADER_OPTIONS);
   loaded = {
     proto: grpc.loadPackageDefinition(def) as unknown as SvcProto,
+    packageDefinition: def,
     sequenceDetail: def['svc.v1.SequenceDetail'] as MessageTypeDefinition<SequenceDetail, SequenceDetail__Output>,
     fenceDetail: def['svc.v1.FenceDetail'] as MessageTypeDefinition<FenceDetail, FenceDetail__Output>,
     notOwnerDetail: def['svc.v1.NotOwnerDetail'] as MessageTypeDefinition<NotOwnerDetail, NotOwnerDetail__Output>,

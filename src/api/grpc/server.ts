@@ -15,6 +15,7 @@ import { adminServiceHandlers } from './admin-service.ts';
 import { admissionInterceptor, RequestBytesBudget } from './admission.ts';
 import { LiveCalls, type GrpcContext } from './context.ts';
 import { dataServiceHandlers } from './data-service.ts';
+import { addHealthAndReflection } from './health.ts';
 import type { GrpcAuthHooks, GrpcStarHooks, ReadPlanVending } from './hooks.ts';
 import { loadSvcProto } from './proto.ts';
 
@@ -47,6 +48,9 @@ export interface GrpcServerOptions {
    *  passes the star's own). */
   clock?: Clock;
   timers?: Timers;
+  /** The star can take appends (grpc.health.v1 answers SERVING): the ops listener's /readyz rule.
+   *  Default: always. */
+  ready?: () => boolean;
 }
 
 const SYSTEM_CLOCK: Clock = { nowMs: () => Date.now() };
@@ -68,7 +72,7 @@ function hostOf(listen: string): string {
 }
 
 export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningGrpcServer> {
-  const { proto } = loadSvcProto();
+  const { proto, packageDefinition } = loadSvcProto();
   const nowMs = opts.star?.nowMs ?? ((): number => Date.now());
   const ctx: GrpcContext = {
     service: opts.service,
@@ -104,6 +108,12 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
   });
   server.addService(proto.svc.v1.DataService.service, dataServiceHandlers(ctx));
   server.addService(proto.svc.v1.AdminService.service, adminServiceHandlers(ctx));
+  addHealthAndReflection(server, packageDefinition, {
+    ready: opts.ready ?? ((): boolean => true),
+    services: ['svc.v1.DataService', 'svc.v1.AdminService'],
+    live: ctx.live,
+    timers: ctx.timers,
+  });
 
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(opts.listen, opts.credentials ?? grpc.ServerCredentials.createInsecure(), (err, bound) => {
