@@ -22,6 +22,9 @@ export function exitPast(ms: number, who = 'bench'): void {
   setTimeout(() => { console.error(`${who}: over the time limit, exiting`); process.exit(3); }, ms).unref();
 }
 
+/** BENCH_SVCD_NODE_ARGS: node flags for every star the bench starts (e.g. a V8 heap setting to try). */
+const SVCD_NODE_ARGS = process.env.BENCH_SVCD_NODE_ARGS?.split(' ').filter((a) => a !== '') ?? [];
+
 /** A started svcd counts as settled once it uses less than this much of a core over one sample. */
 const SETTLED_CPU_PCT = 10;
 const SETTLED_SAMPLE_MS = 250;
@@ -56,7 +59,10 @@ export interface SvcdOptions {
 export async function startSvcd(opts: SvcdOptions = {}): Promise<Svcd> {
   const server = opts.profileDir
     ? await startProfiledServer(opts.profileDir, opts.args)
-    : await startServer({ engine: 'uws', ...(opts.args ? { args: opts.args } : {}), ...(opts.dataDir ? { dataDir: opts.dataDir } : {}) });
+    : await startServer({
+      engine: 'uws', ...(opts.args ? { args: opts.args } : {}), ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),
+      ...(SVCD_NODE_ARGS.length ? { nodeArgs: SVCD_NODE_ARGS } : {}),
+    });
   if (!/engine uws/.test(server.output())) {
     console.error(`bench: warning, svcd is not serving with uWS: ${server.output().trim()}`);
   }
