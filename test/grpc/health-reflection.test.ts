@@ -99,25 +99,32 @@ describe('grpc.health.v1 and server reflection (real star, --auth jwt)', () => {
     }
   });
 
-  test('Watch: SERVING at once, then NOT_SERVING when the star stops, then the stream ends', { timeout: 60_000 }, async () => {
+  test('Watch: the status at once, NOT_SERVING when the star stops, then a clean end; an unknown name is SERVICE_UNKNOWN', { timeout: 60_000 }, async () => {
     const own = await startGrpcChild({ jwt: true });
     const c = healthClient(own.grpcPort);
-    const seen: string[] = [];
-    try {
-      const ended = new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`the watch neither changed nor ended in ${WATCH_END_WAIT_MS} ms: ${seen.join(', ')}`)), WATCH_END_WAIT_MS);
-        const call = c.Watch({ service: '' });
-        call.on('data', (m: { status: string }) => {
-          seen.push(m.status);
-          // The first answer is the status now; stop the star only once it came.
-          if (seen.length === 1) void own.server.stop();
-        });
-        const done = (): void => { clearTimeout(timer); resolve(); };
-        call.on('end', done);
-        call.on('error', done); // a stream cut by the exiting process ends it too
+    /** Every status a watch saw, then how it ended: 'end' (the server closed it with OK) or the error's code. */
+    const watchOf = (service: string, onFirst: () => void): { seen: string[]; ended: Promise<string> } => {
+      const seen: string[] = [];
+      const ended = new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`watch '${service}' neither changed nor ended in ${WATCH_END_WAIT_MS} ms: ${seen.join(', ')}`)), WATCH_END_WAIT_MS);
+        const call = c.Watch({ service });
+        call.on('data', (m: { status: string }) => { seen.push(m.status); if (seen.length === 1) onFirst(); });
+        call.on('end', () => { clearTimeout(timer); resolve('end'); });
+        call.on('error', (err: grpc.ServiceError) => { clearTimeout(timer); resolve(`error ${grpc.status[err.code]}`); });
       });
-      await ended;
-      assert.deepEqual(seen, ['SERVING', 'NOT_SERVING']);
+      return { seen, ended };
+    };
+    try {
+      let firsts = 0;
+      // Stop the star once both watches have their first answer.
+      const both = (): void => { if (++firsts === 2) void own.server.stop(); };
+      const server = watchOf('', both);
+      const unknown = watchOf('svc.v1.NoSuchService', both);
+      // Both are ended by the stopping star itself (status OK), not cut when its process exits.
+      assert.equal(await server.ended, 'end');
+      assert.equal(await unknown.ended, 'end');
+      assert.deepEqual(server.seen, ['SERVING', 'NOT_SERVING']);
+      assert.deepEqual(unknown.seen, ['SERVICE_UNKNOWN']);
     } finally {
       c.close();
       await own.stop();

@@ -51,6 +51,8 @@ export function loadHealthProto(): { service: grpc.ServiceDefinition; packageDef
 export function healthHandlers(o: HealthOptions): grpc.UntypedServiceImplementation {
   const known = new Set(['', ...o.services]);
   const statusNow = (): ServingStatus => (!o.live.isClosing && o.ready() ? 'SERVING' : 'NOT_SERVING');
+  /** Open Watch calls, and the ones on a known service (told of changes). */
+  let watches = 0;
   const watchers = new Set<(s: ServingStatus) => void>();
   let poll: { cancel(): void } | undefined;
   let last: ServingStatus = 'UNKNOWN';
@@ -72,38 +74,39 @@ export function healthHandlers(o: HealthOptions): grpc.UntypedServiceImplementat
 
   const watch: grpc.handleServerStreamingCall<HealthCheckRequest, HealthCheckResponse> = (call) => {
     const service = call.request.service ?? '';
-    if (watchers.size >= GRPC_HEALTH_WATCHES_MAX) {
+    if (watches >= GRPC_HEALTH_WATCHES_MAX) {
       call.emit('error', { code: grpc.status.RESOURCE_EXHAUSTED, details: `at most ${GRPC_HEALTH_WATCHES_MAX} health watches at once` });
       return;
     }
-    if (!known.has(service)) {
-      // The protocol's answer for a name the server does not know: it may come to exist, so the
-      // watch stays open (it never will here; the caller ends it).
-      call.write({ status: 'SERVICE_UNKNOWN' });
-      return;
-    }
-    let sent = statusNow();
+    watches += 1;
+    // A name the server does not know is SERVICE_UNKNOWN, and the watch stays open (the protocol lets
+    // such a service appear later; none will here): it still counts against the bound and is ended
+    // at shutdown like every other.
+    const isKnown = known.has(service);
+    let sent: ServingStatus = isKnown ? statusNow() : 'SERVICE_UNKNOWN';
     call.write({ status: sent });
     const push = (s: ServingStatus): void => {
       if (s === sent) return;
       sent = s;
       call.write({ status: s });
     };
-    watchers.add(push);
-    if (watchers.size === 1) {
-      last = sent;
-      poll = o.timers.setInterval(tick, GRPC_HEALTH_WATCH_POLL_MS);
+    if (isKnown) {
+      watchers.add(push);
+      if (watchers.size === 1) {
+        last = sent;
+        poll = o.timers.setInterval(tick, GRPC_HEALTH_WATCH_POLL_MS);
+      }
     }
     let ended = false;
     const stop = (): void => {
       if (ended) return;
       ended = true;
-      watchers.delete(push);
+      watches -= 1;
       unregister();
-      if (watchers.size === 0) { poll?.cancel(); poll = undefined; }
+      if (watchers.delete(push) && watchers.size === 0) { poll?.cancel(); poll = undefined; }
     };
     const unregister = o.live.add(() => {
-      push('NOT_SERVING');
+      if (isKnown) push('NOT_SERVING');
       stop();
       call.end();
     });
