@@ -7,6 +7,7 @@ import {
 } from '../config/limits.ts';
 import {
   checkBucketName, checkFencingToken, checkKey, checkNewBucketName, decodeStreamCursor, encodeStreamCursor, listPageLimit,
+  readTimeSaturated,
 } from '../protocol/rules.ts';
 import type { BucketsAnswer, FenceAnswer, ReadAnswer, StreamJson, StreamsAnswer } from '../protocol/json.ts';
 import type { ExchangedToken, StreamInfo } from '../protocol/resources.ts';
@@ -93,21 +94,22 @@ function i64Query(v: string, name: string): number | bigint {
 }
 
 /**
- * A 64-bit value as the core's number. The core's positions and times are safe integers, so any
- * value past 2^53 - 1 lies past every one of them: it saturates there and gets the same answer (a
- * start past the tail, a limit clamped, a time after every record), never a rounded neighbour.
+ * An unsigned 64-bit value as the core's number. The core's positions are safe integers below
+ * 2^53 - 1, so any value past it lies past every one of them: it saturates there and gets the same
+ * answer (a start past the tail, a limit clamped), never a rounded neighbour. Times saturate one
+ * further (readTimeSaturated), since a record may be stamped 2^53 - 1 itself.
  */
-const saturated = (n: number | bigint): number => (typeof n === 'number' ? n
-  : n > 0n ? Number.MAX_SAFE_INTEGER : -Number.MAX_SAFE_INTEGER);
+const saturated = (n: number | bigint): number => (typeof n === 'number' ? n : Number.MAX_SAFE_INTEGER);
 
 function uintParam(q: URLSearchParams, name: string): number | undefined {
   const v = q.get(name);
   return v === null ? undefined : saturated(u64Query(v, name));
 }
 
-function intParam(q: URLSearchParams, name: string): number | undefined {
+/** A time parameter (timestamp_ms, until_ms): saturates past every stored time (readTimeSaturated). */
+function timeParam(q: URLSearchParams, name: string): number | undefined {
   const v = q.get(name);
-  return v === null ? undefined : saturated(i64Query(v, name));
+  return v === null ? undefined : readTimeSaturated(i64Query(v, name));
 }
 
 function boolParam(q: URLSearchParams, name: string): boolean {
@@ -132,7 +134,7 @@ interface QueryStart { start: ReadStart; exact?: bigint }
 function readStart(q: URLSearchParams, allowTailOffset: boolean): QueryStart | undefined {
   const seqText = q.get('seq_num');
   const seq = seqText === null ? undefined : u64Query(seqText, 'seq_num');
-  const ts = intParam(q, 'timestamp_ms');
+  const ts = timeParam(q, 'timestamp_ms');
   const off = allowTailOffset ? uintParam(q, 'tail_offset') : undefined;
   const given = [seq, ts, off].filter((x) => x !== undefined).length;
   if (given > 1) throw invalid(`exactly one of seq_num, timestamp_ms${allowTailOffset ? ', tail_offset' : ''} is allowed`);
@@ -253,7 +255,7 @@ export const ROUTES: readonly Route[] = [
       const base64 = base64Param(q);
       const res = await svc.read(c.params.bucket, c.params.key, {
         start: start.start, limit: uintParam(q, 'limit') ?? 0, maxBytes: uintParam(q, 'max_bytes') ?? 0,
-        untilMs: intParam(q, 'until_ms'), clamp: boolParam(q, 'clamp'),
+        untilMs: timeParam(q, 'until_ms'), clamp: boolParam(q, 'clamp'),
       }).catch((err: unknown) => { throw exactPastTail(err, start); });
       return json(200, { records: res.records.map((r) => encodeRecord(r, base64)), tail: res.tail } satisfies ReadAnswer);
     },

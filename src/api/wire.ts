@@ -14,6 +14,7 @@ import {
 } from '../protocol/resources.ts';
 import {
   checkBatch, checkCreationToken, checkFencingToken, checkHeaderCount, checkLocation, checkRecordCount, checkU64,
+  recordTimestampFromWire,
 } from '../protocol/rules.ts';
 
 type Json = Record<string, unknown>;
@@ -76,11 +77,6 @@ export function positionField(v: unknown, field: string, body: Uint8Array): numb
 function topLevelLiteral(body: Uint8Array, field: string): string | undefined {
   const text = Buffer.from(body.buffer, body.byteOffset, body.length).toString('latin1');
   return new RegExp(`"${field}"\\s*:\\s*(-?[0-9.eE+-]+)`).exec(text)?.[1];
-}
-
-function i64(v: unknown, field: string): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw invalid(`${field} must be an integer`);
-  return v;
 }
 
 /** A string field, held to its rule (protocol/rules.ts: the byte bound on a token or label). */
@@ -213,7 +209,7 @@ function decodeRecord(r: unknown, i: number): RecordInput {
   }
   const out: RecordInput = { headers, body };
   if (o.timestamp_ms !== undefined && o.timestamp_ms !== null) {
-    out.timestamp_ms = i64(o.timestamp_ms, `${at(i)}.timestamp_ms`); // the sign is checkBatch's
+    out.timestamp_ms = recordTimestampFromWire(o.timestamp_ms, `${at(i)}.timestamp_ms`);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // The sequencing rules as pure functions, so they can be tested exhaustively without a server:
 // fencing, match_seq_num, and timestamps per the stream's timestamping mode.
 
+import { TIME_PAST_SAFE_MS } from '../protocol/rules.ts';
 import { ServiceError } from './errors.ts';
 import type { Position, StreamConfig } from './types.ts';
 
@@ -66,6 +67,11 @@ export function stampTimestamps<S>(
     } else {
       t = client;
       if (!cfg.timestamping_uncapped && t > arrivalMs) t = arrivalMs;
+      // A client time past 2^53 - 1 arrives as TIME_PAST_SAFE_MS: capped above, it is arrival; an
+      // uncapped stream would store it as given, which a record's time cannot hold exactly.
+      if (t === TIME_PAST_SAFE_MS) {
+        throw new ServiceError('invalid_argument', `record ${i}: timestamp_ms past 2^53-1 cannot be stored; this stream's timestamping is uncapped`);
+      }
     }
     if (t < floor) t = floor;
     out[i] = t;

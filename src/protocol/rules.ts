@@ -90,6 +90,32 @@ export function checkU64(v: unknown, field: string): number {
   return v;
 }
 
+/**
+ * Record times past 2^53 - 1 stand for this one value: every stored time is a safe integer, so this is
+ * later than all of them. A read's time bound past 2^53 - 1 saturates here (a start after every record,
+ * an until_ms before none), and a record's timestamp_ms there is capped at arrival like any time
+ * ahead of it, or refused on an uncapped stream, which would have to store it exactly.
+ */
+export const TIME_PAST_SAFE_MS = 2 ** 53;
+/** The double a JSON or protobuf int64 of 2^63 - 1 arrives as (it rounds up to 2^63). */
+const I64_MAX_AS_DOUBLE = 2 ** 63;
+
+/** A record's timestamp_ms as decoded from JSON or protobuf (a double, rounded past 2^53): a
+ *  non-negative safe integer as is, a larger int64 as TIME_PAST_SAFE_MS, anything else refused. */
+export function recordTimestampFromWire(v: unknown, field: string): number {
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return v;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw invalid(`${field} must be a non-negative integer`);
+  if (v > I64_MAX_AS_DOUBLE) throw invalid(`${field} must be a signed 64-bit integer`);
+  return TIME_PAST_SAFE_MS;
+}
+
+/** A read's time bound (timestamp start, until_ms), already exact: past 2^53 - 1 it saturates at
+ *  ±TIME_PAST_SAFE_MS, past every stored time, never at a time a record may carry. */
+export function readTimeSaturated(v: number | bigint): number {
+  if (typeof v === 'number') return Math.max(-TIME_PAST_SAFE_MS, Math.min(TIME_PAST_SAFE_MS, v));
+  return v > 0n ? TIME_PAST_SAFE_MS : -TIME_PAST_SAFE_MS;
+}
+
 /** A text field of at most `maxBytes` bytes of UTF-8. */
 export function checkTextBytes(v: string, field: string, maxBytes: number): string {
   // Each UTF-16 unit is 1 to 3 bytes (a surrogate pair 4 for two): only a string whose length lies
@@ -129,7 +155,7 @@ export function checkBatch(records: readonly RecordInput[]): number {
     let content = r.body.length;
     for (const h of r.headers) content += h.name.length + h.value.length;
     if (content > RECORD_CONTENT_BYTES_MAX) throw invalid(`records[${i}] is over the ${RECORD_CONTENT_BYTES_MAX}-byte record limit`);
-    if (r.timestamp_ms !== undefined && (!Number.isSafeInteger(r.timestamp_ms) || r.timestamp_ms < 0)) {
+    if (r.timestamp_ms !== undefined && r.timestamp_ms !== TIME_PAST_SAFE_MS && (!Number.isSafeInteger(r.timestamp_ms) || r.timestamp_ms < 0)) {
       throw invalid(`records[${i}].timestamp_ms must be a non-negative integer`);
     }
     total += content;

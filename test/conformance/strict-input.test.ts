@@ -132,6 +132,34 @@ for (const engine of ENGINES) {
       assert.equal(buckets.status, 200, 'a list limit is clamped');
     });
 
+    test('times past 2^53-1: a record stamped 2^53-1 lies before every later bound; a later record time is capped, or 400 uncapped', async () => {
+      const SAFE_MAX = String(Number.MAX_SAFE_INTEGER);
+      const PAST_SAFE = '9007199254740992';
+      const { bucket, key, path } = await c.freshStream({ timestamping_uncapped: true });
+      await c.appendOk(bucket, key, [{ body: 'latest', timestamp_ms: Number.MAX_SAFE_INTEGER }]);
+      for (const bound of [PAST_SAFE, I64_MAX]) {
+        const after = await c.get(`${path}/records?timestamp_ms=${bound}`);
+        assert.deepEqual(after.body.records, [], `no record is stamped at or after ${bound}`);
+        const before = await c.get(`${path}/records?seq_num=0&until_ms=${bound}`);
+        assert.deepEqual(before.body.records.map((r: { timestamp_ms: number }) => r.timestamp_ms), [Number.MAX_SAFE_INTEGER], `the record is before until_ms=${bound}`);
+      }
+      const at = await c.get(`${path}/records?timestamp_ms=${SAFE_MAX}`);
+      assert.equal(at.body.records.length, 1, 'a start at the record\'s own time finds it');
+      // An uncapped stream would have to keep a later time as given: refused, nothing stored.
+      const raw = (ts: string): string => `{"records":[{"body":"x","timestamp_ms":${ts}}]}`;
+      assertError(await c.post(`${path}/records`, undefined, { raw: raw(I64_MAX) }), 400, 'uncapped, past 2^53-1');
+      assert.equal((await c.get(`${path}/records/tail`)).body.seq_num, 1, 'nothing appended');
+      // Capped (the default), a time ahead of arrival is arrival, however far ahead.
+      const capped = await c.freshStream();
+      const before = Date.now();
+      for (const ts of [PAST_SAFE, I64_MAX]) {
+        const res = await c.post(`${capped.path}/records`, undefined, { raw: raw(ts) });
+        assert.equal(res.status, 200, res.text);
+        assert.ok(res.body.end.timestamp_ms >= before && res.body.end.timestamp_ms <= Date.now(), `${ts} is capped at arrival: ${res.text}`);
+      }
+      assertError(await c.post(`${capped.path}/records`, undefined, { raw: raw(I64_OVER + '0') }), 400, 'past int64');
+    });
+
     test('Last-Event-ID up to 2^64-1 waits at the tail; past it is 400', async () => {
       const { path } = await c.freshStream();
       const over = await c.get(`${path}/records/subscribe`, { headers: { 'last-event-id': U64_OVER } });

@@ -41,4 +41,22 @@ describe('grpc read starts across the uint64 range', () => {
     const until = await call(h.data.Read.bind(h.data), { bucket: 'big', key, seq_num: 0, until_ms: '9223372036854775807' } as never);
     assert.equal(until.records.length, 3);
   });
+
+  it('times past 2^53-1: a record stamped 2^53-1 lies before later bounds; a later record time is capped, or INVALID_ARGUMENT uncapped', async () => {
+    const uk = bytes('uncapped');
+    await call(h.data.CreateStream.bind(h.data), { bucket: 'big', key: uk, config: { timestamping_uncapped: true } } as never);
+    await call(h.data.Append.bind(h.data), { bucket: 'big', key: uk, records: [{ body: bytes('latest'), timestamp_ms: String(Number.MAX_SAFE_INTEGER) }] } as never);
+    for (const bound of ['9007199254740992', '9223372036854775807']) {
+      const after = await call(h.data.Read.bind(h.data), { bucket: 'big', key: uk, timestamp_ms: bound } as never);
+      assert.deepEqual(after.records, [], `nothing at or after ${bound}`);
+      const before = await call(h.data.Read.bind(h.data), { bucket: 'big', key: uk, seq_num: 0, until_ms: bound } as never);
+      assert.equal(before.records.length, 1, `the record is before until_ms ${bound}`);
+    }
+    const refused = await failure(h.data.Append.bind(h.data), { bucket: 'big', key: uk, records: [{ body: bytes('x'), timestamp_ms: '9223372036854775807' }] } as never);
+    assert.equal(refused.code, grpc.status.INVALID_ARGUMENT, refused.message);
+    const t0 = Date.now();
+    const ack = await call(h.data.Append.bind(h.data), { bucket: 'big', key, records: [{ body: bytes('d'), timestamp_ms: '9223372036854775807' }] } as never);
+    const ts = Number((ack as { end?: { timestamp_ms?: unknown } }).end?.timestamp_ms);
+    assert.ok(ts >= t0 && ts <= Date.now(), `capped at arrival: ${ts}`);
+  });
 });

@@ -12,7 +12,8 @@ import type {
 } from '../../protocol/resources.ts';
 import {
   checkBatch, checkBucketName, checkCreationToken, checkFencingToken, checkHeaderCount, checkKey, checkLocation,
-  checkNewBucketName, checkRecordCount, checkU64, decodeStreamCursor, encodeStreamCursor, listPageLimit,
+  checkNewBucketName, checkRecordCount, checkU64, decodeStreamCursor, encodeStreamCursor, listPageLimit, readTimeSaturated,
+  recordTimestampFromWire,
 } from '../../protocol/rules.ts';
 import type { AppendRecord__Output } from '../../gen/svc/v1/AppendRecord.ts';
 import type { BucketConfig as PbBucketConfig, BucketConfig__Output } from '../../gen/svc/v1/BucketConfig.ts';
@@ -65,6 +66,13 @@ export function selectorFromWire(v: number): number {
   return Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, Math.trunc(v)));
 }
 
+/** A read's time bound (a timestamp start, until_ms): as selectorFromWire, but saturating one past
+ *  2^53 - 1 (readTimeSaturated), since a record may carry that time itself. */
+export function timeSelectorFromWire(v: number): number {
+  if (Number.isNaN(v)) return 0;
+  return readTimeSaturated(Math.trunc(v));
+}
+
 /** Stream listing cursors: the same opaque base64url strings as over HTTP. */
 export const streamCursorToWire = encodeStreamCursor;
 export const streamCursorFromWire = (c: string): string => decodeStreamCursor(c);
@@ -96,7 +104,8 @@ export function recordsFromWire(records: AppendRecord__Output[]): { records: Rec
       if (h.name.length === 0) throw invalid(`records[${i}].headers[${j}] has no name`);
       headers[j] = { name: h.name, value: h.value };
     }
-    out[i] = r.timestamp_ms === undefined ? { headers, body: r.body } : { timestamp_ms: r.timestamp_ms, headers, body: r.body };
+    out[i] = r.timestamp_ms === undefined ? { headers, body: r.body }
+      : { timestamp_ms: recordTimestampFromWire(r.timestamp_ms, `records[${i}].timestamp_ms`), headers, body: r.body };
   }
   return { records: out, bytes: checkBatch(out) };
 }
@@ -234,7 +243,7 @@ interface StartFields {
 /** The oneof `start` of Read/Subscribe as a ReadStart; none set is INVALID_ARGUMENT. */
 export function readStartFromWire(m: StartFields): ReadStart {
   if (m.start === 'seq_num' && m.seq_num !== undefined) return { kind: 'seq_num', value: selectorFromWire(m.seq_num) };
-  if (m.start === 'timestamp_ms' && m.timestamp_ms !== undefined) return { kind: 'timestamp_ms', value: selectorFromWire(m.timestamp_ms) };
+  if (m.start === 'timestamp_ms' && m.timestamp_ms !== undefined) return { kind: 'timestamp_ms', value: timeSelectorFromWire(m.timestamp_ms) };
   if (m.start === 'tail_offset' && m.tail_offset !== undefined) return { kind: 'tail_offset', value: selectorFromWire(m.tail_offset) };
   throw invalid('exactly one start (seq_num, timestamp_ms or tail_offset) is required');
 }

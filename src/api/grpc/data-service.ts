@@ -9,7 +9,7 @@ import {
   addressFromWire, bucketCreateFromWire, bucketConfigFromWire, bucketFromWire, bucketInfoToWire, fencingTokenFromWire,
   newBucketFromWire, pageLimit, positionToWire, readStartFromWire, recordToWire,
   recordsFromWire, streamConfigFromWire, streamCreateFromWire, streamCursorFromWire, streamCursorToWire,
-  streamInfoToWire, selectorFromWire, u64FromWire,
+  streamInfoToWire, timeSelectorFromWire, u64FromWire,
 } from './convert.ts';
 import { handleReadPlan } from './read-plan.ts';
 import { handleSubscribe } from './subscribe.ts';
@@ -71,7 +71,7 @@ export function dataServiceHandlers(ctx: GrpcContext): DataServiceHandlers {
         limit: req.limit,
         maxBytes: req.max_bytes,
         clamp: req.clamp,
-        ...(req.until_ms !== undefined ? { untilMs: selectorFromWire(req.until_ms) } : {}),
+        ...(req.until_ms !== undefined ? { untilMs: timeSelectorFromWire(req.until_ms) } : {}),
       });
       return { records: result.records.map(recordToWire), tail: positionToWire(result.tail) };
     }),
