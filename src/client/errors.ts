@@ -46,7 +46,7 @@ export const WIRE_CODE: Readonly<Record<ErrorKind, string>> = {
   not_found: 'NotFound',
   method_not_allowed: '',
   already_exists: 'AlreadyExists',
-  bucket_not_empty: 'FailedPrecondition',
+  bucket_not_empty: 'AlreadyExists',
   trimmed: 'OutOfRange',
   range_not_satisfiable: 'OutOfRange',
   seq_mismatch: 'OutOfRange',

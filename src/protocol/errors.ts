@@ -47,7 +47,9 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, CodeRow>> = {
   not_found: { wire: 'NotFound', retryable: false },
   method_not_allowed: { wire: 'MethodNotAllowed', retryable: false },
   already_exists: { wire: 'AlreadyExists', retryable: false },
-  bucket_not_empty: { wire: 'FailedPrecondition', retryable: false },
+  // The spec's 409 is AlreadyExists on the wire. FailedPrecondition without a detail is its
+  // convergible 503: a client told that would retry a delete that can never succeed.
+  bucket_not_empty: { wire: 'AlreadyExists', retryable: false },
   trimmed: { wire: 'OutOfRange', retryable: false },
   range_not_satisfiable: { wire: 'OutOfRange', retryable: false },
   seq_mismatch: { wire: 'OutOfRange', retryable: false },

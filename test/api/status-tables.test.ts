@@ -21,7 +21,7 @@ const EXPECTED: Readonly<Record<ErrorCode, { http: number; grpc: number; wire: s
   not_found: { http: 404, grpc: 5, wire: 'NotFound', retryable: false },
   method_not_allowed: { http: 405, grpc: 12, wire: 'MethodNotAllowed', retryable: false },
   already_exists: { http: 409, grpc: 6, wire: 'AlreadyExists', retryable: false },
-  bucket_not_empty: { http: 409, grpc: 9, wire: 'FailedPrecondition', retryable: false },
+  bucket_not_empty: { http: 409, grpc: 6, wire: 'AlreadyExists', retryable: false },
   trimmed: { http: 410, grpc: 11, wire: 'OutOfRange', retryable: false },
   range_not_satisfiable: { http: 416, grpc: 11, wire: 'OutOfRange', retryable: false },
   seq_mismatch: { http: 412, grpc: 11, wire: 'OutOfRange', retryable: false },

@@ -219,10 +219,12 @@ describe('grpc data plane', () => {
     assert.equal((await call(h.data.GetStream.bind(h.data), { bucket: 'on-read', key: bytes('fresh') })).info?.key?.toString(), 'fresh');
   });
 
-  it('refuses deleting a bucket that still holds streams (FAILED_PRECONDITION, no detail)', async () => {
+  it('refuses deleting a bucket that still holds streams: ALREADY_EXISTS (409\'s code), not the retryable FAILED_PRECONDITION', async () => {
     const err = await failure(h.data.DeleteBucket.bind(h.data), { bucket: 'orders' });
-    assert.equal(err.code, grpc.status.FAILED_PRECONDITION);
+    assert.equal(err.code, grpc.status.ALREADY_EXISTS, err.message);
+    assert.match(err.details, /not empty/);
     assert.equal(detailsOf(err), undefined);
+    assert.ok((await call(h.data.GetBucket.bind(h.data), { bucket: 'orders' })).info, 'the bucket is still there');
   });
 
   it('maps the core errors it cannot reach here to their statuses (subscription cap, 503s)', async () => {

@@ -19,7 +19,7 @@ const GRPC_STATUS: Readonly<Record<ErrorCode, grpc.status>> = {
   not_found: grpc.status.NOT_FOUND,
   method_not_allowed: grpc.status.UNIMPLEMENTED,
   already_exists: grpc.status.ALREADY_EXISTS,
-  bucket_not_empty: grpc.status.FAILED_PRECONDITION,
+  bucket_not_empty: grpc.status.ALREADY_EXISTS,
   trimmed: grpc.status.OUT_OF_RANGE,
   range_not_satisfiable: grpc.status.OUT_OF_RANGE,
   seq_mismatch: grpc.status.OUT_OF_RANGE,

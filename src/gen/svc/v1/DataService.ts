@@ -182,14 +182,14 @@ export interface DataServiceClient extends grpc.Client {
   createStream(argument: _svc_v1_CreateStreamRequest, callback: grpc.requestCallback<_svc_v1_CreateStreamResponse__Output>): grpc.ClientUnaryCall;
   
   /**
-   * Deletes an empty bucket.
+   * Deletes an empty bucket. A bucket that still holds streams is ALREADY_EXISTS (HTTP 409).
    */
   DeleteBucket(argument: _svc_v1_DeleteBucketRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_svc_v1_DeleteBucketResponse__Output>): grpc.ClientUnaryCall;
   DeleteBucket(argument: _svc_v1_DeleteBucketRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_svc_v1_DeleteBucketResponse__Output>): grpc.ClientUnaryCall;
   DeleteBucket(argument: _svc_v1_DeleteBucketRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_svc_v1_DeleteBucketResponse__Output>): grpc.ClientUnaryCall;
   DeleteBucket(argument: _svc_v1_DeleteBucketRequest, callback: grpc.requestCallback<_svc_v1_DeleteBucketResponse__Output>): grpc.ClientUnaryCall;
   /**
-   * Deletes an empty bucket.
+   * Deletes an empty bucket. A bucket that still holds streams is ALREADY_EXISTS (HTTP 409).
    */
   deleteBucket(argument: _svc_v1_DeleteBucketRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_svc_v1_DeleteBucketResponse__Output>): grpc.ClientUnaryCall;
   deleteBucket(argument: _svc_v1_DeleteBucketRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_svc_v1_DeleteBucketResponse__Output>): grpc.ClientUnaryCall;
@@ -482,7 +482,7 @@ export interface DataServiceHandlers extends grpc.UntypedServiceImplementation {
   CreateStream: grpc.handleUnaryCall<_svc_v1_CreateStreamRequest__Output, _svc_v1_CreateStreamResponse>;
   
   /**
-   * Deletes an empty bucket.
+   * Deletes an empty bucket. A bucket that still holds streams is ALREADY_EXISTS (HTTP 409).
    */
   DeleteBucket: grpc.handleUnaryCall<_svc_v1_DeleteBucketRequest__Output, _svc_v1_DeleteBucketResponse>;
   
