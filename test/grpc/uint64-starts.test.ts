@@ -59,4 +59,19 @@ describe('grpc read starts across the uint64 range', () => {
     const ts = Number((ack as { end?: { timestamp_ms?: unknown } }).end?.timestamp_ms);
     assert.ok(ts >= t0 && ts <= Date.now(), `capped at arrival: ${ts}`);
   });
+
+  it('match_seq_num and a trim point past 2^53 (to 2^64-1): a miss with the tail, a trim to the tail, as over HTTP', async () => {
+    const tk = bytes('trim-far');
+    await call(h.data.CreateStream.bind(h.data), { bucket: 'big', key: tk });
+    await call(h.data.Append.bind(h.data), { bucket: 'big', key: tk, records: [{ body: bytes('a') }, { body: bytes('b') }] });
+    for (const seq of [U64_MAX, '9007199254740992']) {
+      const miss = await failure(h.data.Append.bind(h.data), { bucket: 'big', key: tk, records: [{ body: bytes('x') }], match_seq_num: seq } as never);
+      assert.equal(miss.code, grpc.status.OUT_OF_RANGE, `${seq}: ${miss.message}`);
+      assert.equal(detailsOf(miss)?.sequence?.tail?.seq_num, 2, 'nothing appended; the tail to try next');
+    }
+    await call(h.data.Trim.bind(h.data), { bucket: 'big', key: tk, seq_num: U64_MAX } as never);
+    const err = await failure(h.data.Read.bind(h.data), { bucket: 'big', key: tk, seq_num: 0 } as never);
+    assert.equal(err.code, grpc.status.OUT_OF_RANGE, 'the trim reached the tail: the records are gone');
+    assert.equal(detailsOf(err), undefined);
+  });
 });

@@ -30,7 +30,7 @@ import { ProducerSession } from '../../core/producer-session.ts';
 import type { AppendSessionRequest__Output } from '../../gen/svc/v1/AppendSessionRequest.ts';
 import type { AppendSessionResponse } from '../../gen/svc/v1/AppendSessionResponse.ts';
 import { atExpiry, authorize, CREDENTIAL_EXPIRED, type GrpcContext } from './context.ts';
-import { addressFromWire, fencingTokenFromWire, positionToWire, recordsFromWire, u64FromWire } from './convert.ts';
+import { addressFromWire, fencingTokenFromWire, positionFromWire, positionToWire, recordsFromWire } from './convert.ts';
 import { grpcFailure, toGrpcFailure, type GrpcFailure } from './status-mapping.ts';
 
 type SessionCall = grpc.ServerDuplexStream<AppendSessionRequest__Output, AppendSessionResponse>;
@@ -71,7 +71,7 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
     if (msg.request !== 'batch' || !msg.batch) throw grpcFailure(grpc.status.INVALID_ARGUMENT, 'only the first message may be `open`');
     const b = msg.batch;
     const { records, bytes } = recordsFromWire(b.records);
-    session.offer(records, bytes, b.match_seq_num !== undefined ? u64FromWire(b.match_seq_num, 'match_seq_num') : undefined);
+    session.offer(records, bytes, b.match_seq_num !== undefined ? positionFromWire(b.match_seq_num, 'match_seq_num') : undefined);
   };
 
   call.on('data', (msg: AppendSessionRequest__Output) => {

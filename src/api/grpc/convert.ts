@@ -66,6 +66,17 @@ export function selectorFromWire(v: number): number {
   return Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, Math.trunc(v)));
 }
 
+/**
+ * A uint64 position a request names (match_seq_num, a trim point), as HTTP's positionField does:
+ * protobuf cannot carry more than 2^64 - 1, and past 2^53 - 1 it lies past every position the core
+ * holds, so it saturates there and gets its meaning's answer (a match_seq_num miss with the tail, a
+ * trim to the tail) rather than INVALID_ARGUMENT for a valid uint64. Negative (an int64 field) is refused.
+ */
+export function positionFromWire(v: number, field: string): number {
+  if (Number.isInteger(v) && v > Number.MAX_SAFE_INTEGER) return Number.MAX_SAFE_INTEGER;
+  return checkU64(v, field);
+}
+
 /** A read's time bound (a timestamp start, until_ms): as selectorFromWire, but saturating one past
  *  2^53 - 1 (readTimeSaturated), since a record may carry that time itself. */
 export function timeSelectorFromWire(v: number): number {

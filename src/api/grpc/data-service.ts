@@ -9,7 +9,7 @@ import {
   addressFromWire, bucketCreateFromWire, bucketConfigFromWire, bucketFromWire, bucketInfoToWire, fencingTokenFromWire,
   newBucketFromWire, pageLimit, positionToWire, readStartFromWire, recordToWire,
   recordsFromWire, streamConfigFromWire, streamCreateFromWire, streamCursorFromWire, streamCursorToWire,
-  streamInfoToWire, timeSelectorFromWire, u64FromWire,
+  positionFromWire, streamInfoToWire, timeSelectorFromWire,
 } from './convert.ts';
 import { handleReadPlan } from './read-plan.ts';
 import { handleSubscribe } from './subscribe.ts';
@@ -48,7 +48,7 @@ export function dataServiceHandlers(ctx: GrpcContext): DataServiceHandlers {
       const { records } = recordsFromWire(req.records);
       const ack = await svc.append(bucket, key, {
         records,
-        ...(req.match_seq_num !== undefined ? { match_seq_num: u64FromWire(req.match_seq_num, 'match_seq_num') } : {}),
+        ...(req.match_seq_num !== undefined ? { match_seq_num: positionFromWire(req.match_seq_num, 'match_seq_num') } : {}),
         ...(token !== undefined ? { fencing_token: token } : {}),
       });
       return { start: positionToWire(ack.start), end: positionToWire(ack.end), tail: positionToWire(ack.tail) };
@@ -151,9 +151,9 @@ export function dataServiceHandlers(ctx: GrpcContext): DataServiceHandlers {
     Trim: unary(async (req, _md, c) => {
       const { bucket, key } = await streamAddress(ctx, 'Trim', req, c);
       if (req.point === 'seq_num' && req.seq_num !== undefined) {
-        await svc.trim(bucket, key, { seq_num: u64FromWire(req.seq_num, 'seq_num') });
+        await svc.trim(bucket, key, { seq_num: positionFromWire(req.seq_num, 'seq_num') });
       } else if (req.point === 'timestamp_ms' && req.timestamp_ms !== undefined) {
-        await svc.trim(bucket, key, { timestamp_ms: u64FromWire(req.timestamp_ms, 'timestamp_ms') });
+        await svc.trim(bucket, key, { timestamp_ms: positionFromWire(req.timestamp_ms, 'timestamp_ms') });
       }
       else throw new ServiceError('invalid_argument', 'exactly one of seq_num or timestamp_ms is required');
       return {};
