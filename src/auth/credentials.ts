@@ -7,7 +7,7 @@ import { createHash, randomBytes as nodeRandomBytes, timingSafeEqual } from 'nod
 import { ServiceError } from '../protocol/errors.ts';
 import type { ListPage } from '../core/service-api.ts';
 import type { RootSeed } from './config.ts';
-import { parseScopeStrict, type ParsedScope } from './scope.ts';
+import { parseStoredScope, type ParsedScope } from './scope.ts';
 
 export type CredentialState = 'active' | 'revoked';
 
@@ -39,6 +39,8 @@ export interface CredentialStore {
 export interface RegistryOptions {
   now?: () => number;
   randomBytes?: (n: number) => Uint8Array;
+  /** Where a stored scope's skipped tokens are reported (at create and at the root seed). */
+  log?: (msg: string) => void;
 }
 
 export const KEY_ID_PREFIX = 'ck_';
@@ -84,11 +86,13 @@ function info(row: CredentialRow): CredentialInfo {
 export class CredentialRegistry {
   private readonly now: () => number;
   private readonly random: (n: number) => Uint8Array;
+  private readonly log: (msg: string) => void;
   /** Key ids being created right now: two concurrent creates of one given id cannot both win. */
   private readonly creating = new Set<string>();
 
   constructor(private readonly store: CredentialStore, options: RegistryOptions = {}) {
     this.now = options.now ?? Date.now;
+    this.log = options.log ?? ((msg) => console.warn(msg));
     this.random = options.randomBytes ?? ((n) => nodeRandomBytes(n));
   }
 
@@ -98,7 +102,9 @@ export class CredentialRegistry {
    * when taken, revoked rows included); '' generates `ck_` + 16 hex digits.
    */
   async create(scope: string, keyId = ''): Promise<CreatedCredential> {
-    parseScopeStrict(scope); // refuse to store grants that would be skipped at use
+    // Rule 5: a malformed token is stored as given (the listing shows what was asked) and grants
+    // nothing; the operator is told here, once, rather than at every use.
+    parseStoredScope(scope, (token, reason) => this.log(`auth: credential ${keyId || '(new)'}: scope token '${token}' grants nothing and is skipped: ${reason}`));
     if (keyId !== '' && !isValidKeyId(keyId)) throw new ServiceError('invalid_argument', `key_id must be ${KEY_ID_RULE}`);
     let id = keyId;
     for (let attempt = 0; ; attempt++) {
@@ -155,9 +161,9 @@ export class CredentialRegistry {
     if (row.state !== 'active') throw new ServiceError('permission_denied', 'credential revoked');
     let scope: ParsedScope;
     try {
-      scope = parseScopeStrict(row.scope);
+      scope = parseStoredScope(row.scope);
     } catch {
-      // A stored row that no longer parses (edited by hand) grants nothing rather than something.
+      // A stored row past the token cap (edited by hand) grants nothing rather than something.
       throw new ServiceError('permission_denied', 'credential scope is not valid');
     }
     return { row: info(row), scope };
@@ -169,6 +175,7 @@ export class CredentialRegistry {
    * a new key id, so restarting a star never undoes an operator's revoke.
    */
   async convergeRootSeed(seed: RootSeed): Promise<'created' | 'updated' | 'unchanged'> {
+    parseStoredScope(seed.scope, (token, reason) => this.log(`auth: root seed ${seed.key_id}: scope token '${token}' grants nothing and is skipped: ${reason}`));
     const row = await this.store.get(seed.key_id);
     const hash = seed.secret_hash.toLowerCase();
     if (row === undefined) {

@@ -170,21 +170,18 @@ export function parseScope(scope: string, onMalformed?: MalformedTokenHook): Par
 }
 
 /**
- * Parse a scope that the service itself is asked to store (credential create, root seed): a
- * malformed token there would be skipped at every use, so it is refused outright with
- * InvalidArgument. (The exchange's asked scope follows rule 5 instead: see exchange.ts.)
+ * Parse a scope the service is asked to store (credential create, root seed). Rule 5 holds there as
+ * everywhere: an unknown or malformed `svc:` token is skipped (it grants nothing, at every use) and
+ * reported through `onMalformed`, never fatal; only more than SCOPE_TOKENS_MAX `svc:` tokens reject
+ * the whole credential, here as InvalidArgument (nothing is stored).
  */
-export function parseScopeStrict(scope: string): ParsedScope {
-  const problems: string[] = [];
-  let parsed: ParsedScope;
+export function parseStoredScope(scope: string, onMalformed?: MalformedTokenHook): ParsedScope {
   try {
-    parsed = parseScope(scope, (token, reason) => problems.push(`${token}: ${reason}`));
+    return parseScope(scope, onMalformed);
   } catch (err) {
     if (err instanceof ServiceError) throw new ServiceError('invalid_argument', err.message.replace(/^credential rejected: /, 'scope has '));
     throw err;
   }
-  if (problems.length > 0) throw new ServiceError('invalid_argument', `malformed scope token ${problems[0]}`);
-  return parsed;
 }
 
 function formatMatcher(m: Matcher): string {

@@ -180,7 +180,10 @@ test('root seed: three forms, exactly one', () => {
   assert.equal(parse({ 'root-key-id': 'root' }, { SVCD_ROOT_SECRET: 'é'.repeat(16) }).rootSeed?.key_id, 'root', '16 two-byte characters');
   refuses(/not valid JSON/, {}, { SVCD_ROOT_CREDENTIAL: '{' });
   refuses(/secret_hash must be the secret's SHA-256 as 64 hex digits, sha256:<64 hex digits>, or base64\/base64url/, {}, { SVCD_ROOT_CREDENTIAL: '{"key_id":"r","secret_hash":"abc"}' });
-  refuses(/malformed scope token/, {}, { SVCD_ROOT_CREDENTIAL: JSON.stringify({ key_id: 'r', secret_hash: hash, scope: 'svc:bogus' }) });
+  // Rule 5: a malformed token is kept (and grants nothing); only past 64 svc: tokens is a seed refused.
+  assert.equal(parse({}, { SVCD_ROOT_CREDENTIAL: JSON.stringify({ key_id: 'r', secret_hash: hash, scope: 'svc:admin svc:bogus' }) }).rootSeed?.scope, 'svc:admin svc:bogus');
+  const tooMany = Array.from({ length: 65 }, (_, i) => `svc:read:b${i}:*`).join(' ');
+  refuses(/scope has 65 svc: scope tokens/, {}, { SVCD_ROOT_CREDENTIAL: JSON.stringify({ key_id: 'r', secret_hash: hash, scope: tooMany }) });
 });
 
 test('root seed secret_hash: hex, sha256:hex, base64 and base64url of the digest; anything else refuses', () => {

@@ -18,7 +18,20 @@ test('create: ck_ + 16 hex, secret shown once, only its SHA-256 stored', async (
   const row = await store.get(c.key_id);
   assert.equal(row?.secret_hash, hashSecret(c.secret));
   assert.ok(!JSON.stringify(row).includes(c.secret));
-  await assert.rejects(reg.create('svc:bogus'), code('invalid_argument'));
+});
+
+test('create: a malformed svc: token is skipped and logged, never fatal (rule 5); past 64 svc: tokens the credential is refused', async () => {
+  const logged: string[] = [];
+  const reg = new CredentialRegistry(new MemoryCredentialStore(), { log: (m) => logged.push(m) });
+  const c = await reg.create('svc:read:b:* svc:bogus:b:* svc:read:ta:s1\u2003svc:admin', 'typo');
+  assert.equal(c.scope, 'svc:read:b:* svc:bogus:b:* svc:read:ta:s1\u2003svc:admin', 'stored as asked');
+  assert.equal(logged.length, 2, logged.join('\n'));
+  assert.match(logged[0], /credential typo: scope token 'svc:bogus:b:\*' grants nothing/);
+  const { scope } = await reg.verifySecret('typo', c.secret);
+  assert.deepEqual(scope.grants.map((g) => `${g.action}:${g.bucket.value}`), ['read:b'], 'only the well-formed grant');
+  assert.equal(scope.admin, false, 'a marker glued on with U+2003 is part of a malformed token: never admin');
+  const big = Array.from({ length: 65 }, (_, i) => `svc:read:b${i}:*`).join(' ');
+  await assert.rejects(reg.create(big), code('invalid_argument'));
 });
 
 test('key id collisions are retried', async () => {
@@ -54,8 +67,8 @@ test('create with a given key id: registered as given, validated, duplicates Alr
   const race = await Promise.allSettled(Array.from({ length: 4 }, () => reg.create('svc:admin', 'raced')));
   assert.equal(race.filter((r) => r.status === 'fulfilled').length, 1);
   for (const r of race) if (r.status === 'rejected') assert.ok(code('already_exists')(r.reason));
-  // A bad scope is refused before anything else, and '' still generates.
-  await assert.rejects(reg.create('svc:bogus', 'fresh'), code('invalid_argument'));
+  // A bad key id is refused, and '' still generates.
+  await assert.rejects(reg.create('svc:admin', 'not valid'), code('invalid_argument'));
   assert.match((await reg.create('svc:admin', '')).key_id, /^ck_[0-9a-f]{16}$/);
 });
 

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ServiceError } from '../../src/core/errors.ts';
 import {
-  encodeKeyForMatch, formatGrant, formatScope, grantContains, parseScope, parseScopeStrict,
+  encodeKeyForMatch, formatGrant, formatScope, grantContains, parseScope, parseStoredScope,
 } from '../../src/auth/scope.ts';
 
 test('encodeKeyForMatch: unreserved bytes stay, everything else is uppercase %XX', () => {
@@ -68,11 +68,13 @@ test('parseScope: 64 svc: tokens pass, 65 reject the credential (malformed and m
   }
 });
 
-test('parseScopeStrict refuses malformed tokens and oversize scopes as InvalidArgument', () => {
-  assert.throws(() => parseScopeStrict('svc:read:b:k svc:nope'), (e: unknown) => e instanceof ServiceError && e.code === 'invalid_argument');
+test('parseStoredScope skips malformed tokens, reporting them, and refuses oversize scopes as InvalidArgument', () => {
+  const skipped: string[] = [];
+  const p = parseStoredScope('svc:read:b:k svc:nope', (token) => skipped.push(token));
+  assert.deepEqual([p.grants.length, skipped], [1, ['svc:nope']]);
   const big = Array.from({ length: 65 }, (_, i) => `svc:read:b${i}:*`).join(' ');
-  assert.throws(() => parseScopeStrict(big), (e: unknown) => e instanceof ServiceError && e.code === 'invalid_argument');
-  assert.equal(parseScopeStrict('svc:admin').admin, true);
+  assert.throws(() => parseStoredScope(big), (e: unknown) => e instanceof ServiceError && e.code === 'invalid_argument');
+  assert.equal(parseStoredScope('svc:admin').admin, true);
 });
 
 test('formatScope round-trips', () => {
