@@ -331,8 +331,8 @@ export class Dispatcher {
       this.openStream(ex, res, principal, cors);
       return true;
     }
-    if (ex.method === 'HEAD') ex.respond(res.status, res.kind === 'json' ? jsonHeaders : withCors([], cors), ''); // headers only
-    else if (res.kind === 'json') ex.respond(res.status, jsonHeaders, res.text ?? JSON.stringify(res.body));
+    // A HEAD gets GET's answer: each engine sends its headers only (node:http with GET's length).
+    if (res.kind === 'json') ex.respond(res.status, jsonHeaders, res.text ?? JSON.stringify(res.body));
     else if (res.kind === 'empty') ex.respond(res.status, withCors([], cors), '');
     else ex.respond(res.status, withCors(res.headers, cors), res.body);
     return false;

@@ -105,9 +105,10 @@ const writeAnswer = (): void => {
   const { res, status, headers, body, close } = answer;
   res.writeStatus(STATUS_LINE[status] ?? `${status}`);
   for (const [k, v] of headers) res.writeHeader(encoded(k), encoded(v));
-  // A HEAD answer never carries a body, an error's envelope included (respond passes ''): bytes after
-  // it would be read as the start of the next answer. (uWS's endWithoutBody(length) leaves the
-  // connection stuck.)
+  // A HEAD answer never carries a body, an error's envelope included (respond drops it): bytes after
+  // it would be read as the start of the next answer. It says Content-Length: 0 rather than GET's
+  // length (as node:http does): this uWS build's endWithoutBody(length) sends nothing at all, and
+  // leaves a keep-alive connection stuck (tried 2026-11-27, with and without closing).
   if (status === 204) res.endWithoutBody(0, close);
   else res.end(body, close);
 };
