@@ -3,7 +3,7 @@
 
 import { TIME_PAST_SAFE_MS } from '../protocol/rules.ts';
 import { ServiceError } from './errors.ts';
-import type { Position, StreamConfig } from './types.ts';
+import { namedSeqText, type Position, type StreamConfig } from './types.ts';
 
 /** Throws the spec's 412 (fence detail) when the presented token does not admit this append. */
 export function checkFence(installed: string, policy: StreamConfig['producer_policy'], presented: string | undefined): void {
@@ -17,7 +17,7 @@ export function checkFence(installed: string, policy: StreamConfig['producer_pol
 /** Throws the spec's 412 (sequence detail) when the batch would not start at `match`. */
 export function checkMatch(match: number | undefined, next: number, tail: Position): void {
   if (match !== undefined && match !== next) {
-    throw new ServiceError('seq_mismatch', `match_seq_num ${match} does not match the next seq_num ${next}`, { tail });
+    throw new ServiceError('seq_mismatch', `match_seq_num ${namedSeqText(match)} does not match the next seq_num ${next}`, { tail });
   }
 }
 

@@ -28,7 +28,7 @@ import type {
 import { ROWS_IDLE, StreamState, heldBatch, holdBatch, streamInfoOf, type CommittedBatch, type MemBatch } from './stream-state.ts';
 import { LiveSubscription } from './subscription.ts';
 import {
-  DEFAULT_BUCKET_CONFIG, streamDefaultsOf, type AppendAck, type AppendInput, type BucketConfig, type BucketInfo, type EncodedBatch, type RecordInput,
+  DEFAULT_BUCKET_CONFIG, namedSeqText, streamDefaultsOf, type AppendAck, type AppendInput, type BucketConfig, type BucketInfo, type EncodedBatch, type RecordInput,
   type Position, type ReadOptions, type ReadResult, type ReadStart, type StreamConfig, type StreamInfo,
 } from './types.ts';
 
@@ -1139,7 +1139,7 @@ export class Star implements StreamService {
       seq = st.trimSeq;
     }
     if (seq > st.tail) {
-      if (!opts.clamp) throw new ServiceError('range_not_satisfiable', `start ${seq} is past the tail ${st.tail}`, { tail: st.tailPosition() });
+      if (!opts.clamp) throw new ServiceError('range_not_satisfiable', `start ${namedSeqText(seq)} is past the tail ${st.tail}`, { tail: st.tailPosition() });
       seq = st.tail;
     }
     const tail = st.tailPosition();
@@ -1232,7 +1232,7 @@ export class Star implements StreamService {
     if (start.kind === 'seq_num') {
       if (start.value < st.trimSeq) throw new ServiceError('trimmed', `records below ${st.trimSeq} were trimmed`);
       // As a Read without clamp: a start past the tail names no record that will ever be vended there.
-      if (start.value > st.tail) throw new ServiceError('range_not_satisfiable', `start ${start.value} is past the tail ${st.tail}`, { tail: st.tailPosition() });
+      if (start.value > st.tail) throw new ServiceError('range_not_satisfiable', `start ${namedSeqText(start.value)} is past the tail ${st.tail}`, { tail: st.tailPosition() });
       i = segs.findIndex((s) => s.end_seq > start.value);
       if (i < 0) return { segments: [], vended_until: Math.max(start.value, 0), more: false };
     } else {

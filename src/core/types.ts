@@ -4,6 +4,7 @@
 // Bytes are Buffers/Uint8Arrays here; JSON and its UTF-8-or-base64 rules live at the edge (api/).
 
 export type { Position } from '../protocol/position.ts';
+export { namedSeqText } from '../protocol/position.ts';
 export * from '../protocol/resources.ts';
 import type { BucketConfig, StreamConfig } from '../protocol/resources.ts';
 export type { AppendAck, Header, RecordInput, SequencedRecord } from '../protocol/records.ts';

@@ -5,3 +5,9 @@ export interface Position {
   /** Time of that record in ms; 0 when no record's time is known. */
   timestamp_ms: number;
 }
+
+/** A sequence number a request named, for a message: one past 2^53 - 1 arrived saturated there (the
+ *  transports cannot hold it exactly), so the message says so instead of naming a value never sent. */
+export function namedSeqText(n: number): string {
+  return n >= Number.MAX_SAFE_INTEGER ? 'at or past 2^53-1' : String(n);
+}
