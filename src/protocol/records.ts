@@ -40,3 +40,10 @@ export interface RecordPage {
   records: SequencedRecord[];
   tail: Position;
 }
+
+/** Content bytes of a record as the limits count them: body plus header names and values. */
+export function contentBytes(r: { body: Uint8Array; headers: readonly Header[] }): number {
+  let n = r.body.length;
+  for (const h of r.headers) n += h.name.length + h.value.length;
+  return n;
+}

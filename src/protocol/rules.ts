@@ -12,7 +12,7 @@ import {
   APPEND_RECORDS_MAX, BATCH_CONTENT_BYTES_MAX, BUCKET_NAME_BYTES_MAX, CREATION_TOKEN_BYTES_MAX, FENCING_TOKEN_BYTES_MAX,
   LIST_PAGE_DEFAULT, LIST_PAGE_MAX, LOCATION_BYTES_MAX, RECORD_CONTENT_BYTES_MAX, RECORD_HEADERS_MAX, STREAM_KEY_BYTES_MAX,
 } from './limits.ts';
-import type { RecordInput } from './records.ts';
+import { contentBytes, type RecordInput } from './records.ts';
 import { utf8ByteLength } from './utf8.ts';
 
 // ---- Names, keys, listings ---------------------------------------------------------------------
@@ -152,8 +152,7 @@ export function checkBatch(records: readonly RecordInput[]): number {
   for (let i = 0; i < records.length; i++) {
     const r = records[i];
     checkHeaderCount(r.headers.length, i);
-    let content = r.body.length;
-    for (const h of r.headers) content += h.name.length + h.value.length;
+    const content = contentBytes(r);
     if (content > RECORD_CONTENT_BYTES_MAX) throw invalid(`records[${i}] is over the ${RECORD_CONTENT_BYTES_MAX}-byte record limit`);
     if (r.timestamp_ms !== undefined && r.timestamp_ms !== TIME_PAST_SAFE_MS && (!Number.isSafeInteger(r.timestamp_ms) || r.timestamp_ms < 0)) {
       throw invalid(`records[${i}].timestamp_ms must be a non-negative integer`);

@@ -18,6 +18,10 @@ export const DS_RECORD_CHUNK_BYTES_MAX = 1 * MiB - 4 * KiB;
 export const DS_READ_BYTES_MAX = 4 * MiB;
 /** … and at most this many svcd records. */
 export const DS_READ_RECORDS_MAX = 8192;
+/** … gathered in at most this many svcd reads. A svcd read stops at the settled frontier (its spec:
+ *  a page never spans it); a DS page need not, and a client that asks once (the reference client's
+ *  `live: false`) must get what is committed up to the tail when it fits. */
+export const DS_READ_PARTS_MAX = 4;
 /** Loading a stream's DS state scans its records in pages of this many bytes. */
 export const DS_SCAN_PAGE_BYTES_MAX = 8 * MiB;
 

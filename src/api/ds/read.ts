@@ -3,12 +3,12 @@
 // messages; the next offset is one past the last record the page held, whatever its kind.
 
 import type { StreamService, Subscription, SubscriptionBatch } from '../../core/service-api.ts';
-import type { SequencedRecord } from '../../protocol/records.ts';
+import { contentBytes, type SequencedRecord } from '../../protocol/records.ts';
 import type { SseSink } from '../exchange.ts';
 import { isJson, isText, readBody } from './content.ts';
 import { dsError, dsInvalid } from './errors.ts';
 import { nextCursor, type HeaderList } from './headers.ts';
-import { DS_READ_BYTES_MAX, DS_READ_RECORDS_MAX, DS_SSE_CONNECTION_MS, DS_SSE_STALL_MS } from './limits.ts';
+import { DS_READ_BYTES_MAX, DS_READ_PARTS_MAX, DS_READ_RECORDS_MAX, DS_SSE_CONNECTION_MS, DS_SSE_STALL_MS } from './limits.ts';
 import { formatOffset, parseOffset } from './offsets.ts';
 import { kindOf } from './records.ts';
 import type { DsState, DsStates } from './state.ts';
@@ -73,9 +73,35 @@ function pageOf(records: SequencedRecord[], start: number, tail: number): Page {
   return { messages, next, tail, closedSeen };
 }
 
+/** One DS page from `start`: svcd reads joined across the settled frontier, up to the tail, within
+ *  DS_READ_RECORDS_MAX records and DS_READ_BYTES_MAX bytes (the first record always). */
 async function readPage(c: ReadCtx, start: number): Promise<Page> {
-  const r = await c.svc.read(c.states.bucket, c.key, { start: { kind: 'seq_num', value: start }, limit: DS_READ_RECORDS_MAX, maxBytes: DS_READ_BYTES_MAX, clamp: false });
-  return pageOf(r.records, start, r.tail.seq_num);
+  const records: SequencedRecord[] = [];
+  let bytes = 0;
+  let at = start;
+  let tail = start;
+  for (let part = 0; part < DS_READ_PARTS_MAX; part++) {
+    let r;
+    try {
+      r = await c.svc.read(c.states.bucket, c.key, {
+        start: { kind: 'seq_num', value: at }, limit: DS_READ_RECORDS_MAX - records.length, maxBytes: DS_READ_BYTES_MAX - bytes, clamp: false,
+      });
+    } catch (err) {
+      if (part === 0) throw err;
+      break; // trimmed or deleted since the first part: answer what was read; the next read tells
+    }
+    tail = r.tail.seq_num;
+    for (const rec of r.records) {
+      const size = contentBytes(rec);
+      if (records.length > 0 && bytes + size > DS_READ_BYTES_MAX) return pageOf(records, start, tail);
+      records.push(rec);
+      bytes += size;
+    }
+    if (r.records.length === 0) break;
+    at = r.records[r.records.length - 1].seq_num + 1;
+    if (at >= tail || records.length >= DS_READ_RECORDS_MAX || bytes >= DS_READ_BYTES_MAX) break;
+  }
+  return pageOf(records, start, tail);
 }
 
 function metaHeaders(st: DsState): HeaderList {

@@ -53,12 +53,8 @@ export function readU32(buf: Uint8Array, off: number): number {
   return (buf[off] | (buf[off + 1] << 8) | (buf[off + 2] << 16) | (buf[off + 3] << 24)) >>> 0;
 }
 
-/** Content bytes of a record as the limits count them: body plus header names and values. */
-export function contentBytes(r: Pick<CodecRecord, 'body' | 'headers'>): number {
-  let n = r.body.length;
-  for (const h of r.headers) n += h.name.length + h.value.length;
-  return n;
-}
+// Content bytes as the limits count them: one definition, in the protocol leaf.
+export { contentBytes } from '../../protocol/records.ts';
 
 /** contentBytes of the record encoded at `at`, read from its lengths alone: the record's bytes after
  *  its length field, less the timestamp, header count and body length fields, and each header's two
