@@ -3,8 +3,11 @@
 // `400 Bad Request` (or nothing) instead of the spec's error envelope. Each refusal gets the status
 // that fits it, the envelope, `Connection: close`, and then the connection is closed.
 
+import type { IncomingMessage, Server, ServerOptions } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { REFUSED_HEAD_DRAIN_BYTES_MAX, REFUSED_HEAD_DRAIN_MS_MAX, REQUEST_HEAD_BYTES_MAX, REQUEST_HEAD_MS_MAX, REQUEST_HEADERS_MAX } from '../src/config/limits.ts';
+import {
+  REFUSED_HEAD_DRAIN_BYTES_MAX, REFUSED_HEAD_DRAIN_MS_MAX, REQUEST_HEAD_BYTES_MAX, REQUEST_HEAD_CHECK_MS, REQUEST_HEAD_MS_MAX, REQUEST_HEADERS_MAX,
+} from '../src/config/limits.ts';
 import { ServiceError } from '../src/core/errors.ts';
 import { methodsFor } from '../src/api/routes.ts';
 import { httpStatusOf } from '../src/api/http-status.ts';
@@ -103,4 +106,31 @@ export function answerAndClose(sock: Duplex, r: HeadRefusal | undefined): void {
   sock.on('data', (c: Buffer) => { dropped += c.length; if (dropped > REFUSED_HEAD_DRAIN_BYTES_MAX) sock.destroy(); });
   sock.once('close', () => clearTimeout(timer));
   sock.resume();
+}
+
+/** node:http's options for bounded heads. requestTimeout 0 (event streams are long-lived) does not
+ *  bound heads: headersTimeout does, checked every REQUEST_HEAD_CHECK_MS. */
+export const HEAD_BOUNDS: ServerOptions = {
+  maxHeaderSize: REQUEST_HEAD_BYTES_MAX, headersTimeout: REQUEST_HEAD_MS_MAX, requestTimeout: 0,
+  connectionsCheckingInterval: REQUEST_HEAD_CHECK_MS,
+};
+
+/**
+ * Makes a node:http server (made with HEAD_BOUNDS) answer every head it refuses with the envelope:
+ * llhttp's refusals and expired heads (node's default is a bare 400 or nothing), and CONNECT (node
+ * hands it over as a tunnel and, with no listener, drops it unanswered). The data bridge's node engine
+ * and the Gateway both serve through it.
+ */
+export function refuseBadHeads(server: Server): void {
+  server.maxHeadersCount = REQUEST_HEADERS_MAX + 1;
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer; reason?: string }, sock: Duplex) => answerAndClose(sock, headRefusal(err)));
+  server.on('connect', (req: IncomingMessage, sock: Duplex) => answerAndClose(sock, methodRefusal('CONNECT', req.url)));
+}
+
+/** A request with more header fields than REQUEST_HEADERS_MAX: answered 431 and closed (true). node
+ *  keeps at most maxHeadersCount fields, one more than allowed, so one too many shows here. */
+export function refusedForHeaderCount(req: IncomingMessage): boolean {
+  if (req.rawHeaders.length <= 2 * REQUEST_HEADERS_MAX) return false;
+  answerAndClose(req.socket, tooManyHeaders());
+  return true;
 }

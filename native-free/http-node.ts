@@ -7,13 +7,13 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import {
-  REQUEST_BODY_IDLE_MS_MAX, REQUEST_HEAD_BYTES_MAX, REQUEST_HEAD_CHECK_MS, REQUEST_HEAD_MS_MAX, REQUEST_HEADERS_MAX,
+  REQUEST_BODY_IDLE_MS_MAX,
   UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX,
 } from '../src/config/limits.ts';
 import { ServiceError } from '../src/core/errors.ts';
 import type { BodyMeter, Dispatcher, MeteredExchange } from '../src/api/dispatch.ts';
 import type { SseSink } from '../src/api/exchange.ts';
-import { answerAndClose, headRefusal, methodRefusal, targetPath, tooManyHeaders } from './head-refusal.ts';
+import { HEAD_BOUNDS, refuseBadHeads, refusedForHeaderCount, targetPath } from './head-refusal.ts';
 
 class NodeExchange implements MeteredExchange {
   readonly method: string;
@@ -171,29 +171,19 @@ export interface NodeHttpServer {
 
 export function startNodeServer(host: string, port: number, dispatcher: Dispatcher, tls?: { cert: string; key: string; ca?: string; requestCert?: boolean }): Promise<NodeHttpServer> {
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    // node keeps at most maxHeadersCount fields (one more than allowed), so one too many shows here.
-    if (req.rawHeaders.length > 2 * REQUEST_HEADERS_MAX) { answerAndClose(req.socket, tooManyHeaders()); return; }
+    if (refusedForHeaderCount(req)) return;
     void dispatcher.handle(new NodeExchange(req, res));
-  };
-  const heads = {
-    // requestTimeout 0 (event streams are long-lived; SSE_STALL_MS bounds stuck consumers) does not
-    // bound heads: headersTimeout does, checked every REQUEST_HEAD_CHECK_MS.
-    maxHeaderSize: REQUEST_HEAD_BYTES_MAX, headersTimeout: REQUEST_HEAD_MS_MAX, requestTimeout: 0,
-    connectionsCheckingInterval: REQUEST_HEAD_CHECK_MS,
   };
   const server: Server = tls
     ? createHttps({
-      ...heads, cert: readFileSync(tls.cert), key: readFileSync(tls.key), ...(tls.ca ? { ca: readFileSync(tls.ca) } : {}),
+      ...HEAD_BOUNDS, cert: readFileSync(tls.cert), key: readFileSync(tls.key), ...(tls.ca ? { ca: readFileSync(tls.ca) } : {}),
       requestCert: tls.requestCert ?? false, rejectUnauthorized: tls.requestCert ?? false,
     }, handler)
-    : createHttp(heads, handler);
+    : createHttp(HEAD_BOUNDS, handler);
   server.keepAliveTimeout = 65_000;
-  server.maxHeadersCount = REQUEST_HEADERS_MAX + 1;
-  // Heads llhttp refuses (too large, unknown method, bad Content-Length, …) and heads that time out:
-  // the envelope with the status that fits, then close (node's default is a bare 400 or nothing).
-  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer; reason?: string }, sock) => answerAndClose(sock, headRefusal(err)));
-  // node hands a CONNECT over as a tunnel and, with no listener, drops it unanswered.
-  server.on('connect', (req: IncomingMessage, sock) => answerAndClose(sock, methodRefusal('CONNECT', req.url)));
+  // Heads llhttp refuses (too large, unknown method, bad Content-Length, …), heads that time out and
+  // CONNECT: the envelope with the status that fits, then close.
+  refuseBadHeads(server);
   return new Promise((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`)));
     server.listen(port, host, () => {

@@ -17,7 +17,9 @@ import { request as httpRequest, Agent, type ClientRequest, type IncomingMessage
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { FOLLOW_HEADER, HOP_HEADER, LEADER_HEADER } from '../api/proxy.ts';
-import { GATEWAY_RESEND_BYTES_TOTAL_MAX, GATEWAY_UPSTREAM_HEAD_MS_MAX, GATEWAY_UPSTREAM_SOCKETS_MAX, GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX } from '../config/limits.ts';
+import {
+  GATEWAY_RESEND_BYTES_TOTAL_MAX, GATEWAY_UPSTREAM_HEAD_MS_MAX, GATEWAY_UPSTREAM_SOCKETS_MAX, GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX, SSE_HEARTBEAT_MS,
+} from '../config/limits.ts';
 import { ServiceError } from '../protocol/errors.ts';
 import { RequestBody, ResendBudget } from './body.ts';
 import { fail, type LogError } from './reply.ts';
@@ -219,6 +221,51 @@ export class Forwarder {
   }
 }
 
+const HEARTBEAT = ': hb\n\n';
+const LF = 0x0a;
+
+/**
+ * Keeps an event stream the Gateway holds back (its read budget spent) from going silent: when
+ * nothing was written for SSE_HEARTBEAT_MS and the last write ended a frame, a heartbeat comment goes
+ * out, so a proxy idle timeout set above the heartbeat (as the spec asks) does not turn the pause
+ * into a drop (spec: Events, rule 8). While the star's own frames and heartbeats flow it never fires.
+ * One timer per stream, armed at most every SSE_HEARTBEAT_MS.
+ */
+class HeldStreamHeartbeat {
+  private lastWriteMs = Date.now();
+  private atFrameEnd = true;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly res: ServerResponse) {
+    this.arm(SSE_HEARTBEAT_MS);
+  }
+
+  wrote(chunk: Buffer): void {
+    this.lastWriteMs = Date.now();
+    this.atFrameEnd = chunk.length >= 2 && chunk[chunk.length - 1] === LF && chunk[chunk.length - 2] === LF;
+  }
+
+  private arm(ms: number): void {
+    this.timer = setTimeout(() => this.tick(), ms);
+  }
+
+  private tick(): void {
+    if (this.res.destroyed) return;
+    const quietMs = Date.now() - this.lastWriteMs;
+    if (quietMs >= SSE_HEARTBEAT_MS && this.atFrameEnd) {
+      this.res.write(HEARTBEAT);
+      this.lastWriteMs = Date.now();
+      this.arm(SSE_HEARTBEAT_MS);
+      return;
+    }
+    this.arm(Math.max(1, SSE_HEARTBEAT_MS - quietMs));
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
 /** The star's answer to the caller, with backpressure and the read budget. */
 function relay(upRes: IncomingMessage, res: ServerResponse, hooks: ForwardHooks): void {
   hooks.onStatus?.(upRes.statusCode ?? 0);
@@ -231,11 +278,14 @@ function relay(upRes: IncomingMessage, res: ServerResponse, hooks: ForwardHooks)
   let holds = 0;
   const hold = (): void => { if (holds++ === 0) upRes.pause(); };
   const unhold = (): void => { if (--holds === 0 && !res.destroyed) upRes.resume(); };
+  const heartbeat = /^text\/event-stream/i.test(String(upRes.headers['content-type'] ?? '')) ? new HeldStreamHeartbeat(res) : undefined;
+  res.once('close', () => heartbeat?.stop());
   upRes.on('data', (chunk: Buffer) => {
     if (!res.write(chunk)) { hold(); res.once('drain', unhold); }
+    heartbeat?.wrote(chunk);
     const waitMs = hooks.served(chunk.length);
     if (waitMs > 0) { hold(); setTimeout(unhold, waitMs); }
   });
-  upRes.on('end', () => res.end());
-  upRes.on('error', () => res.destroy());
+  upRes.on('end', () => { heartbeat?.stop(); res.end(); });
+  upRes.on('error', () => { heartbeat?.stop(); res.destroy(); });
 }

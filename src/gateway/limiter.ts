@@ -1,8 +1,11 @@
 // Per-sub ceilings from the token's svc_aux.limits (spec: Claims, Limits), enforced per Gateway
 // instance: `rps` (every request), `write_Bps` (request-body bytes: a declared length up front, a
 // chunked body as its bytes arrive) and `read_Bps` (served bytes). Each rate is a token bucket
-// holding at most one second of its rate. Past a ceiling a request is 429; an event stream whose
-// byte budget is spent pauses until it refills rather than being dropped (spec: Events, rule 8).
+// holding at most one second of its rate. A full bucket admits one unit of any size, going into debt
+// for the rest, so a ceiling is a rate and never a size: `rps` 0.5 admits a request every 2 s, and a
+// 5 kB body under `write_Bps` 3000 passes, the next one 1.7 s later. Past a ceiling a request is 429
+// naming how long until it fits; an event stream whose byte budget is spent pauses until it refills
+// rather than being dropped (spec: Events, rule 8).
 // `connections` (concurrent subscriptions) is a share of the upstream stream pool: capacity.ts.
 
 import { GATEWAY_SUBS_TRACKED_MAX } from '../config/limits.ts';
@@ -23,12 +26,18 @@ class TokenBucket {
     this.at = nowMs;
   }
 
-  /** Takes `n` when there are that many; false (nothing taken) otherwise. */
+  /** Takes `n` when there are that many, or when the bucket is full (one second of the rate) and `n`
+   *  is more than it holds: then into debt. False (nothing taken) otherwise. */
   tryTake(n: number, nowMs: number): boolean {
     this.refill(nowMs);
-    if (this.tokens < n) return false;
+    if (this.tokens < Math.min(n, this.ratePerS)) return false;
     this.tokens -= n;
     return true;
+  }
+
+  /** Seconds until `n` would be taken (whole seconds, at least 1), for the refusal's words. */
+  waitS(n: number): number {
+    return Math.max(1, Math.ceil((Math.min(n, this.ratePerS) - this.tokens) / this.ratePerS));
   }
 
   /** Takes `n` even into debt (bytes already served). */
@@ -95,14 +104,15 @@ export class GatewayLimiter {
     const s = this.state(sub, limits);
     const now = this.nowMs();
     if (s.read && s.read.debtMs(now) > 0) throw exhausted('read_Bps ceiling reached; retry shortly');
-    if (s.rps && !s.rps.tryTake(1, now)) throw exhausted('rps ceiling reached; retry shortly');
+    if (s.rps && !s.rps.tryTake(1, now)) throw exhausted(`rps ceiling reached; retry in ${s.rps.waitS(1)} s`);
     if (s.write && declaredBodyBytes > 0 && !s.write.tryTake(declaredBodyBytes, now)) {
-      throw exhausted(`write_Bps ceiling: a ${declaredBodyBytes}-byte body does not fit; retry shortly`);
+      throw exhausted(`write_Bps ceiling: a ${declaredBodyBytes}-byte body fits in ${s.write.waitS(declaredBodyBytes)} s; retry then`);
     }
   }
 
   /** Takes `bytes` of a body that declared no length as they arrive; false (nothing taken) when
-   *  the write budget cannot cover them: the body is then refused, never let through in debt. */
+   *  the write budget cannot cover them (a full budget covers a chunk of any size, into debt): the
+   *  body is then refused. */
   chargeWrite(sub: string, limits: TokenLimits, bytes: number): boolean {
     if (!limits.write_Bps) return true;
     const s = this.state(sub, limits);

@@ -22,10 +22,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
-  GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX, GATEWAY_UPSTREAM_QUEUE_MAX,
+  APPEND_BODY_BYTES_MAX, GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX, GATEWAY_UPSTREAM_QUEUE_MAX,
   GATEWAY_UPSTREAM_SOCKETS_MAX, GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX,
 } from '../config/limits.ts';
-import { notFound } from '../protocol/errors.ts';
+import { notFound, ServiceError } from '../protocol/errors.ts';
+import { HEAD_BOUNDS, refuseBadHeads, refusedForHeaderCount } from '../../native-free/head-refusal.ts';
 import { authorize, EXCHANGE_ADDRESS_THROTTLE, FailureThrottle, type Authenticator, type Operation, type Principal, type TokenLimits } from '../auth/index.ts';
 import { matchRoute, type RouteMatch } from '../api/routes.ts';
 import { UpstreamPool } from './capacity.ts';
@@ -81,6 +82,16 @@ function routeOf(method: string, path: string): RouteMatch | undefined {
   }
 }
 
+/** A request target as origin-form (path and query), with the authority of an absolute-form target
+ *  (RFC 9112 3.2.2: it replaces Host); undefined for a target that names no path (`*`). */
+export function originForm(target: string): { url: string; authority?: string } | undefined {
+  if (target.startsWith('/')) return { url: target };
+  const abs = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)/.exec(target);
+  if (!abs) return undefined;
+  const rest = target.slice(abs[0].length);
+  return { url: rest.startsWith('/') ? rest : `/${rest}`, authority: abs[1] };
+}
+
 /** An address as one spelling: IPv4 peers of a dual-stack listener arrive as ::ffff:a.b.c.d. */
 export function normalizeAddress(address: string): string {
   const a = address.trim().toLowerCase();
@@ -117,7 +128,12 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const trustedProxies = new Set([...(o.trustedProxies ?? [])].map(normalizeAddress));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = req.url ?? '/';
+    // The Gateway answers every head a star's uWS bridge would drop unanswered (RFC 9112 absolute-form
+    // targets, `*`, too many fields, a body past any route's), rather than forward it to each star in
+    // turn and answer 503 for what can never succeed.
+    const target = originForm(req.url ?? '/');
+    if (target === undefined) throw notFound(`the request target ${JSON.stringify((req.url ?? '').slice(0, 64))} names no path`);
+    const url = target.url;
     const q = url.indexOf('?');
     const rawPath = q < 0 ? url : url.slice(0, q);
     const query = q < 0 ? '' : url.slice(q);
@@ -127,7 +143,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       else answer(res, 405, { error: 'GET /healthz' }, { Allow: 'GET, HEAD' });
       return;
     }
-    const routed = routeHost(o.zone, req.headers.host, rawPath);
+    const routed = routeHost(o.zone, target.authority ?? req.headers.host, rawPath);
     if (routed.kind === 'not-found') throw notFound(routed.why);
     const path = routed.path;
     const route = routeOf(method, path);
@@ -152,6 +168,8 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     const limits: TokenLimits | undefined = token?.aux.limits;
     const sub = token?.sub ?? '';
     const declaredHeader = req.headers['content-length'];
+    const bodyMax = route?.route.bodyBytesMax ?? APPEND_BODY_BYTES_MAX;
+    if (Number(declaredHeader ?? 0) > bodyMax) throw new ServiceError('payload_too_large', `request body is over the ${bodyMax}-byte limit`);
     const enforce = o.limiter !== undefined && limits !== undefined ? { limiter: o.limiter, limits } : undefined;
     if (enforce) enforce.limiter.admit(sub, enforce.limits, Number(declaredHeader ?? 0) || 0);
 
@@ -172,11 +190,13 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   }
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    if (refusedForHeaderCount(req)) return;
     handle(req, res).catch((err: unknown) => fail(res, err, o.logError));
   };
-  // node:https's Server is node:http's over TLS sockets: the same handler, timeouts and close.
-  const server: Server = o.tls ? createTlsServer({ cert: o.tls.cert, key: o.tls.key }, onRequest) : createServer(onRequest);
-  server.requestTimeout = 0; // event streams are long-lived; the stars bound stalled consumers
+  // node:https's Server is node:http's over TLS sockets: the same handler, timeouts and close. Heads
+  // are bounded as on the node engine's bridge, and every refused one gets the envelope.
+  const server: Server = o.tls ? createTlsServer({ ...HEAD_BOUNDS, cert: o.tls.cert, key: o.tls.key }, onRequest) : createServer(HEAD_BOUNDS, onRequest);
+  refuseBadHeads(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host: o.host, port: o.port, exclusive: true }, () => resolve());

@@ -37,7 +37,8 @@ export function checkBucketName(name: string): string {
 /** A name for a bucket about to be created: also not the reserved one. */
 export function checkNewBucketName(name: string): string {
   checkBucketName(name);
-  if (name === RESERVED_BUCKET) throw invalid('the bucket name api is reserved');
+  // Host names ignore case, so `API.{zone}` is the api host too: no spelling of it is a bucket.
+  if (name.toLowerCase() === RESERVED_BUCKET) throw invalid(`the bucket name ${name} is reserved (api, in any case)`);
   return name;
 }
 

@@ -7,10 +7,16 @@ import { request, type IncomingHttpHeaders } from 'node:http';
 import { removeDir, startServer, type RunningServer } from '../helpers/server.ts';
 import { GATEWAY_START_WAIT_MS, runGateway, startGatewayChild, type Gateway } from './child.ts';
 import { JWT_SECRET, mint } from '../grpc/child.ts';
+import { SSE_HEARTBEAT_MS } from '../../src/config/limits.ts';
 import { deadPort } from '../auth-http/kit.ts';
+import { rawConn } from '../helpers/raw-conn.ts';
 
 const START_WAIT_MS = GATEWAY_START_WAIT_MS;
 const ZONE = 'svc.test';
+/** A head the gateway refuses is answered within this long, or the test fails instead of waiting. */
+const RAW_ANSWER_WAIT_MS = 5000;
+/** How much past the heartbeat period a paused stream's heartbeat may come. */
+const HEARTBEAT_SLACK_MS = 3000;
 
 interface Answer { status: number; headers: IncomingHttpHeaders; text: string }
 
@@ -58,10 +64,48 @@ describe('gateway: hosts, health and event streams (auth off)', () => {
       assert.equal(r.headers['content-type'], 'application/json');
       assert.equal(typeof (JSON.parse(r.text) as { error: unknown }).error, 'string');
     }
-    r = await onHost(`api.${ZONE}`, `${gw.url}/v1/buckets/api`, 'POST', '{}');
-    assert.equal(r.status, 400, 'api is reserved, never a bucket');
+    for (const name of ['api', 'API', 'Api']) {
+      r = await onHost(`api.${ZONE}`, `${gw.url}/v1/buckets/${name}`, 'POST', '{}');
+      assert.equal(r.status, 400, `${name}: api is reserved in any case (hosts ignore case), never a bucket`);
+    }
     r = await onHost('elsewhere.example', `${gw.url}/v1/buckets/orders`);
     assert.equal(r.status, 200, 'a host outside the zone is path-style');
+  });
+
+  test('heads a uWS star would drop are answered by the gateway itself, at once, in the envelope', { timeout: 30_000 }, async () => {
+    const port = Number(new URL(gw.url).port);
+    /** One raw request on its own connection: the status line and the JSON body of its answer. */
+    const raw = async (head: string): Promise<{ status: number; text: string }> => {
+      const c = await rawConn(port);
+      try {
+        c.sock.write(head);
+        for (const until = Date.now() + RAW_ANSWER_WAIT_MS; Date.now() < until && !/\r\n\r\n[\s\S]*\}/.test(c.text()) && !c.closed();) {
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(c.text())?.[1] ?? 0), text: c.text() };
+      } finally {
+        c.sock.destroy();
+      }
+    };
+    const envelope = (r: { status: number; text: string }, status: number, what: string): void => {
+      assert.equal(r.status, status, `${what}: ${r.text}`);
+      assert.match(r.text, /content-type: application\/json/i, what);
+      assert.equal(typeof (JSON.parse(r.text.slice(r.text.indexOf('\r\n\r\n') + 4)) as { error?: unknown }).error, 'string', what);
+    };
+    assert.equal((await fetch(`${gw.url}/v1/buckets/heads`, { method: 'POST', body: '{}' })).status, 201);
+    // An absolute-form target is served (RFC 9112 3.2.2), /healthz included.
+    const r = await raw('GET http://gw.example/v1/buckets/heads HTTP/1.1\r\nHost: x\r\n\r\n');
+    assert.equal(r.status, 200, r.text);
+    assert.match(r.text, /"name":"heads"/);
+    assert.equal((await raw('GET http://gw.example/healthz HTTP/1.1\r\nHost: x\r\n\r\n')).status, 200);
+    envelope(await raw('OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n'), 404, 'asterisk-form');
+    const many = Array.from({ length: 120 }, (_, i) => `X-F${i}: v\r\n`).join('');
+    envelope(await raw(`GET /v1/buckets/heads HTTP/1.1\r\nHost: x\r\n${many}\r\n`), 431, '120 header fields');
+    envelope(await raw('POST /v1/streams/heads/s/records HTTP/1.1\r\nHost: x\r\nContent-Length: 1073741824\r\n\r\n{"rec'), 400, 'a body past every route\'s');
+    envelope(await raw('POST /v1/buckets/heads HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}'), 400, 'Content-Length twice');
+    envelope(await raw('FOO /v1/buckets/heads HTTP/1.1\r\nHost: x\r\n\r\n'), 405, 'an unknown method');
+    envelope(await raw('CONNECT /v1/buckets/heads HTTP/1.1\r\nHost: x\r\n\r\n'), 405, 'CONNECT');
+    envelope(await raw(`GET /v1/buckets/heads HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`), 431, 'a 20 kB head');
   });
 
   test('/healthz answers 200 on any host; a star that does not answer is 503 with Retry-After', async () => {
@@ -162,13 +206,14 @@ describe('gateway: edge verification and limits (auth jwt)', () => {
     assert.equal(again.status, 200, 'the slot comes back when the first stream ends');
   });
 
-  test('write_Bps: a declared body past the budget is 429 before it reaches the star; a small one passes', async () => {
+  test('write_Bps is a rate, not a size: a full budget passes a body past it, then every body is 429 until the debt is repaid', async () => {
     const token = await mint('svc:append:lim:*', 600, { limits: { write_Bps: 200 } });
     const big = JSON.stringify({ records: [{ body: 'x'.repeat(400) }] });
     let r = await fetch(`${gw.url}/v1/streams/lim/w/records`, bearer(token, { method: 'POST', body: big }));
-    assert.equal(r.status, 429);
-    r = await fetch(`${gw.url}/v1/streams/lim/w/records`, bearer(token, { method: 'POST', body: '{"records":[{"body":"ok"}]}' }));
     assert.equal(r.status, 200, await r.text());
+    r = await fetch(`${gw.url}/v1/streams/lim/w/records`, bearer(token, { method: 'POST', body: '{"records":[{"body":"ok"}]}' }));
+    assert.equal(r.status, 429);
+    assert.match(((await r.json()) as { error: string }).error, /write_Bps ceiling: a \d+-byte body fits in [23] s/);
   });
 
   test('read_Bps: an event stream past its byte budget is paused, not dropped: every record still arrives', { timeout: 30_000 }, async () => {
@@ -193,6 +238,37 @@ describe('gateway: edge verification and limits (auth jwt)', () => {
     }
     for (const body of bodies) assert.ok(text.includes(`"${body}"`), `record ${body.slice(0, 3)} arrived`);
     ac.abort();
+  });
+
+  test('read_Bps: a stream paused on its byte budget still gets a heartbeat every 15 s, at a frame boundary', { timeout: 60_000 }, async () => {
+    // One 5 KB frame against 200 B/s: about 25 s of debt, during which the relay holds the star's
+    // own bytes (its heartbeat included) back. A proxy idle timeout just above 15 s, as the spec asks
+    // operators to set, would cut the stream unless the Gateway speaks meanwhile.
+    const appender = await mint('svc:append:lim:*', 600);
+    const append = await fetch(`${star.baseUrl}/v1/streams/lim/hb/records`, bearer(appender, { method: 'POST', body: JSON.stringify({ records: [{ body: 'h'.repeat(5000) }] }) }));
+    assert.equal(append.status, 200, await append.text());
+    const token = await mint('svc:read:lim:*', 600, { limits: { read_Bps: 200 } });
+    const ac = new AbortController();
+    const res = await fetch(`${gw.url}/v1/streams/lim/hb/records/subscribe?seq_num=0`, bearer(token, { signal: ac.signal }));
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    let text = '';
+    let frameAt = 0;
+    const reading = (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        text += Buffer.from(value).toString();
+        if (!frameAt && text.includes('"tail"')) frameAt = Date.now();
+      }
+    })().catch(() => {});
+    while (!frameAt) await new Promise((r) => setTimeout(r, 20));
+    // Still inside the debt (about 24 s): only the Gateway can have spoken since the frame.
+    await new Promise((r) => setTimeout(r, SSE_HEARTBEAT_MS + HEARTBEAT_SLACK_MS));
+    ac.abort();
+    await reading;
+    assert.match(text.slice(text.indexOf('"tail"')), /\n\n: hb\n\n/, `a heartbeat within ${SSE_HEARTBEAT_MS + HEARTBEAT_SLACK_MS} ms of the frame: ${JSON.stringify(text.slice(-60))}`);
+    assert.ok(text.indexOf(': hb') > text.indexOf('"tail"'), 'the heartbeat follows the whole frame');
   });
 
   test('a token without limits is not limited', async () => {

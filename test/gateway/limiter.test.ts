@@ -1,5 +1,5 @@
 // The Gateway's per-sub ceilings on a clock the test moves: each rate holds one second of itself,
-// refills with time, and is kept per sub; connections count open subscriptions; a spent read budget
+// refills with time, admits one unit of any size when full (a rate, never a size), and is kept per sub; connections count open subscriptions; a spent read budget
 // asks the stream to pause for as long as it takes to refill.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,10 +25,15 @@ test('rps: a second of requests, then 429 until time refills it; subs are apart'
   assert.ok(exhausted(() => l.admit('alice', { rps: 3 }, 0)), 'refill stops at one second of the rate');
 });
 
-test('write_Bps: declared bodies draw on the budget; a body over the whole budget is always 429', () => {
+test('write_Bps: declared bodies draw on the budget; a body over the whole budget passes a full one, into debt', () => {
   let now = 0;
   const l = new GatewayLimiter(() => now);
-  assert.ok(exhausted(() => l.admit('a', { write_Bps: 1000 }, 1001)));
+  l.admit('big', { write_Bps: 1000 }, 2500); // a ceiling is a rate, not a size
+  assert.ok(exhausted(() => l.admit('big', { write_Bps: 1000 }, 1)), 'in debt: 1500 bytes');
+  now += 2400;
+  assert.ok(exhausted(() => l.admit('big', { write_Bps: 1000 }, 2500)), 'not yet full again');
+  now += 100;
+  l.admit('big', { write_Bps: 1000 }, 2500);
   l.admit('a', { write_Bps: 1000 }, 600);
   assert.ok(exhausted(() => l.admit('a', { write_Bps: 1000 }, 600)));
   l.admit('a', { write_Bps: 1000 }, 0); // a request without a body is not a write
@@ -47,15 +52,29 @@ test('read_Bps: served bytes go into debt; the stream pauses until it is repaid,
   assert.equal(l.served('r', {}, 10_000), 0, 'no ceiling, no pause');
 });
 
+test('rps below one: a request every 1/rps seconds, never a permanent refusal', () => {
+  let now = 0;
+  const l = new GatewayLimiter(() => now);
+  l.admit('slow', { rps: 0.5 }, 0);
+  let refusal = '';
+  try { l.admit('slow', { rps: 0.5 }, 0); } catch (e) { refusal = (e as Error).message; }
+  assert.match(refusal, /rps ceiling reached; retry in 2 s/);
+  now += 1999;
+  assert.ok(exhausted(() => l.admit('slow', { rps: 0.5 }, 0)));
+  now += 1;
+  l.admit('slow', { rps: 0.5 }, 0);
+});
+
 test('write_Bps of a body without a declared length: charged as its bytes arrive, refused (nothing taken) once they outgrow the budget', () => {
   let now = 0;
   const l = new GatewayLimiter(() => now);
   assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 60), true);
   assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 60), false, '120 bytes in the same instant: over 100 B/s');
   assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 40), true, 'the refused chunk took nothing');
-  assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 5000), false, 'a 5 KB chunk never fits a 100 B/s budget');
+  assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 5000), false, 'a 5 KB chunk does not fit a budget that is not full');
   now += 1200;
-  assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 5000), false, 'nor 1.2 s later: the budget holds one second');
+  assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 5000), true, '1.2 s later the budget is full: a chunk of any size, into debt');
+  assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 1), false, 'then nothing until the debt is repaid');
   assert.equal(l.chargeWrite('c', {}, 1e9), true, 'no ceiling');
 });
 
