@@ -168,7 +168,9 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     const limits: TokenLimits | undefined = token?.aux.limits;
     const sub = token?.sub ?? '';
     const declaredHeader = req.headers['content-length'];
-    const bodyMax = route?.route.bodyBytesMax ?? APPEND_BODY_BYTES_MAX;
+    // A route that reads a body is held to its cap; any other (the star ignores or drains what it
+    // is sent) to the largest any route takes, past which a uWS star hangs up unanswered.
+    const bodyMax = route && route.route.bodyBytesMax > 0 ? route.route.bodyBytesMax : APPEND_BODY_BYTES_MAX;
     if (Number(declaredHeader ?? 0) > bodyMax) throw new ServiceError('payload_too_large', `request body is over the ${bodyMax}-byte limit`);
     const enforce = o.limiter !== undefined && limits !== undefined ? { limiter: o.limiter, limits } : undefined;
     if (enforce) enforce.limiter.admit(sub, enforce.limits, Number(declaredHeader ?? 0) || 0);
