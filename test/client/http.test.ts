@@ -4,7 +4,7 @@
 // byte bodies, and the typed errors (kind, wire code, status, retryability, tail / fencing_token).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SvcClient, SvcError, formatAddress, keyBytes, type ReadRecord, type StreamAddress } from '../../src/client/index.ts';
+import { AddressError, SvcClient, SvcError, formatAddress, keyBytes, type ReadRecord, type StreamAddress } from '../../src/client/index.ts';
 import { Star, closedPort, text, uniq } from './kit.ts';
 
 let star: Star;
@@ -70,6 +70,19 @@ test('buckets: create (a retry with its creation token converges), get, update r
 test('a bucket with streams is not deleted: bucket_not_empty', async () => {
   const a = await newStream();
   await rejects(c.deleteBucket({ bucket: a.bucket }), (e) => { assert.equal(e.kind, 'bucket_not_empty'); assert.equal(e.status, 409); });
+});
+
+test('the keys . and .. are refused before anything is sent: fetch would fold them into another resource', async () => {
+  const a = await newStream();
+  for (const key of ['.', '..', new Uint8Array([0x2e]), new Uint8Array([0x2e, 0x2e])]) {
+    const dot = { bucket: a.bucket, key };
+    await assert.rejects(c.fence(dot, 't'), AddressError, `fence on ${String(key)}`);
+    await assert.rejects(c.append(dot, [{ body: 'x' }]), AddressError);
+    await assert.rejects(c.readPage(dot, { start: { seqNum: 0 }, limit: 1 }), AddressError);
+  }
+  // Before the check, a fence on '.' went to POST /v1/streams/{bucket}/fence: CreateStream of 'fence'.
+  const listed = await c.listStreams({ bucket: a.bucket });
+  assert.deepEqual(listed.items.map((s) => s.key), [a.key], 'no stream was made by a folded path');
 });
 
 test('streams: create, get with the fencing token, reconfigure, list over pages, delete (idempotent), byte keys', async () => {

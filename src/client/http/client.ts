@@ -8,7 +8,7 @@
 import type { AppendRequest, BucketsAnswer, FenceRequest, TrimRequest } from '../../protocol/json.ts';
 import { LIST_PAGE_MAX as WIRE_LIST_PAGE_MAX } from '../../protocol/limits.ts';
 import type { ExchangeRequest as WireExchangeRequest } from '../../protocol/resources.ts';
-import { encodeKey, keyFromBytes, type BucketAddress, type StreamAddress } from '../address.ts';
+import { AddressError, encodeKey, keyFromBytes, type BucketAddress, type StreamAddress } from '../address.ts';
 import { appendSafely, type AppendIo, type RetryEvent } from '../append.ts';
 import { base64Decode } from '../bytes.ts';
 import { SvcError } from '../errors.ts';
@@ -92,7 +92,15 @@ export class SvcClient {
   // ------------------------------------------------------------------ paths
 
   static streamPath(a: StreamAddress): string {
-    return `/v1/streams/${encodeURIComponent(a.bucket)}/${encodeKey(a.key)}`;
+    const key = encodeKey(a.key);
+    // fetch's URL parser reads a `.` or `..` segment, and its escapes %2E and %2E%2E too, as a dot
+    // segment and folds it into the path around it: the request would name another resource (a
+    // fence on key `.` would create the stream `fence`). The server serves these keys; fetch cannot
+    // name them, so they are refused here, before anything is sent.
+    if (key === '.' || key === '..') {
+      throw new AddressError(`svc://${a.bucket}/${key}`, `the key ${key} cannot be named in a fetch URL (dot segments are folded away); use the gRPC transport or node:http`);
+    }
+    return `/v1/streams/${encodeURIComponent(a.bucket)}/${key}`;
   }
 
   private static bucketPath(bucket: string): string {
