@@ -274,3 +274,27 @@ test('errors: one line and an exit code scripts can trust', async () => {
   // An ambiguous append (its own tests are in test/client) maps to 4.
   assert.equal(describeFailure(new AmbiguousAppendError(new SvcError('connection', 'cut', { ambiguous: true }), 3)).code, EXIT.AMBIGUOUS);
 });
+
+test('a reader that goes away (`| head`) ends the command quietly with 0; the keys . and .. exit 2 with nothing sent', async () => {
+  const b = uniq('pipe');
+  ok(await svc(['create', `svc://${b}`, 'create_stream_on_append=true']), 'create');
+  const lines = Array.from({ length: 200_000 }, (_, i) => `line ${i}`).join('\n');
+  ok(await svc(['append', `svc://${b}/s`], { input: `${lines}\n` }), 'append');
+  // stdout closes after the first chunk, as `head -1` does: the next write fails with EPIPE.
+  const { code, err } = await new Promise<{ code: number; err: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'read', `svc://${b}/s`, '--seq-num', '0'], { cwd: REPO_ROOT, env: { ...process.env, SVC_URL: star.url }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const errs: Buffer[] = [];
+    child.stderr.on('data', (d: Buffer) => errs.push(d));
+    child.stdout.once('data', () => child.stdout.destroy());
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('svc read did not end after its reader went away')); }, RUN_TIMEOUT_MS);
+    child.on('close', (c) => { clearTimeout(timer); resolve({ code: c ?? -1, err: Buffer.concat(errs).toString() }); });
+  });
+  assert.equal(code, EXIT.OK, err);
+  assert.equal(err, '');
+  for (const key of ['.', '..']) {
+    const r = await svc(['fence', `svc://${b}/${key}`, 'token']);
+    assert.equal(r.code, EXIT.USAGE, r.err);
+  }
+  const listed = ok(await svc(['ls', `svc://${b}`]), 'ls');
+  assert.deepEqual(listed.out.trim().split('\n').map((l) => l.trim().split(/\s+/)[0]), [`svc://${b}/s`], 'no stream made by a folded path');
+});

@@ -51,7 +51,13 @@ export class Output {
     this.pendingBytes = 0;
     if (this.closed) throw new OutputClosed();
     if (!this.stream.write(Buffer.concat(parts))) {
-      await Promise.race([once(this.stream, 'drain'), once(this.stream, 'error')]);
+      try {
+        await Promise.race([once(this.stream, 'drain'), once(this.stream, 'error')]);
+      } catch (err) {
+        // once() rejects with the 'error' event's error: a reader that went away (`| head`) is EPIPE.
+        if ((err as NodeJS.ErrnoException).code === 'EPIPE') throw new OutputClosed();
+        throw err;
+      }
     }
     if (this.closed) throw new OutputClosed();
   }
