@@ -298,3 +298,18 @@ test('a reader that goes away (`| head`) ends the command quietly with 0; the ke
   const listed = ok(await svc(['ls', `svc://${b}`]), 'ls');
   assert.deepEqual(listed.out.trim().split('\n').map((l) => l.trim().split(/\s+/)[0]), [`svc://${b}/s`], 'no stream made by a folded path');
 });
+
+test('append input that turns bad: the records before the bad line land and the note says up to where; both body and body_b64 is refused', async () => {
+  const b = uniq('badin');
+  ok(await svc(['create', `svc://${b}`, 'create_stream_on_append=true']), 'create');
+  const r = await svc(['append', `svc://${b}/s`, '--format', 'json'], { input: '{"body":"a"}\n{"body":"b"}\nnot json\n' });
+  assert.equal(r.code, EXIT.USAGE);
+  assert.match(r.err, /stdin:3: not JSON/);
+  assert.match(r.err, /acknowledged before the failure: records up to seq_num 1/);
+  assert.equal((await c.checkTail({ bucket: b, key: 's' })).seq_num, 2, 'exactly the two records before the bad line');
+  const both = await svc(['append', `svc://${b}/t`, '--format', 'json'], { input: '{"body":"a","body_b64":"YQ=="}\n' });
+  assert.equal(both.code, EXIT.USAGE);
+  assert.match(both.err, /both body and body_b64/);
+  const header = await svc(['append', `svc://${b}/t`, '--format', 'json'], { input: '{"body":"a","headers":[{"name":"h","value":"v","value_b64":"dg=="}]}\n' });
+  assert.match(header.err, /both value and value_b64/);
+});

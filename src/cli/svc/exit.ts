@@ -8,7 +8,8 @@ export const EXIT = {
   OK: 0,
   /** The server answered and refused (4xx, 5xx other than "no answer"). */
   REFUSED: 1,
-  /** Bad flags, arguments, address or input data. Nothing was sent. */
+  /** Bad flags, arguments, address or input data. Nothing was sent, but for the records before a
+   *  bad input line of an append, which were appended (a note says up to which seq_num). */
   USAGE: 2,
   /** The server could not be reached or did not answer; nothing happened. */
   UNREACHABLE: 3,
@@ -22,7 +23,8 @@ export const EXIT_HELP = [
   'Exit codes:',
   '  0    success',
   '  1    the server refused the request (the message says why: not found, conflict, ...)',
-  '  2    usage error: bad flags, arguments, address or input data; nothing was sent',
+  '  2    usage error: bad flags, arguments, address or input data; nothing was sent (an append',
+  '       sends the records before a bad input line, and says up to which seq_num they landed)',
   '  3    the server could not be reached or did not answer in time',
   '  4    outcome unknown: an append may or may not have landed (retry with --match-seq-num to make it exact)',
   '  130  interrupted',

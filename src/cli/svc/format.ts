@@ -46,6 +46,8 @@ export async function* lines(source: AsyncIterable<Uint8Array>, what: string): A
 }
 
 function bytesField(o: Record<string, unknown>, name: string, required: boolean, where: string): string | Uint8Array {
+  // The spec: exactly one of body / body_b64 (at most one of value / value_b64); never pick one.
+  if (o[name] !== undefined && o[`${name}_b64`] !== undefined) throw new InputError(`${where}: both ${name} and ${name}_b64`);
   if (typeof o[name] === 'string') return o[name] as string;
   const b = o[`${name}_b64`];
   if (typeof b === 'string') {

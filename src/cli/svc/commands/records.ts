@@ -8,7 +8,7 @@ import { recordBytes } from '../../../client/http/records.ts';
 import { UsageError, type FlagSpec } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { Context } from '../context.ts';
-import { FORMATS, lines, parseFormat, recordFromLine, recordToOutput, type Format } from '../format.ts';
+import { FORMATS, InputError, lines, parseFormat, recordFromLine, recordToOutput, type Format } from '../format.ts';
 import { Progress } from '../progress.ts';
 import { PRODUCER_FLAGS, producerOptionsOf } from '../producer-flags.ts';
 import { parseTimeMs } from '../time.ts';
@@ -93,6 +93,9 @@ export const append: Command = {
       }
       await producer.close();
     } catch (err) {
+      // A bad input line: the records before it were valid and submitted, so they are appended
+      // (as xargs runs what came before), and the note says exactly up to where.
+      if (err instanceof InputError && count > 0) await producer.close().catch(() => {});
       // What did land, so the user knows where to resume (the failure itself is printed by main).
       const last = producer.lastAck;
       if (last) ctx.note(`svc: acknowledged before the failure: records up to seq_num ${last.end.seq_num - 1}`);
