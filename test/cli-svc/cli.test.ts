@@ -313,3 +313,15 @@ test('append input that turns bad: the records before the bad line land and the 
   const header = await svc(['append', `svc://${b}/t`, '--format', 'json'], { input: '{"body":"a","headers":[{"name":"h","value":"v","value_b64":"dg=="}]}\n' });
   assert.match(header.err, /both value and value_b64/);
 });
+
+test('read --json prints a JSON object per record; append of a missing file is a usage error with nothing sent', async () => {
+  const b = uniq('jsonout');
+  ok(await svc(['create', `svc://${b}`, 'create_stream_on_append=true']), 'create');
+  ok(await svc(['append', `svc://${b}/s`], { input: 'one\ntwo\n' }), 'append');
+  const read = ok(await svc(['read', `svc://${b}/s`, '--json']), 'read --json');
+  assert.deepEqual(read.out.trim().split('\n').map((l) => (JSON.parse(l) as { seq_num: number; body: string })).map((r) => [r.seq_num, r.body]), [[0, 'one'], [1, 'two']]);
+  const missing = await svc(['append', `svc://${b}/s`, join(REPO_ROOT, 'no-such-input-file')]);
+  assert.equal(missing.code, EXIT.USAGE, missing.err);
+  assert.match(missing.err, /cannot read .*no-such-input-file: ENOENT/);
+  assert.equal((await c.checkTail({ bucket: b, key: 's' })).seq_num, 2, 'nothing sent');
+});

@@ -1,6 +1,6 @@
 // Records: append (stdin or files), read, tail (-f follows through restarts), check-tail, trim, fence.
 
-import { createReadStream } from 'node:fs';
+import { accessSync, constants as fsConstants, createReadStream } from 'node:fs';
 import {
   formatAddress, parseStreamAddress, type AppendRecord, type Producer, type ReadRecord, type ReadStart, type StreamAddress, type Ticket,
 } from '../../../client/index.ts';
@@ -56,6 +56,15 @@ export const append: Command = {
   async run(ctx) {
     const [text, ...files] = ctx.args.expect(1, Number.POSITIVE_INFINITY, 'a stream address svc://BUCKET/KEY, then optional files');
     const addr = parseStreamAddress(text);
+    // Every input file is opened-checked before anything is sent: a missing one is a usage error.
+    for (const f of files) {
+      if (f === '-') continue;
+      try {
+        accessSync(f, fsConstants.R_OK);
+      } catch (err) {
+        throw new UsageError(`cannot read ${f}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      }
+    }
     const format = parseFormat(ctx.args.str('format'));
     const matchFlag = ctx.args.str('match-seq-num');
     let matchSeqNum: number | 'tail' | undefined;
@@ -112,6 +121,12 @@ export const append: Command = {
 
 // ------------------------------------------------------------------ read and tail
 
+/** How read and tail print records: --format, else JSON lines under --json (its help promises one
+ *  object per record), else text. */
+function outputFormat(ctx: Context): Format {
+  return ctx.args.has('format') ? parseFormat(ctx.args.str('format')) : ctx.json ? 'json' : 'text';
+}
+
 function readStart(ctx: Context): ReadStart {
   const given = ['seq-num', 'since', 'timestamp-ms', 'tail'].filter((f) => ctx.args.has(f));
   if (given.length > 1) throw new UsageError(`give one start, not ${given.map((g) => `--${g}`).join(' and ')}`);
@@ -143,7 +158,7 @@ export const read: Command = {
   ],
   async run(ctx) {
     const { addr } = streamArg(ctx);
-    const format = parseFormat(ctx.args.str('format'));
+    const format = outputFormat(ctx);
     const until = ctx.args.str('until');
     const records = ctx.client().read(addr, {
       start: readStart(ctx),
@@ -172,7 +187,7 @@ export const tail: Command = {
   ],
   async run(ctx) {
     const { addr } = streamArg(ctx);
-    const format = parseFormat(ctx.args.str('format'));
+    const format = outputFormat(ctx);
     const n = ctx.args.int('lines') ?? 10;
     const c = ctx.client();
     if (!ctx.args.bool('follow')) {
