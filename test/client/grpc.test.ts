@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AmbiguousAppendError, SvcClient, SvcError, type ReadRecord, type StreamAddress } from '../../src/client/index.ts';
 import { GrpcClient } from '../../src/client/grpc/index.ts';
-import { Star, text, uniq, waitFor } from './kit.ts';
+import { Star, closedPort, text, uniq, waitFor } from './kit.ts';
 
 let star: Star;
 let c: SvcClient;
@@ -97,4 +97,17 @@ test('a session cut by a SIGKILL without match_seq_num: the batch is surfaced as
   assert.ok(p.error instanceof AmbiguousAppendError);
   await star.restart();
   assert.deepEqual(await bodies(a), ['before'], 'not in the stream, and not sent again by the producer');
+});
+
+test('nothing listening on the gRPC address: a connection error, retried, never ambiguous (nothing was sent)', async () => {
+  const down = new GrpcClient({ address: `127.0.0.1:${await closedPort()}` });
+  const retries: unknown[] = [];
+  try {
+    const p = down.producer({ bucket: 'b', key: 'k' }, { lingerMs: 0, retry: { attemptsMax: 3, backoffMsMin: 1, backoffMsMax: 5 }, onRetry: (e) => retries.push(e) });
+    const t = await p.submit({ body: 'x' });
+    await assert.rejects(t.ack(), (err: unknown) => err instanceof SvcError && err.kind === 'connection' && !err.ambiguous);
+    assert.ok(retries.length > 0, 'a connection refused is retried');
+  } finally {
+    down.close();
+  }
 });
