@@ -325,3 +325,13 @@ test('read --json prints a JSON object per record; append of a missing file is a
   assert.match(missing.err, /cannot read .*no-such-input-file: ENOENT/);
   assert.equal((await c.checkTail({ bucket: b, key: 's' })).seq_num, 2, 'nothing sent');
 });
+
+test('--json shows a stream the same way everywhere: key is the key (as the spec names it), address the svc:// form', async () => {
+  const b = uniq('keyjson');
+  ok(await svc(['create', `svc://${b}`]), 'create bucket');
+  const created = JSON.parse(ok(await svc(['create', `svc://${b}/orders%2Feu`, '--json']), 'create').out) as { key: string; address: string };
+  const got = JSON.parse(ok(await svc(['config', 'get', `svc://${b}/orders%2Feu`, '--json']), 'config get').out) as { key: string; address: string };
+  const set = JSON.parse(ok(await svc(['config', 'set', `svc://${b}/orders%2Feu`, 'retention_max_bytes=0', '--json']), 'config set').out) as { key: string; address: string };
+  const listed = JSON.parse(ok(await svc(['ls', `svc://${b}`, '--json']), 'ls').out.trim()) as { key: string; address: string };
+  for (const s of [created, got, set, listed]) assert.deepEqual([s.key, s.address], ['orders/eu', `svc://${b}/orders%2Feu`]);
+});

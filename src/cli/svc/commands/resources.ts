@@ -36,6 +36,9 @@ async function printConfig(ctx: Context, config: Record<string, unknown>): Promi
 }
 
 const streamAddr = (s: StreamInfo): string => formatAddress({ bucket: s.bucket, key: s.key });
+/** A stream as --json prints it: the spec's fields (`key` the key itself when it is text), plus
+ *  its `address` (svc://BUCKET/KEY), as ls does. */
+const streamJson = (s: StreamInfo): Record<string, unknown> => ({ ...s, key: typeof s.key === 'string' ? s.key : undefined, address: streamAddr(s) });
 
 export const ls: Command = {
   name: 'ls',
@@ -59,7 +62,7 @@ export const ls: Command = {
     if (a.key !== undefined) throw new UsageError('ls lists a bucket: svc://BUCKET (for a stream, use config get or check-tail)');
     for await (const s of c.streams(a)) {
       if (n++ >= limit) break;
-      await ctx.out.line(ctx.json ? JSON.stringify({ ...s, key: typeof s.key === 'string' ? s.key : undefined, address: streamAddr(s) }) : streamAddr(s));
+      await ctx.out.line(ctx.json ? JSON.stringify(streamJson(s)) : streamAddr(s));
     }
   },
 };
@@ -85,7 +88,7 @@ export const create: Command = {
       await ctx.out.line(ctx.json ? JSON.stringify(b) : `created ${formatAddress(a)}`);
     } else {
       const s = await c.createStream({ bucket: a.bucket, key: a.key }, parseAssignments(pairs, STREAM_CONFIG_FIELDS, 'stream') as Partial<StreamConfig>, opts);
-      await ctx.out.line(ctx.json ? JSON.stringify(s) : `created ${formatAddress(a)}`);
+      await ctx.out.line(ctx.json ? JSON.stringify(streamJson(s)) : `created ${formatAddress(a)}`);
     }
   },
 };
@@ -120,7 +123,7 @@ export const configGet: Command = {
       await printConfig(ctx, ctx.json ? { ...b } : pick(b, BUCKET_CONFIG_FIELDS));
     } else {
       const s = await c.getStream({ bucket: a.bucket, key: a.key });
-      await printConfig(ctx, ctx.json ? { ...s, key: streamAddr(s) } : { ...pick(s, STREAM_CONFIG_FIELDS), fencing_token: s.fencing_token });
+      await printConfig(ctx, ctx.json ? streamJson(s) : { ...pick(s, STREAM_CONFIG_FIELDS), fencing_token: s.fencing_token });
     }
   },
 };
@@ -147,7 +150,7 @@ export const configSet: Command = {
     } else {
       const changes = parseAssignments(pairs, STREAM_CONFIG_FIELDS, 'stream');
       const s = await c.reconfigureStream({ bucket: a.bucket, key: a.key }, changes as Partial<StreamConfig>);
-      await printConfig(ctx, ctx.json ? { ...s, key: streamAddr(s) } : pick(s, STREAM_CONFIG_FIELDS));
+      await printConfig(ctx, ctx.json ? streamJson(s) : pick(s, STREAM_CONFIG_FIELDS));
     }
   },
 };
