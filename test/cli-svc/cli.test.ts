@@ -335,3 +335,22 @@ test('--json shows a stream the same way everywhere: key is the key (as the spec
   const listed = JSON.parse(ok(await svc(['ls', `svc://${b}`, '--json']), 'ls').out.trim()) as { key: string; address: string };
   for (const s of [created, got, set, listed]) assert.deepEqual([s.key, s.address], ['orders/eu', `svc://${b}/orders%2Feu`]);
 });
+
+test('usage and reach, as exit codes: a bad --url is 2, an unknown command under --json answers JSON, a gRPC verb with nothing listening is 3, bench --mode grpc without --grpc is 2 and exits', async () => {
+  const badUrl = await svc(['check-tail', 'svc://b/k', '--url', 'foo']);
+  assert.equal(badUrl.code, EXIT.USAGE, badUrl.err);
+  assert.match(badUrl.err, /--url \(or SVC_URL\) must be http/);
+  const unknown = await svc(['bogus', '--json']);
+  assert.equal(unknown.code, EXIT.USAGE);
+  assert.deepEqual(Object.keys(JSON.parse(unknown.err) as object).sort(), ['error', 'kind']);
+  const down = await svc(['credentials', 'list', '--grpc', `127.0.0.1:${await closedPort()}`]);
+  assert.equal(down.code, EXIT.UNREACHABLE, down.err);
+  assert.match(down.err, /could not connect \(connect ECONNREFUSED [^)]+\): nothing was sent/);
+  // The subscription bench opens first used to stay open after this usage error, and the process never ended.
+  const b = uniq('benchusage');
+  ok(await svc(['create', `svc://${b}`]), 'create bucket');
+  ok(await svc(['create', `svc://${b}/k`]), 'create stream');
+  const bench = await svc(['bench', `svc://${b}/k`, '--records', '10', '--mode', 'grpc'], { env: { SVC_GRPC: '' } });
+  assert.equal(bench.code, EXIT.USAGE, bench.err);
+  assert.match(bench.err, /give --grpc HOST:PORT/);
+});

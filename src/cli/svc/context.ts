@@ -76,8 +76,11 @@ export class Context {
 
   /** The HTTP client (data bridge or Gateway). */
   client(): SvcClient {
+    const url = this.args.str('url') ?? DEFAULT_URL;
+    // A bad --url (or SVC_URL) is a usage error: nothing is sent.
+    if (!/^https?:\/\/[^/]/i.test(url)) throw new UsageError(`--url (or SVC_URL) must be http:// or https://, got ${JSON.stringify(url)}`);
     this.http ??= new SvcClient({
-      url: this.args.str('url') ?? DEFAULT_URL,
+      url,
       ...(this.args.str('token') !== undefined ? { token: this.args.str('token')! } : {}),
     });
     return this.http;

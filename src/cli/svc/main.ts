@@ -77,7 +77,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   const { command, rest, asked } = find(argv);
   if (!command) {
     const group = GROUPS.has(argv[0]) ? ` (${COMMANDS.filter((c) => c.name.startsWith(`${argv[0]} `)).map((c) => c.name).join(', ')})` : '';
-    process.stderr.write(`svc: unknown command ${JSON.stringify(asked)}${group}; see svc --help\n`);
+    const message = `unknown command ${JSON.stringify(asked)}${group}; see svc --help`;
+    process.stderr.write(argv.includes('--json') ? `${JSON.stringify({ error: message, kind: 'usage' })}\n` : `svc: ${message}\n`);
     return EXIT.USAGE;
   }
   let ctx: Context | undefined;

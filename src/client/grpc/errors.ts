@@ -5,7 +5,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import { decodeRpcStatus, STATUS_DETAILS_KEY } from '../../api/grpc/rpc-status.ts';
 import { loadSvcProto } from '../../api/grpc/proto.ts';
-import { SvcError, kindOfGrpc } from '../errors.ts';
+import { GRPC, SvcError, kindOfGrpc } from '../errors.ts';
 import type { Position } from '../types.ts';
 
 interface StatusLike { code?: number; details?: string; message?: string; metadata?: grpc.Metadata }
@@ -30,11 +30,20 @@ function detailsOf(err: StatusLike): { tail?: Position; fencingToken?: string } 
   }
 }
 
+/** grpc-js's words for a call whose channel never connected. */
+export const NEVER_CONNECTED = /No connection established/;
+
 /** `ambiguous`: the call may have taken effect (decided by the caller, who knows what it sent). */
 export function fromGrpcError(err: unknown, what: string, ambiguous: boolean): SvcError {
   if (err instanceof SvcError) return err;
   const e = (err ?? {}) as StatusLike;
   if (typeof e.code !== 'number') return new SvcError('unknown', `${what}: ${String(err)}`, { ambiguous, cause: err });
+  // grpc-js's words for a call that never left (its channel could not connect): nothing was sent,
+  // so nothing is ambiguous, and the caller sees what an HTTP connect refusal shows.
+  if (e.code === GRPC.UNAVAILABLE && NEVER_CONNECTED.test(e.details ?? e.message ?? '')) {
+    const why = /Last error: (?:Error: )?(.+?)(?:\.\s*Resolution note|$)/.exec(e.details ?? '')?.[1] ?? 'no connection';
+    return new SvcError('connection', `${what}: could not connect (${why}): nothing was sent`, { grpcStatus: e.code, cause: err });
+  }
   const detail = detailsOf(e);
   const kind = kindOfGrpc(e.code, detail);
   return new SvcError(kind, `${what}: ${e.details || e.message || `gRPC status ${e.code}`}`, {

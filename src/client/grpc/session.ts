@@ -18,10 +18,6 @@ import type { AppendAck, AppendRecord, Position } from '../types.ts';
 import type { AppendSessionRequest } from '../../gen/svc/v1/AppendSessionRequest.ts';
 import type { AppendSessionResponse__Output } from '../../gen/svc/v1/AppendSessionResponse.ts';
 import type { AppendRecord as WireRecord } from '../../gen/svc/v1/AppendRecord.ts';
-
-const GRPC_UNAVAILABLE = 14;
-/** grpc-js's words for a call that never left: its channel could not connect. */
-const NEVER_CONNECTED = /No connection established/;
 import { fromGrpcError } from './errors.ts';
 
 type SessionCall = grpc.ClientDuplexStream<AppendSessionRequest, AppendSessionResponse__Output>;
@@ -124,10 +120,10 @@ export class AppendSession {
     this.endedWith = err;
     for (const w of this.roomWaiters.splice(0)) w();
     const left = this.pending.splice(0);
-    // grpc-js says "No connection established" when the call never reached a server (the channel
-    // could not connect): nothing was sent, so nothing is ambiguous; the caller sees 'connection'.
-    if (err && err.grpcStatus === GRPC_UNAVAILABLE && NEVER_CONNECTED.test(err.message)) {
-      for (const p of left) p.reject(new SvcError('connection', `${err.message}: nothing was sent`, { grpcStatus: err.grpcStatus, cause: err }));
+    // A call that never reached a server (fromGrpcError: its channel could not connect): nothing
+    // was sent, so nothing is ambiguous.
+    if (err?.kind === 'connection') {
+      for (const p of left) p.reject(new SvcError('connection', err.message, { grpcStatus: err.grpcStatus, cause: err }));
       return;
     }
     left.forEach((p, i) => {

@@ -40,8 +40,8 @@ export const bench: Command = {
     'Appends N records of B bytes (producer: the batching producer over HTTP; grpc: over a gRPC',
     'session, needs --grpc; plain: one awaited HTTP append per record, the baseline), while a live',
     'subscription receives them; then reads them back. Prints records/s and MB/s for appends and',
-    'reads, and ack and end-to-end latency percentiles. The stream must exist (or its bucket create',
-    'streams on append). Nothing here is a pass/fail check.',
+    'reads, and ack and end-to-end latency percentiles. The stream must exist (its tail is read',
+    'first, and the subscription needs it): create it with svc create. Nothing here is a pass/fail check.',
   ].join('\n'),
   flags: [
     { name: 'records', value: 'N', help: 'records to append (default 100000)' },
@@ -60,6 +60,9 @@ export const bench: Command = {
     const match = ctx.args.str('match-seq-num');
     if (match !== undefined && match !== 'tail') throw new UsageError('--match-seq-num takes tail here');
     const matchTail = match === 'tail';
+    // The gRPC address is checked before anything starts: a usage error must not leave the
+    // subscription below open (it kept the process alive).
+    const grpc = mode === 'grpc' ? await ctx.grpcClient() : undefined;
     const c = ctx.client();
     const start = (await c.checkTail(addr)).seq_num;
 
@@ -84,14 +87,18 @@ export const bench: Command = {
 
     const ack = newHist();
     const t0 = performance.now();
-    if (mode === 'plain') await plainLoop(c, addr, n, size, ack);
-    else {
-      const opts = {
-        ...producerOptionsOf(ctx.args),
-        ...(matchTail ? { matchSeqNum: 'tail' as const } : {}),
-      };
-      const p = mode === 'grpc' ? (await ctx.grpcClient()).producer(addr, opts) : c.producer(addr, opts);
-      await produce(p, n, size, ack);
+    try {
+      if (mode === 'plain') await plainLoop(c, addr, n, size, ack);
+      else {
+        const opts = {
+          ...producerOptionsOf(ctx.args),
+          ...(matchTail ? { matchSeqNum: 'tail' as const } : {}),
+        };
+        await produce(grpc ? grpc.producer(addr, opts) : c.producer(addr, opts), n, size, ack);
+      }
+    } catch (err) {
+      sub.close(); // an open subscription would keep the process alive after the error
+      throw err;
     }
     const appendS = (performance.now() - t0) / 1000;
     const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), DELIVERY_WAIT_MS_MAX).unref());
