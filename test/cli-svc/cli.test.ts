@@ -337,6 +337,9 @@ test('--json shows a stream the same way everywhere: key is the key (as the spec
 });
 
 test('usage and reach, as exit codes: a bad --url is 2, an unknown command under --json answers JSON, a gRPC verb with nothing listening is 3, bench --mode grpc without --grpc is 2 and exits', async () => {
+  const zeroBatch = await svc(['append', 'svc://b/k', '--batch-records-max', '0'], { input: 'a\n' });
+  assert.equal(zeroBatch.code, EXIT.USAGE, zeroBatch.err);
+  assert.match(zeroBatch.err, /--batch-records-max must be at least 1/);
   const badUrl = await svc(['check-tail', 'svc://b/k', '--url', 'foo']);
   assert.equal(badUrl.code, EXIT.USAGE, badUrl.err);
   assert.match(badUrl.err, /--url \(or SVC_URL\) must be http/);

@@ -2,7 +2,7 @@
 // `svc bench`, which both drive the client's producer.
 
 import type { ProducerOptions } from '../../client/producer.ts';
-import type { Args, FlagSpec } from './args.ts';
+import { UsageError, type Args, type FlagSpec } from './args.ts';
 
 export const PRODUCER_FLAGS: readonly FlagSpec[] = [
   { name: 'linger-ms', value: 'MS', help: 'how long a batch waits for more records (default 5)' },
@@ -17,7 +17,10 @@ export function producerOptionsOf(args: Args): Pick<ProducerOptions, 'lingerMs' 
   const out: Pick<ProducerOptions, 'lingerMs' | 'batchRecordsMax' | 'batchBytesMax' | 'inflightBatchesMax' | 'bufferBytesMax'> = {};
   const set = (flag: string, key: keyof typeof out): void => {
     const v = args.int(flag);
-    if (v !== undefined) out[key] = v;
+    if (v === undefined) return;
+    // Checked here, so a bad value is a usage error with nothing sent (the producer would throw).
+    if (v < (key === 'lingerMs' ? 0 : 1)) throw new UsageError(`--${flag} must be ${key === 'lingerMs' ? 'at least 0' : 'at least 1'}, got ${v}`);
+    out[key] = v;
   };
   set('linger-ms', 'lingerMs');
   set('batch-records-max', 'batchRecordsMax');
