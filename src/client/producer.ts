@@ -31,7 +31,7 @@ import { APPEND_RECORDS_MAX, BATCH_CONTENT_BYTES_MAX } from '../protocol/limits.
 import { appendSafely, type AppendIo, type RetryEvent } from './append.ts';
 import { AmbiguousAppendError, SvcError } from './errors.ts';
 import { RECORD_JSON_OVERHEAD_BYTES, recordBytes } from './http/records.ts';
-import { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
+import { DEFAULT_RETRY, backoffMs, sleep, type RetryPolicy } from './retry.ts';
 import type { AppendAck, AppendOptions, AppendRecord, Position, ReadRecord } from './types.ts';
 
 /** Default linger: long enough to gather a burst, short enough to be invisible to a person. */
@@ -237,11 +237,29 @@ export class Producer {
     this.pump();
   }
 
+  /** The tail that pins the first batch (`matchSeqNum: 'tail'`), read under the producer's retry
+   *  policy: a read is safe to repeat, so a star that is restarting does not end the producer. */
+  private async tailRetried(): Promise<Position> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.sink.checkTail();
+      } catch (err) {
+        const e = err instanceof SvcError ? err : new SvcError('unknown', String(err), { cause: err });
+        const again = e.kind === 'connection' || e.kind === 'timeout' || e.retryable;
+        if (!again || attempt >= this.retry.attemptsMax) throw e;
+        const delayMs = backoffMs(this.retry, attempt);
+        this.stats.retries++;
+        this.opts.onRetry?.({ error: e, attempt, delayMs });
+        await sleep(delayMs);
+      }
+    }
+  }
+
   /** Sends queued batches while the window has room. */
   private pump(): void {
     if (this.failure) return;
     if (this.opts.matchSeqNum === 'tail' && this.nextMatch === undefined) {
-      this.matchReady ??= this.sink.checkTail().then(
+      this.matchReady ??= this.tailRetried().then(
         (t) => { this.nextMatch ??= t.seq_num; this.pump(); },
         (err: unknown) => {
           // A stream that does not exist yet starts at 0 (its bucket may create it on the first

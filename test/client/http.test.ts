@@ -195,3 +195,13 @@ test('the client is importable as svcd/client (package.json exports)', async () 
   const grpc = await import('svcd/client/grpc');
   assert.equal(typeof grpc.GrpcClient, 'function');
 });
+
+test('matchSeqNum tail: the tail that pins the first batch is read again while nothing listens, under the retry policy', async () => {
+  const down = new SvcClient({ url: `http://127.0.0.1:${await closedPort()}` });
+  const retried: number[] = [];
+  const p = down.producer({ bucket: 'b', key: 'k' }, { matchSeqNum: 'tail', lingerMs: 0, retry: { attemptsMax: 3, backoffMsMin: 1, backoffMsMax: 5 }, onRetry: (e) => retried.push(e.attempt) });
+  const t = await p.submit({ body: 'x' });
+  await assert.rejects(t.ack());
+  assert.equal((p.error as SvcError | undefined)?.kind, 'connection');
+  assert.deepEqual(retried.slice(0, 2), [1, 2], 'the tail lookup was tried three times before giving up');
+});
