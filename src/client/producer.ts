@@ -54,6 +54,7 @@ export interface BatchSink {
   /** One attempt; throws SvcError (ambiguous when the outcome is unknown). */
   append(records: readonly AppendRecord[], opts: AppendOptions): Promise<AppendAck>;
   readRange(start: number, count: number): Promise<ReadRecord[]>;
+  /** One attempt, like append: the producer retries under its own policy. */
   checkTail(): Promise<Position>;
   close(): Promise<void>;
 }

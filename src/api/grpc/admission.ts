@@ -5,9 +5,9 @@
 // grpc-js reads a call's messages only once its handler asks: until then the HTTP/2 stream stays
 // paused and flow control holds the sender to one window. This interceptor holds that first read
 // back until the caller is known, then meters every message by the length its 5-byte head declares:
-//   1. every verb but ExchangeToken, health and reflection authenticates its caller from the call's head (the same hook the
-//      handlers use): an anonymous or badly credentialed caller is answered UNAUTHENTICATED having
-//      been buffered no more than its head and one flow-control window;
+//   1. every verb but ExchangeToken, health and reflection authenticates its caller from the call's
+//      head (the same hook the handlers use): an anonymous or badly credentialed caller is answered
+//      UNAUTHENTICATED having been buffered no more than its head and one flow-control window;
 //   2. the standard health and reflection services (health.ts) are open: held, like the exchange,
 //      to control-sized messages and the per-address budget;
 //   3. ExchangeToken (authenticated by the secret in its message) is refused while its client
@@ -204,13 +204,10 @@ export function admissionInterceptor(ctx: GrpcContext, o: AdmissionOptions): grp
 
     /** Who the caller is, decided from the head alone; throws to refuse the call. */
     const admit = async (metadata: grpc.Metadata): Promise<void> => {
-      if (isExchange) {
-        o.exchangeThrottle.check(address);
-        tenant = { key: `address ${address}`, bytesMax: GRPC_UNAUTHENTICATED_BYTES_IN_FLIGHT_PER_ADDRESS_MAX, what: `client address ${address}` };
-        return;
-      }
-      if (isOpen) {
-        // Health and reflection: no credential asked, and they tell nothing about any stream.
+      if (isExchange || isOpen) {
+        // The exchange (refused while its address has spent its failed asks), health and reflection
+        // (they tell nothing about any stream): no credential asked, the per-address budget.
+        if (isExchange) o.exchangeThrottle.check(address);
         tenant = { key: `address ${address}`, bytesMax: GRPC_UNAUTHENTICATED_BYTES_IN_FLIGHT_PER_ADDRESS_MAX, what: `client address ${address}` };
         return;
       }

@@ -269,7 +269,13 @@ export class SvcClient {
   }
 
   async checkTail(a: StreamAddress, opts: CallOptions = {}): Promise<Position> {
-    const r = await this.transport.request({ method: 'GET', path: `${SvcClient.streamPath(a)}/records/tail`, idempotent: true, signal: opts.signal });
+    return this.tailOf(a, opts.signal, false);
+  }
+
+  /** The tail, retried by the transport's policy, or (`oneAttempt`: for a producer, which retries
+   *  under its own) asked once. */
+  private async tailOf(a: StreamAddress, signal: AbortSignal | undefined, oneAttempt: boolean): Promise<Position> {
+    const r = await this.transport.request({ method: 'GET', path: `${SvcClient.streamPath(a)}/records/tail`, idempotent: true, signal, noRetry: oneAttempt });
     return decodePosition(r.body, 'tail');
   }
 
@@ -314,7 +320,7 @@ export class SvcClient {
       ordered: false,
       append: (records, o) => this.appendOnce(a, records, o),
       readRange: (start, count) => this.readRange(a, start, count),
-      checkTail: () => this.checkTail(a),
+      checkTail: () => this.tailOf(a, undefined, true),
       close: async () => {},
     };
   }
