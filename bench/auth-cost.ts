@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as hdr from 'hdr-histogram-js';
+import { newHistogram, pctMs, type Histogram } from './lib/hist.ts';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SECRET = 'auth-cost-bench-secret-0123456789abcdef';
@@ -100,14 +100,10 @@ async function must(what: string, p: Promise<{ status: number; text: string }>, 
   return r.text;
 }
 
-interface PhaseResult { requests: number; errors: number; ms: number; hist: hdr.Histogram }
-
-function newHistogram(): hdr.Histogram {
-  return hdr.build({ bitBucketSize: 32, autoResize: true, lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
-}
+interface PhaseResult { requests: number; errors: number; ms: number; hist: Histogram }
 
 /** N closed loops of single-record appends for `ms`; latencies in µs. */
-async function drive(port: number, headers: Record<string, string>, ms: number, hist: hdr.Histogram | undefined): Promise<PhaseResult> {
+async function drive(port: number, headers: Record<string, string>, ms: number, hist: Histogram | undefined): Promise<PhaseResult> {
   const path = `/v1/streams/${BUCKET}/load/records`;
   const body = JSON.stringify({ records: [{ body: 'x'.repeat(bodyBytes) }] });
   agent.destroy();
@@ -180,7 +176,7 @@ async function main(): Promise<void> {
     }
 
     const rows = [...totals.entries()].map(([name, t]) => ({
-      name, rps: t.requests / (t.ms / 1000), p50: t.hist.getValueAtPercentile(50) / 1000, p99: t.hist.getValueAtPercentile(99) / 1000,
+      name, rps: t.requests / (t.ms / 1000), p50: pctMs(t.hist, 50), p99: pctMs(t.hist, 99),
       max: t.hist.maxValue / 1000, errors: t.errors, requests: t.requests,
     }));
     const pad = (s: string, n: number): string => s.padStart(n);

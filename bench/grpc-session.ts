@@ -7,7 +7,7 @@
 // request is one durable batch), gRPC as one session pipelining WINDOW batches. Latency is measured
 // per batch, from handing it to the transport to its ack, in microseconds (hdr-histogram-js).
 import * as http from 'node:http';
-import * as hdr from 'hdr-histogram-js';
+import { newHistogram, pctMs, type Histogram } from './lib/hist.ts';
 import type { AppendSessionRequest } from '../src/gen/svc/v1/AppendSessionRequest.ts';
 import type { AppendSessionResponse__Output } from '../src/gen/svc/v1/AppendSessionResponse.ts';
 import { connect, call } from '../test/grpc/client.ts';
@@ -30,15 +30,14 @@ interface Result {
   seconds: number;
   recordBytes: number;
   records: number;
-  hist: hdr.Histogram;
+  hist: Histogram;
 }
 
-const newHist = (): hdr.Histogram => hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
 const nowUs = (): number => Number(process.hrtime.bigint() / 1000n);
 
 /** Runs `start(done)` WINDOW-wide until the phase ends; each started batch reports its ack. */
-async function drive(measureMs: number, startOne: () => Promise<void>): Promise<{ hist: hdr.Histogram; batches: number; seconds: number }> {
-  const hist = newHist();
+async function drive(measureMs: number, startOne: () => Promise<void>): Promise<{ hist: Histogram; batches: number; seconds: number }> {
+  const hist = newHistogram();
   let batches = 0;
   const t0 = Date.now();
   const stopAt = t0 + measureMs;
@@ -90,7 +89,7 @@ function sessionAppender(data: ReturnType<typeof connect>['data'], key: string, 
 
 function fmt(r: Result): string[] {
   const bps = r.batches / r.seconds;
-  const p = (q: number): string => (r.hist.getValueAtPercentile(q) / 1000).toFixed(2);
+  const p = (q: number): string => pctMs(r.hist, q).toFixed(2);
   return [
     r.shape, r.transport, Math.round(bps).toLocaleString('en-US'), Math.round(bps * r.records).toLocaleString('en-US'),
     ((bps * r.records * r.recordBytes) / 1e6).toFixed(1), p(50), p(99), p(99.9),

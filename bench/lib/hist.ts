@@ -31,9 +31,11 @@ export function decodeHistogram(b64: string): Histogram {
   return hdr.decodeFromCompressedBase64(b64, 32);
 }
 
-/** Value at a percentile, in milliseconds (the histogram holds µs). */
+/** Value at a percentile, in milliseconds (the histogram holds µs). HdrHistogram answers the highest
+ *  value equivalent to the sample at that rank (3 significant digits), which can sit above the exact
+ *  maximum; a percentile is never reported above the largest sample itself. */
 export function pctMs(h: Histogram, p: number): number {
-  return h.totalCount === 0 ? NaN : h.getValueAtPercentile(p) / 1000;
+  return h.totalCount === 0 ? NaN : Math.min(h.getValueAtPercentile(p), h.maxValue) / 1000;
 }
 
 export function maxMs(h: Histogram): number {

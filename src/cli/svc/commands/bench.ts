@@ -28,7 +28,9 @@ function body(bytes: number, sentMs: number): string {
 }
 
 function pct(h: hdr.Histogram): { p50_ms: number; p90_ms: number; p99_ms: number; max_ms: number } {
-  const ms = (us: number): number => Math.round(us) / 1000;
+  // A percentile is the highest value equivalent to its sample (3 significant digits), which can sit
+  // above the exact maximum: never print one above the largest sample.
+  const ms = (us: number): number => Math.round(Math.min(us, h.maxValue)) / 1000;
   return { p50_ms: ms(h.getValueAtPercentile(50)), p90_ms: ms(h.getValueAtPercentile(90)), p99_ms: ms(h.getValueAtPercentile(99)), max_ms: ms(h.maxValue) };
 }
 
