@@ -357,3 +357,41 @@ test('usage and reach, as exit codes: a bad --url is 2, an unknown command under
   assert.equal(bench.code, EXIT.USAGE, bench.err);
   assert.match(bench.err, /give --grpc HOST:PORT/);
 });
+
+/** `svc append ADDRESS` with its stdin left open (as `tail -f log | svc append` has it), to be
+ *  interrupted: lines are written to it, signals sent, and its stderr watched. */
+function openAppend(address: string, env: Record<string, string> = {}): { child: ChildProcess; err: () => string; closed: Promise<number> } {
+  const child = spawn(process.execPath, [BIN, 'append', address], { cwd: REPO_ROOT, env: { ...process.env, SVC_URL: star.url, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const errs: Buffer[] = [];
+  child.stderr!.on('data', (d: Buffer) => errs.push(d));
+  child.stdin!.on('error', () => {});
+  const closed = new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`svc append ${address} did not end when interrupted`)); }, RUN_TIMEOUT_MS);
+    // A process ended by the signal itself (the old behaviour) has no code: -1.
+    child.on('close', (code) => { clearTimeout(timer); resolve(code ?? -1); });
+  });
+  return { child, err: () => Buffer.concat(errs).toString(), closed };
+}
+
+test('an interrupted append (Ctrl-C) says what landed and exits 130: everything read once acknowledged; a second interrupt stops a stuck one at once', async () => {
+  const b = uniq('intr');
+  ok(await svc(['create', `svc://${b}`, 'create_stream_on_append=true']), 'create');
+  const run = openAppend(`svc://${b}/s`);
+  run.child.stdin!.write('one\ntwo\nthree\n');
+  await waitFor('the three lines appended', async () => (await c.checkTail({ bucket: b, key: 's' }).catch(() => ({ seq_num: 0 }))).seq_num === 3);
+  run.child.kill('SIGINT');
+  assert.equal(await run.closed, EXIT.INTERRUPTED, run.err());
+  assert.match(run.err(), /interrupted: all 3 records read were appended at 0\.\.2/);
+  assert.equal((await c.checkTail({ bucket: b, key: 's' })).seq_num, 3);
+
+  // Nothing listening: the producer retries the connection. The first interrupt waits for what was
+  // read; the second ends it at once, saying nothing was acknowledged.
+  const stuck = openAppend('svc://b/k', { SVC_URL: `http://127.0.0.1:${await closedPort()}` });
+  stuck.child.stdin!.write('one\n');
+  await waitFor('a retry note', () => /retrying in/.test(stuck.err()));
+  stuck.child.kill('SIGINT');
+  await waitFor('the note that it waits', () => /interrupted: waiting up to \d+ s for the 1 records read/.test(stuck.err()));
+  stuck.child.kill('SIGINT');
+  assert.equal(await stuck.closed, EXIT.INTERRUPTED, stuck.err());
+  assert.match(stuck.err(), /stopped: no record was acknowledged; later records may or may not have landed/);
+});

@@ -106,7 +106,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
 /** Runs the command line of this process and sets its exit code (bin/svc.mjs calls it). */
 export function runCommandLine(): Promise<void> {
   return main(process.argv.slice(2), process.env).then(
-    (code) => { process.exitCode = code; },
+    (code) => {
+      process.exitCode = code;
+      // An interrupted command has said where it stopped; whatever it left running (a retry's timer,
+      // a socket) must not keep the process alive after the user asked it to stop.
+      if (code === EXIT.INTERRUPTED) process.exit(code);
+    },
     (err: unknown) => { process.stderr.write(`svc: ${err instanceof Error ? err.stack : String(err)}\n`); process.exitCode = 1; },
   );
 }

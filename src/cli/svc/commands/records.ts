@@ -2,13 +2,14 @@
 
 import { accessSync, constants as fsConstants, createReadStream } from 'node:fs';
 import {
-  formatAddress, parseStreamAddress, type AppendRecord, type Producer, type ReadRecord, type ReadStart, type StreamAddress, type Ticket,
+  SvcError, formatAddress, parseStreamAddress, type AppendRecord, type Producer, type ReadRecord, type ReadStart, type StreamAddress, type Ticket,
 } from '../../../client/index.ts';
 import { recordBytes } from '../../../client/http/records.ts';
 import { UsageError, type FlagSpec } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { Context } from '../context.ts';
 import { FORMATS, InputError, lines, parseFormat, recordFromLine, recordToOutput, type Format } from '../format.ts';
+import { INTERRUPTED, INTERRUPT_FLUSH_MS_MAX, Interrupt } from '../interrupt.ts';
 import { Progress } from '../progress.ts';
 import { PRODUCER_FLAGS, producerOptionsOf } from '../producer-flags.ts';
 import { parseTimeMs } from '../time.ts';
@@ -45,6 +46,9 @@ export const append: Command = {
     'an answer lost in transit is retried only with --match-seq-num (tail: start at the current tail),',
     'which pins every batch to its position so nothing is appended twice; without it the command stops',
     'with exit code 4 and says the last batch may or may not have landed.',
+    '',
+    'Ctrl-C (or SIGTERM) stops reading, waits up to 5 s for the records read to be acknowledged, says',
+    'what landed and exits 130; a second Ctrl-C stops at once.',
   ].join('\n'),
   flags: [
     FORMAT_FLAG,
@@ -87,21 +91,38 @@ export const append: Command = {
     let firstTicket: Ticket | undefined;
     let count = 0;
     const sources = files.length === 0 ? ['-'] : files;
+    // Ctrl-C (or SIGTERM) stops reading; what was read is given a bounded wait to be acknowledged,
+    // then the command says exactly what landed and exits 130. A second Ctrl-C stops at once.
+    const interrupt = new Interrupt();
+    interrupt.lastWords = () => `svc: stopped: ${acknowledgedSoFar(producer)}; later records may or may not have landed`;
     try {
-      for (const f of sources) {
+      reading: for (const f of sources) {
         const stream = f === '-' ? process.stdin : createReadStream(f);
-        let lineNo = 0;
-        for await (const line of lines(stream, f === '-' ? 'stdin' : f)) {
-          lineNo++;
-          const rec: AppendRecord = recordFromLine(line, format, `${f === '-' ? 'stdin' : f}:${lineNo}`);
-          const ticket = await producer.submit(rec);
+        const input = lines(stream, f === '-' ? 'stdin' : f)[Symbol.asyncIterator]();
+        for (let lineNo = 1; ; lineNo++) {
+          const next = await interrupt.race(input.next());
+          if (next === INTERRUPTED) { stream.destroy(); break reading; }
+          if (next.done) break;
+          const rec: AppendRecord = recordFromLine(next.value, format, `${f === '-' ? 'stdin' : f}:${lineNo}`);
+          const ticket = await interrupt.race(producer.submit(rec));
+          if (ticket === INTERRUPTED) { stream.destroy(); break reading; }
           firstTicket ??= ticket;
           count++;
           progress.add(1, recordBytes(rec));
         }
       }
+      if (interrupt.fired) {
+        progress.done();
+        ctx.note(`svc: interrupted: waiting up to ${INTERRUPT_FLUSH_MS_MAX / 1000} s for the ${count} records read to be acknowledged (interrupt again to stop now)`);
+        const all = await interrupt.within(producer.flush(), INTERRUPT_FLUSH_MS_MAX) && producer.error === undefined;
+        const first = all && firstTicket ? (await firstTicket.ack()).seq_num : undefined;
+        throw new SvcError('aborted', all
+          ? `interrupted: all ${count} records read were appended${first !== undefined ? ` at ${first}..${first + count - 1}` : ''}`
+          : `interrupted: ${acknowledgedSoFar(producer)}; later records may or may not have landed`);
+      }
       await producer.close();
     } catch (err) {
+      if (interrupt.fired) throw err;
       // A bad input line: the records before it were valid and submitted, so they are appended
       // (as xargs runs what came before), and the note says exactly up to where.
       if (err instanceof InputError && count > 0) await producer.close().catch(() => {});
@@ -110,6 +131,7 @@ export const append: Command = {
       if (last) ctx.note(`svc: acknowledged before the failure: records up to seq_num ${last.end.seq_num - 1}`);
       throw err;
     } finally {
+      interrupt.dispose();
       progress.done();
     }
     const first = firstTicket ? (await firstTicket.ack()).seq_num : undefined;
@@ -118,6 +140,12 @@ export const append: Command = {
     else await ctx.out.line(`appended ${count} records${first !== undefined ? ` at ${first}..${first + count - 1}` : ''}; tail ${tail.seq_num}`);
   },
 };
+
+/** What an append has had acknowledged so far, in words. */
+function acknowledgedSoFar(producer: Producer): string {
+  const last = producer.lastAck;
+  return last ? `acknowledged: records up to seq_num ${last.end.seq_num - 1}` : 'no record was acknowledged';
+}
 
 // ------------------------------------------------------------------ read and tail
 
