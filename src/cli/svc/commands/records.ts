@@ -47,7 +47,7 @@ export const append: Command = {
     'which pins every batch to its position so nothing is appended twice; without it the command stops',
     'with exit code 4 and says the last batch may or may not have landed.',
     '',
-    'Ctrl-C (or SIGTERM) stops reading, waits up to 5 s for the records read to be acknowledged, says',
+    `Ctrl-C (or SIGTERM) stops reading, waits up to ${INTERRUPT_FLUSH_MS_MAX / 1000} s for the records read to be acknowledged, says`,
     'what landed and exits 130; a second Ctrl-C stops at once.',
   ].join('\n'),
   flags: [
