@@ -285,6 +285,13 @@ export const GATEWAY_HEALTH_INTERVAL_MS = 1000;
 /** A probe not answered in this long fails (a healthy bridge answers /healthz in milliseconds; this
  *  leaves room for a loaded star without letting a hung one look alive for long). */
 export const GATEWAY_HEALTH_TIMEOUT_MS = 2000;
+/** A star that failed this many health probes in a row is taken for wedged (stopped, hung): the
+ *  requests sent to it before the first of them, still waiting for their answer's head, are given
+ *  up at once (a safe method goes to the next star, any other is 503 with Retry-After) instead of
+ *  each waiting out GATEWAY_UPSTREAM_HEAD_MS_MAX. Two probes span at least a period and two timeouts
+ *  (about 5 s): longer than a lease's default TTL, so the stars have moved its leases by then, and
+ *  more than one slow /healthz of a star that is only loaded. */
+export const GATEWAY_UPSTREAM_WEDGED_PROBES = 2;
 
 // --- gRPC --------------------------------------------------------------------------------------
 /** Protobuf framing of one AppendRecord beyond its content: its own tag and length, its timestamp,

@@ -83,9 +83,14 @@ function forwardedHeaders(req: IncomingMessage): OutgoingHttpHeaders {
 
 interface Agents { request: Agent; stream: Agent }
 
+/** An attempt still waiting for its answer's head, and how to give it up. */
+interface Waiting { sentAtMs: number; abandon(): void }
+
 export class Forwarder {
   private readonly agents = new Map<string, Agents>();
   private readonly budget = new ResendBudget(GATEWAY_RESEND_BYTES_TOTAL_MAX);
+  /** Attempts waiting for a head, by star origin (abandon() gives up those of a wedged star). */
+  private readonly waiting = new Map<string, Set<Waiting>>();
 
   constructor(private readonly upstreams: Upstreams, private readonly logError: LogError) {}
 
@@ -170,12 +175,19 @@ export class Forwarder {
       onRequest(up);
       let timedOut = false;
       const headTimer = setTimeout(() => { timedOut = true; up.destroy(new Error('the star did not answer in time')); }, GATEWAY_UPSTREAM_HEAD_MS_MAX);
+      const waiting: Waiting = {
+        sentAtMs: Date.now(),
+        abandon: () => up.destroy(new Error('the star stopped answering: its health probes failed')),
+      };
+      const waitingHere = this.waitingAt(url);
+      waitingHere.add(waiting);
       let settled = false;
       let relaying = false;
       const settle = (o: Outcome): void => {
         if (settled) return;
         settled = true;
         clearTimeout(headTimer);
+        waitingHere.delete(waiting);
         resolve(o);
       };
       up.on('error', (err: NodeJS.ErrnoException) => {
@@ -213,6 +225,25 @@ export class Forwarder {
     });
   }
 
+  private waitingAt(url: URL): Set<Waiting> {
+    let set = this.waiting.get(url.origin);
+    if (set === undefined) {
+      set = new Set();
+      this.waiting.set(url.origin, set);
+    }
+    return set;
+  }
+
+  /** Gives up the attempts sent to a wedged star before `sinceMs` that still wait for a head: each
+   *  fails as a star that stopped answering (a safe method goes on to the next star; any other is 503
+   *  with Retry-After, since the star may have acted on it), long before GATEWAY_UPSTREAM_HEAD_MS_MAX.
+   *  Answers streaming back are left alone: the star's own heartbeats stop, which tells the caller. */
+  abandon(url: URL, sinceMs: number): void {
+    for (const w of [...this.waiting.get(url.origin) ?? []]) {
+      if (w.sentAtMs < sinceMs) w.abandon();
+    }
+  }
+
   close(): void {
     for (const a of this.agents.values()) {
       a.request.destroy();
@@ -222,13 +253,18 @@ export class Forwarder {
 }
 
 const HEARTBEAT = ': hb\n\n';
+/** How soon a stream that is quiet past the heartbeat, but cannot take one yet, is looked at again. */
+const HELD_HEARTBEAT_RECHECK_MS = 1000;
 const LF = 0x0a;
 
 /**
  * Keeps an event stream the Gateway holds back (its read budget spent) from going silent: when
- * nothing was written for SSE_HEARTBEAT_MS and the last write ended a frame, a heartbeat comment goes
- * out, so a proxy idle timeout set above the heartbeat (as the spec asks) does not turn the pause
- * into a drop (spec: Events, rule 8). While the star's own frames and heartbeats flow it never fires.
+ * nothing was written for SSE_HEARTBEAT_MS while the relay held the stream, and the last write ended
+ * a frame, a heartbeat comment goes out, so a proxy idle timeout set above the heartbeat (as the spec
+ * asks) does not turn the pause into a drop (spec: Events, rule 8). While the star's own frames and
+ * heartbeats flow it never fires; nor while the Gateway is not holding the stream back: a silent
+ * star (stopped, wedged, cut off) must stay silent, so the caller's heartbeat watch sees it and
+ * reconnects, rather than being kept on a dead stream by heartbeats the star never sent.
  * One timer per stream, armed at most every SSE_HEARTBEAT_MS.
  */
 class HeldStreamHeartbeat {
@@ -236,7 +272,7 @@ class HeldStreamHeartbeat {
   private atFrameEnd = true;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly res: ServerResponse) {
+  constructor(private readonly res: ServerResponse, private readonly held: () => boolean) {
     this.arm(SSE_HEARTBEAT_MS);
   }
 
@@ -252,13 +288,18 @@ class HeldStreamHeartbeat {
   private tick(): void {
     if (this.res.destroyed) return;
     const quietMs = Date.now() - this.lastWriteMs;
-    if (quietMs >= SSE_HEARTBEAT_MS && this.atFrameEnd) {
+    if (quietMs < SSE_HEARTBEAT_MS) {
+      this.arm(SSE_HEARTBEAT_MS - quietMs);
+      return;
+    }
+    if (this.atFrameEnd && this.held()) {
       this.res.write(HEARTBEAT);
       this.lastWriteMs = Date.now();
       this.arm(SSE_HEARTBEAT_MS);
       return;
     }
-    this.arm(Math.max(1, SSE_HEARTBEAT_MS - quietMs));
+    // Quiet long enough, but mid-frame or not held: look again shortly (not in a 1 ms loop).
+    this.arm(HELD_HEARTBEAT_RECHECK_MS);
   }
 
   stop(): void {
@@ -278,7 +319,7 @@ function relay(upRes: IncomingMessage, res: ServerResponse, hooks: ForwardHooks)
   let holds = 0;
   const hold = (): void => { if (holds++ === 0) upRes.pause(); };
   const unhold = (): void => { if (--holds === 0 && !res.destroyed) upRes.resume(); };
-  const heartbeat = /^text\/event-stream/i.test(String(upRes.headers['content-type'] ?? '')) ? new HeldStreamHeartbeat(res) : undefined;
+  const heartbeat = /^text\/event-stream/i.test(String(upRes.headers['content-type'] ?? '')) ? new HeldStreamHeartbeat(res, () => holds > 0) : undefined;
   res.once('close', () => heartbeat?.stop());
   upRes.on('data', (chunk: Buffer) => {
     if (!res.write(chunk)) { hold(); res.once('drain', unhold); }

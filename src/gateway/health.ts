@@ -52,6 +52,9 @@ export interface HealthOptions {
   timeoutMs?: number;
   /** One line per change of a star's verdict (never per probe). */
   log?: (line: string) => void;
+  /** After each failed probe of a star taken for wedged (Upstreams.wedgedSince): give up what was
+   *  sent to it before `sinceMs` and is still unanswered. */
+  onWedged?: (url: URL, sinceMs: number) => void;
 }
 
 export class HealthProbes {
@@ -84,6 +87,8 @@ export class HealthProbes {
           ? `upstream ${url.origin} answers its health probe again: back in rotation`
           : `upstream ${url.origin} failed its health probe (${r.why}): tried last until it answers`);
       }
+      const wedgedSinceMs = r.healthy ? undefined : this.upstreams.wedgedSince(url);
+      if (wedgedSinceMs !== undefined) this.o.onWedged?.(url, wedgedSinceMs);
       const timer = setTimeout(() => { this.timers.delete(timer); this.run(url); }, this.intervalMs);
       this.timers.add(timer);
     });

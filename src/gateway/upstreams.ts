@@ -8,7 +8,7 @@
 // older refused-connect mark). When every star is marked they are all tried anyway, since a mark is
 // only a guess and a 503 is no better than one more refused connect.
 
-import { GATEWAY_UPSTREAM_DOWN_MS } from '../config/limits.ts';
+import { GATEWAY_UPSTREAM_DOWN_MS, GATEWAY_UPSTREAM_WEDGED_PROBES } from '../config/limits.ts';
 
 /** One upstream entry: `host:port` (http) or `http(s)://host:port`. Throws with the reason. */
 export function parseUpstream(entry: string): URL {
@@ -54,6 +54,9 @@ export class Upstreams {
   private readonly markedAtMs: number[];
   /** Failed its latest health probe: last until a probe passes. */
   private readonly unhealthy: boolean[];
+  /** Health probes failed in a row, and when the first of them was sent (both 0 while passing). */
+  private readonly failedProbes: number[];
+  private readonly failingSinceMs: number[];
   private next = 0;
 
   constructor(readonly urls: readonly URL[], private readonly nowMs: () => number = Date.now) {
@@ -61,6 +64,8 @@ export class Upstreams {
     this.downUntilMs = urls.map(() => 0);
     this.markedAtMs = urls.map(() => 0);
     this.unhealthy = urls.map(() => false);
+    this.failedProbes = urls.map(() => 0);
+    this.failingSinceMs = urls.map(() => 0);
   }
 
   /** The upstreams in the order to try them for a request; `stream` is its `bucket/key`, if any. */
@@ -98,7 +103,20 @@ export class Upstreams {
     const changed = this.unhealthy[at] === healthy;
     this.unhealthy[at] = !healthy;
     if (healthy && this.markedAtMs[at] <= sentAtMs) this.downUntilMs[at] = 0;
+    if (healthy) {
+      this.failedProbes[at] = 0;
+      this.failingSinceMs[at] = 0;
+    } else if (this.failedProbes[at]++ === 0) {
+      this.failingSinceMs[at] = sentAtMs;
+    }
     return changed;
+  }
+
+  /** For a star that failed GATEWAY_UPSTREAM_WEDGED_PROBES probes in a row: when the first of them
+   *  was sent (what was sent to it before then has gone unanswered through all of them). */
+  wedgedSince(url: URL): number | undefined {
+    const at = this.indexOf(url);
+    return at >= 0 && this.failedProbes[at] >= GATEWAY_UPSTREAM_WEDGED_PROBES ? this.failingSinceMs[at] : undefined;
   }
 
   private indexOf(url: URL): number {

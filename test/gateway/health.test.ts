@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GATEWAY_UPSTREAM_DOWN_MS } from '../../src/config/limits.ts';
+import { GATEWAY_UPSTREAM_DOWN_MS, GATEWAY_UPSTREAM_WEDGED_PROBES, SSE_HEARTBEAT_MS } from '../../src/config/limits.ts';
 import { probeOnce } from '../../src/gateway/health.ts';
 import { parseUpstream, Upstreams } from '../../src/gateway/upstreams.ts';
 import { removeDir, startServer, waitForOutput, type RunningServer } from '../helpers/server.ts';
@@ -16,6 +16,8 @@ import { startGatewayChild, type Gateway } from './child.ts';
 
 /** Each request through the Gateway gives up after this long: one sent to a stopped star would hang. */
 const REQUEST_MS_MAX = 10_000;
+/** How long past the heartbeat period a stream is watched for a heartbeat it should not get. */
+const HEARTBEAT_SLACK_MS = 3000;
 /** Requests sent while a star is marked: enough that round robin would have reached it several times. */
 const REQUESTS = 6;
 
@@ -57,14 +59,19 @@ test('a failed probe puts a star last until a probe passes; a pass lifts an olde
   const home = firstOf();
   const other = home === a.origin ? b : a;
   const homeUrl = home === a.origin ? a : b;
+  const firstFailedAt = now;
   assert.equal(ups.probed(homeUrl, false, now), true, 'a change of verdict is reported');
+  assert.equal(ups.wedgedSince(homeUrl), undefined, 'one failed probe is not taken for a wedged star');
+  now += 1;
   assert.equal(ups.probed(homeUrl, false, now), false, 'the same verdict again is not');
+  assert.equal(ups.wedgedSince(homeUrl), firstFailedAt, `${GATEWAY_UPSTREAM_WEDGED_PROBES} in a row are, since the first was sent`);
   assert.equal(lastOf(), home);
   now += 10 * GATEWAY_UPSTREAM_DOWN_MS;
   assert.equal(lastOf(), home, 'held past any interval: only a passing probe lifts it');
   assert.deepEqual(new Set([0, 1].map(() => ups.order()[0].origin)), new Set([other.origin]), 'round robin skips it too');
   assert.equal(ups.probed(homeUrl, true, now), true);
   assert.equal(firstOf(), home, 'back once a probe passes');
+  assert.equal(ups.wedgedSince(homeUrl), undefined, 'and no longer wedged');
 
   const sent = now;
   now += 1;
@@ -123,6 +130,55 @@ describe('gateway health probes in front of two stars', () => {
     assert.deepEqual(await starsSeen(gw, REQUESTS), new Set(['on-star-0', 'on-star-1']));
   });
 
+  test('a stopped star: what waits on it is given up after two failed probes (GET on to the next star, POST 503), and its event stream stays silent', { timeout: 90_000 }, async () => {
+    // A stream of star 0's that the Gateway sends to star 0 first (each star is a cluster of its own here).
+    const ups = new Upstreams([parseUpstream(upstream(0)), parseUpstream(upstream(1))]);
+    const key = Array.from({ length: 64 }, (_, i) => `k${i}`).find((k) => ups.order(`on-star-0/${k}`)[0].origin === upstream(0))!;
+    assert.equal((await fetch(`${upstream(0)}/v1/streams/on-star-0/${key}`, { method: 'POST', body: '{}' })).status, 201);
+    const ac = new AbortController();
+    const sub = await fetch(`${gw.url}/v1/streams/on-star-0/${key}/records/subscribe?seq_num=0`, { signal: ac.signal });
+    assert.equal(sub.status, 200);
+    let streamed = '';
+    const reading = (async () => {
+      const reader = sub.body!.getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        streamed += Buffer.from(value).toString();
+      }
+    })().catch(() => {});
+    // The star's opening comment is through: whatever comes after the stop comes from the Gateway.
+    while (!streamed.includes(': open')) await new Promise((r) => setTimeout(r, 20));
+
+    const seen = verdicts(0);
+    stars[0].proc.kill('SIGSTOP');
+    const stoppedAt = streamed.length;
+    try {
+      // Sent while star 0 still passes for healthy: round robin gives it one of the two listings, and
+      // the append's stream starts there. Each waits on a star that will not answer; the bound is
+      // REQUEST_MS_MAX, far below the Gateway's 30 s head timeout.
+      const listings = [0, 1].map(() => whichStar(gw));
+      const append = fetch(`${gw.url}/v1/streams/on-star-0/${key}/records`, {
+        method: 'POST', body: JSON.stringify({ records: [{ body: 'x' }] }), signal: AbortSignal.timeout(REQUEST_MS_MAX),
+      });
+      assert.deepEqual(new Set(await Promise.all(listings)), new Set(['on-star-1']), 'the listing sent to the stopped star was answered by the other');
+      const refused = await append;
+      assert.equal(refused.status, 503, await refused.clone().text());
+      assert.equal(refused.headers.get('retry-after'), '1');
+      assert.match(((await refused.json()) as { error: string }).error, /stopped answering/);
+      await nextVerdict(0, seen, /failed its health probe/);
+      // The Gateway holds nothing back here, so it adds nothing: the star's silence reaches the caller
+      // (whose heartbeat watch then reconnects) instead of heartbeats the star never sent.
+      await new Promise((r) => setTimeout(r, SSE_HEARTBEAT_MS + HEARTBEAT_SLACK_MS));
+      assert.equal(streamed.slice(stoppedAt), '', 'nothing on the stream of a stopped star');
+    } finally {
+      ac.abort();
+      await reading;
+      stars[0].proc.kill('SIGCONT');
+    }
+    await nextVerdict(0, seen + 1, /answers its health probe again/);
+  });
+
   test('a stopped star is skipped once its probe fails, and used again once it answers', async () => {
     const seen = verdicts(0);
     stars[0].proc.kill('SIGSTOP');
@@ -139,7 +195,8 @@ describe('gateway health probes in front of two stars', () => {
     const seen = verdicts(1);
     const { port, dataDir } = stars[1];
     await stars[1].kill();
-    await nextVerdict(1, seen, /failed its health probe \(ECONNREFUSED\)/);
+    // A probe in flight when the star dies sees its connection reset; any later one is refused.
+    await nextVerdict(1, seen, /failed its health probe \((ECONNREFUSED|ECONNRESET)\)/);
     assert.deepEqual(await starsSeen(gw, REQUESTS), new Set(['on-star-0']));
     stars[1] = await startServer({ engine: 'node', dataDir, args: ['--listen', `127.0.0.1:${port}`] });
     await nextVerdict(1, seen + 1, /answers its health probe again/);
