@@ -166,7 +166,10 @@ class NodeExchange implements MeteredExchange {
 
 export interface NodeHttpServer {
   port: number;
+  /** Stops accepting connections and closes the idle ones; requests under way go on (a draining star). */
   close(): void;
+  /** Closes every connection left (once the requests under way were answered or given up on). */
+  closeConnections(): void;
 }
 
 export function startNodeServer(host: string, port: number, dispatcher: Dispatcher, tls?: { cert: string; key: string; ca?: string; requestCert?: boolean }): Promise<NodeHttpServer> {
@@ -189,7 +192,8 @@ export function startNodeServer(host: string, port: number, dispatcher: Dispatch
     server.listen(port, host, () => {
       resolve({
         port: (server.address() as AddressInfo).port,
-        close: () => { server.close(); server.closeAllConnections(); },
+        close: () => { server.close(); server.closeIdleConnections(); },
+        closeConnections: () => server.closeAllConnections(),
       });
     });
   });

@@ -4,6 +4,23 @@
 // the same order, so a refused boot (bad auth settings, a locked schema, an unreachable store)
 // leaves no lock, pool, socket or connection behind.
 
+/** A start refused for a reason the operator can fix (a port in use, a data dir that is a file, a
+ *  TLS file missing, PostgreSQL away): said in one line, exit 2, never a stack trace. */
+export class BootError extends Error {}
+
+/** Runs one step of a start; any failure becomes a BootError saying `what` and the cause's message
+ *  (or code; a BootError already is one). */
+export async function refusedAs<T>(what: string, step: () => Promise<T> | T): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    if (err instanceof BootError) throw err;
+    const e = err as NodeJS.ErrnoException;
+    const why = e instanceof Error && e.message !== '' ? e.message.split('\n')[0] : e?.code ?? String(err);
+    throw new BootError(`${what}: ${why}`, { cause: err });
+  }
+}
+
 /** The order a star stops in: no new callers first; then the requests already in; then the log
  *  commits what it holds (every append it made durable is acknowledged); then the core; then the
  *  leases (given up at once, so the next leaders need not wait them out); then the worker threads,

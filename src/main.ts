@@ -4,6 +4,7 @@
 import { resolve } from 'node:path';
 import { ConfigError, helpText, loadConfig, type Config } from './config/config.ts';
 import { AUTH_FLAGS, logError, startStar } from './server.ts';
+import { BootError } from './lifecycle.ts';
 import { runCredentialsCli } from './cli/credentials.ts';
 import { runGateway } from './gateway/cli.ts';
 
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
     running = await startStar(cfg);
   } catch (err) {
     // Startup refusals (auth: …) are one line; anything else is a crash with its stack.
-    if (err instanceof Error && /^(auth: |cannot listen |data dir |metadata: |objects: )/.test(err.message)) {
+    if (err instanceof BootError || (err instanceof Error && /^(auth: |cannot listen |data dir |metadata: |objects: )/.test(err.message))) {
       console.error(`svcd: ${err.message}`);
       process.exit(2);
     }

@@ -3,7 +3,7 @@
 // and the ops listener. src/main.ts is the CLI around it; tests build stars through it too.
 
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -43,8 +43,9 @@ import { createPool, PoolSegmentChecker, PoolSettler, poolSettleBytes } from './
 import type { ParseResult } from './workers/parse-task.ts';
 import { AUTH_SETTINGS, parseAuthConfig, startAuth, type AuthModule } from './auth/index.ts';
 import { credentialStoreOf } from './credential-store.ts';
-import { lockDataDir } from './storage/data-dir-lock.ts';
-import { Lifecycle } from './lifecycle.ts';
+import { lockDataDir, makeDir } from './storage/data-dir-lock.ts';
+import { Lifecycle, refusedAs } from './lifecycle.ts';
+import { tlsFilesOf } from './config/tls-files.ts';
 import type { FlagSpec } from './config/config.ts';
 import { startGrpcServer } from './api/grpc/server.ts';
 import { Metrics } from './ops/metrics.ts';
@@ -72,6 +73,16 @@ const FLUSHER_ENTRY = new URL(BUILT ? './flusher.bundle.mjs' : './storage/wal/fl
  *  themselves, so they inherit no --import flags (which would resolve against the caller's directory). */
 function workerExecArgv(): string[] {
   return [];
+}
+
+/** host:port/db of a PostgreSQL URL, never its user or password (for messages). */
+function postgresTarget(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.host}${u.pathname}`;
+  } catch {
+    return '(unparsable)';
+  }
 }
 
 export function logError(msg: string, err?: unknown): void {
@@ -102,8 +113,8 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   const dataDir = resolve(cfg.dataDir);
   const walDir = join(dataDir, 'wal');
   const objectsDir = join(dataDir, 'objects');
-  mkdirSync(walDir, { recursive: true });
-  mkdirSync(objectsDir, { recursive: true });
+  makeDir(walDir);
+  makeDir(objectsDir);
   const lock = lockDataDir(dataDir);
   life.started('data dir lock', 'data-dir', () => lock.release());
   // The one identity of this star: its lease rows, membership row, tokens and admin views all use it.
@@ -141,10 +152,13 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     })
     : openMetadataStore(cfg.metadata, dataDir, health.metadata);
   life.started('metadata store', 'stores', () => metadata.close());
-  const state = await metadata.load();
+  // PostgreSQL away or its database missing is the operator's to fix: one line, not a stack.
+  const state = clusterCfg
+    ? await refusedAs(`metadata: PostgreSQL (--postgres-url ${postgresTarget(clusterCfg.url)}) did not answer`, () => metadata.load())
+    : await metadata.load();
   await checkStoredFormat(state, metadata, objects, () => randomUUID(), Date.now());
   const get = (f: string): string | undefined => cfg.raw.get(f) || undefined;
-  const tls = get('tls-cert') && get('tls-key') ? { cert: get('tls-cert')!, key: get('tls-key')!, ca: get('tls-client-ca') } : undefined;
+  const tls = tlsFilesOf(get);
   const authConfig = parseAuthConfig(get, process.env, tls !== undefined);
   const auth: AuthModule | undefined = authConfig.mode === 'off'
     ? undefined
@@ -298,11 +312,8 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     }) : undefined,
   });
 
-  // A stopping star answers the requests already on their way before the log and the core stop.
-  life.started('requests in flight', 'requests', () => dispatcher.whenIdle(SHUTDOWN_REQUESTS_WAIT_MS_MAX));
-
   let engine: string = cfg.httpEngine;
-  let server: { port: number; close(): void } | undefined;
+  let server: { port: number; close(): void; closeConnections(): void } | undefined;
   await logReady;
   if (cfg.listen) {
     // uWS cannot report whether a client certificate verified, so mtls is served by node:https.
@@ -319,6 +330,15 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     const bridge = server;
     life.started('data bridge listener', 'listeners', () => bridge.close());
   }
+  // A stopping star answers the requests already on their way before the log and the core stop; its
+  // event streams and DS waits at a tail end first (they would never end by themselves), and the
+  // connections left close once the rest is answered or SHUTDOWN_REQUESTS_WAIT_MS_MAX has passed.
+  const bridgeServer = server;
+  life.started('requests in flight', 'requests', async () => {
+    dispatcher.endStreams();
+    await dispatcher.whenIdle(SHUTDOWN_REQUESTS_WAIT_MS_MAX);
+    bridgeServer?.closeConnections();
+  });
   const presigner = server && cfg.listen ? new Presigner(loadPresignSecret(dataDir), bridgeBaseUrl(cfg.listen.host, server.port, tls !== undefined)) : undefined;
   // ReadPlan's presigned URLs: S3 signs its own; on fs the data bridge serves what the star signed.
   dispatcher.vendObjects(presigner && !s3 ? { presigner, objects, nowMs: () => Date.now() } : undefined);
@@ -331,21 +351,23 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   // Not ready while appends would be refused: the WAL cannot be written, or the metadata store is
   // away (or a row write's outcome is still being read back). /readyz and grpc.health.v1 answer it.
   const starReady = (): boolean => !wal.failed() && star.metadataReady();
-  const grpcServer = cfg.grpcListen
-    ? await startGrpcServer({
+  const grpcListen = cfg.grpcListen;
+  const grpcServer = grpcListen
+    ? await refusedAs(`cannot listen on ${grpcListen.host}:${grpcListen.port} (gRPC)`, () => startGrpcServer({
       ...(cluster ? { cluster: cluster.view() } : {}),
       audit: star.auditor,
-      service: svc, clock, timers, listen: `${cfg.grpcListen.host}:${cfg.grpcListen.port}`, vending, star: { id: starId, ...(cfg.advertiseAddress ? { address: cfg.advertiseAddress } : {}), settle: () => star.settle() },
+      service: svc, clock, timers, listen: `${grpcListen.host}:${grpcListen.port}`, vending, star: { id: starId, ...(cfg.advertiseAddress ? { address: cfg.advertiseAddress } : {}), settle: () => star.settle() },
       auth: grpcAuthHooks(auth, { clientCertVerified: authConfig.mode === 'mtls' }),
       ...(tls ? { credentials: grpcTlsCredentials(tls, authConfig.mode === 'mtls') } : {}),
       ready: starReady,
-    })
+    }))
     : undefined;
   if (grpcServer) life.started('gRPC listener', 'listeners', () => grpcServer.close());
   /** Where other stars and ListStars reach this one: --advertise-address, else the gRPC listener. */
   const advertisedAddress = (): string => cfg.advertiseAddress || (grpcServer ? `${cfg.grpcListen!.host}:${grpcServer.port}` : '');
-  const ops = cfg.metricsListen
-    ? await startOpsServer(cfg.metricsListen.host, cfg.metricsListen.port, {
+  const opsListen = cfg.metricsListen;
+  const ops = opsListen
+    ? await refusedAs(`cannot listen on ${opsListen.host}:${opsListen.port} (ops)`, () => startOpsServer(opsListen.host, opsListen.port, {
       metrics, allowedHosts: cfg.opsAllowedHosts,
       ready: starReady,
       extra: adminSurface({
@@ -354,7 +376,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
         star: { id: starId, address: advertisedAddress(), startedAtMs, nowMs: () => Date.now() },
         listCredentials: grpcAuthHooks(auth, { clientCertVerified: false })?.listCredentials,
       }),
-    })
+    }))
     : undefined;
   if (ops) life.started('ops listener', 'listeners', () => ops.close());
   // A cluster's membership row: where the other stars reach this one (its bridge for the one-hop

@@ -115,7 +115,7 @@ export interface DispatchDeps {
   /** Browser origins allowed to call (absent: every preflight is denied). */
   cors?: CorsPolicy;
   /** The Durable Streams surface (src/api/ds/): serves every path under /ds when present. */
-  ds?: { handles(path: string): boolean; handle(ex: HttpExchange): Promise<number> };
+  ds?: { handles(path: string): boolean; handle(ex: HttpExchange): Promise<number>; stop(): void };
   /** A cluster: requests for streams another star leads hop there (absent: one star, no hops). */
   proxy?: LeaderProxy;
   logError(msg: string, err?: unknown): void;
@@ -161,6 +161,8 @@ class Context implements RequestCtx {
 
 export class Dispatcher {
   private sseOpen = 0;
+  /** How to end each open event stream (endStreams). */
+  private readonly streamEnds = new Set<{ end(): void }>();
   /** Requests being handled now, and who waits for there to be none (a stopping star). */
   private requestsInFlight = 0;
   /** Presigned object URLs this star serves: set once it listens (the URLs name its address). */
@@ -349,10 +351,20 @@ export class Dispatcher {
 
   private openStream(ex: HttpExchange, res: Extract<RouteResult, { kind: 'sse' }>, principal: Principal, cors: [string, string][] | undefined): void {
     const sink = ex.startStream(withCors(SSE_HEADERS, cors));
-    pumpSse(sink, res.subscription, res.base64, {
+    const stream = { end: (): void => {} };
+    this.streamEnds.add(stream);
+    stream.end = pumpSse(sink, res.subscription, res.base64, {
       heartbeatMs: this.deps.sse?.heartbeatMs, stallMs: this.deps.sse?.stallMs,
-      expiresAtMs: principal.expMs, onEnd: () => { this.sseOpen -= 1; },
+      expiresAtMs: principal.expMs, onEnd: () => { this.sseOpen -= 1; this.streamEnds.delete(stream); },
     });
+  }
+
+  /** A stopping star ends every open event stream now, cleanly (spec: Events rule 5, the stream
+   *  simply ends; the client reconnects with its cursor), and answers the DS reads waiting at a
+   *  tail: none of them would end by itself while the star drains its requests. */
+  endStreams(): void {
+    for (const stream of [...this.streamEnds]) stream.end();
+    this.deps.ds?.stop();
   }
 
   /** Answers the error envelope; returns the status. */

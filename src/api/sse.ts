@@ -118,7 +118,8 @@ export class FanOut {
 
 const fanOut = new FanOut();
 
-export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts: SsePumpOptions = {}): void {
+/** Runs one subscription's event stream; the answer ends it cleanly (a stopping star). */
+export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts: SsePumpOptions = {}): () => void {
   let ended = false;
   let stalledSince = 0;
   /** A heartbeat is owed: written on the pump's next turn. */
@@ -225,4 +226,5 @@ export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts:
   // One callback for every wait at the tail (no closure per batch).
   const ready = (): void => fanOut.enqueue(pump);
   fanOut.enqueue(pump);
+  return () => finish();
 }

@@ -27,7 +27,10 @@ export function loadNativeUws(): { uws: UwsModule } | { error: string } {
 
 export interface UwsServer {
   port: number;
+  /** Stops accepting connections; requests under way go on (a draining star). */
   close(): void;
+  /** Closes every connection left (once the requests under way were answered or given up on). */
+  closeConnections(): void;
 }
 
 /** The request headers routes read, by method. uWS requests are only readable inside the handler's
@@ -475,6 +478,9 @@ export async function startUwsServer(uws: UwsModule, host: string, port: number,
       resolve({
         port: uws.us_socket_local_port(token as unknown as UWS.us_socket),
         close: () => { bodyFirst.stop(); uws.us_listen_socket_close(token); },
+        // The binary's App.close() closes every connection (and listener) it holds; this build's
+        // typings do not declare it.
+        closeConnections: () => (app as unknown as { close(): void }).close(),
       });
     });
   });

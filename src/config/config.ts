@@ -9,7 +9,7 @@ import {
 import {
   boolValue, durationMs, FlagError as ConfigError, hostPort, listValue, nonNegativeInt, parseFlags, positiveInt, usageText, type FlagSpec,
 } from './flags.ts';
-import { isBucketName } from '../protocol/rules.ts';
+import { isBucketName, isReservedBucketName } from '../protocol/rules.ts';
 
 // Every refusal of a flag or variable is one error type, whichever command parses it; the name
 // ConfigError stays for svcd's callers.
@@ -164,7 +164,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
   }
   return {
     listen: hostPort(get('listen'), 'listen'),
-    dataDir: get('data-dir'),
+    dataDir: dataDirValue(get('data-dir')),
     metadata,
     objectStore,
     httpEngine: engine,
@@ -176,14 +176,14 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     maxReadBytes: positiveInt(get('max-read-bytes'), 'max-read-bytes'),
     readplanTtlMs,
     readGraceMs,
-    auditScrubMs: durationMs(get('audit-scrub-interval'), 'audit-scrub-interval'),
+    auditScrubMs: durationMs(get('audit-scrub-interval'), 'audit-scrub-interval', 'each segment is verified once, when settled'),
     corsAllowedOrigins: listValue(get('cors-allowed-origins')),
     bodyBudget: { starBytes: positiveInt(get('body-budget-bytes'), 'body-budget-bytes'), tenantBytes: positiveInt(get('body-budget-per-tenant-bytes'), 'body-budget-per-tenant-bytes') },
     opsAllowedHosts: listValue(get('ops-allowed-hosts')),
     ds: { enabled: boolValue(get('ds-enabled'), 'ds-enabled'), bucket: checkDsBucket(get('ds-bucket')), longPollMs: positiveInt(get('ds-long-poll-ms'), 'ds-long-poll-ms') },
     expressBucket: get('express-bucket'),
     leaseIdleMs: nonNegativeInt(get('lease-idle-ms'), 'lease-idle-ms'),
-    leaseTtlMs: nonNegativeInt(get('lease-ttl-ms'), 'lease-ttl-ms'),
+    leaseTtlMs: positiveInt(get('lease-ttl-ms'), 'lease-ttl-ms'),
     commitLingerMs: nonNegativeInt(get('commit-linger-ms'), 'commit-linger-ms'),
     starId: starIdValue(get('star-id')),
     advertiseAddress: get('advertise-address') === '' ? '' : advertised(get('advertise-address')),
@@ -205,6 +205,13 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
 /** The DS bucket name: the rule of bucket names (protocol/rules.ts), checked at boot rather than at first use. */
 function checkDsBucket(v: string): string {
   if (!isBucketName(v)) throw new ConfigError(`--ds-bucket ${JSON.stringify(v)}: 1-128 of A-Z a-z 0-9 . _ - starting with a letter or digit`);
+  if (isReservedBucketName(v)) throw new ConfigError(`--ds-bucket ${JSON.stringify(v)}: api is reserved (in any case) and is never a bucket`);
+  return v;
+}
+
+function dataDirValue(v: string): string {
+  // An empty value would make the current directory the data dir, with the WAL and LOCK among whatever is there.
+  if (v.trim() === '') throw new ConfigError('--data-dir must name a directory (it is empty)');
   return v;
 }
 

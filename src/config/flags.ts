@@ -189,10 +189,13 @@ export function positiveInt(v: string, flag: string): number {
 const DURATION_UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** A positive duration: `250ms`, `30s`, `5m`, `1h`, or a bare number of milliseconds. */
-export function durationMs(v: string, flag: string): number {
+export function durationMs(v: string, flag: string, zeroMeans?: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(v.trim());
   const n = m ? Math.round(Number(m[1]) * DURATION_UNIT_MS[m[2] ?? 'ms']) : NaN;
-  if (!Number.isSafeInteger(n) || n <= 0) throw new FlagError(`--${flag} must be a positive duration such as 5m, 300s or 300000ms`);
+  if (n === 0 && zeroMeans !== undefined) return 0;
+  if (!Number.isSafeInteger(n) || n <= 0) {
+    throw new FlagError(`--${flag} must be a positive duration such as 5m, 300s or 300000ms${zeroMeans !== undefined ? ` (or 0: ${zeroMeans})` : ''}`);
+  }
   return n;
 }
 
@@ -201,8 +204,10 @@ export function hostPort(v: string, flag: string): { host: string; port: number 
   if (v === '') return undefined;
   const i = v.lastIndexOf(':');
   const host = i < 0 ? '127.0.0.1' : v.slice(0, i).replace(/^\[|\]$/g, '') || '0.0.0.0';
-  const port = Number(i < 0 ? v : v.slice(i + 1));
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new FlagError(`--${flag}: bad address ${v}`);
+  const portText = i < 0 ? v : v.slice(i + 1);
+  // Decimal digits only: an empty port (a random one) or 0x1f90 is a typo, not a choice.
+  const port = /^\d{1,5}$/.test(portText) ? Number(portText) : NaN;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new FlagError(`--${flag}: bad address ${v} (host:port, the port in decimal; 0 picks a free one)`);
   return { host, port };
 }
 

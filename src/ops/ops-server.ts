@@ -89,6 +89,11 @@ export function opsRefusal(method: string, headers: { host?: string; origin?: st
   return undefined;
 }
 
+/** The ops listener's own routes, which only read: another method is 405, as on the dashboard. */
+function isReadOnlyOpsPath(path: string): boolean {
+  return path === '/metrics' || path === '/healthz' || path === '/readyz' || path === '/debug/pprof' || path.startsWith('/debug/pprof/');
+}
+
 export function startOpsServer(host: string, port: number, opts: OpsOptions): Promise<OpsServer> {
   const allowed = new Set([...(opts.allowedHosts ?? []), host].map((h) => hostName(h)).filter((h) => h !== ''));
   const server: Server = createServer((req, res) => {
@@ -116,6 +121,10 @@ export function startOpsServer(host: string, port: number, opts: OpsOptions): Pr
         try {
           const refused = opsRefusal(req.method ?? 'GET', req.headers, allowed);
           if (refused) return send(refused.status, 'application/json', JSON.stringify({ error: refused.error }));
+          const method = req.method ?? 'GET';
+          if (isReadOnlyOpsPath(url.pathname) && method !== 'GET' && method !== 'HEAD') {
+            return send(405, 'application/json', JSON.stringify({ error: `${method} is not supported here: GET or HEAD` }), { Allow: 'GET, HEAD' });
+          }
           if (url.pathname === '/metrics') return send(200, opts.metrics.registry.contentType, await opts.metrics.registry.metrics());
           if (url.pathname === '/healthz') return send(200, 'application/json', '{"status":"ok"}');
           if (url.pathname === '/readyz') {

@@ -34,11 +34,16 @@ export function checkBucketName(name: string): string {
   return name;
 }
 
+/** The Gateway's `api` host name, in any case (host names ignore case, so `API.{zone}` is the api
+ *  host too): no spelling of it is ever a bucket. */
+export function isReservedBucketName(name: string): boolean {
+  return name.toLowerCase() === RESERVED_BUCKET;
+}
+
 /** A name for a bucket about to be created: also not the reserved one. */
 export function checkNewBucketName(name: string): string {
   checkBucketName(name);
-  // Host names ignore case, so `API.{zone}` is the api host too: no spelling of it is a bucket.
-  if (name.toLowerCase() === RESERVED_BUCKET) throw invalid(`the bucket name ${name} is reserved (api, in any case)`);
+  if (isReservedBucketName(name)) throw invalid(`the bucket name ${name} is reserved (api, in any case)`);
   return name;
 }
 

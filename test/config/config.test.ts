@@ -15,6 +15,18 @@ test('durations take ms, s, m and h, and a bare number is milliseconds', () => {
   }
 });
 
+test('refused at parse: --ds-bucket api in any case, --lease-ttl-ms 0, an empty --data-dir, a port that is empty or not decimal; --audit-scrub-interval 0 means once', () => {
+  for (const args of [['--ds-bucket', 'api'], ['--ds-bucket', 'API'], ['--lease-ttl-ms', '0'], ['--data-dir', ''], ['--data-dir', ' '],
+    ['--listen', '127.0.0.1:'], ['--listen', '127.0.0.1:0x1f90'], ['--metrics-listen', '127.0.0.1:1e3'], ['--grpc-listen', ':+80']]) {
+    assert.throws(() => loadConfig(args, {}), ConfigError, args.join(' '));
+  }
+  assert.throws(() => loadConfig([], { SVCD_DS_BUCKET: 'Api' }), /api is reserved/);
+  assert.equal(loadConfig(['--listen', '127.0.0.1:0'], {}).listen?.port, 0, 'port 0 still picks a free one');
+  assert.equal(loadConfig(['--audit-scrub-interval', '0'], {}).auditScrubMs, 0);
+  assert.equal(loadConfig(['--audit-scrub-interval', '0m'], {}).auditScrubMs, 0);
+  assert.throws(() => loadConfig(['--audit-scrub-interval', '-1'], {}), /or 0: each segment is verified once/);
+});
+
 test('--readplan-ttl defaults to 5 minutes and reads its variable', () => {
   assert.equal(loadConfig([], {}).readplanTtlMs, 300_000);
   assert.equal(loadConfig([], { SVCD_READPLAN_TTL: '90s' }).readplanTtlMs, 90_000);

@@ -27,6 +27,14 @@ test('ops listener serves /metrics, /healthz and /readyz on its own port', async
   assert.equal((await fetch(`${ops}/readyz`)).status, 200);
   // The ops surface carries no data-plane routes.
   assert.equal((await fetch(`${ops}/v1/buckets`)).status, 404);
+  // Its own routes only read: another method is 405 with Allow, as on the dashboard.
+  for (const [method, path] of [['POST', '/metrics'], ['DELETE', '/healthz'], ['PUT', '/readyz'], ['POST', '/debug/pprof/heap']]) {
+    const r = await fetch(`${ops}${path}`, { method, headers: { 'content-type': 'application/json' }, body: method === 'DELETE' ? undefined : '{}' });
+    assert.equal(r.status, 405, `${method} ${path}`);
+    assert.equal(r.headers.get('allow'), 'GET, HEAD');
+    assert.match(((await r.json()) as { error: string }).error, /GET or HEAD/);
+  }
+  assert.equal((await fetch(`${ops}/healthz`, { method: 'HEAD' })).status, 200);
 });
 
 test('the open-streams gauge counts live SSE subscriptions; HEAD answers headers only and opens none', async (t) => {

@@ -23,6 +23,8 @@ export interface ReadCtx {
   header(name: string): string | undefined;
   nowMs: () => number;
   longPollMs: number;
+  /** Settles when the star stops: a long-poll answers as if it timed out, an event stream ends. */
+  stopping: Promise<undefined>;
 }
 
 export type LiveMode = 'none' | 'long-poll' | 'sse';
@@ -148,7 +150,7 @@ export async function readLongPoll(c: ReadCtx, start: number): Promise<DsAnswer>
   const sub = await c.svc.subscribe(c.states.bucket, c.key, { kind: 'seq_num', value: first.next });
   let timer: NodeJS.Timeout | undefined;
   try {
-    const timeout = new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), c.longPollMs); });
+    const timeout = Promise.race([c.stopping, new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), c.longPollMs); })]);
     for (let at = first.next; ;) {
       const batch = await Promise.race([sub.next(), timeout]);
       if (!batch) {
@@ -211,6 +213,7 @@ export async function pumpSse(c: ReadCtx, sink: SseSink, start: number, onEnd: (
   let timer: NodeJS.Timeout | undefined;
   const ended = new Promise<undefined>((resolve) => {
     sink.onClose(() => resolve(undefined));
+    void c.stopping.then(resolve);
     timer = setTimeout(() => resolve(undefined), DS_SSE_CONNECTION_MS);
   });
   try {

@@ -33,12 +33,19 @@ export const isDsPath = (path: string): boolean => path === DS_PREFIX || path.st
 export class DsSurface {
   readonly states: DsStates;
   private live = 0;
+  private stopNow!: () => void;
+  /** Settles once the star stops (stop()): live reads answer or end at once. */
+  private readonly stopping = new Promise<undefined>((resolve) => { this.stopNow = () => resolve(undefined); });
 
   constructor(private readonly deps: DsDeps) {
     this.states = new DsStates(deps.svc, deps.bucket, () => Date.now());
   }
 
   handles(path: string): boolean { return isDsPath(path); }
+
+  /** The star is stopping: a long-poll waiting at the tail answers now (204, as at its timeout, so
+   *  the client polls again, elsewhere in a cluster) and live event streams end. */
+  stop(): void { this.stopNow(); }
 
   /** The svcd key of a DS path: what follows `/ds/v1/stream/`, still percent-encoded. */
   private keyOf(path: string): string {
@@ -97,7 +104,7 @@ export class DsSurface {
     const live = liveParam(query);
     const start = startSeq(offset, st);
     st.lastAccessMs = now;
-    const c: ReadCtx = { svc, states: this.states, key, st, query, header: (n) => ex.header(n), nowMs: () => Date.now(), longPollMs: this.deps.longPollMs };
+    const c: ReadCtx = { svc, states: this.states, key, st, query, header: (n) => ex.header(n), nowMs: () => Date.now(), longPollMs: this.deps.longPollMs, stopping: this.stopping };
     if (live === 'none') return readCatchUp(c, start);
     if (this.live >= DS_LIVE_CONNECTIONS_MAX) throw dsError('unavailable', 'too many live DS readers on this star');
     this.live++;

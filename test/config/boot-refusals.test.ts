@@ -1,0 +1,65 @@
+// Starts an operator can fix are refused in one line with exit 2, never a crash with a stack trace
+// (exit 1) and never a silent fallback: a port of the ops or gRPC listener in use, a data dir that is
+// a file or cannot be made (under /proc Node's recursive mkdir used to spin forever), half a TLS
+// configuration (it used to serve plain HTTP without a word), TLS files missing or not a pair, and
+// PostgreSQL not answering. Each runs the real main as a child process.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { REPO_ROOT, removeDir, starEntry, tempDir } from '../helpers/server.ts';
+import { closedPort } from '../client/kit.ts';
+import { makeCerts } from '../auth-http/kit.ts';
+
+/** A refusal comes at boot; a star that is still running after this long did not refuse. */
+const BOOT_WAIT_MS_MAX = 30_000;
+
+async function boot(args: string[]): Promise<{ code: number | null; err: string }> {
+  const child = spawn(process.execPath, [...starEntry(), '--listen', '127.0.0.1:0', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+  child.stdout.resume();
+  const timer = setTimeout(() => child.kill('SIGKILL'), BOOT_WAIT_MS_MAX);
+  const [code] = await once(child, 'exit') as [number | null];
+  clearTimeout(timer);
+  return { code, err };
+}
+
+function refusedInOneLine(r: { code: number | null; err: string }, re: RegExp, what: string): void {
+  assert.equal(r.code, 2, `${what}: exit ${r.code}\n${r.err}`);
+  const lines = r.err.trim().split('\n').filter((l) => l.startsWith('svcd: '));
+  assert.equal(lines.length, 1, `${what}: one line: ${r.err}`);
+  assert.match(lines[0], re, what);
+  assert.doesNotMatch(r.err, /^\s+at /m, `${what}: no stack trace`);
+}
+
+test('boots an operator can fix are refused in one line, exit 2', { timeout: 240_000 }, async () => {
+  const dir = tempDir('svcd-boot-');
+  const taken = createServer();
+  taken.listen(0, '127.0.0.1');
+  await once(taken, 'listening');
+  const takenPort = (taken.address() as { port: number }).port;
+  const certs = makeCerts();
+  try {
+    refusedInOneLine(await boot(['--data-dir', join(dir, 'a'), '--metrics-listen', `127.0.0.1:${takenPort}`]), /cannot listen on 127\.0\.0\.1:\d+ \(ops\): .*EADDRINUSE/, 'ops port in use');
+    refusedInOneLine(await boot(['--data-dir', join(dir, 'b'), '--grpc-listen', `127.0.0.1:${takenPort}`]), /cannot listen on 127\.0\.0\.1:\d+ \(gRPC\)/, 'gRPC port in use');
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'x');
+    refusedInOneLine(await boot(['--data-dir', file]), /data dir .*a-file.*: (not a directory|ENOTDIR)/, 'data dir is a file');
+    refusedInOneLine(await boot(['--data-dir', '/proc/svcd-no-such-dir']), /data dir \/proc\/svcd-no-such-dir: cannot be created/, 'data dir under /proc');
+    refusedInOneLine(await boot(['--data-dir', join(dir, 'c'), '--tls-cert', certs.serverCert]), /--tls-cert and --tls-key go together/, 'half a TLS configuration');
+    refusedInOneLine(await boot(['--data-dir', join(dir, 'c'), '--tls-cert', join(dir, 'none.pem'), '--tls-key', certs.serverKey]), /tls: cannot read --tls-cert .*none\.pem: ENOENT/, 'a TLS file missing');
+    refusedInOneLine(await boot(['--data-dir', join(dir, 'c'), '--tls-cert', certs.serverKey, '--tls-key', certs.serverCert]), /not a usable certificate and key/, 'certificate and key swapped');
+    refusedInOneLine(await boot(['--data-dir', join(dir, 'c'), '--tls-client-ca', certs.ca]), /--tls-client-ca needs --tls-cert and --tls-key/, 'a client CA without TLS');
+    refusedInOneLine(await boot([
+      '--data-dir', join(dir, 'd'), '--metadata', 'postgres', '--postgres-url', `postgres://svcd:secret@127.0.0.1:${await closedPort()}/test`, '--postgres-schema', 'svcd_boot_refusal',
+    ]), /metadata: PostgreSQL \(--postgres-url 127\.0\.0\.1:\d+\/test\) did not answer: .*ECONNREFUSED/, 'PostgreSQL not answering');
+  } finally {
+    taken.close();
+    removeDir(dir);
+    removeDir(certs.dir);
+  }
+});
