@@ -292,10 +292,13 @@ test(`two stars, one a stale leader, under ${seeds.length} seeded schedules: the
     }
   }
   t.diagnostic(`acked ${acked}, stale appends refused ${refusedStale}, commits refused ${commitRefusals}, row writes refused ${guardRefusals}`);
-  // The schedules must have driven the stale leader into each guard, or the run proves nothing.
-  assert.ok(refusedStale > 0, 'no stale append was tried in any seed');
-  assert.ok(commitRefusals > 0, 'no commit of a stale leader was refused in any seed');
-  assert.ok(guardRefusals > 0, 'no row write of a stale leader was refused in any seed');
+  // The default schedules must have driven the stale leader into each guard, or the run proves
+  // nothing; one replayed seed (SVCD_SIM_SEED) may legally miss some.
+  if (!process.env.SVCD_SIM_SEED) {
+    assert.ok(refusedStale > 0, 'no stale append was tried in any seed');
+    assert.ok(commitRefusals > 0, 'no commit of a stale leader was refused in any seed');
+    assert.ok(guardRefusals > 0, 'no row write of a stale leader was refused in any seed');
+  }
 });
 
 test('found: a stale leader\'s late segment upload cannot change the bytes the new leader\'s row names', async () => {
