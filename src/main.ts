@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { ConfigError, helpText, loadConfig, type Config } from './config/config.ts';
 import { AUTH_FLAGS, logError, startStar } from './server.ts';
 import { BootError } from './lifecycle.ts';
+import { SHUTDOWN_REQUESTS_WAIT_MS_MAX } from './config/limits.ts';
 import { runCredentialsCli } from './cli/credentials.ts';
 import { runGateway } from './gateway/cli.ts';
 
@@ -46,10 +47,15 @@ async function main(): Promise<void> {
   if (running.grpcPort !== undefined) console.log(`svcd grpc listening on ${cfg.grpcListen!.host}:${running.grpcPort}`);
   if (running.opsPort !== undefined) console.log(`svcd ops on http://${cfg.metricsListen!.host}:${running.opsPort} (/metrics /healthz /readyz /debug/pprof/${cfg.adminUi ? ' /admin/' : ''})`);
   let stopping = false;
-  const shutdown = (): void => {
+  const shutdown = (signal: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
-    void running.stop().then(() => process.exit(0), (err) => { logError('shutdown failed', err); process.exit(1); });
+    const t0 = Date.now();
+    console.error(`svcd: ${signal}: stopping (new connections refused; requests on their way are answered, at most ${SHUTDOWN_REQUESTS_WAIT_MS_MAX / 1000} s)`);
+    void running.stop().then(
+      () => { console.error(`svcd: stopped in ${Date.now() - t0} ms`); process.exit(0); },
+      (err) => { logError('shutdown failed', err); process.exit(1); },
+    );
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);

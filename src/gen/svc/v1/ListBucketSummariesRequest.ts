@@ -7,7 +7,7 @@ export interface ListBucketSummariesRequest {
    */
   'start_after'?: (string);
   /**
-   * Page size; 0 or above 1000 means 1000.
+   * Page size; 0 or above 100 means 100 (each row counts its bucket's streams, so pages are smaller).
    */
   'limit'?: (number);
 }
@@ -18,7 +18,7 @@ export interface ListBucketSummariesRequest__Output {
    */
   'start_after': (string);
   /**
-   * Page size; 0 or above 1000 means 1000.
+   * Page size; 0 or above 100 means 100 (each row counts its bucket's streams, so pages are smaller).
    */
   'limit': (number);
 }
