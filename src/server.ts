@@ -160,6 +160,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   const get = (f: string): string | undefined => cfg.raw.get(f) || undefined;
   const tls = tlsFilesOf(get);
   const authConfig = parseAuthConfig(get, process.env, tls !== undefined);
+  if (tls?.ca !== undefined && authConfig.mode !== 'mtls') console.error('svcd: --tls-client-ca is used only by --auth mtls; ignored');
   const auth: AuthModule | undefined = authConfig.mode === 'off'
     ? undefined
     : await startAuth(authConfig, { store: credentialStoreOf(metadata), starId, log: (m: string) => console.error(`svcd auth: ${m}`) });

@@ -22,10 +22,9 @@ export function tlsFilesOf(get: (flag: string) => string | undefined): TlsFiles 
   const cert = get('tls-cert');
   const key = get('tls-key');
   const ca = get('tls-client-ca');
-  if (cert === undefined && key === undefined) {
-    if (ca !== undefined) throw new BootError('tls: --tls-client-ca needs --tls-cert and --tls-key (and --auth mtls to be used)');
-    return undefined;
-  }
+  // A client CA alone is left to the auth settings: --auth mtls refuses to start without a serving
+  // certificate, and says so in its own words.
+  if (cert === undefined && key === undefined) return undefined;
   if (cert === undefined || key === undefined) {
     throw new BootError(`tls: --tls-cert and --tls-key go together; --${cert === undefined ? 'tls-key' : 'tls-cert'} is set without the other`);
   }

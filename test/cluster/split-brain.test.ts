@@ -10,6 +10,7 @@ import { postgresSkipReason } from '../helpers/postgres.ts';
 import { Recorder, appendFailure, checkHistory } from '../helpers/history.ts';
 import { sleep } from '../crash/fault-kit.ts';
 import { clusterForSuite, readBackRecorded, request, TEST_LEASE_TTL_MS, type TestCluster } from './kit.ts';
+import { clusterApplicationName } from '../../src/storage/metadata/postgres-cluster.ts';
 
 const skip = await postgresSkipReason();
 
@@ -97,7 +98,8 @@ describe('split brain', { skip, timeout: 240_000 }, () => {
       await sleep(700);
       // The leader as of now (a cut may have moved the lease), and every session of its commit pool.
       const leader = (await leaderOf('cut')).idx;
-      const r = await sql.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [`svcd-cluster-star-${leader}`]);
+      // Named by schema and star id, so another test's cluster on the same server is left alone.
+      const r = await sql.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [clusterApplicationName(c.schema, `star-${leader}`)]);
       cut += r.rowCount ?? 0;
     }
     assert.ok(cut >= 1, 'the leader had sessions to cut');

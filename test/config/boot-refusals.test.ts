@@ -53,7 +53,6 @@ test('boots an operator can fix are refused in one line, exit 2', { timeout: 240
     refusedInOneLine(await boot(['--data-dir', join(dir, 'c'), '--tls-cert', certs.serverCert]), /--tls-cert and --tls-key go together/, 'half a TLS configuration');
     refusedInOneLine(await boot(['--data-dir', join(dir, 'c'), '--tls-cert', join(dir, 'none.pem'), '--tls-key', certs.serverKey]), /tls: cannot read --tls-cert .*none\.pem: ENOENT/, 'a TLS file missing');
     refusedInOneLine(await boot(['--data-dir', join(dir, 'c'), '--tls-cert', certs.serverKey, '--tls-key', certs.serverCert]), /not a usable certificate and key/, 'certificate and key swapped');
-    refusedInOneLine(await boot(['--data-dir', join(dir, 'c'), '--tls-client-ca', certs.ca]), /--tls-client-ca needs --tls-cert and --tls-key/, 'a client CA without TLS');
     refusedInOneLine(await boot([
       '--data-dir', join(dir, 'd'), '--metadata', 'postgres', '--postgres-url', `postgres://svcd:secret@127.0.0.1:${await closedPort()}/test`, '--postgres-schema', 'svcd_boot_refusal',
     ]), /metadata: PostgreSQL \(--postgres-url 127\.0\.0\.1:\d+\/test\) did not answer: .*ECONNREFUSED/, 'PostgreSQL not answering');

@@ -64,6 +64,11 @@ function unavailable(err: unknown): MetadataUnavailableError {
 const STAR_COLUMNS = `star_id, bridge_address, grpc_address, state, started_unix_ms,
   (extract(epoch FROM clock_timestamp() - heartbeat_at) * 1000)::float8 AS heartbeat_age_ms`;
 
+/** What pg_stat_activity shows for a cluster star's commit pool (PostgreSQL keeps the first 63 bytes). */
+export function clusterApplicationName(schema: string, starId: string): string {
+  return `svcd-cluster-${schema}-${starId}`;
+}
+
 export class PostgresCluster {
   private readonly pool: pg.Pool;
   private readonly s: string;
@@ -72,7 +77,8 @@ export class PostgresCluster {
     this.s = schema;
     this.pool = new pg.Pool({
       connectionString: url, max: CLUSTER_POOL_CONNECTIONS_MAX, connectionTimeoutMillis: POSTGRES_CONNECT_MS_MAX,
-      statement_timeout: POSTGRES_STATEMENT_MS_MAX, application_name: `svcd-cluster-${starId}`,
+      // The schema names the cluster: stars of two clusters on one server may share an id.
+      statement_timeout: POSTGRES_STATEMENT_MS_MAX, application_name: clusterApplicationName(schema, starId),
     });
     // A dropped idle connection is replaced on next use; without a listener the error would end the process.
     this.pool.on('error', () => undefined);
