@@ -27,15 +27,22 @@ export interface RecoveredFrame {
   frame: Buffer;
 }
 
-/** Reads every intact frame of every WAL file in order. A file whose tail is torn (a partial or
- *  corrupt frame) is truncated at the last whole frame, so the torn bytes are never served. A tail of
- *  only zeros is the flusher's preallocation, not a tear: it is cut too, but not counted in `cutBytes`. */
+/** Reads every intact frame of every WAL file in order. The newest file's tail may be torn (a crash
+ *  mid-write: a partial or corrupt frame of a group commit never acknowledged): it is truncated at the
+ *  last whole frame, so the torn bytes are never served. A tail of only zeros is the flusher's
+ *  preallocation, not a tear: it is cut too, but not counted in `cutBytes`.
+ *  An older file was sealed and synced before the next one was created (flusher-worker.ts), so a bad
+ *  frame there is damage, not a tear, and what follows it was acknowledged: cutting it would lose
+ *  those records and hand their sequence numbers out again. Recovery refuses instead (nothing is
+ *  changed on disk) and says where, for the operator to restore the file or accept the loss. */
 export function recoverWal(dir: string, onFrame: (f: RecoveredFrame) => void): { files: number[]; lastFileNo: number; cutBytes: number } {
   const files = listWalFiles(dir);
   let cutBytes = 0;
-  for (const fileNo of files) {
+  for (const [i, fileNo] of files.entries()) {
     const path = walFilePath(dir, fileNo);
     const buf = readFileSync(path);
+    const newest = i === files.length - 1;
+    if (!newest) refuseDamage(dir, path, buf);
     let off = 0;
     while (off < buf.length && frameIsIntact(buf, off, buf.length - off)) {
       const info = frameInfo(buf, off);
@@ -61,6 +68,20 @@ export function recoverWal(dir: string, onFrame: (f: RecoveredFrame) => void): {
 /** Off the event loop: a 64 MiB unlink can take milliseconds. */
 export async function removeWalFile(dir: string, fileNo: number): Promise<void> {
   await unlink(walFilePath(dir, fileNo)).catch(() => undefined); // already gone is fine
+}
+
+/** Throws, before any frame of it is replayed, when a sealed WAL file holds anything but whole
+ *  frames and a zero tail. */
+function refuseDamage(dir: string, path: string, buf: Buffer): void {
+  let off = 0;
+  while (off < buf.length && frameIsIntact(buf, off, buf.length - off)) off += frameInfo(buf, off).frameBytes;
+  if (off === buf.length || allZero(buf, off)) return;
+  throw new Error(
+    `data dir ${dir}: WAL file ${path} is damaged at byte ${off} of ${buf.length} (no whole checksummed frame there), `
+    + 'and newer WAL files exist, so it was sealed and synced: not a torn write, and the records after that byte were acknowledged. '
+    + 'The star will not start rather than lose them or number new records over them: restore the file from a copy '
+    + '(cutting it at that byte would lose the records after it and let their sequence numbers be given out again)',
+  );
 }
 
 function allZero(buf: Uint8Array, from: number): boolean {
