@@ -351,7 +351,11 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   };
   // Not ready while appends would be refused: the WAL cannot be written, or the metadata store is
   // away (or a row write's outcome is still being read back). /readyz and grpc.health.v1 answer it.
-  const starReady = (): boolean => !wal.failed() && star.metadataReady();
+  // A stopping star is not ready from its first step: a balancer polling /readyz while it drains sees
+  // 503 and sends nothing new.
+  let draining = false;
+  life.started('readiness', 'listeners', () => { draining = true; });
+  const starReady = (): boolean => !draining && !wal.failed() && star.metadataReady();
   const grpcListen = cfg.grpcListen;
   const grpcServer = grpcListen
     ? await refusedAs(`cannot listen on ${grpcListen.host}:${grpcListen.port} (gRPC)`, () => startGrpcServer({
@@ -379,7 +383,9 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
       }),
     }))
     : undefined;
-  if (ops) life.started('ops listener', 'listeners', () => ops.close());
+  // The ops listener stays up through the drain (phase 'requests'), so /readyz can say 503 meanwhile
+  // and /metrics shows the drain; it closes when the log stops.
+  if (ops) life.started('ops listener', 'log', () => ops.close());
   // A cluster's membership row: where the other stars reach this one (its bridge for the one-hop
   // proxy, its gRPC address for NOT_OWNER). Leadership starts once the star is reachable.
   if (cluster && pgCluster) {

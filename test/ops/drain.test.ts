@@ -7,7 +7,7 @@
 // duplicates it).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { removeDir, startServer, type Engine } from '../helpers/server.ts';
+import { removeDir, startServer, waitForOutput, type Engine } from '../helpers/server.ts';
 
 /** Throughput limit of the slow stream: an append of SLOW_APPEND_BYTES waits about 2 s for its turn. */
 const SLOW_BYTES_PER_S = 1000;
@@ -16,8 +16,10 @@ const SLOW_APPEND_BYTES = 2000;
 for (const engine of ['uws', 'node'] as Engine[]) {
   describe(`SIGTERM drains (${engine})`, () => {
     test('an append on its way is answered and kept; an event stream ends cleanly; a DS long-poll is answered; exit 0', { timeout: 60_000 }, async () => {
-      const star = await startServer({ engine });
+      const star = await startServer({ engine, args: ['--metrics-listen', '127.0.0.1:0'] });
       const url = star.baseUrl;
+      const ops = `http://127.0.0.1:${(await waitForOutput(star, /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/))[1]}`;
+      assert.equal((await fetch(`${ops}/readyz`)).status, 200);
       try {
         assert.equal((await fetch(`${url}/v1/buckets/d`, { method: 'POST', body: '{"create_stream_on_append":true}' })).status, 201);
         assert.equal((await fetch(`${url}/v1/streams/d/slow`, { method: 'POST', body: JSON.stringify({ throughput_max_bytes_per_second: SLOW_BYTES_PER_S }) })).status, 201);
@@ -46,7 +48,17 @@ for (const engine of ['uws', 'node'] as Engine[]) {
         while (!streamed.includes('"one"')) await new Promise((r) => setTimeout(r, 20));
         await new Promise((r) => setTimeout(r, 300));
 
-        await star.stop();
+        // While it drains (the slow append is still waiting), the ops listener says it is not ready.
+        const stopped = star.stop();
+        const readiness: (number | string)[] = [];
+        for (;;) {
+          const r = await fetch(`${ops}/readyz`).then((x) => x.status, () => 'refused');
+          if (readiness.at(-1) !== r) readiness.push(r);
+          if (r === 'refused' || readiness.length > 3) break;
+          await new Promise((res) => setTimeout(res, 20));
+        }
+        await stopped;
+        assert.ok(readiness.includes(503), `/readyz during the drain: ${readiness.join(' → ')}`);
         assert.equal(star.proc.exitCode, 0, star.output());
         assert.match(await slow, /^200 /, 'the append on its way was answered');
         assert.equal(await streamEnd, 'ended', 'the event stream ended cleanly');
