@@ -13,6 +13,7 @@ import { PostgresMetadataStore } from '../../src/storage/metadata/postgres-store
 import { FsObjectStore } from '../../src/storage/objects/fs-store.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
 import { removeDir, tempDir } from '../helpers/server.ts';
+import { untilDurable } from '../helpers/durable.ts';
 
 const skip = await postgresSkipReason();
 
@@ -49,7 +50,7 @@ describe('the cluster commit log', { skip }, () => {
   }
 
   async function durable(log: ClusterCommitLog, end: number): Promise<void> {
-    while (log.durableOffset() < end) await log.waitDurable(log.durableSignal());
+    await untilDurable(log, () => log.durableOffset() >= end);
   }
 
   test('frames queued before the stream was reloaded are refused; the reloaded state\'s frames commit at the same positions', async () => {

@@ -11,6 +11,7 @@ import { createRingBuffers, LogRingWriter } from '../../src/storage/wal/log-ring
 import { encodeBatch, encodeRotate, frameInfo, frameIsIntact } from '../../src/storage/format/record-codec.ts';
 import { recoverWal } from '../../src/storage/wal/wal-files.ts';
 import { removeDir, tempDir } from '../helpers/server.ts';
+import { untilDurable } from '../helpers/durable.ts';
 import { WAL_PREFILL_AHEAD_BYTES, WAL_PREFILL_CHUNK_BYTES } from '../../src/config/limits.ts';
 
 const RING_BYTES = 64 * 1024;
@@ -26,13 +27,15 @@ test('frames cross the 2^31 head wrap, ring wraps and rotates, in order and whol
   const start = 2 ** 31 - 100_000;
   const w = new LogRingWriter(ring, start);
   const worker = new Worker(new URL('../../src/storage/wal/flusher-boot.mjs', import.meta.url), { workerData: { ring, walDir: dir, fileNo: 1 } });
+  // A failed or timed-out test must not leave the flusher keeping this process (and CI) alive.
+  t.after(() => worker.terminate());
   let workerError: unknown;
   worker.on('error', (e) => { workerError = e; });
 
   let seq = 0;
   let rotates = 0;
   const append = async (frame: Buffer): Promise<void> => {
-    while (w.tryAppend(frame) < 0) await w.waitDurable(w.durableSignal());
+    await untilDurable(w, () => w.tryAppend(frame) >= 0);
     w.publish();
   };
   for (let i = 0; i < FRAMES; i++) {
@@ -82,12 +85,13 @@ test('while nothing is appended the flusher zero-fills room ahead of the frames,
   const ring = createRingBuffers(RING_BYTES);
   const w = new LogRingWriter(ring);
   const worker = new Worker(new URL('../../src/storage/wal/flusher-boot.mjs', import.meta.url), { workerData: { ring, walDir: dir, fileNo: 1 } });
+  t.after(() => worker.terminate());
   let workerError: unknown;
   worker.on('error', (e) => { workerError = e; });
   const frame = encodeBatch(STREAM_ID, 0, [{ timestamp_ms: 1, headers: [], body: Buffer.alloc(100, 97) }]);
   assert.ok(w.tryAppend(frame) > 0);
   w.publish();
-  while (w.durableOffset() < w.headOffset) await w.waitDurable(w.durableSignal());
+  await untilDurable(w, () => w.durableOffset() >= w.headOffset);
   const file = join(dir, readdirSync(dir)[0]);
   // The room is written and synced while idle, in chunks; group commits then only overwrite it.
   const t0 = Date.now();
