@@ -353,8 +353,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   // away (or a row write's outcome is still being read back). /readyz and grpc.health.v1 answer it.
   // A stopping star is not ready from its first step: a balancer polling /readyz while it drains sees
   // 503 and sends nothing new.
-  let draining = false;
-  life.started('readiness', 'listeners', () => { draining = true; });
+  let draining = false; // set first thing when the star stops (registered last below)
   const starReady = (): boolean => !draining && !wal.failed() && star.metadataReady();
   const grpcListen = cfg.grpcListen;
   const grpcServer = grpcListen
@@ -386,6 +385,8 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   // The ops listener stays up through the drain (phase 'requests'), so /readyz can say 503 meanwhile
   // and /metrics shows the drain; it closes when the log stops.
   if (ops) life.started('ops listener', 'log', () => ops.close());
+  // Registered after every listener, so it runs first when they stop (a phase stops in reverse).
+  life.started('readiness', 'listeners', () => { draining = true; });
   // A cluster's membership row: where the other stars reach this one (its bridge for the one-hop
   // proxy, its gRPC address for NOT_OWNER). Leadership starts once the star is reachable.
   if (cluster && pgCluster) {
