@@ -23,8 +23,9 @@ export interface ReadCtx {
   header(name: string): string | undefined;
   nowMs: () => number;
   longPollMs: number;
-  /** Settles when the star stops: a long-poll answers as if it timed out, an event stream ends. */
-  stopping: Promise<undefined>;
+  /** Calls `cb` when the star stops (at once if it has): a long-poll answers as if it timed out, an
+   *  event stream ends. Returns how to take `cb` back, which the read does when it ends. */
+  onStop(cb: () => void): () => void;
 }
 
 export type LiveMode = 'none' | 'long-poll' | 'sse';
@@ -149,8 +150,12 @@ export async function readLongPoll(c: ReadCtx, start: number): Promise<DsAnswer>
   }
   const sub = await c.svc.subscribe(c.states.bucket, c.key, { kind: 'seq_num', value: first.next });
   let timer: NodeJS.Timeout | undefined;
+  let offStop = (): void => {};
   try {
-    const timeout = Promise.race([c.stopping, new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), c.longPollMs); })]);
+    const timeout = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), c.longPollMs);
+      offStop = c.onStop(() => resolve(undefined));
+    });
     for (let at = first.next; ;) {
       const batch = await Promise.race([sub.next(), timeout]);
       if (!batch) {
@@ -165,6 +170,7 @@ export async function readLongPoll(c: ReadCtx, start: number): Promise<DsAnswer>
     }
   } finally {
     clearTimeout(timer);
+    offStop();
     sub.close();
   }
 }
@@ -211,9 +217,10 @@ export async function pumpSse(c: ReadCtx, sink: SseSink, start: number, onEnd: (
   const deadline = c.nowMs() + DS_SSE_CONNECTION_MS;
   let sub: Subscription | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let offStop = (): void => {};
   const ended = new Promise<undefined>((resolve) => {
     sink.onClose(() => resolve(undefined));
-    void c.stopping.then(resolve);
+    offStop = c.onStop(() => resolve(undefined));
     timer = setTimeout(() => resolve(undefined), DS_SSE_CONNECTION_MS);
   });
   try {
@@ -246,6 +253,7 @@ export async function pumpSse(c: ReadCtx, sink: SseSink, start: number, onEnd: (
     if (!sink.closed) sink.write(`event: error\ndata:${JSON.stringify({ error: dsError('unavailable', String((err as Error).message)).message })}\n\n`);
   } finally {
     clearTimeout(timer);
+    offStop();
     sub?.close();
     sink.end();
     onEnd();

@@ -33,9 +33,15 @@ export const isDsPath = (path: string): boolean => path === DS_PREFIX || path.st
 export class DsSurface {
   readonly states: DsStates;
   private live = 0;
-  private stopNow!: () => void;
-  /** Settles once the star stops (stop()): live reads answer or end at once. */
-  private readonly stopping = new Promise<undefined>((resolve) => { this.stopNow = () => resolve(undefined); });
+  private stopped = false;
+  /** Live reads to tell when the star stops: at most one per live reader (DS_LIVE_CONNECTIONS_MAX),
+   *  each taken back when its read ends. */
+  private readonly stopWaiters = new Set<() => void>();
+  private readonly onStop = (cb: () => void): (() => void) => {
+    if (this.stopped) { cb(); return () => {}; }
+    this.stopWaiters.add(cb);
+    return () => { this.stopWaiters.delete(cb); };
+  };
 
   constructor(private readonly deps: DsDeps) {
     this.states = new DsStates(deps.svc, deps.bucket, () => Date.now());
@@ -45,7 +51,11 @@ export class DsSurface {
 
   /** The star is stopping: a long-poll waiting at the tail answers now (204, as at its timeout, so
    *  the client polls again, elsewhere in a cluster) and live event streams end. */
-  stop(): void { this.stopNow(); }
+  stop(): void {
+    this.stopped = true;
+    for (const cb of [...this.stopWaiters]) cb();
+    this.stopWaiters.clear();
+  }
 
   /** The svcd key of a DS path: what follows `/ds/v1/stream/`, still percent-encoded. */
   private keyOf(path: string): string {
@@ -104,7 +114,7 @@ export class DsSurface {
     const live = liveParam(query);
     const start = startSeq(offset, st);
     st.lastAccessMs = now;
-    const c: ReadCtx = { svc, states: this.states, key, st, query, header: (n) => ex.header(n), nowMs: () => Date.now(), longPollMs: this.deps.longPollMs, stopping: this.stopping };
+    const c: ReadCtx = { svc, states: this.states, key, st, query, header: (n) => ex.header(n), nowMs: () => Date.now(), longPollMs: this.deps.longPollMs, onStop: this.onStop };
     if (live === 'none') return readCatchUp(c, start);
     if (this.live >= DS_LIVE_CONNECTIONS_MAX) throw dsError('unavailable', 'too many live DS readers on this star');
     this.live++;
