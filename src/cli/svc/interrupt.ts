@@ -12,8 +12,9 @@ export const INTERRUPTED = Symbol('interrupted');
 
 export class Interrupt {
   fired = false;
-  private fire!: () => void;
-  private readonly first = new Promise<typeof INTERRUPTED>((resolve) => { this.fire = () => resolve(INTERRUPTED); });
+  /** The races under way, each told of the first signal and taken out when it settles (a reaction
+   *  on one long-lived promise per race would pile up over a long append: one per line read). */
+  private readonly waiters = new Set<() => void>();
   /** Said on stderr before a second signal ends the process (where the command had got to). */
   lastWords: () => string = () => '';
 
@@ -24,7 +25,8 @@ export class Interrupt {
       process.exit(EXIT.INTERRUPTED);
     }
     this.fired = true;
-    this.fire();
+    for (const w of [...this.waiters]) w();
+    this.waiters.clear();
   };
 
   constructor() {
@@ -34,7 +36,15 @@ export class Interrupt {
 
   /** `p`, or INTERRUPTED if the first signal comes before it settles. */
   race<T>(p: Promise<T>): Promise<T | typeof INTERRUPTED> {
-    return Promise.race([p, this.first]);
+    if (this.fired) return Promise.resolve(INTERRUPTED);
+    return new Promise<T | typeof INTERRUPTED>((resolve, reject) => {
+      const waiter = (): void => resolve(INTERRUPTED);
+      this.waiters.add(waiter);
+      p.then(
+        (v) => { this.waiters.delete(waiter); resolve(v); },
+        (e: unknown) => { this.waiters.delete(waiter); reject(e); },
+      );
+    });
   }
 
   /** Waits for `p` for at most `ms`; true when it settled in time, whatever its outcome. */
