@@ -43,7 +43,8 @@ import { createPool, PoolSegmentChecker, PoolSettler, poolSettleBytes } from './
 import type { ParseResult } from './workers/parse-task.ts';
 import { AUTH_SETTINGS, parseAuthConfig, startAuth, type AuthModule } from './auth/index.ts';
 import { credentialStoreOf } from './credential-store.ts';
-import { lockDataDir, makeDir } from './storage/data-dir-lock.ts';
+import { lockDataDir } from './storage/data-dir-lock.ts';
+import { makeDir } from './storage/make-dir.ts';
 import { Lifecycle, refusedAs } from './lifecycle.ts';
 import { tlsFilesOf } from './config/tls-files.ts';
 import type { FlagSpec } from './config/config.ts';

@@ -2,8 +2,8 @@
 // A lock whose pid is gone (a star killed with SIGKILL) is taken over; a live one refuses, because two
 // writers on one WAL and one metadata journal would corrupt both.
 
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 export interface DataDirLock { release(): void }
 
@@ -32,27 +32,4 @@ export function lockDataDir(dir: string): DataDirLock {
     }
   }
   throw new Error(`cannot lock data dir ${dir}`);
-}
-
-/** Makes `dir` and its missing parents one level at a time, so a path that cannot be a directory is
- *  refused with its reason: a file on the way (ENOTDIR), no permission, or a place where mkdir says
- *  ENOENT although the parent exists (under /proc, where Node's own recursive mkdir loops forever). */
-export function makeDir(dir: string): void {
-  try {
-    if (statSync(dir).isDirectory()) return;
-    throw new Error(`data dir ${dir}: not a directory`);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === undefined) throw err;
-    if (code !== 'ENOENT') throw new Error(`data dir ${dir}: ${code}`);
-  }
-  const parent = dirname(dir);
-  if (parent !== dir) makeDir(parent);
-  try {
-    mkdirSync(dir);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST' && statSync(dir).isDirectory()) return;
-    throw new Error(`data dir ${dir}: cannot be created (${code ?? String(err)})`);
-  }
 }
