@@ -5,28 +5,15 @@
 // PostgreSQL not answering. Each runs the real main as a child process.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
-import { REPO_ROOT, removeDir, starEntry, tempDir } from '../helpers/server.ts';
+import { bootToExit, removeDir, tempDir } from '../helpers/server.ts';
 import { closedPort } from '../client/kit.ts';
 import { makeCerts } from '../auth-http/kit.ts';
 
-/** A refusal comes at boot; a star that is still running after this long did not refuse. */
-const BOOT_WAIT_MS_MAX = 30_000;
-
-async function boot(args: string[]): Promise<{ code: number | null; err: string }> {
-  const child = spawn(process.execPath, [...starEntry(), '--listen', '127.0.0.1:0', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
-  child.stdout.resume();
-  const timer = setTimeout(() => child.kill('SIGKILL'), BOOT_WAIT_MS_MAX);
-  const [code] = await once(child, 'exit') as [number | null];
-  clearTimeout(timer);
-  return { code, err };
-}
+const boot = (args: string[]): ReturnType<typeof bootToExit> => bootToExit(['--listen', '127.0.0.1:0', ...args]);
 
 function refusedInOneLine(r: { code: number | null; err: string }, re: RegExp, what: string): void {
   assert.equal(r.code, 2, `${what}: exit ${r.code}\n${r.err}`);

@@ -7,19 +7,15 @@
 // Found by a soak session reading recovery (its scratch reproduction made this test).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { frameInfo, frameIsIntact } from '../../src/storage/format/record-codec.ts';
-import { REPO_ROOT, removeDir, startServer, starArgs, tempDir } from '../helpers/server.ts';
+import { bootToExit, removeDir, startServer, tempDir } from '../helpers/server.ts';
 import { walFiles } from './crash-kit.ts';
 
 /** Small WAL files, so a few dozen appends fill several; segments never settle (see below). */
 const ARGS = ['--wal-file-bytes-max', '4096', '--wal-settle-after-ms', '600000'];
 const RECORDS = 40;
-/** A refusal comes at boot; a star still running after this long did not refuse. */
-const BOOT_WAIT_MS_MAX = 30_000;
 
 async function post(url: string, path: string, body: unknown): Promise<{ status: number; json: { stream_id?: string; start?: { seq_num: number } } }> {
   const r = await fetch(url + path, { method: 'POST', body: JSON.stringify(body) });
@@ -57,13 +53,7 @@ test('a bad frame in a sealed WAL file refuses the start and changes nothing; re
     writeFileSync(first, damaged);
     const sizes = walFiles(dataDir).map((f) => f.bytes);
 
-    const child = spawn(process.execPath, starArgs(dataDir, 'uws', ARGS), { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
-    child.stdout.resume();
-    const timer = setTimeout(() => child.kill('SIGKILL'), BOOT_WAIT_MS_MAX);
-    const [code] = await once(child, 'exit') as [number | null];
-    clearTimeout(timer);
+    const { code, err } = await bootToExit(['--listen', '127.0.0.1:0', '--data-dir', dataDir, ...ARGS]);
     assert.equal(code, 2, `refused at boot: ${err}`);
     assert.match(err, new RegExp(`WAL file .*${files[0].path.split('/').pop()!.replace('.', '\\.')} is damaged at byte ${frames[2]} `));
     assert.doesNotMatch(err, /^\s+at /m, 'one line, no stack trace');

@@ -128,3 +128,19 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     },
   };
 }
+
+/** A star expected to refuse its boot waits at most this long; one still running is killed. */
+const REFUSED_BOOT_WAIT_MS_MAX = 30_000;
+
+/** Runs svcd's main with `args` (after its entry) until it exits: its code (null when it had to be
+ *  killed: it did not refuse) and stderr. For boots that must be refused. */
+export async function bootToExit(args: readonly string[]): Promise<{ code: number | null; err: string }> {
+  const child = spawn(process.execPath, [...starEntry(), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+  child.stdout.resume();
+  const timer = setTimeout(() => child.kill('SIGKILL'), REFUSED_BOOT_WAIT_MS_MAX);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  clearTimeout(timer);
+  return { code, err };
+}
