@@ -6,6 +6,7 @@ import { ConfigError, helpText, loadConfig, type Config } from './config/config.
 import { AUTH_FLAGS, logError, startStar } from './server.ts';
 import { BootError } from './lifecycle.ts';
 import { SHUTDOWN_REQUESTS_WAIT_MS_MAX } from './config/limits.ts';
+import { hostPortText } from './config/flags.ts';
 import { runCredentialsCli } from './cli/credentials.ts';
 import { runGateway } from './gateway/cli.ts';
 
@@ -43,9 +44,9 @@ async function main(): Promise<void> {
   }
   const host = cfg.listen?.host ?? '127.0.0.1';
   // The data bridge's line comes first: tools and tests wait for it.
-  console.log(`svcd listening on ${running.tls ? 'https' : 'http'}://${host}:${running.port} (engine ${running.engine}) data-dir ${resolve(cfg.dataDir)}`);
-  if (running.grpcPort !== undefined) console.log(`svcd grpc listening on ${cfg.grpcListen!.host}:${running.grpcPort}`);
-  if (running.opsPort !== undefined) console.log(`svcd ops on http://${cfg.metricsListen!.host}:${running.opsPort} (/metrics /healthz /readyz /debug/pprof/${cfg.adminUi ? ' /admin/' : ''})`);
+  console.log(`svcd listening on ${running.tls ? 'https' : 'http'}://${hostPortText(host, running.port)} (engine ${running.engine}) data-dir ${resolve(cfg.dataDir)}`);
+  if (running.grpcPort !== undefined) console.log(`svcd grpc listening on ${hostPortText(cfg.grpcListen!.host, running.grpcPort)}`);
+  if (running.opsPort !== undefined) console.log(`svcd ops on http://${hostPortText(cfg.metricsListen!.host, running.opsPort)} (/metrics /healthz /readyz /debug/pprof/${cfg.adminUi ? ' /admin/' : ''})`);
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals): void => {
     if (stopping) return;

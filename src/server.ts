@@ -47,6 +47,7 @@ import { lockDataDir } from './storage/data-dir-lock.ts';
 import { makeDir } from './storage/make-dir.ts';
 import { Lifecycle, refusedAs } from './lifecycle.ts';
 import { tlsFilesOf } from './config/tls-files.ts';
+import { hostPortText } from './config/flags.ts';
 import type { FlagSpec } from './config/config.ts';
 import { startGrpcServer } from './api/grpc/server.ts';
 import { Metrics } from './ops/metrics.ts';
@@ -358,10 +359,10 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   const starReady = (): boolean => !draining && !wal.failed() && star.metadataReady();
   const grpcListen = cfg.grpcListen;
   const grpcServer = grpcListen
-    ? await refusedAs(`cannot listen on ${grpcListen.host}:${grpcListen.port} (gRPC)`, () => startGrpcServer({
+    ? await refusedAs(`cannot listen on ${hostPortText(grpcListen.host, grpcListen.port)} (gRPC)`, () => startGrpcServer({
       ...(cluster ? { cluster: cluster.view() } : {}),
       audit: star.auditor,
-      service: svc, clock, timers, listen: `${grpcListen.host}:${grpcListen.port}`, vending, star: { id: starId, ...(cfg.advertiseAddress ? { address: cfg.advertiseAddress } : {}), settle: () => star.settle() },
+      service: svc, clock, timers, listen: hostPortText(grpcListen.host, grpcListen.port), vending, star: { id: starId, ...(cfg.advertiseAddress ? { address: cfg.advertiseAddress } : {}), settle: () => star.settle() },
       auth: grpcAuthHooks(auth, { clientCertVerified: authConfig.mode === 'mtls' }),
       ...(tls ? { credentials: grpcTlsCredentials(tls, authConfig.mode === 'mtls') } : {}),
       ready: starReady,
@@ -369,10 +370,10 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     : undefined;
   if (grpcServer) life.started('gRPC listener', 'listeners', () => grpcServer.close());
   /** Where other stars and ListStars reach this one: --advertise-address, else the gRPC listener. */
-  const advertisedAddress = (): string => cfg.advertiseAddress || (grpcServer ? `${cfg.grpcListen!.host}:${grpcServer.port}` : '');
+  const advertisedAddress = (): string => cfg.advertiseAddress || (grpcServer ? hostPortText(cfg.grpcListen!.host, grpcServer.port) : '');
   const opsListen = cfg.metricsListen;
   const ops = opsListen
-    ? await refusedAs(`cannot listen on ${opsListen.host}:${opsListen.port} (ops)`, () => startOpsServer(opsListen.host, opsListen.port, {
+    ? await refusedAs(`cannot listen on ${hostPortText(opsListen.host, opsListen.port)} (ops)`, () => startOpsServer(opsListen.host, opsListen.port, {
       metrics, allowedHosts: cfg.opsAllowedHosts,
       ready: starReady,
       extra: adminSurface({
@@ -391,7 +392,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   // A cluster's membership row: where the other stars reach this one (its bridge for the one-hop
   // proxy, its gRPC address for NOT_OWNER). Leadership starts once the star is reachable.
   if (cluster && pgCluster) {
-    const bridge = cfg.listen && server ? `${cfg.listen.host}:${server.port}` : '';
+    const bridge = cfg.listen && server ? hostPortText(cfg.listen.host, server.port) : '';
     await pgCluster.join(bridge, advertisedAddress(), startedAtMs);
     cluster.start();
   }

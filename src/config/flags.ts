@@ -211,6 +211,11 @@ export function hostPort(v: string, flag: string): { host: string; port: number 
   return { host, port };
 }
 
+/** `host:port` as dialers and URLs write it: an IPv6 literal in brackets (`[::1]:7070`). */
+export function hostPortText(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
 /** A comma-separated list, trimmed, empty entries dropped. */
 export function listValue(v: string): string[] {
   return v.split(',').map((e) => e.trim()).filter((e) => e !== '');

@@ -121,7 +121,8 @@ export class Forwarder {
     const unavailable = (why: string): void => {
       if (!closed && !body.refused) fail(res, new ServiceError('unavailable', why), this.logError);
     };
-    try {
+    /** The stars in order until one answers (or names a leader), or a failure that cannot go on. */
+    const roundTheStars = async (): Promise<Outcome | undefined> => {
       let outcome: Outcome | undefined;
       for (const url of this.upstreams.order(f.stream)) {
         outcome = await attempt(url);
@@ -129,6 +130,10 @@ export class Forwarder {
         if (outcome.connectFailed) this.upstreams.markDown(url);
         if (!outcome.resendable) break;
       }
+      return outcome;
+    };
+    try {
+      let outcome = await roundTheStars();
       if (outcome?.kind === 'misdirected') {
         const leader = leaderUrl(outcome.leader, outcome.from);
         if (leader === undefined) {
@@ -137,6 +142,9 @@ export class Forwarder {
         }
         outcome = await attempt(leader);
         if (outcome?.kind === 'failed' && outcome.connectFailed) this.upstreams.markDown(leader);
+        // The named leader is dead or wedged: by the time that is known its lease has lapsed or moved,
+        // so a request safe to send again goes round the stars once more instead of failing.
+        if (outcome?.kind === 'failed' && outcome.resendable) outcome = await roundTheStars();
         if (outcome?.kind === 'misdirected') {
           unavailable('the stream\'s lease moved while the request was on its way; retry');
           return;

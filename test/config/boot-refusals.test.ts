@@ -5,11 +5,11 @@
 // PostgreSQL not answering. Each runs the real main as a child process.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
-import { bootToExit, removeDir, tempDir } from '../helpers/server.ts';
+import { bootToExit, removeDir, startServer, tempDir, waitForOutput } from '../helpers/server.ts';
 import { closedPort } from '../client/kit.ts';
 import { makeCerts } from '../auth-http/kit.ts';
 
@@ -48,4 +48,15 @@ test('boots an operator can fix are refused in one line, exit 2', { timeout: 240
     removeDir(dir);
     removeDir(certs.dir);
   }
+});
+
+test('IPv6 literals: the gRPC and ops listeners take [::1]:port and log it in brackets (gRPC was given ::1:port, which it took for a DNS name)', { timeout: 60_000 }, async (t) => {
+  const star = await startServer({ args: ['--grpc-listen', '[::1]:0', '--metrics-listen', '[::1]:0'] });
+  t.after(async () => { await star.stop(); removeDir(star.dataDir); });
+  const grpcPort = Number((await waitForOutput(star, /svcd grpc listening on \[::1\]:(\d+)/))[1]);
+  const ops = (await waitForOutput(star, /svcd ops on (http:\/\/\[::1\]:\d+)/))[1];
+  assert.equal((await fetch(`${ops}/healthz`)).status, 200, 'the logged ops URL works as written');
+  const sock = connect({ host: '::1', port: grpcPort });
+  await once(sock, 'connect');
+  sock.destroy();
 });

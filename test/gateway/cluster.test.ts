@@ -12,11 +12,15 @@ import { call, ok } from '../crash/fault-kit.ts';
 import { startCluster, type TestCluster } from '../cluster/kit.ts';
 import { waitForOutput } from '../helpers/server.ts';
 import { startGatewayChild, type Gateway } from './child.ts';
+import { parseUpstream, Upstreams } from '../../src/gateway/upstreams.ts';
 
 const skip = await postgresSkipReason();
 
 /** How long a subscriber waits for the records it expects. */
 const SSE_WAIT_MS = 20_000;
+/** A read through the gateway of a stream whose leader is stopped: two health probes (about 5 s)
+ *  and a second round; a bound, not an expectation. */
+const GATEWAY_READ_WAIT_MS = 30_000;
 /** Appends per stream through the Gateway in each check. */
 const APPENDS_PER_STREAM = 8;
 
@@ -134,6 +138,27 @@ describe('gateway in front of a three-star cluster', { skip }, () => {
       assert.match(text, new RegExp(`"seq_num":${from},[^}]*"body":"${bodies[0]}"`), `${key}: live records at their positions`);
     }
     assert.ok(!statuses.includes(421));
+  });
+
+  test('a read of a stream whose leader stopped (SIGSTOP) and which the gateway starts at another star is answered, not 503', { timeout: 90_000 }, async () => {
+    // The gateway starts a stream at the star its address hashes to; that star names the leader
+    // (421) and the gateway follows. With the leader stopped, the followed request is given up after
+    // two failed health probes; by then the leader's lease has lapsed, so the read goes round again.
+    const upstreams = new Upstreams([0, 1, 2].map((i) => parseUpstream(`127.0.0.1:${c.stars[i].port}`)));
+    const firstStar = (key: string): number => [0, 1, 2].find((i) => upstreams.order(`gc/${key}`)[0].port === String(c.stars[i].port))!;
+    const leaderIdx = [2, 1, 0].find((i) => firstStar(keys[i]) !== i);
+    assert.ok(leaderIdx !== undefined, `a stream the gateway starts away from its leader: ${keys.map((k) => `${k}→${firstStar(k)}`).join(',')}`);
+    const key = keys[leaderIdx];
+    const tail = (await ok(c.url(leaderIdx), 'GET', `/v1/streams/gc/${key}/records/tail`) as { seq_num: number }).seq_num;
+    c.stars[leaderIdx].proc.kill('SIGSTOP');
+    try {
+      const r = await fetch(`${gw.url}/v1/streams/gc/${key}/records/tail`, { signal: AbortSignal.timeout(GATEWAY_READ_WAIT_MS) });
+      const text = await r.text();
+      assert.equal(r.status, 200, `the read through the gateway: ${r.status} ${text}`);
+      assert.equal((JSON.parse(text) as { seq_num: number }).seq_num, tail);
+    } finally {
+      c.stars[leaderIdx].proc.kill('SIGCONT');
+    }
   });
 
   test('a star SIGKILLed under the gateway (not the leader) leaves it serving', async () => {
