@@ -360,8 +360,8 @@ test('usage and reach, as exit codes: a bad --url is 2, an unknown command under
 
 /** `svc append ADDRESS` with its stdin left open (as `tail -f log | svc append` has it), to be
  *  interrupted: lines are written to it, signals sent, and its stderr watched. */
-function openAppend(address: string, env: Record<string, string> = {}): { child: ChildProcess; err: () => string; closed: Promise<number> } {
-  const child = spawn(process.execPath, [BIN, 'append', address], { cwd: REPO_ROOT, env: { ...process.env, SVC_URL: star.url, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+function openAppend(address: string, env: Record<string, string> = {}, flags: string[] = []): { child: ChildProcess; err: () => string; closed: Promise<number> } {
+  const child = spawn(process.execPath, [BIN, 'append', address, ...flags], { cwd: REPO_ROOT, env: { ...process.env, SVC_URL: star.url, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   const errs: Buffer[] = [];
   child.stderr!.on('data', (d: Buffer) => errs.push(d));
   child.stdin!.on('error', () => {});
@@ -386,7 +386,7 @@ test('an interrupted append (Ctrl-C) says what landed and exits 130: everything 
 
   // Nothing listening: the producer retries the connection. The first interrupt waits for what was
   // read; the second ends it at once, saying nothing was acknowledged.
-  const stuck = openAppend('svc://b/k', { SVC_URL: `http://127.0.0.1:${await closedPort()}` });
+  const stuck = openAppend('svc://b/k', { SVC_URL: `http://127.0.0.1:${await closedPort()}` }, ['--json']);
   stuck.child.stdin!.write('one\n');
   await waitFor('a retry note', () => /retrying in/.test(stuck.err()));
   stuck.child.kill('SIGINT');
@@ -394,4 +394,7 @@ test('an interrupted append (Ctrl-C) says what landed and exits 130: everything 
   stuck.child.kill('SIGINT');
   assert.equal(await stuck.closed, EXIT.INTERRUPTED, stuck.err());
   assert.match(stuck.err(), /stopped: no record was acknowledged; later records may or may not have landed/);
+  // Under --json the last word is JSON too, as every other error.
+  const last = JSON.parse(stuck.err().trim().split('\n').at(-1)!) as { kind: string; error: string };
+  assert.equal(last.kind, 'aborted', stuck.err());
 });

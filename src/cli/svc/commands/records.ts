@@ -10,6 +10,7 @@ import type { Command } from '../command.ts';
 import type { Context } from '../context.ts';
 import { FORMATS, InputError, lines, parseFormat, recordFromLine, recordToOutput, type Format } from '../format.ts';
 import { INTERRUPTED, INTERRUPT_FLUSH_MS_MAX, Interrupt } from '../interrupt.ts';
+import { describeFailure } from '../exit.ts';
 import { Progress } from '../progress.ts';
 import { PRODUCER_FLAGS, producerOptionsOf } from '../producer-flags.ts';
 import { parseTimeMs } from '../time.ts';
@@ -94,7 +95,10 @@ export const append: Command = {
     // Ctrl-C (or SIGTERM) stops reading; what was read is given a bounded wait to be acknowledged,
     // then the command says exactly what landed and exits 130. A second Ctrl-C stops at once.
     const interrupt = new Interrupt();
-    interrupt.lastWords = () => `svc: stopped: ${acknowledgedSoFar(producer)}; later records may or may not have landed`;
+    interrupt.lastWords = () => {
+      const stopped = new SvcError('aborted', `stopped: ${acknowledgedSoFar(producer)}; later records may or may not have landed`);
+      return ctx.json ? JSON.stringify(describeFailure(stopped).json) : `svc: ${stopped.message}`;
+    };
     try {
       reading: for (const f of sources) {
         const stream = f === '-' ? process.stdin : createReadStream(f);
