@@ -22,7 +22,9 @@ class NodeExchange implements MeteredExchange {
   aborted = false;
   readonly clientCertVerified: boolean;
 
-  constructor(private readonly req: IncomingMessage, private readonly res: ServerResponse) {
+  /** `drain.draining`: the listener is closed, so every answer closes its connection (a client that
+   *  kept it would send its next request into a star about to hang up, and not know its fate). */
+  constructor(private readonly req: IncomingMessage, private readonly res: ServerResponse, private readonly drain: { draining: boolean }) {
     this.clientCertVerified = (req.socket as TLSSocket).authorized === true;
     this.method = (req.method ?? 'GET').toUpperCase();
     const url = req.url ?? '/';
@@ -126,7 +128,7 @@ class NodeExchange implements MeteredExchange {
     if (this.aborted || this.res.headersSent) return;
     const h: Record<string, string> = {};
     for (const [k, v] of headers) h[k] = v;
-    if (close) h.Connection = 'close';
+    if (close || this.drain.draining) h.Connection = 'close';
     // Headers set whole by writeHead leave node:http no room to add the length itself: without it,
     // every answer would go out chunked.
     if (status !== 204) h['Content-Length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
@@ -173,9 +175,10 @@ export interface NodeHttpServer {
 }
 
 export function startNodeServer(host: string, port: number, dispatcher: Dispatcher, tls?: { cert: string; key: string; ca?: string; requestCert?: boolean }): Promise<NodeHttpServer> {
+  const drain = { draining: false };
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     if (refusedForHeaderCount(req)) return;
-    void dispatcher.handle(new NodeExchange(req, res));
+    void dispatcher.handle(new NodeExchange(req, res, drain));
   };
   const server: Server = tls
     ? createHttps({
@@ -192,7 +195,7 @@ export function startNodeServer(host: string, port: number, dispatcher: Dispatch
     server.listen(port, host, () => {
       resolve({
         port: (server.address() as AddressInfo).port,
-        close: () => { server.close(); server.closeIdleConnections(); },
+        close: () => { drain.draining = true; server.close(); server.closeIdleConnections(); },
         closeConnections: () => server.closeAllConnections(),
       });
     });

@@ -154,7 +154,9 @@ class UwsExchange implements MeteredExchange {
   /** A head that parsed but cannot be served (a repeated Content-Length): refused before dispatch. */
   headError: ServiceError | undefined;
 
-  constructor(private readonly res: UWS.HttpResponse, req: UWS.HttpRequest, cors: boolean) {
+  /** `drain.draining`: the listener is closed, so every answer closes its connection (a client that
+   *  kept it would send its next request into a star about to hang up, and not know its fate). */
+  constructor(private readonly res: UWS.HttpResponse, req: UWS.HttpRequest, cors: boolean, private readonly drain: { draining: boolean }) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
     this.bodyLimit = bodyMethod(this.method) ? APPEND_BODY_BYTES_MAX : UNREAD_BODY_DRAIN_BYTES_MAX;
     this.path = req.getUrl();
@@ -272,7 +274,7 @@ class UwsExchange implements MeteredExchange {
     answer.status = status;
     answer.headers = headers;
     answer.body = this.method === 'HEAD' ? '' : body;
-    answer.close = this.bodyTooLarge || !this.bodyDone;
+    answer.close = this.bodyTooLarge || !this.bodyDone || this.drain.draining;
     this.res.cork(writeAnswer);
     answer.body = '';
     answer.headers = NO_HEADERS;
@@ -466,8 +468,9 @@ export async function startUwsServer(uws: UwsModule, host: string, port: number,
   const app = tls ? uws.SSLApp({ cert_file_name: tls.cert, key_file_name: tls.key, ...(tls.ca ? { ca_file_name: tls.ca } : {}) }) : uws.App();
   const cors = dispatcher.readsOrigin;
   const bodyFirst = new BodyFirst(dispatcher);
+  const drain = { draining: false };
   app.any('/*', (res, req) => {
-    const ex = new UwsExchange(res, req, cors);
+    const ex = new UwsExchange(res, req, cors, drain);
     if (ex.headError) ex.refuseHead(ex.headError);
     else if (ex.smallBodyPending()) bodyFirst.wait(ex);
     else void dispatcher.handle(ex);
@@ -477,7 +480,7 @@ export async function startUwsServer(uws: UwsModule, host: string, port: number,
       if (!token) { reject(new Error(`cannot listen on ${host}:${port}`)); return; }
       resolve({
         port: uws.us_socket_local_port(token as unknown as UWS.us_socket),
-        close: () => { bodyFirst.stop(); uws.us_listen_socket_close(token); },
+        close: () => { drain.draining = true; bodyFirst.stop(); uws.us_listen_socket_close(token); },
         // The binary's App.close() closes every connection (and listener) it holds; this build's
         // typings do not declare it.
         closeConnections: () => (app as unknown as { close(): void }).close(),
