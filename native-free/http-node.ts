@@ -4,7 +4,7 @@
 import { createServer as createHttp, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
 import { createServer as createHttps } from 'node:https';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { Server as NetServer, type AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import {
   REQUEST_BODY_IDLE_MS_MAX,
@@ -168,7 +168,7 @@ class NodeExchange implements MeteredExchange {
 
 export interface NodeHttpServer {
   port: number;
-  /** Stops accepting connections and closes the idle ones; requests under way go on (a draining star). */
+  /** Stops accepting connections; requests under way and on open connections go on (a draining star). */
   close(): void;
   /** Closes every connection left (once the requests under way were answered or given up on). */
   closeConnections(): void;
@@ -195,7 +195,10 @@ export function startNodeServer(host: string, port: number, dispatcher: Dispatch
     server.listen(port, host, () => {
       resolve({
         port: (server.address() as AddressInfo).port,
-        close: () => { drain.draining = true; server.close(); server.closeIdleConnections(); },
+        // Stops listening without node:http's close, which also closes idle keep-alive connections at
+        // once: a client about to reuse one would send into a closed socket and not know whether its
+        // request landed. They stay until closeConnections, answering with Connection: close.
+        close: () => { drain.draining = true; NetServer.prototype.close.call(server); },
         closeConnections: () => server.closeAllConnections(),
       });
     });

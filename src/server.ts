@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { STAR_ID_PATTERN, type Config } from './config/config.ts';
-import { LOG_RING_BYTES, SHUTDOWN_REQUESTS_WAIT_MS_MAX, WAL_FLUSHER_START_MS_MAX, WAL_HEALTH_SAMPLE_MS } from './config/limits.ts';
+import { LOG_RING_BYTES, SHUTDOWN_CONNECTION_GRACE_MS, SHUTDOWN_REQUESTS_WAIT_MS_MAX, WAL_FLUSHER_START_MS_MAX, WAL_HEALTH_SAMPLE_MS } from './config/limits.ts';
 import { Star } from './core/star.ts';
 import { ERROR_TABLE, ServiceError } from './core/errors.ts';
 import type { AppendInput } from './core/types.ts';
@@ -338,8 +338,12 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   // connections left close once the rest is answered or SHUTDOWN_REQUESTS_WAIT_MS_MAX has passed.
   const bridgeServer = server;
   life.started('requests in flight', 'requests', async () => {
+    const deadline = Date.now() + SHUTDOWN_REQUESTS_WAIT_MS_MAX;
     dispatcher.endStreams();
     await dispatcher.whenIdle(SHUTDOWN_REQUESTS_WAIT_MS_MAX);
+    // Clients between two requests get their next one answered (closing its connection) first.
+    await new Promise((r) => setTimeout(r, Math.max(0, Math.min(SHUTDOWN_CONNECTION_GRACE_MS, deadline - Date.now()))));
+    await dispatcher.whenIdle(Math.max(0, deadline - Date.now()));
     bridgeServer?.closeConnections();
   });
   const presigner = server && cfg.listen ? new Presigner(loadPresignSecret(dataDir), bridgeBaseUrl(cfg.listen.host, server.port, tls !== undefined)) : undefined;

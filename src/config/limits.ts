@@ -160,6 +160,10 @@ export const STAR_GONE_AFTER_MS = 2000;
 /** A stopping star answers the requests already on their way for at most this long after it stops
  *  listening, before it shuts down (a rolling restart's in-flight appends are answered, not cut). */
 export const SHUTDOWN_REQUESTS_WAIT_MS_MAX = 5000;
+/** Once nothing is in flight, a stopping star still answers (with Connection: close) for this long
+ *  before it closes the connections left: a keep-alive client between two requests sends its next one
+ *  on a connection it believes open, and closing it under that request leaves its outcome unknown. */
+export const SHUTDOWN_CONNECTION_GRACE_MS = 250;
 /** Drain: a leader hands over each stream once nothing of it is in flight, checking this often … */
 export const DRAIN_POLL_MS = 20;
 /** … and after this long hands over the rest anyway (their appends in flight fail with a retryable

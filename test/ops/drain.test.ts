@@ -7,7 +7,9 @@
 // duplicates it).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { removeDir, startServer, waitForOutput, type Engine } from '../helpers/server.ts';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { REPO_ROOT, removeDir, startServer, tempDir, waitForOutput, type Engine } from '../helpers/server.ts';
 
 /** Throughput limit of the slow stream: an append of SLOW_APPEND_BYTES waits about 2 s for its turn. */
 const SLOW_BYTES_PER_S = 1000;
@@ -80,5 +82,55 @@ for (const engine of ['uws', 'node'] as Engine[]) {
         removeDir(star.dataDir);
       }
     });
+  });
+}
+
+/** Lines piped through `svc append` while its star is stopped and started again under it. */
+const PRODUCER_LINES = 100_000;
+/** The star's port is picked from here: below Linux's ephemeral range (32768 and up). */
+const LOW_PORT_MIN = 20_000;
+const LOW_PORT_SPAN = 10_000;
+/** A run of the CLI that takes longer than this is stuck (a bound, not an expectation). */
+const PRODUCER_RUN_MS_MAX = 120_000;
+
+for (const engine of ['uws', 'node'] as Engine[]) {
+  test(`a producer rides out a graceful restart of its star (${engine}): every line appended once, exit 0`, { timeout: 180_000 }, async () => {
+    // A port below the ephemeral range: the producer's reconnects to a port of that range with
+    // nothing listening can be given that very port as their own (a TCP self-connect), and the
+    // restarted star then finds it in use.
+    const dataDir = tempDir('svcd-drain-');
+    const port = LOW_PORT_MIN + Math.floor(Math.random() * LOW_PORT_SPAN);
+    let star = await startServer({ engine, dataDir, args: ['--listen', `127.0.0.1:${port}`] });
+    try {
+      assert.equal((await fetch(`${star.baseUrl}/v1/buckets/p`, { method: 'POST', body: '{"create_stream_on_append":true}' })).status, 201);
+      const cli = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'svc.mjs'), 'append', 'svc://p/s', '--batch-records-max', '50'], {
+        cwd: REPO_ROOT, env: { ...process.env, SVC_URL: star.baseUrl }, stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let err = '';
+      cli.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+      cli.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
+      const timer = setTimeout(() => cli.kill('SIGKILL'), PRODUCER_RUN_MS_MAX);
+      const exited = new Promise<number>((resolve) => cli.on('close', (code) => resolve(code ?? -1)));
+      cli.stdin!.on('error', () => {});
+      cli.stdin!.end(`${Array.from({ length: PRODUCER_LINES }, (_, i) => `line ${i}`).join('\n')}\n`);
+      // Stopped while the producer is in full flow (a fifth of the lines in), started again on the same port.
+      for (;;) {
+        const tail = await fetch(`${star.baseUrl}/v1/streams/p/s/records/tail`).then((r) => (r.ok ? r.json() as Promise<{ seq_num: number }> : { seq_num: 0 }));
+        if (tail.seq_num >= PRODUCER_LINES / 5) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await star.stop();
+      star = await startServer({ engine, dataDir, args: ['--listen', `127.0.0.1:${port}`] });
+      const code = await exited;
+      clearTimeout(timer);
+      assert.equal(code, 0, `svc append: exit ${code}\n${err}`);
+      assert.match(out, new RegExp(`appended ${PRODUCER_LINES} records at 0\\.\\.${PRODUCER_LINES - 1}`));
+      const tail = await (await fetch(`${star.baseUrl}/v1/streams/p/s/records/tail`)).json() as { seq_num: number };
+      assert.equal(tail.seq_num, PRODUCER_LINES, 'every line once: none lost, none twice');
+    } finally {
+      await star.stop();
+      removeDir(dataDir);
+    }
   });
 }
