@@ -246,9 +246,8 @@ export class Producer {
         return await this.sink.checkTail();
       } catch (err) {
         const e = err instanceof SvcError ? err : new SvcError('unknown', String(err), { cause: err });
-        const again = e.kind === 'connection' || e.kind === 'timeout' || e.retryable;
-        if (!again || attempt >= this.retry.attemptsMax) throw e;
-        const delayMs = backoffMs(this.retry, attempt);
+        if (!e.retryable || attempt >= this.retry.attemptsMax) throw e;
+        const delayMs = backoffMs(this.retry, attempt, e.retryAfterMs);
         this.stats.retries++;
         this.opts.onRetry?.({ error: e, attempt, delayMs });
         await sleep(delayMs);

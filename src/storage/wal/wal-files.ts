@@ -42,7 +42,6 @@ export function recoverWal(dir: string, onFrame: (f: RecoveredFrame) => void): {
     const path = walFilePath(dir, fileNo);
     const buf = readFileSync(path);
     const newest = i === files.length - 1;
-    if (!newest) refuseDamage(dir, path, buf);
     let off = 0;
     while (off < buf.length && frameIsIntact(buf, off, buf.length - off)) {
       const info = frameInfo(buf, off);
@@ -55,7 +54,10 @@ export function recoverWal(dir: string, onFrame: (f: RecoveredFrame) => void): {
       off += info.frameBytes;
     }
     if (off < buf.length) {
-      if (!allZero(buf, off)) cutBytes += buf.length - off;
+      const torn = !allZero(buf, off);
+      // Thrown before anything is cut (the frames replayed so far die with the refused boot).
+      if (torn && !newest) throw damaged(dir, path, off, buf.length);
+      if (torn) cutBytes += buf.length - off;
       const fd = openSync(path, 'r+');
       ftruncateSync(fd, off);
       fsyncSync(fd);
@@ -70,14 +72,10 @@ export async function removeWalFile(dir: string, fileNo: number): Promise<void> 
   await unlink(walFilePath(dir, fileNo)).catch(() => undefined); // already gone is fine
 }
 
-/** Throws, before any frame of it is replayed, when a sealed WAL file holds anything but whole
- *  frames and a zero tail. */
-function refuseDamage(dir: string, path: string, buf: Buffer): void {
-  let off = 0;
-  while (off < buf.length && frameIsIntact(buf, off, buf.length - off)) off += frameInfo(buf, off).frameBytes;
-  if (off === buf.length || allZero(buf, off)) return;
-  throw new Error(
-    `data dir ${dir}: WAL file ${path} is damaged at byte ${off} of ${buf.length} (no whole checksummed frame there), `
+/** The refusal for a sealed WAL file that holds something other than whole frames and a zero tail. */
+function damaged(dir: string, path: string, off: number, bytes: number): Error {
+  return new Error(
+    `data dir ${dir}: WAL file ${path} is damaged at byte ${off} of ${bytes} (no whole checksummed frame there), `
     + 'and newer WAL files exist, so it was sealed and synced: not a torn write, and the records after that byte were acknowledged. '
     + 'The star will not start rather than lose them or number new records over them: restore the file from a copy '
     + '(cutting it at that byte would lose the records after it and let their sequence numbers be given out again)',
