@@ -5,6 +5,8 @@
 // given out again to new appends. The star now refuses to start, in one line naming the file and the
 // byte, and leaves every file as it was; with the file restored it starts and serves every record.
 // Found by a soak session reading recovery (its scratch reproduction made this test).
+// The local metadata journal gets the same rule: its group commits are framed, so a bad entry with a
+// later group after it (synced, acknowledged: a bucket, stream or credential) refuses the start too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -69,6 +71,41 @@ test('a bad frame in a sealed WAL file refuses the start and changes nothing; re
       assert.deepEqual(records.map((r) => r.seq_num), Array.from({ length: RECORDS }, (_, i) => i), 'every acknowledged record');
       const next = await post(restored.baseUrl, '/v1/streams/b/s/records', { records: [{ body: 'after' }] });
       assert.equal(next.json.start!.seq_num, RECORDS, 'numbering goes on after them');
+    } finally {
+      await restored.stop();
+    }
+  } finally {
+    removeDir(dataDir);
+  }
+});
+
+test('a bad entry in the metadata journal that later commits follow refuses the start; restored, every stream is there', { timeout: 60_000 }, async () => {
+  const dataDir = tempDir('svcd-meta-damage-');
+  try {
+    const star = await startServer({ dataDir });
+    assert.equal((await post(star.baseUrl, '/v1/buckets/b', {})).status, 201);
+    for (const key of ['s1', 's2', 's3']) assert.equal((await post(star.baseUrl, `/v1/streams/b/${key}`, {})).status, 201);
+    await star.kill();
+
+    const journal = join(dataDir, 'meta', 'journal.log');
+    const original = readFileSync(journal);
+    const at = original.indexOf('"s2"'); // inside the entry that created s2, with s3's after it
+    assert.ok(at > 0);
+    const damaged = Buffer.from(original);
+    damaged[at + 1] ^= 0x01;
+    writeFileSync(journal, damaged);
+    const { code, err } = await bootToExit(['--listen', '127.0.0.1:0', '--data-dir', dataDir]);
+    assert.equal(code, 2, `refused at boot: ${err}`);
+    assert.match(err, /metadata: the local journal .*journal\.log is damaged at byte \d+ /);
+    assert.doesNotMatch(err, /^\s+at /m, 'one line, no stack trace');
+    assert.deepEqual(readFileSync(journal), damaged, 'the journal was not cut');
+
+    writeFileSync(journal, original);
+    const restored = await startServer({ dataDir });
+    try {
+      const list = await fetch(`${restored.baseUrl}/v1/streams/b`);
+      const streams = ((await list.json()) as { streams: { key: string }[] }).streams;
+      assert.deepEqual(streams.map((s) => s.key), ['s1', 's2', 's3']);
     } finally {
       await restored.stop();
     }

@@ -204,3 +204,113 @@ test('a journal past META_JOURNAL_BYTES_MAX is compacted though it holds few ent
   assert.equal(unpackStreamRows((await b.load()).streams).length, entries * perEntry);
   await b.close();
 });
+
+/** The journal's entries as written: [offset, length] each, `group` entries included. */
+function journalEntries(buf: Buffer): { off: number; bytes: number; op: string }[] {
+  const out: { off: number; bytes: number; op: string }[] = [];
+  for (let off = 0; off + 8 <= buf.length;) {
+    const n = buf.readUInt32LE(off);
+    out.push({ off, bytes: 8 + n, op: (JSON.parse(buf.toString('utf8', off + 8, off + 8 + n)) as { op: string }).op });
+    off += 8 + n;
+  }
+  return out;
+}
+
+/** A store dir whose journal holds three group commits: k1, k2 and k3. */
+async function threeGroups(t: TestContext): Promise<{ dir: string; journal: string; buf: Buffer }> {
+  const dir = tempDir();
+  t.after(() => removeDir(dir));
+  const a = new LocalMetadataStore(dir, 1000);
+  await a.load();
+  for (const k of ['k1', 'k2', 'k3']) await a.putStream(stream(k));
+  await a.close();
+  const journal = join(dir, 'journal.log');
+  return { dir, journal, buf: readFileSync(journal) };
+}
+
+test('a bad entry that later group commits follow refuses the load, naming the byte, and cuts nothing', async (t) => {
+  const { dir, journal, buf } = await threeGroups(t);
+  const entries = journalEntries(buf);
+  assert.deepEqual(entries.map((e) => e.op), ['group', 'rows', 'group', 'rows', 'group', 'rows']);
+  for (const at of [entries[3].off + 20, entries[2].off + 10]) { // the second group's row, then its group entry
+    const damaged = Buffer.from(buf);
+    damaged[at] ^= 0x20;
+    writeFileSync(journal, damaged);
+    const b = new LocalMetadataStore(dir, 1000);
+    const bad = at >= entries[3].off ? entries[3].off : entries[2].off;
+    await assert.rejects(b.load(), new RegExp(`metadata: the local journal .* is damaged at byte ${bad} of ${buf.length} `));
+    assert.deepEqual(readFileSync(journal), damaged, 'the journal is left as it was');
+  }
+  writeFileSync(journal, buf);
+  const c = new LocalMetadataStore(dir, 1000);
+  assert.deepEqual(unpackStreamRows((await c.load()).streams).map((x) => x.key).sort(), ['k1', 'k2', 'k3']);
+  await c.close();
+});
+
+test('a torn last group is cut whole (none of its entries applied), zeros too, and the groups before it survive', async (t) => {
+  const { dir, journal, buf } = await threeGroups(t);
+  const entries = journalEntries(buf);
+  const lastGroup = entries[4].off;
+  const tails: [string, Buffer][] = [
+    ['cut inside the last entry', buf.subarray(0, buf.length - 3)],
+    ['cut inside the group entry', buf.subarray(0, lastGroup + 5)],
+    ['a byte of the last entry flipped', Buffer.from(buf).fill(buf[buf.length - 2] ^ 0x20, buf.length - 2, buf.length - 1)],
+    ['zeros after the whole groups', Buffer.concat([buf.subarray(0, lastGroup), Buffer.alloc(4096)])],
+  ];
+  for (const [what, bytes] of tails) {
+    writeFileSync(journal, bytes);
+    const b = new LocalMetadataStore(dir, 1000);
+    assert.deepEqual(unpackStreamRows((await b.load()).streams).map((x) => x.key).sort(), ['k1', 'k2'], what);
+    assert.equal(statSync(journal).size, lastGroup, `${what}: cut at the last group's start`);
+    await b.close();
+  }
+});
+
+test('a group of several entries is applied whole or not at all', async (t) => {
+  const dir = tempDir();
+  t.after(() => removeDir(dir));
+  const a = new LocalMetadataStore(dir, 1000);
+  await a.load();
+  await a.putStream(stream('k0'));
+  // The first starts a group commit at once; the two queued behind its fdatasync go out as one.
+  await Promise.all([a.putStream(stream('k1')), a.putStream(stream('k2')), a.putStream(stream('k3'))]);
+  await a.close();
+  const journal = join(dir, 'journal.log');
+  const buf = readFileSync(journal);
+  const entries = journalEntries(buf);
+  assert.deepEqual(entries.map((e) => e.op), ['group', 'rows', 'group', 'rows', 'group', 'rows', 'rows']);
+  writeFileSync(journal, buf.subarray(0, entries[6].off + 4)); // its last entry torn
+  const b = new LocalMetadataStore(dir, 1000);
+  assert.deepEqual(unpackStreamRows((await b.load()).streams).map((x) => x.key), ['k0', 'k1'], 'k2 went with k3');
+  await b.close();
+});
+
+test('a journal from before group commits were framed: a bad entry at its end is cut, one a group follows refuses', async (t) => {
+  const dir = tempDir();
+  t.after(() => removeDir(dir));
+  mkdirSync(dir, { recursive: true });
+  const entry = (e: unknown): Buffer => {
+    const body = Buffer.from(JSON.stringify(e));
+    const head = Buffer.alloc(8);
+    head.writeUInt32LE(body.length, 0);
+    head.writeUInt32LE(crc32c(body), 4);
+    return Buffer.concat([head, body]);
+  };
+  const legacy = Buffer.concat([entry({ op: 'streams', s: [stream('k1')] }), entry({ op: 'streams', s: [stream('k2')] })]);
+  const journal = join(dir, 'journal.log');
+  const torn = Buffer.from(legacy);
+  torn[torn.length - 3] ^= 0x20;
+  writeFileSync(journal, torn);
+  const a = new LocalMetadataStore(dir, 1000);
+  assert.deepEqual(unpackStreamRows((await a.load()).streams).map((x) => x.key), ['k1']);
+  await a.putStream(stream('k3')); // a framed group after the legacy entries
+  await a.close();
+  const b = new LocalMetadataStore(dir, 1000);
+  assert.deepEqual(unpackStreamRows((await b.load()).streams).map((x) => x.key).sort(), ['k1', 'k3']);
+  await b.close();
+  const mixed = readFileSync(journal);
+  mixed[10] ^= 0x20; // inside the first legacy entry, with a group after it
+  writeFileSync(journal, mixed);
+  const c = new LocalMetadataStore(dir, 1000);
+  await assert.rejects(c.load(), /metadata: the local journal .* is damaged at byte 0 /);
+});

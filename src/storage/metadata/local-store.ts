@@ -1,6 +1,14 @@
 // The `local` metadata backend: state in memory, made durable by an append-only journal of
 // checksummed JSON entries (group-committed with fdatasync) plus a snapshot that the journal is
-// compacted into. A torn journal tail is cut at the last whole entry on load.
+// compacted into.
+//
+// Each group commit is one write that starts with a `group` entry giving the bytes of the entries
+// after it, so a load tells a torn tail from damage: a group is written only after the one before it
+// was synced, so only the last group can be torn (it is cut, and none of its entries applied: none
+// was acknowledged), while a bad entry with anything after its group was synced and acknowledged,
+// and the store refuses to load rather than silently drop it and every entry after it. Entries
+// written before groups existed (one per entry) are still read; a bad one with no group after it is
+// cut as a torn tail.
 //
 // Stream rows are held packed (packed-row.ts), one string each, and the snapshot is a line per row
 // after a header line, so a million streams load and compact without one giant JSON document (past
@@ -34,7 +42,12 @@ type Entry =
   | { op: 'cred'; c: CredentialMeta }
   | { op: 'format'; f: StoredFormat }
   /** Written by the recovery probe; changes nothing. */
-  | { op: 'nop'; pad: string };
+  | { op: 'nop'; pad: string }
+  /** Opens a group commit: the entries that follow it, `bytes` long, were written and synced together. */
+  | { op: 'group'; bytes: number };
+
+/** An entry whose checksum matched, and where the next one starts. */
+interface ReadEntry { e: Entry; next: number }
 
 const ENTRY_HEADER_BYTES = 8;
 /** The snapshot's first line: everything but the stream rows, which follow one per line. */
@@ -116,16 +129,7 @@ export class LocalMetadataStore implements MetadataStore {
     }
     if (existsSync(this.journalPath)) {
       const buf = readFileSync(this.journalPath);
-      let off = 0;
-      while (off + ENTRY_HEADER_BYTES <= buf.length) {
-        const n = buf.readUInt32LE(off);
-        if (off + ENTRY_HEADER_BYTES + n > buf.length) break;
-        const body = buf.subarray(off + ENTRY_HEADER_BYTES, off + ENTRY_HEADER_BYTES + n);
-        if (buf.readUInt32LE(off + 4) !== crc32c(body)) break;
-        this.apply(JSON.parse(body.toString('utf8')) as Entry);
-        this.entriesSinceSnapshot += 1;
-        off += ENTRY_HEADER_BYTES + n;
-      }
+      const off = this.replayJournal(buf);
       if (off < buf.length) {
         const fd = openSync(this.journalPath, 'r+');
         try {
@@ -137,6 +141,54 @@ export class LocalMetadataStore implements MetadataStore {
       }
       this.journalBytes = off;
     }
+  }
+
+  /** Applies the journal's whole groups (and entries from before groups) in order; returns where the
+   *  whole ones end, the torn tail starting there. Throws when a bad entry was followed by more
+   *  writes, so it was synced: damage, not a tear. */
+  private replayJournal(buf: Buffer): number {
+    let off = 0;
+    while (off < buf.length) {
+      const head = entryAt(buf, off, buf.length);
+      if (head === undefined) {
+        if (groupAfter(buf, off + 1) !== undefined) throw this.damaged(buf, off);
+        return off;
+      }
+      if (head.e.op !== 'group') { // written before group commits were framed
+        this.apply(head.e);
+        this.entriesSinceSnapshot += 1;
+        off = head.next;
+        continue;
+      }
+      const end = head.next + head.e.bytes;
+      const present = Math.min(end, buf.length);
+      const group: Entry[] = [];
+      let at = head.next;
+      while (at < present) {
+        const x = entryAt(buf, at, present);
+        if (x === undefined || x.e.op === 'group') break;
+        group.push(x.e);
+        at = x.next;
+      }
+      if (at !== end) {
+        if (end < buf.length) throw this.damaged(buf, at);
+        return off; // the last group, torn: none of it was acknowledged
+      }
+      for (const e of group) this.apply(e);
+      this.entriesSinceSnapshot += group.length;
+      off = end;
+    }
+    return off;
+  }
+
+  /** The refusal for a journal with a bad entry that later writes followed. */
+  private damaged(buf: Buffer, off: number): Error {
+    return new Error(
+      `metadata: the local journal ${this.journalPath} is damaged at byte ${off} of ${buf.length} `
+      + '(no whole checksummed entry there), and later group commits follow it, so it was synced: not a torn write. '
+      + 'The star will not start rather than drop the buckets, streams and credentials written from there on: '
+      + 'restore the file from a copy',
+    );
   }
 
   private loadHeader(h: Omit<MetaState, 'streams'>): void {
@@ -215,7 +267,7 @@ export class LocalMetadataStore implements MetadataStore {
         break;
       case 'cred': this.credentials.set(e.c.key_id, e.c); break;
       case 'format': this.format ??= e.f; break;
-      case 'nop': break;
+      case 'nop': case 'group': break;
     }
   }
 
@@ -239,10 +291,11 @@ export class LocalMetadataStore implements MetadataStore {
         this.pending = [];
         try {
           if (this.failed !== undefined) throw this.failed;
-          await writeWhole(this.fh, Buffer.concat(batch.map((p) => p.bytes)));
+          const group = groupBytes(batch.map((p) => p.bytes));
+          await writeWhole(this.fh, group);
           await this.fh.datasync();
           this.entriesSinceSnapshot += batch.length;
-          for (const p of batch) this.journalBytes += p.bytes.length;
+          this.journalBytes += group.length;
           for (const p of batch) p.resolve();
         } catch (err) {
           if (this.failed === undefined) {
@@ -286,7 +339,7 @@ export class LocalMetadataStore implements MetadataStore {
     await this.fh.truncate(this.journalBytes);
     // The probe must find new room, not just the bytes the cut gave back, or a full disk would flap
     // between failing and recovering; it is cut away again once it is synced.
-    const probe = encodeEntry({ op: 'nop', pad: ' '.repeat(META_JOURNAL_PROBE_BYTES) });
+    const probe = groupBytes([encodeEntry({ op: 'nop', pad: ' '.repeat(META_JOURNAL_PROBE_BYTES) })]);
     try {
       await writeWhole(this.fh, probe);
       await this.fh.datasync();
@@ -402,6 +455,40 @@ function encodeEntry(e: Entry): Buffer {
   bytes.writeUInt32LE(crc32c(body), 4);
   body.copy(bytes, ENTRY_HEADER_BYTES);
   return bytes;
+}
+
+/** One group commit's bytes: the `group` entry, then the entries. */
+function groupBytes(entries: Buffer[]): Buffer {
+  let bytes = 0;
+  for (const e of entries) bytes += e.length;
+  return Buffer.concat([encodeEntry({ op: 'group', bytes }), ...entries]);
+}
+
+/** The entry at `off` if one whole, checksummed and parseable ends by `end`. */
+function entryAt(buf: Buffer, off: number, end: number): ReadEntry | undefined {
+  if (off + ENTRY_HEADER_BYTES > end) return undefined;
+  const next = off + ENTRY_HEADER_BYTES + buf.readUInt32LE(off);
+  if (next > end) return undefined;
+  const body = buf.subarray(off + ENTRY_HEADER_BYTES, next);
+  if (buf.readUInt32LE(off + 4) !== crc32c(body)) return undefined;
+  try {
+    const e = JSON.parse(body.toString('utf8')) as Entry;
+    return typeof e === 'object' && e !== null && typeof e.op === 'string' ? { e, next } : undefined;
+  } catch {
+    return undefined; // zeros, say: an empty body's crc32c is 0
+  }
+}
+
+const GROUP_PREFIX = Buffer.from('{"op":"group"');
+
+/** The first whole `group` entry at or after `from`, searched byte by byte (a JSON body holds no NUL,
+ *  so an entry's length field cannot hide inside another entry's body). */
+function groupAfter(buf: Buffer, from: number): ReadEntry | undefined {
+  for (let off = buf.indexOf(GROUP_PREFIX, from + ENTRY_HEADER_BYTES); off >= 0; off = buf.indexOf(GROUP_PREFIX, off + 1)) {
+    const x = entryAt(buf, off - ENTRY_HEADER_BYTES, buf.length);
+    if (x?.e.op === 'group') return x;
+  }
+  return undefined;
 }
 
 function errorText(err: unknown): string {
