@@ -14,6 +14,7 @@ import { ServiceError } from '../src/core/errors.ts';
 import type { BodyMeter, Dispatcher, MeteredExchange } from '../src/api/dispatch.ts';
 import type { SseSink } from '../src/api/exchange.ts';
 import { HEAD_BOUNDS, refuseBadHeads, refusedForHeaderCount, targetPath } from './head-refusal.ts';
+import { BootError } from '../src/config/boot-error.ts';
 
 class NodeExchange implements MeteredExchange {
   readonly method: string;
@@ -191,7 +192,7 @@ export function startNodeServer(host: string, port: number, dispatcher: Dispatch
   // CONNECT: the envelope with the status that fits, then close.
   refuseBadHeads(server);
   return new Promise((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`)));
+    server.once('error', (err: NodeJS.ErrnoException) => reject(new BootError(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`)));
     server.listen(port, host, () => {
       resolve({
         port: (server.address() as AddressInfo).port,

@@ -4,9 +4,7 @@
 // the same order, so a refused boot (bad auth settings, a locked schema, an unreachable store)
 // leaves no lock, pool, socket or connection behind.
 
-/** A start refused for a reason the operator can fix (a port in use, a data dir that is a file, a
- *  TLS file missing, PostgreSQL away): said in one line, exit 2, never a stack trace. */
-export class BootError extends Error {}
+import { BootError } from './config/boot-error.ts';
 
 /** Runs one step of a start; any failure becomes a BootError saying `what` and the cause's message
  *  (or code; a BootError already is one). */

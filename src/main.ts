@@ -4,7 +4,7 @@
 import { resolve } from 'node:path';
 import { ConfigError, helpText, loadConfig, type Config } from './config/config.ts';
 import { AUTH_FLAGS, logError, startStar } from './server.ts';
-import { BootError } from './lifecycle.ts';
+import { BootError } from './config/boot-error.ts';
 import { SHUTDOWN_REQUESTS_WAIT_MS_MAX } from './config/limits.ts';
 import { hostPortText } from './config/flags.ts';
 import { runCredentialsCli } from './cli/credentials.ts';
@@ -35,8 +35,8 @@ async function main(): Promise<void> {
   try {
     running = await startStar(cfg);
   } catch (err) {
-    // Startup refusals (auth: …) are one line; anything else is a crash with its stack.
-    if (err instanceof BootError || (err instanceof Error && /^(auth: |cannot listen |data dir |metadata: |objects: )/.test(err.message))) {
+    // Startup refusals (BootError: config/boot-error.ts) are one line; anything else is a crash with its stack.
+    if (err instanceof BootError) {
       console.error(`svcd: ${err.message}`);
       process.exit(2);
     }

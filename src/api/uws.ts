@@ -11,6 +11,7 @@ import type { BodyMeter, Dispatcher, MeteredExchange } from './dispatch.ts';
 import { STATUS_TEXT, type SseSink } from './exchange.ts';
 import { FOLLOW_HEADER, HOP_HEADER } from './proxy.ts';
 import { httpStatusOf } from './http-status.ts';
+import { BootError } from '../config/boot-error.ts';
 
 type UwsModule = typeof UWS;
 
@@ -458,7 +459,7 @@ async function assertPortFree(host: string, port: number): Promise<void> {
   if (port === 0) return;
   await new Promise<void>((resolve, reject) => {
     const probe = createServer();
-    probe.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`)));
+    probe.once('error', (err: NodeJS.ErrnoException) => reject(new BootError(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`)));
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
   });
 }
@@ -477,7 +478,7 @@ export async function startUwsServer(uws: UwsModule, host: string, port: number,
   });
   return new Promise((resolve, reject) => {
     app.listen(host, port, (token) => {
-      if (!token) { reject(new Error(`cannot listen on ${host}:${port}`)); return; }
+      if (!token) { reject(new BootError(`cannot listen on ${host}:${port}`)); return; }
       resolve({
         port: uws.us_socket_local_port(token as unknown as UWS.us_socket),
         close: () => { drain.draining = true; bodyFirst.stop(); uws.us_listen_socket_close(token); },

@@ -12,6 +12,7 @@ import type { AuthConfig, AuthMode } from './config.ts';
 import type { JwtVerifier } from './jwt.ts';
 import { TOKEN_CHARS_MAX } from './jwt.ts';
 import { operatorPrincipal, TRUSTED_PRINCIPAL, type Principal } from './principal.ts';
+import { BootError } from '../config/boot-error.ts';
 
 /** What the transport knows about a request, beyond its headers. */
 export interface TransportFacts {
@@ -95,7 +96,7 @@ export function createAuthenticator(config: AuthConfig, verifier?: JwtVerifier):
         },
       };
     case 'jwt': {
-      if (verifier === undefined) throw new Error('auth: jwt mode needs a JWT verifier');
+      if (verifier === undefined) throw new BootError('auth: jwt mode needs a JWT verifier');
       return {
         mode: 'jwt',
         async authenticate(authorization) {
@@ -104,7 +105,7 @@ export function createAuthenticator(config: AuthConfig, verifier?: JwtVerifier):
       };
     }
     case 'basic': {
-      if (config.basic === undefined) throw new Error('auth: basic mode needs an admin username and password');
+      if (config.basic === undefined) throw new BootError('auth: basic mode needs an admin username and password');
       return { mode: 'basic', authenticate: basicAuthenticator(config.basic.username, config.basic.password) };
     }
   }

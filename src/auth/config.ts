@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { EXCHANGE_TOKEN_CONNECTIONS_DEFAULT, ROOT_SECRET_BYTES_MIN } from '../config/limits.ts';
 import { isValidKeyId, KEY_ID_RULE } from './credentials.ts';
 import { parseStoredScope } from './scope.ts';
+import { BootError } from '../config/boot-error.ts';
 
 export type AuthMode = 'off' | 'mtls' | 'jwt' | 'basic';
 export const AUTH_MODES: readonly AuthMode[] = ['off', 'mtls', 'jwt', 'basic'];
@@ -103,7 +104,7 @@ export interface ParseAuthOptions {
 type Reader = (name: string) => string | undefined;
 
 function refuse(reason: string): never {
-  throw new Error(`auth: ${reason}`);
+  throw new BootError(`auth: ${reason}`);
 }
 
 function readSecretFile(path: string, what: string): string {

@@ -7,6 +7,7 @@ import {
   type CryptoKey, type JWTVerifyOptions, type JWTVerifyResult, type RemoteJWKSet,
 } from 'jose';
 import type { HmacKey, JwtSource } from './config.ts';
+import { BootError } from '../config/boot-error.ts';
 
 export const SYMMETRIC_ALGORITHMS: readonly string[] = ['HS256'];
 export const ASYMMETRIC_ALGORITHMS: readonly string[] = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -59,7 +60,7 @@ async function verifyWithCandidates(
 }
 
 function hmacSource(keys: HmacKey[]): KeySource {
-  if (keys.length > HMAC_KEYS_MAX) throw new Error(`auth: SVCD_JWT_HMAC_KEYS holds ${keys.length} keys, at most ${HMAC_KEYS_MAX}`);
+  if (keys.length > HMAC_KEYS_MAX) throw new BootError(`auth: SVCD_JWT_HMAC_KEYS holds ${keys.length} keys, at most ${HMAC_KEYS_MAX}`);
   const byKid = new Map(keys.map((k) => [k.kid, k.secret]));
   const keyed = keys.length > 1 || keys[0].kid !== '';
   return {
@@ -104,7 +105,7 @@ async function remoteSource(url: string, issuer: string | undefined, opts: KeySo
   try {
     await jwks.reload();
   } catch (err) {
-    throw new Error(`auth: JWKS ${url} unreachable at start: ${oneLine(err)}`);
+    throw new BootError(`auth: JWKS ${url} unreachable at start: ${oneLine(err)}`);
   }
   const refresh = async (): Promise<void> => {
     await jwks.reload();
@@ -144,24 +145,24 @@ async function oidcSource(issuer: string, opts: KeySourceOptions): Promise<KeySo
   try {
     doc = await fetchJson(discoveryUrl, opts.fetchTimeoutMs ?? JWKS_FETCH_TIMEOUT_MS);
   } catch (err) {
-    throw new Error(`auth: OIDC discovery ${discoveryUrl} failed at start: ${oneLine(err)}`);
+    throw new BootError(`auth: OIDC discovery ${discoveryUrl} failed at start: ${oneLine(err)}`);
   }
   const { issuer: docIssuer, jwks_uri: jwksUri } = (typeof doc === 'object' && doc !== null ? doc : {}) as Record<string, unknown>;
   // OpenID Connect Discovery §4.3: the document's issuer must be the one asked for, or a
   // compromised or misrouted document could vouch for another issuer's tokens.
   if (typeof docIssuer !== 'string' || stripSlash(docIssuer) !== stripSlash(issuer)) {
-    throw new Error(`auth: OIDC discovery at ${discoveryUrl} names issuer ${String(docIssuer)}, not ${issuer}`);
+    throw new BootError(`auth: OIDC discovery at ${discoveryUrl} names issuer ${String(docIssuer)}, not ${issuer}`);
   }
-  if (typeof jwksUri !== 'string') throw new Error(`auth: OIDC discovery at ${discoveryUrl} has no jwks_uri`);
+  if (typeof jwksUri !== 'string') throw new BootError(`auth: OIDC discovery at ${discoveryUrl} has no jwks_uri`);
   let parsed: URL;
   try {
     parsed = new URL(jwksUri);
   } catch {
-    throw new Error(`auth: OIDC jwks_uri is not a URL: ${jwksUri}`);
+    throw new BootError(`auth: OIDC jwks_uri is not a URL: ${jwksUri}`);
   }
   // Plain http only where the operator already accepted it for the issuer itself.
   if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && new URL(issuer).protocol === 'http:')) {
-    throw new Error(`auth: OIDC jwks_uri must be https: ${jwksUri}`);
+    throw new BootError(`auth: OIDC jwks_uri must be https: ${jwksUri}`);
   }
   return remoteSource(jwksUri, docIssuer, opts);
 }

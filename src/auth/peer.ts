@@ -5,6 +5,7 @@
 import type { AuthConfig } from './config.ts';
 import type { TokenSigner } from './jwt.ts';
 import { NODE_MARKER } from './scope.ts';
+import { BootError } from '../config/boot-error.ts';
 
 /** Self-minted peer tokens live this long, and are re-minted once less than the margin is left. */
 export const PEER_TOKEN_TTL_SECONDS = 5 * 60;
@@ -29,7 +30,7 @@ export function createPeerCredentials(
       return { authorization: async () => undefined };
     case 'basic': {
       const basic = config.basic;
-      if (basic === undefined) throw new Error('auth: basic mode needs an admin username and password');
+      if (basic === undefined) throw new BootError('auth: basic mode needs an admin username and password');
       const value = 'Basic ' + Buffer.from(`${basic.username}:${basic.password}`, 'utf8').toString('base64');
       return { authorization: async () => value };
     }
@@ -37,7 +38,7 @@ export function createPeerCredentials(
       if (signer === undefined) {
         // parseAuthConfig refuses to boot without it; a hand-built config fails here just as closed.
         const token = config.peerServiceToken;
-        if (token === undefined) throw new Error('auth: jwt with JWKS/OIDC needs a provisioned peer service token');
+        if (token === undefined) throw new BootError('auth: jwt with JWKS/OIDC needs a provisioned peer service token');
         return { authorization: async () => `Bearer ${token}` };
       }
       let cached: { value: string; expiresAtMs: number } | undefined;

@@ -5,7 +5,7 @@
 
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
-import { BootError } from '../lifecycle.ts';
+import { BootError } from './boot-error.ts';
 
 export interface TlsFiles { cert: string; key: string; ca?: string }
 

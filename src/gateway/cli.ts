@@ -17,6 +17,7 @@ import {
 import { GatewayLimiter } from './limiter.ts';
 import { startGateway, type RunningGateway } from './server.ts';
 import { parseUpstream } from './upstreams.ts';
+import { BootError } from '../config/boot-error.ts';
 
 /** The auth settings that matter at the edge: the mode and the JWT sources. */
 const EDGE_AUTH = new Set(['SVCD_AUTH', 'SVCD_INSECURE_AUTH', 'SVCD_JWT_HMAC_SECRET_FILE', 'SVCD_JWT_HMAC_SECRET', 'SVCD_JWT_HMAC_KEYS', 'SVCD_JWT_JWKS_URL', 'SVCD_JWT_OIDC_ISSUER', 'SVCD_JWT_AUDIENCE']);
@@ -160,7 +161,7 @@ export async function runGateway(argv: readonly string[], env: NodeJS.ProcessEnv
       authenticator = createAuthenticator(auth, verifier);
     }
   } catch (err) {
-    if (err instanceof ConfigError || (err instanceof Error && err.message.startsWith('auth: '))) {
+    if (err instanceof ConfigError || err instanceof BootError) {
       console.error(`svcd gateway: ${err.message}`);
       return 2;
     }

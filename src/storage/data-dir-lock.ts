@@ -4,6 +4,7 @@
 
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BootError } from '../config/boot-error.ts';
 
 export interface DataDirLock { release(): void }
 
@@ -26,7 +27,7 @@ export function lockDataDir(dir: string): DataDirLock {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number(readFileSync(path, 'utf8').trim());
       if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-        throw new Error(`data dir ${dir} is in use by process ${pid}`);
+        throw new BootError(`data dir ${dir} is in use by process ${pid}`);
       }
       rmSync(path, { force: true }); // stale: its owner is gone
     }

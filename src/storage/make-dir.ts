@@ -2,6 +2,7 @@
 
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { BootError } from '../config/boot-error.ts';
 
 /** Makes `dir` and its missing parents one level at a time, so a path that cannot be a directory is
  *  refused with its reason: a file on the way (ENOTDIR), no permission, or a place where mkdir says
@@ -9,11 +10,11 @@ import { dirname } from 'node:path';
 export function makeDir(dir: string): void {
   try {
     if (statSync(dir).isDirectory()) return;
-    throw new Error(`data dir ${dir}: not a directory`);
+    throw new BootError(`data dir ${dir}: not a directory`);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === undefined) throw err;
-    if (code !== 'ENOENT') throw new Error(`data dir ${dir}: ${code}`);
+    if (code !== 'ENOENT') throw new BootError(`data dir ${dir}: ${code}`);
   }
   const parent = dirname(dir);
   if (parent !== dir) makeDir(parent);
@@ -22,6 +23,6 @@ export function makeDir(dir: string): void {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EEXIST' && statSync(dir).isDirectory()) return;
-    throw new Error(`data dir ${dir}: cannot be created (${code ?? String(err)})`);
+    throw new BootError(`data dir ${dir}: cannot be created (${code ?? String(err)})`);
   }
 }

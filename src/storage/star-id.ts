@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BootError } from '../config/boot-error.ts';
 
 const STAR_ID_FILE = 'star-id';
 
@@ -14,7 +15,7 @@ export function starIdOf(dataDir: string, given: string, pattern: RegExp): strin
   if (given !== '') return given;
   if (existsSync(path)) {
     const id = readFileSync(path, 'utf8').trim();
-    if (!pattern.test(id)) throw new Error(`data dir ${dataDir}: ${STAR_ID_FILE} holds ${JSON.stringify(id)}, not a star id; fix or remove it`);
+    if (!pattern.test(id)) throw new BootError(`data dir ${dataDir}: ${STAR_ID_FILE} holds ${JSON.stringify(id)}, not a star id; fix or remove it`);
     return id;
   }
   const id = `star-${randomBytes(6).toString('hex')}`;

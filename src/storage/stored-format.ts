@@ -11,6 +11,7 @@
 import type { MetadataStore, MetaState, StoredFormat } from './metadata/metadata-store.ts';
 import { packedHasSegments } from './metadata/packed-row.ts';
 import type { ObjectStore } from './objects/object-store.ts';
+import { BootError } from '../config/boot-error.ts';
 
 /** The layout of metadata and objects this build writes (frames and segments carry their own). */
 export const STORED_FORMAT_VERSION = 1;
@@ -20,7 +21,7 @@ export const FORMAT_OBJECT_KEY = 'svcd-format.json';
 const SEGMENTS_PREFIX = 'streams/';
 
 /** A start refused: the message is the one line the star prints. */
-export class StoredFormatError extends Error {}
+export class StoredFormatError extends BootError {}
 
 async function readObjectMarker(objects: ObjectStore): Promise<StoredFormat | undefined> {
   let bytes: Buffer;

@@ -30,6 +30,7 @@ import { DependencyHealth } from '../dependency-health.ts';
 import { crc32c } from '../format/crc32c.ts';
 import { MetadataUnavailableError, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StoredFormat, type StreamMeta, type StreamRows } from './metadata-store.ts';
 import { packRow, unpackRow, type PackedRow } from './packed-row.ts';
+import { BootError } from '../../config/boot-error.ts';
 
 type Entry =
   | { op: 'bucket'; b: BucketMeta }
@@ -183,7 +184,7 @@ export class LocalMetadataStore implements MetadataStore {
 
   /** The refusal for a journal with a bad entry that later writes followed. */
   private damaged(buf: Buffer, off: number): Error {
-    return new Error(
+    return new BootError(
       `metadata: the local journal ${this.journalPath} is damaged at byte ${off} of ${buf.length} `
       + '(no whole checksummed entry there), and later group commits follow it, so it was synced: not a torn write. '
       + 'The star will not start rather than drop the buckets, streams and credentials written from there on: '

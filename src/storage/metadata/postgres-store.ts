@@ -28,6 +28,7 @@ import { DependencyHealth } from '../dependency-health.ts';
 import {
   MetadataUnavailableError, streamRowsOf, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type SegmentMeta, type StoredFormat, type StreamMeta,
 } from './metadata-store.ts';
+import { BootError } from '../../config/boot-error.ts';
 
 const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
 
@@ -47,7 +48,7 @@ export interface PostgresMetadataOptions {
 const POSTGRES_SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** The schema's advisory lock is held exclusively (by an operator): no star may use it meanwhile. */
-export class MetadataLockedError extends Error {}
+export class MetadataLockedError extends BootError {}
 
 /** A stream write refused because this star no longer holds the stream's lease at its epoch: another
  *  star leads it now (or took it over after this one's lease ran out). */
@@ -197,7 +198,7 @@ export class PostgresMetadataStore implements MetadataStore {
       const done = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${s}.schema_migrations`);
       const from = done.rows[0]?.v ?? 0;
       if (from > MIGRATIONS.length) {
-        throw new Error(`metadata: postgres schema ${s} is at version ${from}, newer than this build's ${MIGRATIONS.length}; upgrade svcd`);
+        throw new BootError(`metadata: postgres schema ${s} is at version ${from}, newer than this build's ${MIGRATIONS.length}; upgrade svcd`);
       }
       for (let v = from + 1; v <= MIGRATIONS.length; v++) {
         await MIGRATIONS[v - 1](client, s);

@@ -10,6 +10,7 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { S3_ATTEMPTS_MAX, S3_REQUEST_MS_MAX } from '../../config/limits.ts';
 import { DELETE_MANY_KEYS_MAX, type ByteRange, type ObjectStore, type S3ObjectStoreConfig } from './object-store.ts';
+import { BootError } from '../../config/boot-error.ts';
 
 /** An error the way the fs store reports a missing object, so readers treat both alike. */
 function missing(key: string): Error {
@@ -40,7 +41,7 @@ export class S3ObjectStore implements ObjectStore {
       await this.client.send(new HeadBucketCommand({ Bucket: this.cfg.bucket }));
     } catch (err) {
       const status = err instanceof S3ServiceException ? ` (HTTP ${err.$metadata.httpStatusCode ?? '?'})` : '';
-      throw new Error(`objects: s3 bucket ${this.cfg.bucket} at ${this.cfg.endpoint || 'AWS'} did not answer: ${(err as Error).name}${status}`);
+      throw new BootError(`objects: s3 bucket ${this.cfg.bucket} at ${this.cfg.endpoint || 'AWS'} did not answer: ${(err as Error).name}${status}`);
     }
   }
 

@@ -4,6 +4,7 @@ import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, r
 import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FRAME_FORMAT_VERSION, FRAME_RECORDS, frameInfo, frameIsIntact, type FrameInfo } from '../format/record-codec.ts';
+import { BootError } from '../../config/boot-error.ts';
 
 const WAL_SUFFIX = '.wal';
 
@@ -73,8 +74,8 @@ export async function removeWalFile(dir: string, fileNo: number): Promise<void> 
 }
 
 /** The refusal for a sealed WAL file that holds something other than whole frames and a zero tail. */
-function damaged(dir: string, path: string, off: number, bytes: number): Error {
-  return new Error(
+function damaged(dir: string, path: string, off: number, bytes: number): BootError {
+  return new BootError(
     `data dir ${dir}: WAL file ${path} is damaged at byte ${off} of ${bytes} (no whole checksummed frame there), `
     + 'and newer WAL files exist, so it was sealed and synced: not a torn write, and the records after that byte were acknowledged. '
     + 'The star will not start rather than lose them or number new records over them: restore the file from a copy '
