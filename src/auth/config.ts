@@ -282,7 +282,7 @@ function parsePeerToken(read: Reader, env: NodeJS.ProcessEnv): string | undefine
 /**
  * Read the auth flags and SVCD_* variables. `get(flag)` answers a command-line flag by its name
  * without dashes; a flag left unset falls back to its SVCD_* variable. `tlsEnabled` says whether
- * the listeners serve TLS. Throws Error('auth: <one-line reason>') for every startup refusal.
+ * the listeners serve TLS. Throws BootError('auth: <one-line reason>') for every startup refusal.
  */
 export function parseAuthConfig(
   get: (flag: string) => string | undefined,
