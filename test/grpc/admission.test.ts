@@ -5,6 +5,8 @@
 // /proc and held to a generous bound: memory, not time, so the assertion cannot flake on a slow box.
 import { strict as assert } from 'node:assert';
 import { readFileSync, writeFileSync } from 'node:fs';
+import * as http2 from 'node:http2';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { loadSvcProto } from '../../src/api/grpc/proto.ts';
@@ -69,6 +71,33 @@ function rawUnary(client: grpc.Client, path: string, message: Buffer, md: grpc.M
     client.makeUnaryRequest(path, (b: Buffer) => b, (b: Buffer) => b, message, md, (err) => {
       resolve(err ? { code: err.code, details: err.details } : { code: grpc.status.OK, details: '' });
     });
+  });
+}
+
+/** One unary call over raw HTTP/2 whose message is `payload` already gzip-compressed (grpc-js
+ *  compresses on its own and cannot send a made-up payload); resolves with the call's status. */
+function compressedUnary(port: number, path: string, payload: Buffer, md: grpc.Metadata): Promise<{ code: grpc.status; details: string }> {
+  return new Promise((resolve) => {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    const headers: http2.OutgoingHttpHeaders = {
+      ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', 'grpc-encoding': 'gzip', 'grpc-accept-encoding': 'identity,gzip',
+    };
+    for (const [k, v] of Object.entries(md.getMap())) headers[k] = String(v);
+    const req = session.request(headers);
+    let status: { code: grpc.status; details: string } | undefined;
+    const take = (h: http2.IncomingHttpHeaders): void => {
+      if (h['grpc-status'] !== undefined) status = { code: Number(h['grpc-status']), details: decodeURIComponent(String(h['grpc-message'] ?? '')) };
+    };
+    req.on('response', take);
+    req.on('trailers', take);
+    req.on('data', () => undefined);
+    const done = (): void => { session.close(); resolve(status ?? { code: grpc.status.UNKNOWN, details: 'no grpc-status' }); };
+    req.on('close', done);
+    req.on('error', () => undefined);
+    const head = Buffer.alloc(5);
+    head[0] = 1;
+    head.writeUInt32BE(payload.length, 1);
+    req.end(Buffer.concat([head, payload]));
   });
 }
 
@@ -172,6 +201,58 @@ describe('grpc admission under abuse (jwt, real star)', () => {
     assert.equal(err, undefined, err?.details);
     assert.equal(acks.length, batches);
     assert.equal(acks[acks.length - 1], batches);
+  });
+
+  it('gzip messages are charged what they inflate to: eight small ones at once and a session of twenty pass; bombs are held to the budget', { timeout: 180_000 }, async () => {
+    const tenantA = bearer(await mintFor('tenant-a', 'svc:append:ta:*'));
+    const { proto } = loadSvcProto();
+    // A grpc-js client that compresses every message, as grpc-go and connect do with gzip on (each
+    // used to be charged the 104 MiB an Append may inflate to: one in flight per tenant).
+    const gz = new proto.svc.v1.DataService(`127.0.0.1:${c.grpcPort}`, grpc.credentials.createInsecure(), {
+      'grpc.default_compression_algorithm': grpc.compressionAlgorithms.gzip,
+    }) as unknown as typeof c.data;
+    try {
+      const one = (i: number): Promise<string> => callMd(gz.Append.bind(gz), { bucket: 'ta', key: bytes('gz'), records: [{ body: Buffer.alloc(4000, 97 + i) }] }, tenantA)
+        .then(() => 'ok', (e: grpc.ServiceError) => `${e.code}: ${e.details}`);
+      assert.deepEqual(await Promise.all(Array.from({ length: 8 }, (_, i) => one(i))), Array.from({ length: 8 }, () => 'ok'));
+      const session = gz.AppendSession(tenantA);
+      const acks: number[] = [];
+      const finished = new Promise<grpc.ServiceError | undefined>((resolve) => {
+        session.on('data', (r: { end?: { seq_num: number } }) => acks.push(r.end?.seq_num ?? -1));
+        session.once('error', (e: grpc.ServiceError) => resolve(e));
+        session.once('end', () => resolve(undefined));
+      });
+      session.write({ open: { bucket: 'ta', key: bytes('gz-session') } });
+      for (let i = 0; i < 20; i++) session.write({ batch: { records: [{ body: Buffer.alloc(4000, 98) }] } });
+      session.end();
+      const err = await finished;
+      assert.equal(err, undefined, err?.details);
+      assert.equal(acks.length, 20);
+    } finally {
+      gz.close();
+    }
+
+    // Each about 100 KB on the wire and 100 MiB inflated: the tenant's budget admits one at a time.
+    const bomb = gzipSync(encodedAppend('ta', 'bomb', 100 * MiB));
+    assert.ok(bomb.length < MiB, `${bomb.length} bytes compressed`);
+    resetPeak(pid);
+    const before = memoryOf(pid);
+    const answers = await Promise.all(Array.from({ length: 4 }, () => compressedUnary(c.grpcPort, APPEND, bomb, tenantA)));
+    const refused = answers.filter((a) => a.code === grpc.status.RESOURCE_EXHAUSTED);
+    assert.equal(answers.filter((a) => a.code === grpc.status.OK).length + refused.length, answers.length, JSON.stringify(answers));
+    assert.ok(refused.length >= 1, JSON.stringify(answers));
+    for (const r of refused) assert.match(r.details, /tenant 'tenant-a' has \d+ request bytes in flight/);
+    const growth = memoryOf(pid).hwm - before.rss;
+    console.log(`# gzip bombs: ${answers.length - refused.length} admitted, ${refused.length} refused; peak growth ${mb(growth)}`);
+    assert.ok(growth < TENANT_RSS_GROWTH_BYTES_MAX, `the star's peak RSS grew ${mb(growth)}`);
+
+    // Past the verb's limit once inflated, and a payload that is not gzip at all.
+    const over = await compressedUnary(c.grpcPort, APPEND, gzipSync(encodedAppend('ta', 'over', 120 * MiB)), tenantA);
+    assert.equal(over.code, grpc.status.RESOURCE_EXHAUSTED);
+    assert.match(over.details, new RegExp(`decompresses past the ${GRPC_APPEND_MESSAGE_BYTES_MAX}-byte limit`));
+    const garbage = await compressedUnary(c.grpcPort, APPEND, Buffer.from('not gzip at all'), tenantA);
+    assert.equal(garbage.code, grpc.status.INVALID_ARGUMENT, garbage.details);
+    assert.equal((await compressedUnary(c.grpcPort, APPEND, gzipSync(encodedAppend('ta', 'after', 100)), tenantA)).code, grpc.status.OK);
   });
 
   it('ExchangeToken: a message over the control limit is refused from its head; failed asks per client address are throttled', { timeout: 60_000 }, async () => {
