@@ -15,6 +15,7 @@ import { GRPC_HEALTH_WATCHES_MAX, GRPC_HEALTH_WATCH_POLL_MS } from '../../config
 import type { Timers } from '../../core/ports.ts';
 import type { LiveCalls } from './context.ts';
 import { LOADER_OPTIONS } from './proto.ts';
+import { qualifiedDescriptors } from './reflection-descriptors.ts';
 
 export const HEALTH_SERVICE = 'grpc.health.v1.Health';
 /** Paths the admission interceptor lets in without a credential. */
@@ -121,5 +122,5 @@ export function healthHandlers(o: HealthOptions): grpc.UntypedServiceImplementat
 export function addHealthAndReflection(server: grpc.Server, described: protoLoader.PackageDefinition, o: HealthOptions): void {
   const health = loadHealthProto();
   server.addService(health.service, healthHandlers(o));
-  new ReflectionService({ ...described, ...health.packageDefinition }).addToServer(server);
+  new ReflectionService(qualifiedDescriptors({ ...described, ...health.packageDefinition })).addToServer(server);
 }
