@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { SignJWT, decodeJwt } from 'jose';
 import { EXCHANGE_FAILURES_PER_ADDRESS_BURST, GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_UPSTREAM_SOCKETS_MAX } from '../../src/config/limits.ts';
-import { removeDir, startServer, type RunningServer } from '../helpers/server.ts';
+import { removeDir, startServer, waitForOutput, type RunningServer } from '../helpers/server.ts';
 import { JWT_SECRET } from '../grpc/child.ts';
 import { startGatewayChild, type Gateway } from './child.ts';
 
@@ -180,10 +180,21 @@ describe('gateway fairness: requests per tenant, behind a trusted proxy', () => 
   /** A small share, so a handful of stalled uploads fill it. */
   const SHARE = 4;
   let star: RunningServer;
+  /** The star's ops listener: its /metrics tells when the stalled uploads have reached it. */
+  let ops: string;
   let gw: Gateway;
 
+  /** The star's svcd_request_body_bytes_in_flight: body bytes it has received and not yet done with. */
+  async function starBodyBytesInFlight(): Promise<number> {
+    const text = (await ask(`${ops}/metrics`, undefined)).text;
+    const m = /^svcd_request_body_bytes_in_flight (\d+)$/m.exec(text);
+    assert.ok(m, 'the star exposes svcd_request_body_bytes_in_flight');
+    return Number(m[1]);
+  }
+
   before(async () => {
-    star = await startServer({ engine: 'node', args: ['--auth', 'jwt', '--insecure-auth'], env });
+    star = await startServer({ engine: 'node', args: ['--auth', 'jwt', '--insecure-auth', '--metrics-listen', '127.0.0.1:0'], env });
+    ops = `http://127.0.0.1:${(await waitForOutput(star, /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/))[1]}`;
     gw = await startGatewayChild([
       '--upstream', star.baseUrl, '--auth', 'jwt', '--insecure-auth', '--gateway-requests-per-sub', String(SHARE),
       '--gateway-trusted-proxies', '127.0.0.1', // as if a TLS terminator on loopback fronted it
@@ -200,28 +211,35 @@ describe('gateway fairness: requests per tenant, behind a trusted proxy', () => 
   test('one tenant\'s stalled uploads fill only its share: its next request is 429, another tenant\'s are answered', { timeout: 60_000 }, async () => {
     const slow = await tokenFor('tenant-slow', 'svc:append:up:* svc:read:up:*');
     const other = await tokenFor('tenant-fine', 'svc:append:up:* svc:read:up:*');
-    // Uploads that declare a body and send one byte of it: each holds a request slot upstream.
+    // Uploads that declare a body and send one byte of it: each holds a request slot at the gateway
+    // until it is answered (the star cuts a stalled body after REQUEST_BODY_IDLE_MS_MAX).
     const stalled: ClientRequest[] = [];
+    const uploadAnswers: string[] = [];
     for (let i = 0; i < SHARE; i++) {
       const req = request(`${gw.url}/v1/streams/up/s${i}/records`, {
         method: 'POST', agent: false, headers: { authorization: `Bearer ${slow}`, 'content-length': '100', 'content-type': 'application/json' },
       });
       req.on('error', () => {});
+      req.on('response', (res) => { uploadAnswers.push(`upload s${i}: ${res.statusCode ?? 0}`); res.resume(); });
       req.write('{');
       stalled.push(req);
     }
     try {
-      // The gateway takes the slots as the heads arrive; wait until a further request of the slow
-      // tenant is refused (polling the share, not the clock).
-      let refused: Answer | undefined;
-      // Bounded by time, not by 100 tries of 20 ms: on a loaded CI machine the stalled heads took
-      // longer than 2 s to reach the gateway once, and the slow tenant was not yet refused.
-      for (const deadline = Date.now() + REQUEST_WAIT_MS; Date.now() < deadline && refused === undefined;) {
-        const r = await ask(`${gw.url}/v1/streams/up/probe/records/tail`, slow);
-        if (r.status === 429) refused = r;
-        else await new Promise((resolve) => setTimeout(resolve, 20));
+      // Each request of the slow tenant takes a slot of its share, so the request that should be
+      // refused must not be sent before the gateway has admitted every upload: sent earlier, it took
+      // a slot itself, the last upload was the one refused 429, and every later request of the slow
+      // tenant found a slot free (CI, under load). The gateway forwards an upload once it holds its
+      // slot, so wait until the star holds the one body byte of each of the SHARE uploads.
+      let inFlight = await starBodyBytesInFlight();
+      for (const deadline = Date.now() + REQUEST_WAIT_MS; inFlight !== SHARE && uploadAnswers.length === 0;) {
+        assert.ok(Date.now() < deadline, `the star holds ${inFlight} of the ${SHARE} stalled uploads' bytes after ${REQUEST_WAIT_MS} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        inFlight = await starBodyBytesInFlight();
       }
-      assert.ok(refused, 'the slow tenant is held to its share');
+      assert.deepEqual(uploadAnswers, [], 'no upload within the share is answered while it stalls');
+      const refused = await ask(`${gw.url}/v1/streams/up/probe/records/tail`, slow);
+      assert.equal(refused.status, 429, `the slow tenant is held to its share: ${refused.text}`);
+      assert.deepEqual(uploadAnswers, [], 'the uploads still hold their slots');
       assert.match((JSON.parse(refused.text) as { error: string }).error, /requests ceiling: 4 concurrent requests per caller/);
       assert.equal(refused.headers['retry-after'], '1');
       const fine = await ask(`${gw.url}/v1/streams/up/fine/records`, other, 'POST', '{"records":[{"body":"ok"}]}');
