@@ -19,10 +19,10 @@ import {
   EXCHANGE_FAILURES_PER_KEY_ID_PER_S, EXCHANGE_THROTTLE_KEYS_MAX, EXCHANGE_TOKEN_CONNECTIONS_DEFAULT,
   EXCHANGE_TTL_SECONDS_DEFAULT, EXCHANGE_TTL_SECONDS_MAX,
 } from '../config/limits.ts';
-import { ServiceError } from '../protocol/errors.ts';
+import { invalid, ServiceError } from '../protocol/errors.ts';
 import type { ExchangeRequest } from '../protocol/resources.ts';
 import type { CredentialRegistry } from './credentials.ts';
-import type { MintClaims, MintedToken, TokenSigner } from './jwt.ts';
+import { TOKEN_CHARS_MAX, type MintClaims, type MintedToken, type TokenSigner } from './jwt.ts';
 import { FailureThrottle, type ThrottleRule } from './throttle.ts';
 import {
   ACTIONS, formatScope, grantContains, isScopeTokenText, matches, parseScope,
@@ -31,10 +31,6 @@ import {
 
 /** The ask's wire shape (src/protocol/resources.ts), which parseExchangeRequest checks. */
 export type { ExchangeRequest };
-
-function invalid(message: string): ServiceError {
-  return new ServiceError('invalid_argument', message);
-}
 
 const EXCHANGE_FIELDS: ReadonlySet<string> = new Set(['key_id', 'secret', 'bucket', 'scope', 'ttl_seconds']);
 
@@ -206,7 +202,12 @@ export function createExchanger(registry: CredentialRegistry, signer: TokenSigne
       const granted = ask !== undefined ? narrowToScope(held, ask.asked) : narrowToBucket(held, req.bucket as string);
       const claims: MintClaims = { scope: formatScope(granted), sub: row.key_id };
       if (connections > 0) claims.svc_aux = { limits: { connections } };
-      return signer.sign(claims, exchangeTtlSeconds(req.ttl_seconds));
+      const minted = await signer.sign(claims, exchangeTtlSeconds(req.ttl_seconds));
+      // A token no request may carry must not be handed out as a success (it would be 401 at every use).
+      if (minted.token.length > TOKEN_CHARS_MAX) {
+        throw invalid(`the token for this scope would be ${minted.token.length} characters, over the ${TOKEN_CHARS_MAX} a request may carry; ask for fewer or shorter grants (scope)`);
+      }
+      return minted;
     },
   };
 }

@@ -162,3 +162,15 @@ test('minted scope is canonical and parses back to the same grants', async () =>
   const p = await verifier.verify((await ex.exchange({ key_id: cred.key_id, secret: cred.secret, scope: 'svc:read:b:a%2f*' })).token);
   assert.deepEqual(p.grants, parseScope('svc:read:b:a%2F*').grants);
 });
+
+test('a scope whose token would be too long for any request is 400 at the exchange, not a token every request refuses', async () => {
+  const long = (i: number): string => `svc:read:b:${String(i).padStart(3, '0')}${'k'.repeat(200)}`;
+  const { verifier, cred, ex } = await setup(Array.from({ length: 64 }, (_, i) => long(i)).join(' '));
+  const whole = ex.exchange({ key_id: cred.key_id, secret: cred.secret, bucket: 'b' });
+  await assert.rejects(whole, (e: unknown) => code('invalid_argument')(e) && httpStatusOf((e as ServiceError).code) === 400
+    && /over the 16384 a request may carry/.test((e as Error).message));
+  // Asking for part of it fits, and the token it gets is one a request can carry.
+  const part = await ex.exchange({ key_id: cred.key_id, secret: cred.secret, scope: [0, 1, 2].map(long).join(' ') });
+  assert.ok(part.token.length <= 16 * 1024);
+  assert.equal((await verifier.verify(part.token)).grants.length, 3);
+});
