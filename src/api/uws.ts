@@ -103,18 +103,23 @@ const countRepeated = (k: string, v: string): void => {
  *  passed through here to one module-level callback rather than a closure (and the context its
  *  captured variables need) made for every request. */
 const NO_HEADERS: [string, string][] = [];
-const answer = { res: undefined as unknown as UWS.HttpResponse, status: 0, headers: NO_HEADERS, body: '' as string | Buffer, close: false };
+const answer = { res: undefined as unknown as UWS.HttpResponse, status: 0, headers: NO_HEADERS, body: '' as string | Buffer, close: false, headLength: -1 };
 const writeAnswer = (): void => {
   // Read once: a callback uWS ran from inside these writes could answer another request through here.
-  const { res, status, headers, body, close } = answer;
+  const { res, status, headers, body, close, headLength } = answer;
   res.writeStatus(STATUS_LINE[status] ?? `${status}`);
   for (const [k, v] of headers) res.writeHeader(encoded(k), encoded(v));
   // A HEAD answer never carries a body, an error's envelope included (respond drops it): bytes after
-  // it would be read as the start of the next answer. It says Content-Length: 0 rather than GET's
-  // length (as node:http does): this uWS build's endWithoutBody(length) sends nothing at all, and
-  // leaves a keep-alive connection stuck (tried 2026-11-27, with and without closing).
+  // it would be read as the start of the next answer. Its Content-Length is the GET's (RFC 9110 8.6),
+  // written by hand: this uWS build's endWithoutBody(length) writes it but then waits for that many
+  // body bytes, so the keep-alive connection's next request is never answered; endWithoutBody() with
+  // no length writes none of its own and ends. It takes no close flag without a length, so a HEAD
+  // answered while the connection must close says Content-Length: 0 instead.
   if (status === 204) res.endWithoutBody(0, close);
-  else res.end(body, close);
+  else if (headLength >= 0 && !close) {
+    res.writeHeader('Content-Length', String(headLength));
+    res.endWithoutBody();
+  } else res.end(body, close);
 };
 
 class UwsExchange implements MeteredExchange {
@@ -274,10 +279,13 @@ class UwsExchange implements MeteredExchange {
     answer.res = this.res;
     answer.status = status;
     answer.headers = headers;
-    answer.body = this.method === 'HEAD' ? '' : body;
+    const head = this.method === 'HEAD';
+    answer.body = head ? '' : body;
+    answer.headLength = head ? (typeof body === 'string' ? Buffer.byteLength(body) : body.length) : -1;
     answer.close = this.bodyTooLarge || !this.bodyDone || this.drain.draining;
     this.res.cork(writeAnswer);
     answer.body = '';
+    answer.headLength = -1;
     answer.headers = NO_HEADERS;
     this.aborted = true; // the response object is no longer ours
   }
