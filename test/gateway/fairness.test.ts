@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { SignJWT, decodeJwt } from 'jose';
-import { EXCHANGE_FAILURES_PER_ADDRESS_BURST, GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_UPSTREAM_SOCKETS_MAX } from '../../src/config/limits.ts';
+import { EXCHANGE_FAILURES_PER_ADDRESS_BURST, EXCHANGE_FAILURES_PER_ADDRESS_PER_S, GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_UPSTREAM_SOCKETS_MAX } from '../../src/config/limits.ts';
 import { removeDir, startServer, waitForOutput, type RunningServer } from '../helpers/server.ts';
 import { JWT_SECRET } from '../grpc/child.ts';
 import { startGatewayChild, type Gateway } from './child.ts';
@@ -33,6 +33,24 @@ async function tokenFor(sub: string, scope: string, limits?: Record<string, numb
 }
 
 interface Answer { status: number; headers: IncomingMessage['headers']; text: string }
+
+/** Wrong guesses at the exchange until one is answered 429. The throttle lets
+ *  EXCHANGE_FAILURES_PER_ADDRESS_BURST fail and refills EXCHANGE_FAILURES_PER_ADDRESS_PER_S a second,
+ *  so a slow machine sees a few more 401s: the 429 must come once the burst and the refill of the
+ *  time spent are used up, and no earlier than the burst. */
+async function guessUntilThrottled(guess: (i: number) => Promise<Answer>): Promise<void> {
+  const t0 = Date.now();
+  for (let i = 0; ; i++) {
+    const r = await guess(i);
+    if (r.status === 429) {
+      assert.ok(i >= EXCHANGE_FAILURES_PER_ADDRESS_BURST, `429 after only ${i} failed guesses`);
+      return;
+    }
+    assert.equal(r.status, 401, `guess ${i}: ${r.text}`);
+    const mayFail = EXCHANGE_FAILURES_PER_ADDRESS_BURST + Math.ceil(((Date.now() - t0) / 1000) * EXCHANGE_FAILURES_PER_ADDRESS_PER_S);
+    assert.ok(i < mayFail, `${i + 1} failed guesses and no 429 (the throttle allows ${mayFail} by now)`);
+  }
+}
 
 /** One request on its own connection, answered in full within REQUEST_WAIT_MS or rejected. */
 function ask(url: string, token: string | undefined, method = 'GET', body?: string, headers: Record<string, string> = {}): Promise<Answer> {
@@ -164,10 +182,7 @@ describe('gateway fairness (jwt, limits, real star)', () => {
   });
 
   test('the exchange is throttled per client address at the gateway: failed asks, then 429', { timeout: 60_000 }, async () => {
-    for (let i = 0; i < EXCHANGE_FAILURES_PER_ADDRESS_BURST; i++) {
-      const r = await ask(`${gw.url}/v1/token/exchange`, undefined, 'POST', JSON.stringify({ key_id: `ck_guess${i}`, secret: 'wrong', bucket: 'fair' }));
-      assert.equal(r.status, 401, `guess ${i}: ${r.text}`);
-    }
+    await guessUntilThrottled((i) => ask(`${gw.url}/v1/token/exchange`, undefined, 'POST', JSON.stringify({ key_id: `ck_guess${i}`, secret: 'wrong', bucket: 'fair' })));
     const r = await ask(`${gw.url}/v1/token/exchange`, undefined, 'POST', JSON.stringify({ ...ROOT, bucket: 'fair' }));
     assert.equal(r.status, 429, r.text);
     assert.equal(r.headers['retry-after'], '1');
@@ -252,9 +267,7 @@ describe('gateway fairness: requests per tenant, behind a trusted proxy', () => 
   test('behind a trusted proxy the exchange throttle keys on the forwarded client address, not the proxy\'s', { timeout: 60_000 }, async () => {
     const guess = (from: string, i: number): Promise<Answer> =>
       ask(`${gw.url}/v1/token/exchange`, undefined, 'POST', JSON.stringify({ key_id: `ck_fwd${i}`, secret: 'wrong', bucket: 'up' }), { 'x-forwarded-for': from });
-    for (let i = 0; i < EXCHANGE_FAILURES_PER_ADDRESS_BURST; i++) assert.equal((await guess('203.0.113.7', i)).status, 401, `guess ${i}`);
-    const throttled = await guess('203.0.113.7', 999);
-    assert.equal(throttled.status, 429, throttled.text);
+    await guessUntilThrottled((i) => guess('203.0.113.7', i));
     assert.equal((await guess('198.51.100.8', 1000)).status, 401, 'another client behind the same proxy is not throttled');
     assert.equal((await guess('198.51.100.8, 203.0.113.7', 1001)).status, 429, 'only the entry the proxy wrote counts');
   });
