@@ -254,6 +254,7 @@ export class Dispatcher {
         account = this.bodyBudget.open(tenantOf(principal));
         ex.meterBody(account);
       }
+      if (m.route.bodyBytesMax > 0) refuseContentCoding(ex.header('content-encoding'));
       const read = m.route.bodyBytesMax > 0 ? ex.readBody(m.route.bodyBytesMax) : EMPTY_BODY;
       body = read instanceof Promise ? await read : read;
       if (ex.aborted) return;
@@ -375,8 +376,19 @@ export class Dispatcher {
     if (ex.aborted) return status;
     const headers = [...withCors(JSON_HEADERS, cors)]; // a copy: Allow and Retry-After may be added
     if (e.code === 'method_not_allowed') headers.push(['Allow', (e.detail.allow ?? []).join(', ')]);
+    if (e.code === 'unsupported_encoding') headers.push(['Accept-Encoding', 'identity']);
     if (status === 503 || status === 429) headers.push(['Retry-After', String(SSE_RETRY_AFTER_S)]);
     ex.respond(status, headers, JSON.stringify(e.toBody()));
     return status;
+  }
+}
+
+/** A body in a content coding (Content-Encoding: gzip …) is refused before it is read: it would be
+ *  parsed as its compressed bytes (a 400 about UTF-8), or, mislabelled, taken as what it is not. */
+function refuseContentCoding(coding: string | undefined): void {
+  if (coding === undefined) return;
+  const codings = coding.split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
+  if (codings.length > 0) {
+    throw new ServiceError('unsupported_encoding', `request bodies are not accepted in Content-Encoding ${codings.join(', ')}; send the body uncompressed`);
   }
 }

@@ -12,6 +12,8 @@ const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   invalid_argument: 400,
   // The spec answers a body over a cap with 400 InvalidArgument (the DS protocol's 413 is in api/ds/errors.ts).
   payload_too_large: 400,
+  // RFC 9110 15.5.16: a content coding the server does not accept is 415, with Accept-Encoding.
+  unsupported_encoding: 415,
   unauthenticated: 401,
   permission_denied: 403,
   not_found: 404,

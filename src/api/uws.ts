@@ -40,7 +40,7 @@ export interface UwsServer {
  *  request is a hop already (and hop again) or that the Gateway follows the leader (and not answer 421). */
 const CLUSTER_HEADERS = [HOP_HEADER, FOLLOW_HEADER];
 const HEADERS_FOR_GET = ['authorization', 'last-event-id', 'range', 'content-length', 'transfer-encoding', ...CLUSTER_HEADERS];
-const HEADERS_FOR_BODY = ['authorization', 'content-length', 'transfer-encoding', ...CLUSTER_HEADERS];
+const HEADERS_FOR_BODY = ['authorization', 'content-length', 'transfer-encoding', 'content-encoding', ...CLUSTER_HEADERS];
 /** With CORS origins configured, plain requests also need their Origin. */
 const HEADERS_FOR_GET_CORS = [...HEADERS_FOR_GET, 'origin'];
 const HEADERS_FOR_BODY_CORS = [...HEADERS_FOR_BODY, 'origin'];

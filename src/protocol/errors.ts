@@ -29,6 +29,7 @@ export type ErrorCode =
   | 'failed_precondition'
   | 'not_owner'
   | 'payload_too_large'
+  | 'unsupported_encoding'
   | 'request_head_too_large'
   | 'request_head_timeout'
   | 'internal';
@@ -42,6 +43,8 @@ interface CodeRow {
 export const ERROR_TABLE: Readonly<Record<ErrorCode, CodeRow>> = {
   invalid_argument: { wire: 'InvalidArgument', retryable: false },
   payload_too_large: { wire: 'InvalidArgument', retryable: false },
+  // A request body in a content coding the service does not decode (Content-Encoding: gzip).
+  unsupported_encoding: { wire: 'InvalidArgument', retryable: false },
   unauthenticated: { wire: 'Unauthenticated', retryable: false },
   permission_denied: { wire: 'PermissionDenied', retryable: false },
   not_found: { wire: 'NotFound', retryable: false },

@@ -16,6 +16,7 @@ import { REPO_ROOT } from '../helpers/server.ts';
 const EXPECTED: Readonly<Record<ErrorCode, { http: number; grpc: number; wire: string; retryable: boolean }>> = {
   invalid_argument: { http: 400, grpc: 3, wire: 'InvalidArgument', retryable: false },
   payload_too_large: { http: 400, grpc: 3, wire: 'InvalidArgument', retryable: false },
+  unsupported_encoding: { http: 415, grpc: 3, wire: 'InvalidArgument', retryable: false },
   unauthenticated: { http: 401, grpc: 16, wire: 'Unauthenticated', retryable: false },
   permission_denied: { http: 403, grpc: 7, wire: 'PermissionDenied', retryable: false },
   not_found: { http: 404, grpc: 5, wire: 'NotFound', retryable: false },

@@ -4,6 +4,7 @@
 // `..` addressed as `%2E` and `%2E%2E`.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
 import { ENGINES, startServer, type RunningServer } from '../helpers/server.ts';
 import { rawConn } from '../helpers/raw-conn.ts';
 import { Client, assertError, assertPosition, bodies, rawRequest, stopServer, streamPath, type RawRes } from './client.ts';
@@ -62,6 +63,24 @@ for (const engine of ENGINES) {
       const res = await rawRequest(srv.baseUrl, 'POST', streamPath(bucket, 'other'), { headers: { 'content-length': String(cfg.length) }, body: cfg });
       assertRawEnvelope(res, 400, 'create with a non-UTF-8 creation_token');
       assert.equal((await c.get(streamPath(bucket, 'other'))).status, 404, 'not created');
+    });
+
+    test('a body in a content coding (Content-Encoding: gzip) is 415 with Accept-Encoding: identity, and stores nothing', async () => {
+      const { bucket, key, path } = await c.freshStream();
+      const plain = Buffer.from(JSON.stringify({ records: [{ body: 'zipped' }] }));
+      for (const [coding, body] of [['gzip', gzipSync(plain)], ['gzip', plain], ['identity, br', plain]] as const) {
+        const res = await rawRequest(srv.baseUrl, 'POST', `${path}/records`, {
+          headers: { 'content-type': 'application/json', 'content-encoding': coding, 'content-length': String(body.length) }, body,
+        });
+        const env = assertRawEnvelope(res, 415, `append in ${coding}`);
+        assert.match(env.error, /Content-Encoding/);
+        assert.equal(res.headers['accept-encoding'], 'identity');
+      }
+      assert.equal((await c.tail(bucket, key)).seq_num, 0, 'nothing stored');
+      const res = await rawRequest(srv.baseUrl, 'POST', `${path}/records`, {
+        headers: { 'content-type': 'application/json', 'content-encoding': 'identity', 'content-length': String(plain.length) }, body: plain,
+      });
+      assert.equal(res.status, 200, res.text);
     });
 
     test('unknown fields inside a record or a header are 400, like unknown top-level fields', async () => {

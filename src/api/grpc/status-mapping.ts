@@ -14,6 +14,7 @@ import type { ErrorCode } from '../../protocol/errors.ts';
 const GRPC_STATUS: Readonly<Record<ErrorCode, grpc.status>> = {
   invalid_argument: grpc.status.INVALID_ARGUMENT,
   payload_too_large: grpc.status.INVALID_ARGUMENT,
+  unsupported_encoding: grpc.status.INVALID_ARGUMENT,
   unauthenticated: grpc.status.UNAUTHENTICATED,
   permission_denied: grpc.status.PERMISSION_DENIED,
   not_found: grpc.status.NOT_FOUND,
