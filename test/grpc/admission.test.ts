@@ -29,6 +29,13 @@ const ANONYMOUS_RSS_GROWTH_BYTES_MAX = 256 * MiB;
 /** … and while one tenant sends 12 full batches at once: its budget admits one (128 MiB), which the
  *  star then decodes and appends (a few copies of it), far below 12 messages (1.2 GB raw). */
 const TENANT_RSS_GROWTH_BYTES_MAX = 1024 * MiB;
+/** Eight gzip bombs cancelled while they inflate: the budget admits one at a time, and the rest
+ *  stop with their calls, so the star grows by about one bomb, far below eight (before: 990 MiB). */
+const CANCELLED_BOMBS_RSS_GROWTH_BYTES_MAX = 512 * MiB;
+/** The bombs are cancelled this soon after being sent (while they inflate) … */
+const CANCEL_AFTER_MS = 50;
+/** … and the star is given this long to run whatever it still runs before its peak is read. */
+const CANCEL_SETTLE_MS = 2000;
 /** Victim appends made while each abuse runs; every one must succeed. */
 const VICTIM_APPENDS = 20;
 
@@ -76,7 +83,7 @@ function rawUnary(client: grpc.Client, path: string, message: Buffer, md: grpc.M
 
 /** One unary call over raw HTTP/2 whose message is `payload` already gzip-compressed (grpc-js
  *  compresses on its own and cannot send a made-up payload); resolves with the call's status. */
-function compressedUnary(port: number, path: string, payload: Buffer, md: grpc.Metadata): Promise<{ code: grpc.status; details: string }> {
+function compressedUnary(port: number, path: string, payload: Buffer, md: grpc.Metadata, cancelAfterMs?: number): Promise<{ code: grpc.status; details: string }> {
   return new Promise((resolve) => {
     const session = http2.connect(`http://127.0.0.1:${port}`);
     const headers: http2.OutgoingHttpHeaders = {
@@ -98,6 +105,7 @@ function compressedUnary(port: number, path: string, payload: Buffer, md: grpc.M
     head[0] = 1;
     head.writeUInt32BE(payload.length, 1);
     req.end(Buffer.concat([head, payload]));
+    if (cancelAfterMs !== undefined) setTimeout(() => req.close(http2.constants.NGHTTP2_CANCEL), cancelAfterMs);
   });
 }
 
@@ -246,6 +254,7 @@ describe('grpc admission under abuse (jwt, real star)', () => {
     console.log(`# gzip bombs: ${answers.length - refused.length} admitted, ${refused.length} refused; peak growth ${mb(growth)}`);
     assert.ok(growth < TENANT_RSS_GROWTH_BYTES_MAX, `the star's peak RSS grew ${mb(growth)}`);
 
+
     // Past the verb's limit once inflated, and a payload that is not gzip at all.
     const over = await compressedUnary(c.grpcPort, APPEND, gzipSync(encodedAppend('ta', 'over', 120 * MiB)), tenantA);
     assert.equal(over.code, grpc.status.RESOURCE_EXHAUSTED);
@@ -253,6 +262,29 @@ describe('grpc admission under abuse (jwt, real star)', () => {
     const garbage = await compressedUnary(c.grpcPort, APPEND, Buffer.from('not gzip at all'), tenantA);
     assert.equal(garbage.code, grpc.status.INVALID_ARGUMENT, garbage.details);
     assert.equal((await compressedUnary(c.grpcPort, APPEND, gzipSync(encodedAppend('ta', 'after', 100)), tenantA)).code, grpc.status.OK);
+  });
+
+  it('gzip bombs cancelled while they inflate stop with their calls (on a fresh star, whose heap has not grown yet)', { timeout: 120_000 }, async () => {
+    const fresh = await startGrpcChild({ jwt: true });
+    try {
+      const freshPid = fresh.server.proc.pid!;
+      const admin = bearer(await mint('svc:admin', 600));
+      await callMd(fresh.data.CreateBucket.bind(fresh.data), { bucket: 'ta', config: { create_stream_on_append: true } }, admin);
+      const tenantA = bearer(await mintFor('tenant-a', 'svc:append:ta:*'));
+      const bomb = gzipSync(encodedAppend('ta', 'bomb', 100 * MiB));
+      assert.equal((await compressedUnary(fresh.grpcPort, APPEND, gzipSync(encodedAppend('ta', 'warm', 100)), tenantA)).code, grpc.status.OK);
+      resetPeak(freshPid);
+      const before = memoryOf(freshPid);
+      // Each inflater went on uncharged once its call ended: eight grew a fresh star by about 990 MiB.
+      await Promise.all(Array.from({ length: 8 }, () => compressedUnary(fresh.grpcPort, APPEND, bomb, tenantA, CANCEL_AFTER_MS)));
+      await new Promise((r) => setTimeout(r, CANCEL_SETTLE_MS));
+      const growth = memoryOf(freshPid).hwm - before.rss;
+      console.log(`# cancelled gzip bombs: peak growth ${mb(growth)} (bound ${mb(CANCELLED_BOMBS_RSS_GROWTH_BYTES_MAX)})`);
+      assert.ok(growth < CANCELLED_BOMBS_RSS_GROWTH_BYTES_MAX, `the star's peak RSS grew ${mb(growth)}`);
+      assert.equal((await compressedUnary(fresh.grpcPort, APPEND, gzipSync(encodedAppend('ta', 'after', 100)), tenantA)).code, grpc.status.OK);
+    } finally {
+      await fresh.stop();
+    }
   });
 
   it('ExchangeToken: a message over the control limit is refused from its head; failed asks per client address are throttled', { timeout: 60_000 }, async () => {

@@ -107,9 +107,12 @@ interface DecompressRefusal { code: grpc.status; details: string }
 interface Charge { bytes: number }
 
 /** Inflates a gzip or deflate payload, metering each chunk (`meter` throws to refuse) and refusing
- *  past `limitBytes`: never more than that is held. */
-function inflateMetered(payload: Buffer, encoding: 'gzip' | 'deflate', limitBytes: number, what: string, meter: (bytes: number) => void): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
+ *  past `limitBytes`: never more than that is held. `abort` stops it (the call ended). */
+function inflateMetered(
+  payload: Buffer, encoding: 'gzip' | 'deflate', limitBytes: number, what: string, meter: (bytes: number) => void,
+): { result: Promise<Buffer>; abort(): void } {
+  let abort: () => void = () => undefined;
+  const result = new Promise<Buffer>((resolve, reject) => {
     const z = encoding === 'gzip' ? createGunzip() : createInflate();
     const parts: Buffer[] = [];
     let total = 0;
@@ -141,8 +144,10 @@ function inflateMetered(payload: Buffer, encoding: 'gzip' | 'deflate', limitByte
       done = true;
       resolve(Buffer.concat(parts, total));
     });
+    abort = () => refuse({ code: grpc.status.CANCELLED, details: 'the call ended' });
     z.end(payload);
   });
+  return { result, abort: () => abort() };
 }
 
 function isRawDecoder(v: unknown): v is RawDecoder {
@@ -231,11 +236,15 @@ export function admissionInterceptor(ctx: GrpcContext, o: AdmissionOptions): grp
       const c = charges.shift();
       if (c !== undefined) o.budget.release(tenant, c.bytes);
     };
+    /** Inflaters running for this call: stopped when it ends, since their output is no longer charged. */
+    const inflating = new Set<() => void>();
     const end = (): void => {
       if (ended) return;
       ended = true;
       for (const c of charges.splice(0)) o.budget.release(tenant, c.bytes);
       toInflate.length = 0;
+      for (const abort of inflating) abort();
+      inflating.clear();
     };
 
     const holder = decoderHolder(call);
@@ -262,11 +271,16 @@ export function admissionInterceptor(ctx: GrpcContext, o: AdmissionOptions): grp
         holder.decompressMessage = (message: Buffer, encoding: string): Buffer | Promise<Buffer> => {
           if (encoding !== 'gzip' && encoding !== 'deflate') return innerDecompress(message, encoding); // identity; or UNIMPLEMENTED
           const c = toInflate.shift();
-          return inflateMetered(message.subarray(MESSAGE_HEAD_BYTES), encoding, messageMax, path, (bytes) => {
-            if (ended || c === undefined) return;
+          if (ended || c === undefined) return Promise.reject({ code: grpc.status.CANCELLED, details: 'the call ended' });
+          const run = inflateMetered(message.subarray(MESSAGE_HEAD_BYTES), encoding, messageMax, path, (bytes) => {
+            if (ended) throw new Error('the call ended');
             o.budget.charge(tenant, bytes);
             c.bytes += bytes;
           });
+          inflating.add(run.abort);
+          const forget = (): void => { inflating.delete(run.abort); };
+          run.result.then(forget, forget);
+          return run.result;
         };
       }
       holder.decoder = {
