@@ -17,12 +17,12 @@
 import {
   EXCHANGE_FAILURES_PER_ADDRESS_BURST, EXCHANGE_FAILURES_PER_ADDRESS_PER_S, EXCHANGE_FAILURES_PER_KEY_ID_BURST,
   EXCHANGE_FAILURES_PER_KEY_ID_PER_S, EXCHANGE_THROTTLE_KEYS_MAX, EXCHANGE_TOKEN_CONNECTIONS_DEFAULT,
-  EXCHANGE_TTL_SECONDS_DEFAULT, EXCHANGE_TTL_SECONDS_MAX,
+  EXCHANGE_TTL_SECONDS_DEFAULT, EXCHANGE_TTL_SECONDS_MAX, MINTED_TOKEN_CHARS_MAX,
 } from '../config/limits.ts';
 import { invalid, ServiceError } from '../protocol/errors.ts';
 import type { ExchangeRequest } from '../protocol/resources.ts';
 import type { CredentialRegistry } from './credentials.ts';
-import { TOKEN_CHARS_MAX, type MintClaims, type MintedToken, type TokenSigner } from './jwt.ts';
+import { type MintClaims, type MintedToken, type TokenSigner } from './jwt.ts';
 import { FailureThrottle, type ThrottleRule } from './throttle.ts';
 import {
   ACTIONS, formatScope, grantContains, isScopeTokenText, matches, parseScope,
@@ -204,8 +204,8 @@ export function createExchanger(registry: CredentialRegistry, signer: TokenSigne
       if (connections > 0) claims.svc_aux = { limits: { connections } };
       const minted = await signer.sign(claims, exchangeTtlSeconds(req.ttl_seconds));
       // A token no request may carry must not be handed out as a success (it would be 401 at every use).
-      if (minted.token.length > TOKEN_CHARS_MAX) {
-        throw invalid(`the token for this scope would be ${minted.token.length} characters, over the ${TOKEN_CHARS_MAX} a request may carry; ask for fewer or shorter grants (scope)`);
+      if (minted.token.length > MINTED_TOKEN_CHARS_MAX) {
+        throw invalid(`the token for this scope would be ${minted.token.length} characters, over the ${MINTED_TOKEN_CHARS_MAX} a request head has room for; ask for fewer or shorter grants (scope)`);
       }
       return minted;
     },

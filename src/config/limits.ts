@@ -49,6 +49,9 @@ export const REQUEST_BODY_IDLE_MS_MAX = 10_000;
 /** A request head (request line and headers) over this many bytes is answered 431 and closed.
  *  node:http enforces it; uWS (20.30) has its own native bounds and drops such heads (README). */
 export const REQUEST_HEAD_BYTES_MAX = 16 * KiB;
+/** The exchange mints no token longer than this: a request head must carry it with its request line
+ *  and other fields (4 KiB of room) inside REQUEST_HEAD_BYTES_MAX, or every use would be refused. */
+export const MINTED_TOKEN_CHARS_MAX = REQUEST_HEAD_BYTES_MAX - 4 * KiB;
 /** A request with more header fields than this is answered 431 and closed (node engine; uWS stops
  *  at 47 natively, see README). */
 export const REQUEST_HEADERS_MAX = 100;

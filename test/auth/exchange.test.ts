@@ -8,6 +8,7 @@ import { createExchanger } from '../../src/auth/exchange.ts';
 import { createJwtVerifier } from '../../src/auth/jwt.ts';
 import { parseScope } from '../../src/auth/scope.ts';
 import { httpStatusOf } from '../../src/api/http-status.ts';
+import { MINTED_TOKEN_CHARS_MAX, REQUEST_HEAD_BYTES_MAX } from '../../src/config/limits.ts';
 
 const NOW = 1_700_000_000_000;
 const code = (c: string) => (err: unknown): boolean => err instanceof ServiceError && err.code === c;
@@ -168,9 +169,10 @@ test('a scope whose token would be too long for any request is 400 at the exchan
   const { verifier, cred, ex } = await setup(Array.from({ length: 64 }, (_, i) => long(i)).join(' '));
   const whole = ex.exchange({ key_id: cred.key_id, secret: cred.secret, bucket: 'b' });
   await assert.rejects(whole, (e: unknown) => code('invalid_argument')(e) && httpStatusOf((e as ServiceError).code) === 400
-    && /over the 16384 a request may carry/.test((e as Error).message));
-  // Asking for part of it fits, and the token it gets is one a request can carry.
+    && new RegExp(`over the ${MINTED_TOKEN_CHARS_MAX} a request head has room for`).test((e as Error).message));
+  // Asking for part of it fits, and the token it gets leaves room in a request head for the rest.
   const part = await ex.exchange({ key_id: cred.key_id, secret: cred.secret, scope: [0, 1, 2].map(long).join(' ') });
-  assert.ok(part.token.length <= 16 * 1024);
+  assert.ok(part.token.length <= MINTED_TOKEN_CHARS_MAX);
+  assert.ok(MINTED_TOKEN_CHARS_MAX + 'Authorization: Bearer \r\n'.length + 1024 < REQUEST_HEAD_BYTES_MAX, 'room for the request line and other fields');
   assert.equal((await verifier.verify(part.token)).grants.length, 3);
 });
