@@ -93,10 +93,11 @@ const STATUS_LINE: Record<number, Uint8Array> = Object.fromEntries(Object.entrie
 /** The Authorization values and Content-Length fields of the request head being read, counted by
  *  one module-level callback (req.forEach runs it synchronously): a closure over locals made a
  *  closure and a context on every request. */
-const repeated = { auth: [] as string[], lengths: 0 };
+const repeated = { auth: [] as string[], lengths: 0, codings: [] as string[] };
 const countRepeated = (k: string, v: string): void => {
   if (k === 'authorization') repeated.auth.push(v);
   else if (k === 'content-length') repeated.lengths++;
+  else if (k === 'content-encoding') repeated.codings.push(v);
 };
 
 /** The answer UwsExchange.respond is writing: res.cork runs its callback at once, so the answer is
@@ -178,13 +179,17 @@ class UwsExchange implements MeteredExchange {
     // refuses the result. A repeated Content-Length makes the body's end ambiguous (uWS frames it by
     // the first copy; a proxy in front may have used another): RFC 9112 6.3 makes it an
     // unrecoverable error, answered 400 and closed. One walk over the fields finds both.
+    // Repeated Content-Encoding fields are one list (RFC 9110 5.3), as node:http joins them.
     if (this.headers.authorization !== undefined || this.headers['content-length'] !== undefined) {
       repeated.auth.length = 0;
       repeated.lengths = 0;
+      repeated.codings.length = 0;
       req.forEach(countRepeated);
       if (repeated.auth.length > 1) this.headers.authorization = repeated.auth.join(', ');
       if (repeated.lengths > 1) this.headError = invalid('Content-Length is given more than once (RFC 9112 6.3)');
+      if (repeated.codings.length > 1) this.headers['content-encoding'] = repeated.codings.join(', ');
       repeated.auth.length = 0;
+      repeated.codings.length = 0;
     }
     res.onAborted(() => {
       this.aborted = true;

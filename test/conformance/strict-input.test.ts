@@ -76,6 +76,19 @@ for (const engine of ENGINES) {
         assert.match(env.error, /Content-Encoding/);
         assert.equal(res.headers['accept-encoding'], 'identity');
       }
+      // Repeated fields are one list: identity, then gzip, is gzip.
+      const zipped = gzipSync(plain);
+      const twice = await rawConn(srv.port);
+      try {
+        twice.sock.write(`POST ${path}/records HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: identity\r\n`
+          + `Content-Encoding: gzip\r\nContent-Length: ${zipped.length}\r\nConnection: close\r\n\r\n`);
+        twice.sock.write(zipped);
+        const t0 = Date.now();
+        while (!/\r\n\r\n/.test(twice.text()) && !twice.closed() && Date.now() - t0 < ANSWER_WAIT_MS) await new Promise((r) => setTimeout(r, 10));
+        assert.match(twice.text(), /^HTTP\/1\.1 415 /, twice.text());
+      } finally {
+        twice.sock.destroy();
+      }
       assert.equal((await c.tail(bucket, key)).seq_num, 0, 'nothing stored');
       const res = await rawRequest(srv.baseUrl, 'POST', `${path}/records`, {
         headers: { 'content-type': 'application/json', 'content-encoding': 'identity', 'content-length': String(plain.length) }, body: plain,
