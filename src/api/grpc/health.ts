@@ -14,10 +14,11 @@ import { ReflectionService } from '@grpc/reflection';
 import { GRPC_HEALTH_WATCHES_MAX, GRPC_HEALTH_WATCH_POLL_MS } from '../../config/limits.ts';
 import type { Timers } from '../../core/ports.ts';
 import type { LiveCalls } from './context.ts';
-import { LOADER_OPTIONS } from './proto.ts';
-import { qualifiedDescriptors } from './reflection-descriptors.ts';
+import { LOADER_OPTIONS, PROTO_ROOT, svcProtoFiles } from './proto.ts';
+import { qualifiedDescriptors, resolvedReferences } from './reflection-descriptors.ts';
 
 export const HEALTH_SERVICE = 'grpc.health.v1.Health';
+const HEALTH_PROTO_FILE = 'grpc/health/v1/health.proto';
 /** Paths the admission interceptor lets in without a credential. */
 export const OPEN_GRPC_PATHS: ReadonlySet<string> = new Set([
   `/${HEALTH_SERVICE}/Check`,
@@ -42,7 +43,7 @@ export interface HealthOptions {
 
 /** grpc.health.v1.Health and its package definition (for reflection). */
 export function loadHealthProto(): { service: grpc.ServiceDefinition; packageDefinition: protoLoader.PackageDefinition } {
-  const packageDefinition = protoLoader.loadSync(['grpc/health/v1/health.proto'], LOADER_OPTIONS);
+  const packageDefinition = protoLoader.loadSync([HEALTH_PROTO_FILE], LOADER_OPTIONS);
   const pkg = grpc.loadPackageDefinition(packageDefinition) as unknown as { grpc: { health: { v1: { Health: grpc.ServiceClientConstructor } } } };
   return { service: pkg.grpc.health.v1.Health.service, packageDefinition };
 }
@@ -122,5 +123,6 @@ export function healthHandlers(o: HealthOptions): grpc.UntypedServiceImplementat
 export function addHealthAndReflection(server: grpc.Server, described: protoLoader.PackageDefinition, o: HealthOptions): void {
   const health = loadHealthProto();
   server.addService(health.service, healthHandlers(o));
-  new ReflectionService(qualifiedDescriptors({ ...described, ...health.packageDefinition })).addToServer(server);
+  const resolved = resolvedReferences([...svcProtoFiles(), HEALTH_PROTO_FILE], PROTO_ROOT);
+  new ReflectionService(qualifiedDescriptors({ ...described, ...health.packageDefinition }, resolved)).addToServer(server);
 }

@@ -51,14 +51,18 @@ export interface LoadedProto {
 
 let loaded: LoadedProto | undefined;
 
-/** The svc.v1 schema, loaded once per process. */
-export function loadSvcProto(): LoadedProto {
-  if (loaded) return loaded;
-  const files = readdirSync(join(PROTO_ROOT, 'svc', 'v1'))
+/** The svc.v1 schema's files, relative to PROTO_ROOT. */
+export function svcProtoFiles(): string[] {
+  return readdirSync(join(PROTO_ROOT, 'svc', 'v1'))
     .filter((f) => f.endsWith('.proto'))
     .sort()
     .map((f) => `svc/v1/${f}`);
-  const def = protoLoader.loadSync(files, LOADER_OPTIONS);
+}
+
+/** The svc.v1 schema, loaded once per process. */
+export function loadSvcProto(): LoadedProto {
+  if (loaded) return loaded;
+  const def = protoLoader.loadSync(svcProtoFiles(), LOADER_OPTIONS);
   loaded = {
     proto: grpc.loadPackageDefinition(def) as unknown as SvcProto,
     packageDefinition: def,

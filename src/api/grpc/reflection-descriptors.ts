@@ -4,10 +4,15 @@
 // out as a member of a one-field oneof `_name`). Go's grpcurl resolves such names itself, but
 // clients that build a registry from the descriptors as sent (protobuf-es, buf's TypeScript runtime,
 // anything reading `grpcurl -protoset-out`) refuse them: `type_name StarState not found`. So every
-// reference is resolved to its fully qualified name by protobuf's scoping rules, optional fields are
-// marked, and their synthetic oneofs go after the real ones, as protoc orders them.
+// reference is written fully qualified, optional fields are marked, and their synthetic oneofs go
+// after the real ones, as protoc orders them. The qualified names are what protobufjs itself resolved
+// the same files to (resolvedReferences): its relative spelling ignores shadowing (`Inner` may mean
+// the package's Inner from inside a message with an Inner of its own), so re-resolving the text by
+// protobuf's scoping rules is only the fallback (map entry types, which it names itself).
 
+import { isAbsolute, join } from 'node:path';
 import type * as protoLoader from '@grpc/proto-loader';
+import protobuf from 'protobufjs';
 import descriptorModule from 'protobufjs/ext/descriptor/index.js';
 
 /** The parts of google.protobuf's descriptor messages (protobufjs's camel-cased decoding) this reads. */
@@ -21,8 +26,8 @@ interface MessageDescriptor {
   enumType: EnumDescriptor[];
   oneofDecl: OneofDescriptor[];
 }
-interface MethodDescriptor { inputType?: string; outputType?: string }
-interface ServiceDescriptor { method: MethodDescriptor[] }
+interface MethodDescriptor { name: string; inputType?: string; outputType?: string }
+interface ServiceDescriptor { name: string; method: MethodDescriptor[] }
 interface FileDescriptor {
   name: string;
   package?: string;
@@ -41,8 +46,35 @@ const { FileDescriptorProto } = descriptorModule as unknown as { FileDescriptorP
  *  set only if it is an own property, and only own properties are encoded. */
 const has = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key);
 
-/** `def` with each file descriptor rewritten (see above); files are decoded and encoded once each. */
-export function qualifiedDescriptors(def: protoLoader.PackageDefinition): protoLoader.PackageDefinition {
+/** Every reference protobufjs resolved in `files` (relative to `includeDir`), fully qualified:
+ *  `.pkg.Msg.field` → its type, `.pkg.Svc.Method(` → its input, `.pkg.Svc.Method)` → its output. */
+export function resolvedReferences(files: readonly string[], includeDir: string): Map<string, string> {
+  const root = new protobuf.Root();
+  root.resolvePath = (_origin, target) => (isAbsolute(target) ? target : join(includeDir, target));
+  root.loadSync([...files], { keepCase: true });
+  root.resolveAll();
+  const out = new Map<string, string>();
+  const walk = (ns: protobuf.NamespaceBase): void => {
+    for (const nested of ns.nestedArray) {
+      if (nested instanceof protobuf.Type) {
+        // A map field's descriptor names its entry type, not the value type protobufjs resolved.
+        for (const f of nested.fieldsArray) if (f.resolvedType && !(f instanceof protobuf.MapField)) out.set(`${nested.fullName}.${f.name}`, f.resolvedType.fullName);
+      } else if (nested instanceof protobuf.Service) {
+        for (const m of nested.methodsArray) {
+          if (m.resolvedRequestType) out.set(`${nested.fullName}.${m.name}(`, m.resolvedRequestType.fullName);
+          if (m.resolvedResponseType) out.set(`${nested.fullName}.${m.name})`, m.resolvedResponseType.fullName);
+        }
+      }
+      if (nested instanceof protobuf.Namespace) walk(nested);
+    }
+  };
+  walk(root);
+  return out;
+}
+
+/** `def` with each file descriptor rewritten (see above), taking names from `resolved` where it has
+ *  them; files are decoded and encoded once each. */
+export function qualifiedDescriptors(def: protoLoader.PackageDefinition, resolved: ReadonlyMap<string, string> = new Map()): protoLoader.PackageDefinition {
   const rewritten = new Map<string, Buffer>();
   const decoded = new Map<string, FileDescriptor>();
   for (const entry of Object.values(def)) {
@@ -54,7 +86,7 @@ export function qualifiedDescriptors(def: protoLoader.PackageDefinition): protoL
   const known = new Set<string>();
   for (const file of decoded.values()) collectNames(file, known);
   for (const file of decoded.values()) {
-    qualifyFile(file, known);
+    qualifyFile(file, known, resolved);
     rewritten.set(file.name, Buffer.from(FileDescriptorProto.encode(file).finish()));
   }
   const out: protoLoader.PackageDefinition = {};
@@ -98,21 +130,22 @@ function resolve(ref: string | undefined, scope: string, known: ReadonlySet<stri
   }
 }
 
-function qualifyFile(file: FileDescriptor, known: ReadonlySet<string>): void {
+function qualifyFile(file: FileDescriptor, known: ReadonlySet<string>, resolved: ReadonlyMap<string, string>): void {
   const pkg = packageScope(file);
   const walk = (scope: string, messages: MessageDescriptor[]): void => {
     for (const m of messages) {
       const name = `${scope}.${m.name}`;
-      for (const f of m.field) if (has(f, 'typeName')) f.typeName = resolve(f.typeName, name, known);
+      for (const f of m.field) if (has(f, 'typeName')) f.typeName = resolved.get(`${name}.${f.name}`) ?? resolve(f.typeName, name, known);
       markOptionals(m);
       walk(name, m.nestedType);
     }
   };
   walk(pkg, file.messageType);
   for (const s of file.service) {
+    const svc = `${pkg}.${s.name}`;
     for (const method of s.method) {
-      if (has(method, 'inputType')) method.inputType = resolve(method.inputType, pkg, known);
-      if (has(method, 'outputType')) method.outputType = resolve(method.outputType, pkg, known);
+      if (has(method, 'inputType')) method.inputType = resolved.get(`${svc}.${method.name}(`) ?? resolve(method.inputType, pkg, known);
+      if (has(method, 'outputType')) method.outputType = resolved.get(`${svc}.${method.name})`) ?? resolve(method.outputType, pkg, known);
     }
   }
 }
