@@ -159,18 +159,20 @@ test('the journal is compacted only once it is a quarter of the snapshot: compac
   await d.close();
 });
 
+/** One journal entry as written before group commits were framed: u32 length, u32 crc32c of the JSON
+ *  body, the body. */
+function entry(e: unknown): Buffer {
+  const body = Buffer.from(JSON.stringify(e));
+  const head = Buffer.alloc(8);
+  head.writeUInt32LE(body.length, 0);
+  head.writeUInt32LE(crc32c(body), 4);
+  return Buffer.concat([head, body]);
+}
+
 test('a journal written before rows were packed (whole rows as objects) still replays', async (t) => {
   const dir = tempDir();
   t.after(() => removeDir(dir));
   mkdirSync(dir, { recursive: true });
-  // The entry format: u32 length, u32 crc32c of the JSON body, the body.
-  const entry = (e: unknown): Buffer => {
-    const body = Buffer.from(JSON.stringify(e));
-    const head = Buffer.alloc(8);
-    head.writeUInt32LE(body.length, 0);
-    head.writeUInt32LE(crc32c(body), 4);
-    return Buffer.concat([head, body]);
-  };
   writeFileSync(join(dir, 'journal.log'), Buffer.concat([
     entry({ op: 'streams', s: [stream('k1', 2), stream('k2')] }),
     entry({ op: 'stream-del', bucket: 'b', key: 'k2' }),
@@ -289,13 +291,6 @@ test('a journal from before group commits were framed: a bad entry at its end is
   const dir = tempDir();
   t.after(() => removeDir(dir));
   mkdirSync(dir, { recursive: true });
-  const entry = (e: unknown): Buffer => {
-    const body = Buffer.from(JSON.stringify(e));
-    const head = Buffer.alloc(8);
-    head.writeUInt32LE(body.length, 0);
-    head.writeUInt32LE(crc32c(body), 4);
-    return Buffer.concat([head, body]);
-  };
   const legacy = Buffer.concat([entry({ op: 'streams', s: [stream('k1')] }), entry({ op: 'streams', s: [stream('k2')] })]);
   const journal = join(dir, 'journal.log');
   const torn = Buffer.from(legacy);
