@@ -398,9 +398,11 @@ export class LocalMetadataStore implements MetadataStore {
     }
     this.snapshotBytes = bytes;
     await this.fh?.truncate(0);
-    await this.fh?.datasync();
+    // Counted as empty once cut, synced or not: the snapshot holds every entry, and a recovery that cut
+    // back to a stale length would pad the journal with zeros, which a later group would then follow.
     this.journalBytes = 0;
     this.entriesSinceSnapshot = 0;
+    await this.fh?.datasync();
   }
 
   private syncDir(): void {
