@@ -1,6 +1,8 @@
 // What an HTTP transport adapter gives the dispatcher for one request. The uWS adapter (api/uws.ts)
 // and the node:http adapter (native-free/) each implement it; everything above is shared.
 
+import { STATUS_CODES } from 'node:http';
+
 export interface SseSink {
   /** Writes a chunk; false when the socket is backpressured (wait for onWritable). */
   write(chunk: string | Buffer): boolean;
@@ -36,10 +38,5 @@ export interface HttpExchange {
   readonly startedAt?: number;
 }
 
-export const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 201: 'Created', 204: 'No Content', 206: 'Partial Content', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
-  404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 410: 'Gone', 412: 'Precondition Failed',
-  416: 'Range Not Satisfiable', 421: 'Misdirected Request', 429: 'Too Many Requests', 500: 'Internal Server Error', 501: 'Not Implemented',
-  503: 'Service Unavailable', 304: 'Not Modified', 408: 'Request Timeout', 413: 'Content Too Large', 415: 'Unsupported Media Type',
-  431: 'Request Header Fields Too Large',
-};
+/** Reason phrases for status lines: node:http's table, which has one for every status we answer. */
+export const STATUS_TEXT: Readonly<Record<number, string | undefined>> = STATUS_CODES;

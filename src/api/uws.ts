@@ -40,7 +40,7 @@ export interface UwsServer {
  *  request is a hop already (and hop again) or that the Gateway follows the leader (and not answer 421). */
 const CLUSTER_HEADERS = [HOP_HEADER, FOLLOW_HEADER];
 const HEADERS_FOR_GET = ['authorization', 'last-event-id', 'range', 'content-length', 'transfer-encoding', ...CLUSTER_HEADERS];
-const HEADERS_FOR_BODY = ['authorization', 'content-length', 'transfer-encoding', 'content-encoding', ...CLUSTER_HEADERS];
+const HEADERS_FOR_BODY = ['authorization', 'content-length', 'transfer-encoding', ...CLUSTER_HEADERS];
 /** With CORS origins configured, plain requests also need their Origin. */
 const HEADERS_FOR_GET_CORS = [...HEADERS_FOR_GET, 'origin'];
 const HEADERS_FOR_BODY_CORS = [...HEADERS_FOR_BODY, 'origin'];
@@ -88,9 +88,11 @@ const REFUSAL_HEADERS: [string, string][] = [['Content-Type', 'application/json'
 const bodyMethod = (m: string): boolean => m === 'POST' || m === 'PUT' || m === 'PATCH';
 
 /** Status lines built once, as bytes (see HeaderName). */
-const STATUS_LINE: Record<number, Uint8Array> = Object.fromEntries(Object.entries(STATUS_TEXT).map(([k, v]) => [k, Buffer.from(`${k} ${v}`, 'latin1')]));
+const STATUS_LINE: Record<number, Uint8Array> = Object.fromEntries(
+  Object.entries(STATUS_TEXT).flatMap(([k, v]) => (v === undefined ? [] : [[k, Buffer.from(`${k} ${v}`, 'latin1')]])),
+);
 
-/** The Authorization values and Content-Length fields of the request head being read, counted by
+/** The Authorization, Content-Length and Content-Encoding fields of the request head being read, collected by
  *  one module-level callback (req.forEach runs it synchronously): a closure over locals made a
  *  closure and a context on every request. */
 const repeated = { auth: [] as string[], lengths: 0, codings: [] as string[] };
@@ -178,16 +180,17 @@ class UwsExchange implements MeteredExchange {
     // first copy (a proxy may have read the other), so all copies are joined and authentication
     // refuses the result. A repeated Content-Length makes the body's end ambiguous (uWS frames it by
     // the first copy; a proxy in front may have used another): RFC 9112 6.3 makes it an
-    // unrecoverable error, answered 400 and closed. One walk over the fields finds both.
-    // Repeated Content-Encoding fields are one list (RFC 9110 5.3), as node:http joins them.
-    if (this.headers.authorization !== undefined || this.headers['content-length'] !== undefined) {
+    // unrecoverable error, answered 400 and closed. The same walk reads a body's Content-Encoding,
+    // repeated fields joined into one list (RFC 9110 5.3) as node:http does, so a request with a body
+    // pays no getHeader call for it.
+    if (this.headers.authorization !== undefined || this.headers['content-length'] !== undefined || this.headers['transfer-encoding'] !== undefined) {
       repeated.auth.length = 0;
       repeated.lengths = 0;
       repeated.codings.length = 0;
       req.forEach(countRepeated);
       if (repeated.auth.length > 1) this.headers.authorization = repeated.auth.join(', ');
       if (repeated.lengths > 1) this.headError = invalid('Content-Length is given more than once (RFC 9112 6.3)');
-      if (repeated.codings.length > 1) this.headers['content-encoding'] = repeated.codings.join(', ');
+      if (repeated.codings.length > 0) this.headers['content-encoding'] = repeated.codings.join(', ');
       repeated.auth.length = 0;
       repeated.codings.length = 0;
     }

@@ -22,7 +22,7 @@ import {
 import { invalid, ServiceError } from '../protocol/errors.ts';
 import type { ExchangeRequest } from '../protocol/resources.ts';
 import type { CredentialRegistry } from './credentials.ts';
-import { type MintClaims, type MintedToken, type TokenSigner } from './jwt.ts';
+import type { MintClaims, MintedToken, TokenSigner } from './jwt.ts';
 import { FailureThrottle, type ThrottleRule } from './throttle.ts';
 import {
   ACTIONS, formatScope, grantContains, isScopeTokenText, matches, parseScope,

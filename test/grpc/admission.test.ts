@@ -109,6 +109,18 @@ function compressedUnary(port: number, path: string, payload: Buffer, md: grpc.M
   });
 }
 
+/** An AppendSession's acks (each ack's end seq_num) as they come, and how it ended: undefined when
+ *  cleanly, else its error. */
+function sessionOutcome(session: NodeJS.EventEmitter): { acks: number[]; finished: Promise<grpc.ServiceError | undefined> } {
+  const acks: number[] = [];
+  const finished = new Promise<grpc.ServiceError | undefined>((resolve) => {
+    session.on('data', (r: { end?: { seq_num: number } }) => acks.push(r.end?.seq_num ?? -1));
+    session.once('error', (e: grpc.ServiceError) => resolve(e));
+    session.once('end', () => resolve(undefined));
+  });
+  return { acks, finished };
+}
+
 /** Appends small batches as tenant B, one after another, until `stop` resolves; answers the results. */
 async function victim(c: GrpcChild, md: grpc.Metadata, stop: Promise<unknown>): Promise<string[]> {
   let done = false;
@@ -193,12 +205,7 @@ describe('grpc admission under abuse (jwt, real star)', () => {
     const tenantA = bearer(await mintFor('tenant-a', 'svc:append:ta:*'));
     const batches = Math.ceil((2 * GRPC_REQUEST_BYTES_IN_FLIGHT_PER_TENANT_MAX) / MiB) + 8;
     const session = c.data.AppendSession(tenantA);
-    const acks: number[] = [];
-    const finished = new Promise<grpc.ServiceError | undefined>((resolve) => {
-      session.on('data', (r: { end?: { seq_num: number } }) => acks.push(r.end?.seq_num ?? -1));
-      session.once('error', (e: grpc.ServiceError) => resolve(e));
-      session.once('end', () => resolve(undefined));
-    });
+    const { acks, finished } = sessionOutcome(session);
     session.write({ open: { bucket: 'ta', key: bytes('session') } });
     const body = Buffer.alloc(MiB - 64, 0x62);
     for (let i = 0; i < batches; i++) {
@@ -224,12 +231,7 @@ describe('grpc admission under abuse (jwt, real star)', () => {
         .then(() => 'ok', (e: grpc.ServiceError) => `${e.code}: ${e.details}`);
       assert.deepEqual(await Promise.all(Array.from({ length: 8 }, (_, i) => one(i))), Array.from({ length: 8 }, () => 'ok'));
       const session = gz.AppendSession(tenantA);
-      const acks: number[] = [];
-      const finished = new Promise<grpc.ServiceError | undefined>((resolve) => {
-        session.on('data', (r: { end?: { seq_num: number } }) => acks.push(r.end?.seq_num ?? -1));
-        session.once('error', (e: grpc.ServiceError) => resolve(e));
-        session.once('end', () => resolve(undefined));
-      });
+      const { acks, finished } = sessionOutcome(session);
       session.write({ open: { bucket: 'ta', key: bytes('gz-session') } });
       for (let i = 0; i < 20; i++) session.write({ batch: { records: [{ body: Buffer.alloc(4000, 98) }] } });
       session.end();

@@ -77,9 +77,13 @@ export function resolvedReferences(files: readonly string[], includeDir: string)
 export function qualifiedDescriptors(def: protoLoader.PackageDefinition, resolved: ReadonlyMap<string, string> = new Map()): protoLoader.PackageDefinition {
   const rewritten = new Map<string, Buffer>();
   const decoded = new Map<string, FileDescriptor>();
+  /** Each entry lists the same files' bytes: their names, read once. */
+  const nameOf = new Map<Buffer, string>();
   for (const entry of Object.values(def)) {
     for (const bin of protosOf(entry) ?? []) {
+      if (nameOf.has(bin)) continue;
       const file = FileDescriptorProto.decode(bin);
+      nameOf.set(bin, file.name);
       if (!decoded.has(file.name)) decoded.set(file.name, file);
     }
   }
@@ -94,7 +98,7 @@ export function qualifiedDescriptors(def: protoLoader.PackageDefinition, resolve
     const bins = protosOf(entry);
     out[name] = bins === undefined ? entry : {
       ...entry,
-      fileDescriptorProtos: bins.map((bin) => rewritten.get(FileDescriptorProto.decode(bin).name) ?? bin),
+      fileDescriptorProtos: bins.map((bin) => rewritten.get(nameOf.get(bin)!) ?? bin),
     } as typeof entry;
   }
   return out;

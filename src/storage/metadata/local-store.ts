@@ -484,8 +484,8 @@ function entryAt(buf: Buffer, off: number, end: number): ReadEntry | undefined {
 
 const GROUP_PREFIX = Buffer.from('{"op":"group"');
 
-/** The first whole `group` entry at or after `from`, searched byte by byte (a JSON body holds no NUL,
- *  so an entry's length field cannot hide inside another entry's body). */
+/** The first whole `group` entry starting after `from`, found by its body's opening text: inside an
+ *  entry's JSON that text can only begin a body (a string holding it has its quotes escaped). */
 function groupAfter(buf: Buffer, from: number): ReadEntry | undefined {
   for (let off = buf.indexOf(GROUP_PREFIX, from + ENTRY_HEADER_BYTES); off >= 0; off = buf.indexOf(GROUP_PREFIX, off + 1)) {
     const x = entryAt(buf, off - ENTRY_HEADER_BYTES, buf.length);
