@@ -94,7 +94,7 @@ class NodeExchange implements MeteredExchange {
     });
   }
 
-  respond(status: number, headers: [string, string][], body: string | Buffer): void {
+  respond(status: number, headers: [string, string][], body: string | Buffer, headLength?: number): void {
     if (this.aborted || this.res.headersSent) return;
     const declared = this.req.headers['content-length'];
     const hasBody = (declared !== undefined && declared !== '0') || this.req.headers['transfer-encoding'] !== undefined;
@@ -109,7 +109,7 @@ class NodeExchange implements MeteredExchange {
         clearTimeout(timer);
         this.req.off('data', onData);
         this.req.pause();
-        this.send(status, headers, body, true);
+        this.send(status, headers, body, true, headLength);
       };
       const onData = (c: Buffer): void => {
         n += c.length;
@@ -118,21 +118,22 @@ class NodeExchange implements MeteredExchange {
       // A body that stalls is not waited for long: then answer and hang up.
       const timer = setTimeout(giveUp, UNREAD_BODY_DRAIN_MS_MAX);
       this.req.on('data', onData);
-      this.req.once('end', () => { clearTimeout(timer); this.send(status, headers, body, false); });
+      this.req.once('end', () => { clearTimeout(timer); this.send(status, headers, body, false, headLength); });
       return;
     }
     // A body cut short by its cap is left unread: answer and hang up.
-    this.send(status, headers, body, hasBody && !this.req.complete);
+    this.send(status, headers, body, hasBody && !this.req.complete, headLength);
   }
 
-  private send(status: number, headers: [string, string][], body: string | Buffer, close: boolean): void {
+  private send(status: number, headers: [string, string][], body: string | Buffer, close: boolean, headLength: number | undefined): void {
     if (this.aborted || this.res.headersSent) return;
     const h: Record<string, string> = {};
     for (const [k, v] of headers) h[k] = v;
     if (close || this.drain.draining) h.Connection = 'close';
     // Headers set whole by writeHead leave node:http no room to add the length itself: without it,
     // every answer would go out chunked.
-    if (status !== 204) h['Content-Length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+    // node:http sends no body for a HEAD, and keeps this length: the GET's (RFC 9110 8.6).
+    if (status !== 204) h['Content-Length'] = String(headLength ?? (typeof body === 'string' ? Buffer.byteLength(body) : body.length));
     this.res.writeHead(status, h);
     this.res.end(status === 204 ? undefined : body);
   }

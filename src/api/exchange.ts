@@ -26,7 +26,9 @@ export interface HttpExchange {
   /** Reads the body, refusing (400) as soon as it passes `maxBytes`. A body already in hand comes
    *  back synchronously (no promise hop on the hot path). */
   readBody(maxBytes: number): Buffer | Promise<Buffer>;
-  respond(status: number, headers: [string, string][], body: string | Buffer): void;
+  /** `headLength`: for a HEAD whose GET body is not in hand (a relayed HEAD), the length that GET
+   *  carries, sent as the Content-Length (RFC 9110 8.6); otherwise the body's own length is. */
+  respond(status: number, headers: [string, string][], body: string | Buffer, headLength?: number): void;
   /** Sends 200 with the given headers and keeps the response open. */
   startStream(headers: [string, string][]): SseSink;
   /** mtls: the transport verified the client's certificate against --tls-client-ca. */

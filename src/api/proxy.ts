@@ -113,7 +113,9 @@ export class LeaderProxy {
             resolve(503);
             return;
           }
-          ex.respond(status, out, Buffer.concat(chunks, bytes));
+          // A relayed HEAD has no body in hand: its Content-Length is the leader's (the GET's).
+          const length = ex.method === 'HEAD' ? Number(res.headers['content-length']) : NaN;
+          ex.respond(status, out, Buffer.concat(chunks, bytes), Number.isSafeInteger(length) && length >= 0 ? length : undefined);
           resolve(status);
         });
       });

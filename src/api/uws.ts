@@ -280,16 +280,16 @@ class UwsExchange implements MeteredExchange {
     });
   }
 
-  respond(status: number, headers: [string, string][], body: string | Buffer): void {
+  respond(status: number, headers: [string, string][], body: string | Buffer, headLength?: number): void {
     if (this.aborted) return;
-    if (!this.bodyDone && !this.bodyTooLarge && this.answerAfterBody(status, headers, body)) return;
+    if (!this.bodyDone && !this.bodyTooLarge && this.answerAfterBody(status, headers, body, headLength)) return;
     // An oversized body left unread: answer and close rather than drain it.
     answer.res = this.res;
     answer.status = status;
     answer.headers = headers;
     const head = this.method === 'HEAD';
     answer.body = head ? '' : body;
-    answer.headLength = head ? (typeof body === 'string' ? Buffer.byteLength(body) : body.length) : -1;
+    answer.headLength = head ? (headLength ?? (typeof body === 'string' ? Buffer.byteLength(body) : body.length)) : -1;
     answer.close = this.bodyTooLarge || !this.bodyDone || this.drain.draining;
     this.res.cork(writeAnswer);
     answer.body = '';
@@ -302,7 +302,7 @@ class UwsExchange implements MeteredExchange {
    *  first, so the connection stays usable, and answer then (true). Closing on unread bytes makes the
    *  kernel reset it, and the client may lose the answer. A body past UNREAD_BODY_DRAIN_BYTES_MAX is
    *  not drained: false, and the answer closes the connection. */
-  private answerAfterBody(status: number, headers: [string, string][], body: string | Buffer): boolean {
+  private answerAfterBody(status: number, headers: [string, string][], body: string | Buffer, headLength: number | undefined): boolean {
     this.bodyLimit = Math.min(this.bodyLimit, UNREAD_BODY_DRAIN_BYTES_MAX);
     // A body declared past what would be drained is not waited for at all.
     const drainable = !(Number(this.headers['content-length']) > UNREAD_BODY_DRAIN_BYTES_MAX);
@@ -311,7 +311,7 @@ class UwsExchange implements MeteredExchange {
       this.discardBody = true;
       // A body that stalls is not waited for long: then answer and hang up.
       const timer = setTimeout(() => { if (this.deferred) { this.bodyTooLarge = true; this.deferred(); } }, UNREAD_BODY_DRAIN_MS_MAX);
-      this.deferred = () => { clearTimeout(timer); this.deferred = undefined; this.respond(status, headers, body); };
+      this.deferred = () => { clearTimeout(timer); this.deferred = undefined; this.respond(status, headers, body, headLength); };
       return true;
     }
     this.bodyTooLarge = true;

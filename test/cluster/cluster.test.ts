@@ -88,6 +88,18 @@ describe('a cluster of three stars', { skip }, () => {
       const tail = await ok(c.url(i), 'GET', '/v1/streams/cb/s1/records/tail') as { seq_num: number };
       assert.equal(tail.seq_num, 9);
     }
+    // A HEAD carries its GET's Content-Length (RFC 9110 8.6), also where it was relayed to the leader.
+    const holder = (await sql.query<{ holder: string }>(`SELECT holder FROM ${c.schema}.leases WHERE bucket = 'cb' AND key = $1`, [Buffer.from('s1')])).rows[0].holder;
+    const hopFrom = (Number(holder.replace('star-', '')) + 1) % 3;
+    for (const path of ['/v1/streams/cb/s1/records?seq_num=0', '/v1/streams/cb/s1/records/tail']) {
+      const got = await fetch(c.url(hopFrom) + path);
+      const length = Number(got.headers.get('content-length'));
+      assert.equal(length, (await got.arrayBuffer()).byteLength);
+      assert.ok(length > 0);
+      const head = await fetch(c.url(hopFrom) + path, { method: 'HEAD' });
+      assert.equal(head.status, 200);
+      assert.equal(Number(head.headers.get('content-length')), length, `HEAD ${path} from a star that hops`);
+    }
     const leases = await sql.query<{ holder: string; epoch: string }>(`SELECT holder, epoch FROM ${c.schema}.leases WHERE bucket = 'cb' AND key = $1`, [Buffer.from('s1')]);
     assert.equal(leases.rows.length, 1, 'one lease row for the stream');
     const listed = await ok(c.url(2), 'GET', '/v1/streams/cb') as { streams: { key: string }[] };
