@@ -40,4 +40,9 @@ export class DependencyHealth {
     this.isUp = true;
     this.log?.(`${this.name} is available again after ${ms} ms`);
   }
+
+  /** A failure of background work on the dependency that is no outage (its operations go on). */
+  warn(what: string): void {
+    this.log?.(`${this.name}: ${what}`);
+  }
 }

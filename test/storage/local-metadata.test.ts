@@ -1,13 +1,19 @@
 // The local metadata store survives a reload, cuts a torn journal tail, and compacts into a snapshot.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, readFileSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { META_JOURNAL_BYTES_MAX } from '../../src/config/limits.ts';
 import { crc32c } from '../../src/storage/format/crc32c.ts';
 import { LocalMetadataStore } from '../../src/storage/metadata/local-store.ts';
+import { DependencyHealth } from '../../src/storage/dependency-health.ts';
 import { unpackStreamRows, type StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
 import { removeDir, tempDir } from '../helpers/server.ts';
+import { SmallFs, tmpfsSkipReason } from '../crash/fault-kit.ts';
+
+/** Free room left on the small file system in the compaction test: the journal's next rows fit in it,
+ *  a snapshot of every row does not. */
+const COMPACTION_FAULT_ROOM_BYTES = 256 * 1024;
 
 const stream = (key: string, trim = 0): StreamMeta => ({
   stream_id: `id-${key}`, bucket: 'b', key, config: { class: 'standard' }, created_at_unix_ms: 1, creation_token: '',
@@ -308,4 +314,41 @@ test('a journal from before group commits were framed: a bad entry at its end is
   writeFileSync(journal, mixed);
   const c = new LocalMetadataStore(dir, 1000);
   await assert.rejects(c.load(), /metadata: the local journal .* is damaged at byte 0 /);
+});
+
+test('a compaction the file system has no room for leaves the journal in use and takes no room from it; with room back, the next one lands', { skip: tmpfsSkipReason() }, async (t) => {
+  const fs = new SmallFs(tempDir('svcd-meta-fs-'), 2 * 1024 * 1024);
+  t.after(() => { fs.unmount(); removeDir(fs.dir); });
+  const dir = join(fs.dir, 'meta');
+  const big = (i: number): StreamMeta => stream(`k${i}-${'x'.repeat(4000)}`, i);
+  const logged: string[] = [];
+  const a = new LocalMetadataStore(dir, 20, new DependencyHealth('metadata store (local journal)', (line) => logged.push(line)));
+  await a.load();
+  let written = 0;
+  // Compacted once with room to spare: a snapshot of about 100 KB.
+  for (; written < 25; written++) await a.putStream(big(written));
+  assert.ok(readdirSync(dir).includes('snapshot.jsonl'));
+  // Leave room for the journal (about 40 more rows) but not for a snapshot of every row.
+  const reserve = join(fs.dir, 'reserve');
+  writeFileSync(reserve, Buffer.alloc(COMPACTION_FAULT_ROOM_BYTES));
+  fs.fill();
+  rmSync(reserve);
+  for (; written < 55; written++) await a.putStream(big(written));
+  assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'no half-written snapshot left holding room');
+  assert.ok(statSync(join(dir, 'journal.log')).size > 20 * 4000, 'the journal went on past its cap: no compaction could land');
+  fs.free();
+  // A failed compaction is tried again after as many entries again (20 here), not after every group.
+  const journalBytes = (): number => statSync(join(dir, 'journal.log')).size;
+  for (let more = 0; journalBytes() > 20 * 4000 && more <= 2 * 20; more++, written++) await a.putStream(big(written));
+  assert.ok(journalBytes() < 20 * 4000, 'compacted once there was room');
+  assert.equal(logged.filter((l) => /compaction failed \(ENOSPC/.test(l)).length, 1, `one line for the failures in a row: ${logged.join(' | ')}`);
+  await a.close();
+  // A snapshot a crash left half written is dropped at the next load.
+  writeFileSync(join(dir, 'snapshot.jsonl.tmp'), 'torn');
+  const b = new LocalMetadataStore(dir, 20);
+  const rows = unpackStreamRows((await b.load()).streams);
+  assert.equal(rows.length, written);
+  for (let i = 0; i < written; i++) assert.equal(rows.find((r) => r.key === big(i).key)?.trim_seq, i);
+  assert.ok(!readdirSync(dir).includes('snapshot.jsonl.tmp'));
+  await b.close();
 });

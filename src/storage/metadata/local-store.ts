@@ -22,7 +22,7 @@
 // synced, and reloads its maps from disk (a failed batch's entries were applied to them before the
 // write), so what it serves is exactly what a restart would load.
 
-import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { META_JOURNAL_BYTES_MAX, META_JOURNAL_PROBE_BYTES, META_JOURNAL_RETRY_MS_MAX, META_JOURNAL_RETRY_MS_MIN } from '../../config/limits.ts';
@@ -93,6 +93,10 @@ export class LocalMetadataStore implements MetadataStore {
   private journalBytes = 0;
   private recoverTimer: ReturnType<typeof setTimeout> | undefined;
   private recoverDelayMs = META_JOURNAL_RETRY_MS_MIN;
+  /** After a failed compaction: the journal's entry count at which the next one is tried. */
+  private compactRetryAtEntries = 0;
+  /** Compactions failed in a row (the first is logged). */
+  private compactFailures = 0;
   readonly health: DependencyHealth;
 
   constructor(dir: string, private readonly journalEntriesMax: number, health?: DependencyHealth) {
@@ -102,11 +106,15 @@ export class LocalMetadataStore implements MetadataStore {
 
   private get journalPath(): string { return join(this.dir, 'journal.log'); }
   private get snapshotPath(): string { return join(this.dir, 'snapshot.jsonl'); }
+  /** Where a snapshot is written before it is renamed into place. */
+  private get snapshotTmpPath(): string { return `${this.snapshotPath}.tmp`; }
   /** The snapshot as one JSON document, before rows were packed: read if no newer one exists. */
   private get legacySnapshotPath(): string { return join(this.dir, 'snapshot.json'); }
 
   async load(): Promise<MetaState> {
     mkdirSync(this.dir, { recursive: true });
+    // A snapshot a crash cut short before its rename holds nothing the journal lacks, only room.
+    rmSync(this.snapshotTmpPath, { force: true });
     this.readDisk();
     this.fh = await open(this.journalPath, 'a');
     return this.state();
@@ -309,9 +317,15 @@ export class LocalMetadataStore implements MetadataStore {
           continue;
         }
         if ((this.entriesSinceSnapshot >= this.journalEntriesMax || this.journalBytes >= META_JOURNAL_BYTES_MAX)
-          && this.journalBytes >= this.snapshotBytes * JOURNAL_SNAPSHOT_RATIO_MIN) {
-          // A failed compaction leaves the journal whole and in use; it is tried again later.
-          await this.compact().catch(() => undefined);
+          && this.journalBytes >= this.snapshotBytes * JOURNAL_SNAPSHOT_RATIO_MIN
+          && this.entriesSinceSnapshot >= this.compactRetryAtEntries) {
+          // A failed compaction leaves the journal whole and in use. It is tried again once as many
+          // entries again were journaled, not after every group: on a full disk each try writes
+          // until the disk refuses.
+          await this.compact().catch((err: unknown) => {
+            this.compactRetryAtEntries = this.entriesSinceSnapshot + this.journalEntriesMax;
+            if (this.compactFailures++ === 0) this.health.warn(`journal compaction failed (${errorText(err)}); the journal stays in use, and compaction is tried again after ${this.journalEntriesMax} more entries`);
+          });
         }
       }
     } finally {
@@ -365,9 +379,10 @@ export class LocalMetadataStore implements MetadataStore {
     };
     const addrs = [...this.streams.keys()];
     const rows = [...this.streams.values()];
-    const tmp = `${this.snapshotPath}.tmp`;
+    const tmp = this.snapshotTmpPath;
     const out = await open(tmp, 'w');
     let bytes = 0;
+    let whole = false;
     try {
       let chunk = [`${JSON.stringify(header)}\n`];
       let chunkChars = chunk[0].length;
@@ -386,8 +401,11 @@ export class LocalMetadataStore implements MetadataStore {
       }
       await put();
       await out.sync();
+      whole = true;
     } finally {
       await out.close();
+      // A snapshot cut short (a full disk) would hold the room the journal's next groups need.
+      if (!whole) rmSync(tmp, { force: true });
     }
     renameSync(tmp, this.snapshotPath);
     // The new snapshot must be durable by name before the journal it replaces is cut.
@@ -397,6 +415,8 @@ export class LocalMetadataStore implements MetadataStore {
       this.syncDir();
     }
     this.snapshotBytes = bytes;
+    this.compactRetryAtEntries = 0;
+    this.compactFailures = 0;
     await this.fh?.truncate(0);
     // Counted as empty once cut, synced or not: the snapshot holds every entry, and a recovery that cut
     // back to a stale length would pad the journal with zeros, which a later group would then follow.
