@@ -5,10 +5,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { FsObjectStore } from '../../src/storage/objects/fs-store.ts';
 import type { ObjectStore } from '../../src/storage/objects/object-store.ts';
 import { S3ObjectStore } from '../../src/storage/objects/s3-store.ts';
 import { removeDir, tempDir } from '../helpers/server.ts';
+import { SmallFs, tmpfsSkipReason } from '../crash/fault-kit.ts';
 import { startS3, type TestS3 } from '../helpers/s3.ts';
 
 const s3 = await startS3('svcd-contract');
@@ -16,6 +19,9 @@ Object.assign(process.env, s3.env); // the SDK in this process reads its credent
 
 const s3Store = (prefix: string, bucket = s3.bucket, endpoint = s3.endpoint): S3ObjectStore =>
   new S3ObjectStore({ backend: 's3', bucket, prefix, region: 'us-east-1', endpoint, forcePathStyle: true });
+
+/** Room left on the small file system in the fs fault test. */
+const FS_FAULT_ROOM_BYTES = 256 * 1024;
 
 const dirs: string[] = [];
 const backends: { name: string; open(): ObjectStore }[] = [
@@ -110,4 +116,20 @@ describe('s3 object store: prefixes, presigned GETs, the start-up check', () => 
     await dead.close();
     await assert.rejects(s3Store('', 'gone', endpoint).check(), /objects: s3 bucket gone at http:\/\/127\.0\.0\.1:\d+ did not answer/);
   });
+});
+
+test('fs: a put the file system has no room for leaves no partial object behind, so a smaller one then fits', { skip: tmpfsSkipReason() }, async (t) => {
+  const fs = new SmallFs(tempDir('svcd-objects-fs-'), 1024 * 1024);
+  t.after(() => { fs.unmount(); removeDir(fs.dir); });
+  const store = new FsObjectStore(join(fs.dir, 'objects'));
+  await store.put('streams/a/warm.seg', Buffer.alloc(10)); // its directories exist before the disk fills
+  const reserve = join(fs.dir, 'reserve');
+  writeFileSync(reserve, Buffer.alloc(FS_FAULT_ROOM_BYTES));
+  fs.fill();
+  rmSync(reserve);
+  await assert.rejects(store.put('streams/a/big.seg', randomBytes(2 * FS_FAULT_ROOM_BYTES)), /ENOSPC/);
+  assert.deepEqual(readdirSync(join(fs.dir, 'objects/streams/a')), ['warm.seg']);
+  const fits = randomBytes(FS_FAULT_ROOM_BYTES - 16 * 1024);
+  await store.put('streams/a/fits.seg', fits);
+  assert.deepEqual(await store.get('streams/a/fits.seg'), fits);
 });

@@ -27,11 +27,15 @@ export class FsObjectStore implements ObjectStore {
     }
     const tmp = `${path}.tmp-${process.pid}`;
     const fh = await open(tmp, 'w');
+    let whole = false;
     try {
       await fh.writeFile(body);
       await fh.datasync();
+      whole = true;
     } finally {
       await fh.close();
+      // An object cut short (a full disk) would keep the room its retry, and the WAL, need.
+      if (!whole) await rm(tmp, { force: true });
     }
     await rename(tmp, path);
     await syncDir(dirname(path));
