@@ -32,7 +32,7 @@ export class RequestBody {
   /** The body outgrew its write budget: nothing more goes anywhere. */
   refused = false;
 
-  /** `meter` answers whether `bytes` more may go (write_Bps); false refuses the body and calls onRefused. */
+  /** `meter` answers whether `bytes` more may go (write_Bps: only a body's first bytes can be refused); false refuses the body and calls onRefused. */
   constructor(private readonly req: IncomingMessage, private readonly budget: ResendBudget,
     meter: ((bytes: number) => boolean) | undefined, onRefused: () => void) {
     req.on('data', (chunk: Buffer) => {

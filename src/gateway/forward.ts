@@ -111,7 +111,7 @@ export class Forwarder {
     });
     const body = new RequestBody(f.req, this.budget, f.hooks.meterBody, () => {
       res.shouldKeepAlive = false;
-      fail(res, new ServiceError('resource_exhausted', 'write_Bps ceiling: the body outgrew the write budget; retry shortly'), this.logError);
+      fail(res, new ServiceError('resource_exhausted', 'write_Bps ceiling: the write budget is spent (earlier bodies went into debt); retry shortly'), this.logError);
     });
     const headers = forwardedHeaders(f.req);
     const attempt = (url: URL): Promise<Outcome> | undefined => {

@@ -110,13 +110,16 @@ export class GatewayLimiter {
     }
   }
 
-  /** Takes `bytes` of a body that declared no length as they arrive; false (nothing taken) when
-   *  the write budget cannot cover them (a full budget covers a chunk of any size, into debt): the
-   *  body is then refused. */
-  chargeWrite(sub: string, limits: TokenLimits, bytes: number): boolean {
+  /** Charges `bytes` of a body that declared no length, as they arrive. Its first bytes are admitted
+   *  as a declared body is (a full budget covers any amount, into debt); false (nothing taken) refuses
+   *  the body. Once admitted, its later bytes go into debt and are never refused: a body of any size
+   *  passes a full budget whether it declared its length or not, so a ceiling stays a rate, not a size. */
+  chargeWrite(sub: string, limits: TokenLimits, bytes: number, admitted: boolean): boolean {
     if (!limits.write_Bps) return true;
     const s = this.state(sub, limits);
-    return s.write!.tryTake(bytes, this.nowMs());
+    if (!admitted) return s.write!.tryTake(bytes, this.nowMs());
+    s.write!.charge(bytes, this.nowMs());
+    return true;
   }
 
   /** Counts `bytes` served; answers how long to pause before serving more (0: go on). */

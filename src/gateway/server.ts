@@ -179,12 +179,12 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     const release = subscribe
       ? streams.acquire(tenant, limits?.connections ? limits.connections : connectionsDefault)
       : requests.acquire(tenant, requestsPerSub);
+    // A declared length was charged whole by admit(); a body without one is charged as it arrives.
+    let bodyAdmitted = false;
+    const meterBody = (bytes: number): boolean => (bodyAdmitted = enforce!.limiter.chargeWrite(sub, enforce!.limits, bytes, bodyAdmitted));
     const hooks: ForwardHooks = {
       served: (bytes) => (enforce ? enforce.limiter.served(sub, enforce.limits, bytes) : 0),
-      // A declared length was charged whole by admit(); a body without one is charged as it arrives.
-      ...(enforce?.limits.write_Bps && declaredHeader === undefined
-        ? { meterBody: (bytes: number) => enforce.limiter.chargeWrite(sub, enforce.limits, bytes) }
-        : {}),
+      ...(enforce?.limits.write_Bps && declaredHeader === undefined ? { meterBody } : {}),
       ...(isExchange ? { onStatus: (status: number) => { if (status === 401) exchangeThrottle.failed(address); } } : {}),
     };
     const stream = route?.route.level === 'stream' ? `${route.params.bucket}/${route.params.key}` : undefined;

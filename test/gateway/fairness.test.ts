@@ -70,6 +70,31 @@ function ask(url: string, token: string | undefined, method = 'GET', body?: stri
   });
 }
 
+/** A chunked POST whose body goes out in `parts`, one write each with a pause between, so the
+ *  Gateway sees several chunks. */
+function askInParts(url: string, token: string, parts: string[]): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      method: 'POST', agent: false, timeout: REQUEST_WAIT_MS,
+      headers: { authorization: `Bearer ${token}`, 'transfer-encoding': 'chunked', 'content-type': 'application/json' },
+    }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => { text += c.toString(); });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`POST ${url}: no answer in ${REQUEST_WAIT_MS} ms (a hang)`)));
+    req.on('error', reject);
+    void (async () => {
+      for (const part of parts) {
+        req.write(part);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      req.end();
+    })();
+  });
+}
+
 interface OpenStream { status: number; retryAfter?: string; close(): void }
 
 /** Opens a subscription and keeps it open (its bytes are read and dropped) until closed. */
@@ -179,6 +204,12 @@ describe('gateway fairness (jwt, limits, real star)', () => {
     const other = await tokenFor('tenant-writer-2', 'svc:append:fair:*', { write_Bps: 100 });
     const small = await ask(`${gw.url}/v1/streams/fair/chunked/records`, other, 'POST', '{"records":[{"body":"ok"}]}', chunked);
     assert.equal(small.status, 200, `another sub's chunked body inside its budget passes: ${small.text}`);
+    // A body in many chunks passes a full budget too, however far past it (a rate, not a size).
+    const parts = await tokenFor('tenant-writer-3', 'svc:append:fair:*', { write_Bps: 100 });
+    const inParts = await askInParts(`${gw.url}/v1/streams/fair/chunked/records`, parts, ['{"records":[{"body":"', 'p'.repeat(2000), 'p'.repeat(2000), '"}]}']);
+    assert.equal(inParts.status, 200, `a chunked body in four chunks, 40 s of budget: ${inParts.text}`);
+    const refused = await askInParts(`${gw.url}/v1/streams/fair/chunked/records`, parts, ['{"records":[{"body":"', 'q', '"}]}']);
+    assert.equal(refused.status, 429, `then in debt: ${refused.text}`);
   });
 
   test('the exchange is throttled per client address at the gateway: failed asks, then 429', { timeout: 60_000 }, async () => {

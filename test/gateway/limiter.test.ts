@@ -65,17 +65,21 @@ test('rps below one: a request every 1/rps seconds, never a permanent refusal', 
   l.admit('slow', { rps: 0.5 }, 0);
 });
 
-test('write_Bps of a body without a declared length: charged as its bytes arrive, refused (nothing taken) once they outgrow the budget', () => {
+test('write_Bps of a body without a declared length: its first bytes are admitted as a declared body is, its later ones go into debt', () => {
   let now = 0;
   const l = new GatewayLimiter(() => now);
-  assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 60), true);
-  assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 60), false, '120 bytes in the same instant: over 100 B/s');
-  assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 40), true, 'the refused chunk took nothing');
-  assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 5000), false, 'a 5 KB chunk does not fit a budget that is not full');
+  const w = { write_Bps: 100 };
+  assert.equal(l.chargeWrite('c', w, 60, false), true);
+  assert.equal(l.chargeWrite('c', w, 60, false), false, 'a second body\'s 60 bytes in the same instant: over 100 B/s');
+  assert.equal(l.chargeWrite('c', w, 40, false), true, 'the refused chunk took nothing');
+  assert.equal(l.chargeWrite('c', w, 5000, false), false, 'a 5 KB first chunk does not fit a budget that is not full');
   now += 1200;
-  assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 5000), true, '1.2 s later the budget is full: a chunk of any size, into debt');
-  assert.equal(l.chargeWrite('c', { write_Bps: 100 }, 1), false, 'then nothing until the debt is repaid');
-  assert.equal(l.chargeWrite('c', {}, 1e9), true, 'no ceiling');
+  assert.equal(l.chargeWrite('c', w, 50, false), true, '1.2 s later the budget is full: a body starts');
+  for (let i = 0; i < 100; i++) assert.equal(l.chargeWrite('c', w, 50, true), true, 'an admitted body\'s later chunks are never refused (a rate, not a size)');
+  assert.equal(l.chargeWrite('c', w, 1, false), false, 'the next body waits until the debt is repaid');
+  now += 50_000;
+  assert.equal(l.chargeWrite('c', w, 1, false), true);
+  assert.equal(l.chargeWrite('c', {}, 1e9, false), true, 'no ceiling');
 });
 
 test('0 is no ceiling; new limits on a sub start fresh buckets; idle subs are forgotten past the cap', () => {
