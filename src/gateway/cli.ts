@@ -15,6 +15,7 @@ import {
   GATEWAY_UPSTREAM_DOWN_MS,
 } from '../config/limits.ts';
 import { GatewayLimiter } from './limiter.ts';
+import { CorsPolicy } from '../api/cors.ts';
 import { startGateway, type RunningGateway } from './server.ts';
 import { parseUpstream } from './upstreams.ts';
 import { BootError } from '../config/boot-error.ts';
@@ -46,6 +47,10 @@ export const GATEWAY_FLAGS: FlagSpec[] = [
     name: 'gateway-trusted-proxies', env: 'SVCD_GATEWAY_TRUSTED_PROXIES', default: '',
     help: 'comma-separated addresses of proxies in front (a TLS terminator) whose X-Forwarded-For names the client address that per-address shares and the exchange throttle key on',
   },
+  {
+    name: 'cors-allowed-origins', env: 'SVCD_CORS_ALLOWED_ORIGINS', default: '',
+    help: 'comma-separated browser origins allowed to call the data plane through this Gateway (* for any): it then answers CORS preflights itself and puts its CORS headers on every answer, its own errors and limits included; empty leaves CORS to the stars',
+  },
   ...AUTH_SETTINGS.filter((a) => EDGE_AUTH.has(a.env)).map((a) => ({
     name: a.flag ?? '', env: a.env, help: a.flag === 'auth' ? 'off (forward unverified; the star decides) or jwt (verify at the edge too)' : a.help,
     boolean: a.boolean, envOnly: a.flag === undefined,
@@ -63,6 +68,8 @@ export interface GatewayConfig {
   connectionsDefault: number;
   requestsPerSub: number;
   trustedProxies: Set<string>;
+  /** Browser origins this Gateway allows (empty: the stars decide CORS). */
+  corsAllowedOrigins: string[];
   help: boolean;
   get(flag: string): string | undefined;
 }
@@ -106,6 +113,7 @@ export function loadGatewayConfig(argv: readonly string[], env: NodeJS.ProcessEn
     connectionsDefault: positiveInt(value('gateway-connections-default'), 'gateway-connections-default'),
     requestsPerSub: positiveInt(value('gateway-requests-per-sub'), 'gateway-requests-per-sub'),
     trustedProxies: addressList(value('gateway-trusted-proxies'), 'gateway-trusted-proxies'),
+    corsAllowedOrigins: listValue(value('cors-allowed-origins')),
     help: flags.bool('help'),
     // Auth reads its own variables (parseAuthConfig): it is handed the command line only.
     get: (flag) => flags.argv(flag),
@@ -173,6 +181,7 @@ export async function runGateway(argv: readonly string[], env: NodeJS.ProcessEnv
       host: cfg.listen.host, port: cfg.listen.port, upstreams: cfg.upstreams, zone: cfg.zone, authenticator,
       limiter: cfg.limits ? new GatewayLimiter(() => Date.now()) : undefined,
       connectionsDefault: cfg.connectionsDefault, requestsPerSub: cfg.requestsPerSub, trustedProxies: cfg.trustedProxies, tls,
+      ...(cfg.corsAllowedOrigins.length > 0 ? { cors: new CorsPolicy(cfg.corsAllowedOrigins) } : {}),
       health: { log: (line) => console.error(`svcd gateway: ${line}`) },
       logError: (msg, err) => console.error(`svcd gateway: ${msg}${err ? `: ${String(err)}` : ''}`),
     });

@@ -46,6 +46,8 @@ export interface ForwardRequest {
   /** The stream's `bucket/key`, when the route names one (it picks the first star). */
   stream?: string;
   hooks: ForwardHooks;
+  /** The Gateway sets CORS headers itself: the star's are not relayed. */
+  ownCors?: boolean;
 }
 
 /** Headers that describe one hop's connection and are never forwarded. */
@@ -224,7 +226,7 @@ export class Forwarder {
         relaying = true;
         body.release();
         settle({ kind: 'answered' });
-        relay(upRes, f.res, f.hooks);
+        relay(upRes, f.res, f.hooks, f.ownCors === true);
       });
       if (!body.sendTo(up)) {
         up.destroy();
@@ -316,11 +318,15 @@ class HeldStreamHeartbeat {
 }
 
 /** The star's answer to the caller, with backpressure and the read budget. */
-function relay(upRes: IncomingMessage, res: ServerResponse, hooks: ForwardHooks): void {
+function relay(upRes: IncomingMessage, res: ServerResponse, hooks: ForwardHooks, ownCors: boolean): void {
   hooks.onStatus?.(upRes.statusCode ?? 0);
   const headers: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(upRes.headersDistinct)) {
-    if (value !== undefined && !HOP_HEADERS.has(name) && !CLUSTER_HEADERS.has(name)) headers[name] = value.length === 1 ? value[0] : value;
+    if (value === undefined || HOP_HEADERS.has(name) || CLUSTER_HEADERS.has(name)) continue;
+    // Under the Gateway's own policy its CORS headers (set on `res` already) stand; a star's Vary
+    // on the data plane is only ever Origin.
+    if (ownCors && (name.startsWith('access-control-') || name === 'vary')) continue;
+    headers[name] = value.length === 1 ? value[0] : value;
   }
   res.writeHead(upRes.statusCode ?? 502, headers);
   // Paused while the caller's socket is full or its read budget is spent; resumed when both clear.

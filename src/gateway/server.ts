@@ -28,7 +28,8 @@ import {
 import { notFound, ServiceError } from '../protocol/errors.ts';
 import { HEAD_BOUNDS, refuseBadHeads, refusedForHeaderCount } from '../../native-free/head-refusal.ts';
 import { authorize, EXCHANGE_ADDRESS_THROTTLE, FailureThrottle, type Authenticator, type Operation, type Principal, type TokenLimits } from '../auth/index.ts';
-import { matchRoute, type RouteMatch } from '../api/routes.ts';
+import { matchRoute, methodsFor, type RouteMatch } from '../api/routes.ts';
+import type { CorsPolicy } from '../api/cors.ts';
 import { UpstreamPool } from './capacity.ts';
 import { Forwarder, type ForwardHooks } from './forward.ts';
 import { answer, fail } from './reply.ts';
@@ -55,6 +56,9 @@ export interface GatewayOptions {
   /** Peers (a TLS terminator, a load balancer) whose X-Forwarded-For names the client: its last
    *  entry is then the client address that per-address shares and throttles key on. */
   trustedProxies?: ReadonlySet<string>;
+  /** The Gateway's own CORS policy for the data plane (/v1): it answers preflights and sets the CORS
+   *  headers of every answer, the stars' replaced. Absent: preflights and CORS headers are the stars'. */
+  cors?: CorsPolicy;
   /** Serve HTTPS with this certificate chain and key (PEM), read by the caller; absent: plain HTTP. */
   tls?: { cert: Buffer; key: Buffer };
   /** Upstream health probes: period and timeout (defaults: GATEWAY_HEALTH_*_MS) and where a star's
@@ -117,6 +121,23 @@ function authorizeEarly(principal: Principal, m: RouteMatch | undefined): void {
   authorize(principal, m.route.verb as Operation, { bucket: m.params.bucket || undefined, key: m.route.level === 'stream' ? m.params.key : undefined });
 }
 
+/** Milliseconds until `atMs` (0 once past; unbounded without one). */
+const msUntil = (atMs: number | undefined): number => (atMs === undefined ? Infinity : Math.max(0, atMs - Date.now()));
+
+/** The Durable Streams surface keeps its own CORS rules (src/api/ds/): the stars' pass through. */
+const DS_PATH_PREFIX = '/ds/';
+
+/** A CORS preflight under the Gateway's policy: 204 with the path's methods, 403 for an origin or
+ *  method it does not allow, 404 for an allowed origin asking about a path no route serves. */
+function preflight(cors: CorsPolicy, req: IncomingMessage, res: ServerResponse, path: string): void {
+  const origin = req.headers.origin ?? '';
+  const methods = methodsFor(path);
+  if (methods.length === 0 && cors.allows(origin)) throw notFound('no such path');
+  const headers = cors.preflight(origin, String(req.headers['access-control-request-method']), methods);
+  res.writeHead(204, Object.fromEntries(headers));
+  res.end();
+}
+
 export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const upstreams = new Upstreams(o.upstreams);
   const forwarder = new Forwarder(upstreams, o.logError);
@@ -146,6 +167,11 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     const routed = routeHost(o.zone, target.authority ?? req.headers.host, rawPath);
     if (routed.kind === 'not-found') throw notFound(routed.why);
     const path = routed.path;
+    const ownCors = o.cors !== undefined && !path.startsWith(DS_PATH_PREFIX);
+    if (ownCors && method === 'OPTIONS' && req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined) {
+      preflight(o.cors!, req, res, path);
+      return;
+    }
     const route = routeOf(method, path);
     const address = clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedProxies);
     const isExchange = route?.route.verb === 'ExchangeToken';
@@ -183,16 +209,23 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     let bodyAdmitted = false;
     const meterBody = (bytes: number): boolean => (bodyAdmitted = enforce!.limiter.chargeWrite(sub, enforce!.limits, bytes, bodyAdmitted));
     const hooks: ForwardHooks = {
-      served: (bytes) => (enforce ? enforce.limiter.served(sub, enforce.limits, bytes) : 0),
+      // A pause never runs past the token's exp: then the star sends the stream's last frame
+      // (auth-expired), which must not wait out a read debt (spec: no SSE stream outlives its credential).
+      served: (bytes) => (enforce ? Math.min(enforce.limiter.served(sub, enforce.limits, bytes), msUntil(token?.expMs)) : 0),
       ...(enforce?.limits.write_Bps && declaredHeader === undefined ? { meterBody } : {}),
       ...(isExchange ? { onStatus: (status: number) => { if (status === 401) exchangeThrottle.failed(address); } } : {}),
     };
     const stream = route?.route.level === 'stream' ? `${route.params.bucket}/${route.params.key}` : undefined;
-    await forwarder.forward({ req, res, method, target: path + query, subscribe, stream, hooks }).finally(release);
+    await forwarder.forward({ req, res, method, target: path + query, subscribe, stream, hooks, ownCors }).finally(release);
   }
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (refusedForHeaderCount(req)) return;
+    // The Gateway's CORS headers go on every answer it gives (its 401, 403, 429 and 404 included, or
+    // a browser could not read them); the stars' are dropped from what is relayed (forward.ts).
+    if (o.cors && !(req.url ?? '').startsWith(DS_PATH_PREFIX)) {
+      for (const [k, v] of o.cors.responseHeaders(req.headers.origin) ?? []) res.setHeader(k, v);
+    }
     handle(req, res).catch((err: unknown) => fail(res, err, o.logError));
   };
   // node:https's Server is node:http's over TLS sockets: the same handler, timeouts and close. Heads

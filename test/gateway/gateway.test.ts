@@ -32,6 +32,8 @@ function onHost(host: string, url: string, method = 'GET', body?: string): Promi
     req.end(body);
   });
 }
+/** How long the expiry test waits for a stream whose token lives 2 s to end (a bound on a hang). */
+const EXPIRY_FRAME_WAIT_MS = 30_000;
 const bearer = (token: string, init: RequestInit = {}): RequestInit => ({ ...init, headers: { ...(init.headers as Record<string, string> ?? {}), authorization: `Bearer ${token}` } });
 
 describe('gateway: hosts, health and event streams (auth off)', () => {
@@ -183,6 +185,56 @@ describe('gateway: edge verification and limits (auth jwt)', () => {
     } finally {
       await edge.stop();
     }
+  });
+
+  test('--cors-allowed-origins: the Gateway answers preflights and its own 401, 403 and 429 are readable by an allowed origin; a denied one gets none', async () => {
+    const edge = await startGatewayChild(['--upstream', star.baseUrl, '--auth', 'jwt', '--insecure-auth', '--gateway-limits', '--cors-allowed-origins', 'https://app.example'], env);
+    try {
+      const from = (origin: string, init: RequestInit = {}): RequestInit => ({ ...init, headers: { ...(init.headers as Record<string, string> | undefined), origin } });
+      const allowed = 'https://app.example';
+      const readable = (r: Response, what: string): void => {
+        assert.equal(r.headers.get('access-control-allow-origin'), allowed, what);
+        assert.match(r.headers.get('access-control-expose-headers') ?? '', /Retry-After/, what);
+        assert.equal(r.headers.get('vary'), 'Origin', what);
+      };
+      let r = await fetch(`${edge.url}/v1/streams/lim/k/records`, from(allowed, { method: 'OPTIONS', headers: { 'access-control-request-method': 'POST' } }));
+      assert.equal(r.status, 204, 'the star has no CORS policy: the Gateway answered the preflight');
+      assert.equal(r.headers.get('access-control-max-age'), '600');
+      assert.match(r.headers.get('access-control-allow-methods') ?? '', /POST/);
+      r = await fetch(`${edge.url}/v1/streams/lim/k/records`, from('https://evil.example', { method: 'OPTIONS', headers: { 'access-control-request-method': 'POST' } }));
+      assert.equal(r.status, 403);
+      r = await fetch(`${edge.url}/v1/streams/lim/k/records?seq_num=0`, from(allowed));
+      assert.equal(r.status, 401);
+      readable(r, 'the edge\'s 401');
+      r = await fetch(`${edge.url}/v1/streams/lim/k/records?seq_num=0`, bearer(await mint('svc:read:other:*', 60), from(allowed)));
+      assert.equal(r.status, 403);
+      readable(r, 'the edge\'s 403');
+      const limited = await mint('svc:read:lim:*', 60, { limits: { rps: 0.01 } });
+      r = await fetch(`${edge.url}/v1/streams/lim/k/records?seq_num=0`, bearer(limited, from(allowed)));
+      assert.equal(r.status, 200, await r.text());
+      readable(r, 'an answer relayed from the star, which sets no CORS headers itself');
+      r = await fetch(`${edge.url}/v1/streams/lim/k/records?seq_num=0`, bearer(limited, from(allowed)));
+      assert.equal(r.status, 429);
+      readable(r, 'the Gateway\'s 429');
+      r = await fetch(`${edge.url}/v1/streams/lim/k/records?seq_num=0`, from('https://evil.example'));
+      assert.equal(r.status, 401);
+      assert.equal(r.headers.get('access-control-allow-origin'), null, 'a denied origin\'s plain request is served without CORS headers');
+    } finally {
+      await edge.stop();
+    }
+  });
+
+  test('read_Bps: a stream paused deep in read debt still ends at the token\'s exp, with its auth-expired frame', { timeout: 60_000 }, async () => {
+    const admin = await mint('svc:admin', 600);
+    const append = await fetch(`${star.baseUrl}/v1/streams/lim/expiring/records`, bearer(admin, { method: 'POST', body: JSON.stringify({ records: [{ body: 'e'.repeat(6000) }] }) }));
+    assert.equal(append.status, 200, await append.text());
+    // 6 kB at 1 B/s: the stream is paused for 100 minutes after its first frame, far past exp.
+    const token = await mint('svc:read:lim:*', 2, { limits: { read_Bps: 1 } });
+    const res = await fetch(`${gw.url}/v1/streams/lim/expiring/records/subscribe?seq_num=0`, bearer(token, { signal: AbortSignal.timeout(EXPIRY_FRAME_WAIT_MS) }));
+    assert.equal(res.status, 200);
+    const text = await res.text(); // the stream ends after the expiry frame (or the wait gives up)
+    assert.match(text, /"seq_num":0/);
+    assert.match(text, /event: auth-expired\ndata: \{\}\n\n$/);
   });
 
   test('connections: one subscription per sub at a time, 429 with Retry-After for the next, free again once it ends', async () => {
