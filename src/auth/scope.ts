@@ -65,28 +65,31 @@ export function encodeKeyForMatch(key: Uint8Array | string): string {
 }
 
 /**
- * The canonical form of an encoded key match, or undefined when it is not valid percent-encoding.
- * Lowercase hex is upper-cased and an escaped unreserved byte is unescaped, so that plain string
- * prefix comparison against encodeKeyForMatch's output is exact: both sides are then the same
- * sequence of whole units (one char or one %XX), and a prefix of units is a prefix of bytes.
+ * An encoded key match as rule 3 writes it, or undefined when it is not: unreserved bytes plain and
+ * every other byte as %XX in uppercase hex. Matching is then plain string comparison against
+ * encodeKeyForMatch's output (exact, or a prefix of it), so a prefix may stop inside an escape
+ * (`a%2*` covers `a/b`, encoded `a%2Fb`). Lowercase hex and escaped unreserved bytes are not rule 3's
+ * encoding of any key: such a token could never match as written, so it is malformed (skipped and
+ * logged, rule 5) rather than quietly read as another key.
  */
-function canonicalKeyMatch(encoded: string): string | undefined {
-  let out = '';
+function keyMatchText(encoded: string, prefix: boolean): string | undefined {
   for (let i = 0; i < encoded.length; i++) {
     const c = encoded[i];
     if (c === '%') {
       const hex = encoded.slice(i + 1, i + 3);
-      if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return undefined;
-      const ch = String.fromCharCode(parseInt(hex, 16));
-      out += UNRESERVED.test(ch) ? ch : '%' + hex.toUpperCase();
-      i += 2;
-    } else if (UNRESERVED.test(c)) {
-      out += c;
-    } else {
+      if (/^[0-9A-F]{2}$/.test(hex)) {
+        if (UNRESERVED.test(String.fromCharCode(parseInt(hex, 16)))) return undefined; // written plain by rule 3
+        i += 2;
+      } else if (!(prefix && i + 1 + hex.length === encoded.length && /^[0-9A-F]?$/.test(hex))) {
+        return undefined; // bad or lowercase hex, or a cut escape that is not a prefix's end
+      } else {
+        return encoded;
+      }
+    } else if (!UNRESERVED.test(c)) {
       return undefined; // a raw `*`, `/`, `:` or non-ASCII char: not encoded per rule 3
     }
   }
-  return out;
+  return encoded;
 }
 
 function parseMatcher(text: string, side: 'bucket' | 'key'): Matcher | string {
@@ -98,9 +101,9 @@ function parseMatcher(text: string, side: 'bucket' | 'key'): Matcher | string {
     // A bucket match is a bucket name; white space cannot occur (parseToken refused it), ':' splits fields.
     return { value: body, prefix };
   }
-  const canonical = canonicalKeyMatch(body);
-  if (canonical === undefined) return 'key match is not percent-encoded (rule 3)';
-  return { value: canonical, prefix };
+  const value = keyMatchText(body, prefix);
+  if (value === undefined) return 'key match is not percent-encoded as rule 3 writes it (unreserved bytes plain, others %XX in uppercase hex)';
+  return { value, prefix };
 }
 
 /** One `svc:` token as a grant or marker, or the reason it is malformed. */

@@ -45,7 +45,10 @@ for (const [action, ops] of Object.entries(STREAM_OPS)) {
 table.push(
   // exact key, encoded
   ['svc:read:orders:eu%2F1', 'Read', ORD_EU, true],
-  ['svc:read:orders:eu%2f1', 'Read', ORD_EU, true], // lowercase hex canonicalised
+  ['svc:read:orders:eu%2f1', 'Read', ORD_EU, false], // lowercase hex: not rule 3's encoding, skipped
+  ['svc:read:orders:e%75%2F1', 'Read', ORD_EU, false], // an unreserved byte escaped: skipped
+  ['svc:read:orders:eu%2*', 'Read', ORD_EU, true], // a prefix that stops inside an escape
+  ['svc:read:orders:eu%2*', 'Read', { bucket: 'orders', key: 'eu-1' }, false],
   ['svc:read:orders:eu/1', 'Read', ORD_EU, false], // unencoded: malformed, skipped
   ['svc:read:orders:eu%2F1', 'Read', { bucket: 'orders', key: 'eu/10' }, false],
   ['svc:read:orders:eu%2F', 'Read', ORD_EU, false],

@@ -160,7 +160,7 @@ test('verdicts: 400 shape, 401 unknown/wrong alike, 403 revoked, 501 without a s
 
 test('minted scope is canonical and parses back to the same grants', async () => {
   const { verifier, cred, ex } = await setup('svc:read:b:*');
-  const p = await verifier.verify((await ex.exchange({ key_id: cred.key_id, secret: cred.secret, scope: 'svc:read:b:a%2f*' })).token);
+  const p = await verifier.verify((await ex.exchange({ key_id: cred.key_id, secret: cred.secret, scope: 'svc:read:b:a%2F*' })).token);
   assert.deepEqual(p.grants, parseScope('svc:read:b:a%2F*').grants);
 });
 
