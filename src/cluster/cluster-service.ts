@@ -13,7 +13,7 @@ import {
 import { ServiceError } from '../core/errors.ts';
 import type { Clock, Leadership, Timers } from '../core/ports.ts';
 import type {
-  BucketCreate, ListPage, PlanResult, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
+  BucketCreate, ListPage, PlanResult, PlanStart, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
 } from '../core/service-api.ts';
 import { needsHandoff, type Star } from '../core/star.ts';
 import type { CommittedBatch } from '../core/stream-state.ts';
@@ -52,6 +52,8 @@ export interface ClusterDeps {
    *  star drained from elsewhere settles at once, not only when it next reads its state. */
   settlePeer?: (star: StarRow) => Promise<void>;
 }
+
+type SettledView = ReturnType<Star['settledView']>;
 
 /** A lease this star holds: its epoch, and until when (by this star's clock) it may serve from memory. */
 interface Held { bucket: string; key: string; epoch: number; validUntilMs: number; takenAtMs: number }
@@ -521,7 +523,10 @@ export class ClusterService implements StreamService, Leadership {
     return this.onLeader(bucket, key, () => this.d.star.createStream(bucket, key, body), true);
   }
 
-  getStream(bucket: string, key: string): Promise<StreamInfo & { fencing_token: string }> {
+  async getStream(bucket: string, key: string): Promise<StreamInfo & { fencing_token: string }> {
+    // A vacant stream is described from its committed row, with no lease taken (spec: States).
+    const row = await this.vacantRow(bucket, key);
+    if (row) return { ...streamInfo(row), fencing_token: row.fencing_token };
     return this.onLeader(bucket, key, () => this.d.star.getStream(bucket, key));
   }
 
@@ -557,9 +562,54 @@ export class ClusterService implements StreamService, Leadership {
   }
 
   async read(bucket: string, key: string, opts: ReadOptions): Promise<ReadResult> {
-    const vacant = await this.vacantState(bucket, key);
+    let vacant: ReturnType<Star['detached']> | undefined;
+    try {
+      vacant = await this.vacantState(bucket, key);
+    } catch (err) {
+      return this.settledInstead(err, bucket, key, (view) => view.read(opts));
+    }
     if (vacant) return vacant.read(opts);
     return this.onLeader(bucket, key, () => this.d.star.read(bucket, key, opts));
+  }
+
+  /** `err` is not_owner (another live star leads the stream): a read or plan of settled history is
+   *  answered here from what is committed all the same (spec: "Any star serves settled history");
+   *  anything else rethrows it (the leader serves the tail). */
+  private async settledInstead<V>(err: unknown, bucket: string, key: string, answer: (view: SettledView) => Promise<V | undefined>): Promise<V> {
+    if (!(err instanceof ServiceError) || err.code !== 'not_owner') throw err;
+    const view = await this.settledViewOf(bucket, key);
+    const got = view ? await answer(view) : undefined;
+    if (got === undefined) throw err;
+    return got;
+  }
+
+  /** A stream as this star can serve it without leading it: its committed row and tail. */
+  private async settledViewOf(bucket: string, key: string): Promise<SettledView | undefined> {
+    const { row } = await this.d.metadata.readStream(bucket, key);
+    return row ? this.viewOf(row) : undefined;
+  }
+
+  private async viewOf(row: StreamMeta): Promise<SettledView> {
+    await this.freshBucket(row.bucket);
+    return this.d.star.settledView(row, await this.committedTail(row));
+  }
+
+  /** The committed tail of a stream another star leads: where its newest chunk ends (the leader
+   *  acknowledges only what is committed there), else its settled end. One ranged GET of that chunk
+   *  gives the last record's time. */
+  private async committedTail(row: StreamMeta): Promise<Position> {
+    const last = await this.d.pg.lastChunkOf(row.stream_id);
+    if (!last || last.end_seq <= row.settled_end_seq) return { seq_num: row.settled_end_seq, timestamp_ms: row.settled_end_ts };
+    const buf = await this.storeOf(last.object_key).get(last.object_key, { offset: last.byte_offset, length: last.byte_length });
+    let timestampMs = row.settled_end_ts;
+    for (let off = 0; off < buf.length;) {
+      if (!frameIsIntact(buf, off, buf.length - off)) throw new Error(`chunk ${last.object_key}@${last.byte_offset} of stream ${row.stream_id} is damaged at ${off}`);
+      const info = frameInfo(buf, off);
+      const ts = frameTimestamps(buf.subarray(off, off + info.frameBytes));
+      timestampMs = ts[ts.length - 1] ?? timestampMs;
+      off += info.frameBytes;
+    }
+    return { seq_num: last.end_seq, timestamp_ms: timestampMs };
   }
 
   /** Where a read of a stream this star does not lead is served: another live star's leader (it
@@ -568,10 +618,19 @@ export class ClusterService implements StreamService, Leadership {
    *  create it: that takes the lease). A read never takes the lease of a stream that exists: a lease
    *  the read saw expiring must not move to the reader. */
   private async vacantState(bucket: string, key: string): Promise<ReturnType<Star['detached']> | undefined> {
+    const row = await this.vacantRow(bucket, key);
+    if (!row) return undefined;
+    await this.freshBucket(bucket);
+    return this.d.star.detached(row, await this.committedBatches(row));
+  }
+
+  /** The committed row of a stream nobody leads (vacant), or undefined when this star leads it or it
+   *  does not exist; not_owner when another live star leads it. */
+  private async vacantRow(bucket: string, key: string): Promise<StreamMeta | undefined> {
     if (this.held.has(addr(bucket, key)) || this.stopped) return undefined;
     const cur = await this.d.pg.holderOf(bucket, key);
     if (cur && this.alive(cur)) throw this.notOwner(cur);
-    return this.committed(bucket, key);
+    return (await this.d.metadata.readStream(bucket, key)).row;
   }
 
   /** What is committed of a stream, read from PostgreSQL and object storage by any star (the
@@ -615,7 +674,19 @@ export class ClusterService implements StreamService, Leadership {
     return this.onLeader(bucket, key, () => this.d.star.subscribe(bucket, key, start));
   }
 
-  readPlan(bucket: string, key: string, start: { kind: 'seq_num' | 'timestamp_ms'; value: number }, maxEntries: number): Promise<PlanResult> {
+  /** A plan vends only settled segments, so any star answers it from what is committed, with no
+   *  lease taken; the leader answers for the stream it holds, and a missing stream goes there too
+   *  (create_stream_on_read). */
+  async readPlan(bucket: string, key: string, start: PlanStart, maxEntries: number): Promise<PlanResult> {
+    const plan = async (view: SettledView): Promise<PlanResult> => view.plan(start, maxEntries);
+    let vacant: SettledView | undefined;
+    try {
+      const row = await this.vacantRow(bucket, key);
+      vacant = row ? await this.viewOf(row) : undefined;
+    } catch (err) {
+      return this.settledInstead(err, bucket, key, plan);
+    }
+    if (vacant) return plan(vacant);
     return this.onLeader(bucket, key, () => this.d.star.readPlan(bucket, key, start, maxEntries));
   }
 

@@ -44,6 +44,9 @@ export interface PlanSegment {
   max_ts: number;
 }
 
+/** Where a read plan starts (ReadPlan has no tail_offset start). */
+export type PlanStart = { kind: 'seq_num' | 'timestamp_ms'; value: number };
+
 export interface PlanResult {
   segments: PlanSegment[];
   /** First seq_num not vended; undefined only for a timestamp start above the settled ceiling. */
@@ -83,7 +86,7 @@ export interface StreamService {
   fence(bucket: string, key: string, token: string): Promise<Position>;
   subscribe(bucket: string, key: string, start: ReadStart): Promise<Subscription>;
   /** The settled segments covering [start, …), at most `maxEntries`, tiling exactly. */
-  readPlan(bucket: string, key: string, start: { kind: 'seq_num' | 'timestamp_ms'; value: number }, maxEntries: number): Promise<PlanResult>;
+  readPlan(bucket: string, key: string, start: PlanStart, maxEntries: number): Promise<PlanResult>;
   /** Listens for fence, reconfigure and delete events on a stream; returns the unsubscribe function. */
   watch(bucket: string, key: string, listener: (ev: StreamEvent) => void): () => void;
 }

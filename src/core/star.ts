@@ -23,7 +23,7 @@ import { Auditor } from './auditor.ts';
 import { soleLeadership, type Clock, type Ids, type Leadership, type LogPort, type SegmentChecker, type SegmentSettler, type Timers, type WalJanitor } from './ports.ts';
 import { checkBatchCaps, checkFence, checkMatch, pace, stampTimestamps } from './sequencer.ts';
 import type {
-  BucketCreate, ListPage, PlanResult, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
+  BucketCreate, ListPage, PlanResult, PlanStart, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
 } from './service-api.ts';
 import { ROWS_IDLE, StreamState, heldBatch, holdBatch, streamInfoOf, type CommittedBatch, type MemBatch } from './stream-state.ts';
 import { LiveSubscription } from './subscription.ts';
@@ -1132,7 +1132,33 @@ export class Star implements StreamService {
     return { read: (opts) => this.readFrom(st, opts), tail: () => st.tailPosition() };
   }
 
+  /** A stream another live star leads, as this star serves it from what is committed (spec: "Any
+   *  star serves settled history"): its row and its committed tail, for one answer, never kept. A
+   *  read is answered when it starts in settled history (cut at the settled frontier, as every read
+   *  is) or at the tail; undefined when it starts in the records above the frontier, which only the
+   *  leader holds in memory. A plan vends only settled segments: any star answers it. */
+  settledView(row: StreamMeta, tail: Position): { read(opts: ReadOptions): Promise<ReadResult | undefined>; plan(start: PlanStart, maxEntries: number): PlanResult } {
+    const st = new StreamState(row, this.configOf(row));
+    if (tail.seq_num > st.tail) {
+      st.tail = tail.seq_num;
+      st.tailTs = tail.timestamp_ms;
+    }
+    return {
+      read: async (opts) => {
+        const seq = await this.readStart(st, opts);
+        return seq >= st.settledEnd && seq < st.tail ? undefined : this.pageFrom(st, seq, opts);
+      },
+      plan: (start, maxEntries) => this.planFrom(st, start, maxEntries),
+    };
+  }
+
   private async readFrom(st: StreamState, opts: ReadOptions): Promise<ReadResult> {
+    return this.pageFrom(st, await this.readStart(st, opts), opts);
+  }
+
+  /** Where a read starts: its start resolved, held to the trim watermark and the tail (clamped, or
+   *  refused with 410 or 416). */
+  private async readStart(st: StreamState, opts: ReadOptions): Promise<number> {
     let seq = await this.resolveStart(st, opts.start);
     if (seq < st.trimSeq) {
       if (!opts.clamp) throw new ServiceError('trimmed', `records below ${st.trimSeq} were trimmed`);
@@ -1142,6 +1168,10 @@ export class Star implements StreamService {
       if (!opts.clamp) throw new ServiceError('range_not_satisfiable', `start ${namedSeqText(seq)} is past the tail ${st.tail}`, { tail: st.tailPosition() });
       seq = st.tail;
     }
+    return seq;
+  }
+
+  private async pageFrom(st: StreamState, seq: number, opts: ReadOptions): Promise<ReadResult> {
     const tail = st.tailPosition();
     if (seq >= st.tail) return { records: [], tail };
     const limit = Math.min(opts.limit > 0 ? opts.limit : this.readRecordsMax, this.readRecordsMax);
@@ -1225,8 +1255,12 @@ export class Star implements StreamService {
 
   // ---------------------------------------------------------------- read plans and watchers
 
-  async readPlan(bucket: string, key: string, start: { kind: 'seq_num' | 'timestamp_ms'; value: number }, maxEntries: number): Promise<PlanResult> {
+  async readPlan(bucket: string, key: string, start: PlanStart, maxEntries: number): Promise<PlanResult> {
     const st = await this.streamForRead(bucket, key); // a read verb: create_stream_on_read applies
+    return this.planFrom(st, start, maxEntries);
+  }
+
+  private planFrom(st: StreamState, start: PlanStart, maxEntries: number): PlanResult {
     const segs = st.meta.segments;
     let i: number;
     if (start.kind === 'seq_num') {

@@ -163,6 +163,38 @@ describe('a cluster of three stars', { skip }, () => {
     }
   });
 
+  test('gRPC: a star that does not lead serves settled history (Read, ReadPlan) from what is committed; above the settled frontier it answers NOT_OWNER', async () => {
+    await ok(c.url(0), 'POST', '/v1/streams/cb/hist', {});
+    for (let i = 0; i < 5; i++) await ok(c.url(i % 3), 'POST', '/v1/streams/cb/hist/records', { records: [{ body: `h${i}` }] });
+    const lease = async (): Promise<{ holder: string; epoch: string }> => (await sql.query<{ holder: string; epoch: string }>(
+      `SELECT holder, epoch FROM ${c.schema}.leases WHERE bucket = 'cb' AND key = $1`, [Buffer.from('hist')])).rows[0];
+    const held = await lease();
+    const leaderIdx = Number(held.holder.replace('star-', ''));
+    const leader = connect(await c.grpcPort(leaderIdx));
+    const other = connect(await c.grpcPort((leaderIdx + 1) % 3));
+    try {
+      await grpcCall(leader.data.SettleStar.bind(leader.data), {});
+      for (let i = 5; i < 7; i++) await ok(c.url(leaderIdx), 'POST', '/v1/streams/cb/hist/records', { records: [{ body: `h${i}` }] });
+      const page = await grpcCall(other.data.Read.bind(other.data), { bucket: 'cb', key: Buffer.from('hist'), seq_num: 1 });
+      assert.deepEqual(page.records.map((r) => Buffer.from(r.body).toString()), ['h1', 'h2', 'h3', 'h4'], 'settled history, cut at the settled frontier');
+      assert.equal(Number(page.tail?.seq_num), 7, 'the committed tail, records the leader holds unsettled included');
+      const byTime = await grpcCall(other.data.Read.bind(other.data), { bucket: 'cb', key: Buffer.from('hist'), tail_offset: 7 });
+      assert.equal(byTime.records.length, 5, 'a tail_offset start in settled history');
+      const atTail = await grpcCall(other.data.Read.bind(other.data), { bucket: 'cb', key: Buffer.from('hist'), seq_num: 7 });
+      assert.deepEqual([atTail.records.length, Number(atTail.tail?.seq_num)], [0, 7], 'caught up at the committed tail');
+      const above = await failure(other.data.Read.bind(other.data), { bucket: 'cb', key: Buffer.from('hist'), seq_num: 5 });
+      assert.equal(above.code, grpc.status.FAILED_PRECONDITION);
+      assert.match(above.details, /^NOT_OWNER/, 'records above the settled frontier: the leader serves them');
+      const plan = await grpcCall(other.data.ReadPlan.bind(other.data), { bucket: 'cb', key: Buffer.from('hist'), seq_num: 0 });
+      assert.equal(plan.entries.length, 1);
+      assert.equal(Number(plan.vended_until), 5);
+      assert.deepEqual(await lease(), held, 'the leadership did not move');
+    } finally {
+      leader.close();
+      other.close();
+    }
+  });
+
   test('a PATCH of the class is taken up by a new leadership (the epoch rises, appends go on); one that changes nothing keeps the lease', async () => {
     await ok(c.url(0), 'POST', '/v1/streams/cb/rc', {});
     for (const b of ['s0', 's1']) await ok(c.url(1), 'POST', '/v1/streams/cb/rc/records', { records: [{ body: b }] });
@@ -208,8 +240,33 @@ describe('a cluster of three stars', { skip }, () => {
     assert.equal(recs.status, 200, recs.text);
     assert.deepEqual((recs.body as { records: { body: string }[] }).records.map((r) => r.body), bodies);
     // A vacant stream serves committed state with no lease acquired (spec: States): the read took none.
-    const after = await sql.query<{ holder: string }>(`SELECT holder FROM ${c.schema}.leases WHERE bucket = 'cb' AND key = $1`, [Buffer.from('fast')]);
-    assert.equal(after.rows[0].holder, `star-${leaderIdx}`, 'the read did not take the lease');
+    // Nor do GetStream (HTTP and gRPC) and ReadPlan, on any star: they are answered from the row.
+    const epoch = async (): Promise<{ holder: string; epoch: string }> => (await sql.query<{ holder: string; epoch: string }>(
+      `SELECT holder, epoch FROM ${c.schema}.leases WHERE bucket = 'cb' AND key = $1`, [Buffer.from('fast')])).rows[0];
+    const before = await epoch();
+    assert.equal(before.holder, `star-${leaderIdx}`, 'the read did not take the lease');
+    const third = (leaderIdx + 2) % 3;
+    // gRPC callers are told NOT_OWNER while the dead star's lease runs (the bridge's hop found it
+    // refusing connections and waited it out): ask once it has run out.
+    const expired = async (): Promise<boolean> => (await sql.query<{ gone: boolean }>(
+      `SELECT expires_at <= clock_timestamp() AS gone FROM ${c.schema}.leases WHERE bucket = 'cb' AND key = $1`, [Buffer.from('fast')])).rows[0].gone;
+    while (!(await expired())) await sleep(100);
+    for (const i of [other, third]) {
+      const info = await ok(c.url(i), 'GET', '/v1/streams/cb/fast') as { class: string; fencing_token: string };
+      assert.equal(info.class, 'express');
+      assert.equal(info.fencing_token, '');
+      const cl = connect(await c.grpcPort(i));
+      try {
+        const got = await grpcCall(cl.data.GetStream.bind(cl.data), { bucket: 'cb', key: Buffer.from('fast') }) as { info: { config: { storage_class: unknown } } };
+        assert.match(String(got.info.config.storage_class), /EXPRESS|^2$/, `GetStream at star ${i}`);
+        const plan = await grpcCall(cl.data.ReadPlan.bind(cl.data), { bucket: 'cb', key: Buffer.from('fast'), seq_num: 0 }) as { entries: unknown[]; vended_until?: string };
+        assert.deepEqual(plan.entries, [], 'nothing settled yet');
+        assert.equal(Number(plan.vended_until), 0);
+      } finally {
+        cl.close();
+      }
+    }
+    assert.deepEqual(await epoch(), before, 'no lease was taken by GetStream or ReadPlan');
     await c.restart(leaderIdx);
   });
 

@@ -234,6 +234,18 @@ export class PostgresCluster {
     }));
   }
 
+  /** A stream's newest chunk: where its committed tail ends (undefined: it has none). */
+  async lastChunkOf(streamId: string): Promise<ChunkRow | undefined> {
+    const rows = await this.q<{ stream_id: string; first_seq: string; end_seq: string; object_key: string; byte_offset: string; byte_length: string }>(
+      `SELECT stream_id, first_seq, end_seq, object_key, byte_offset, byte_length FROM ${this.s}.chunks
+       WHERE stream_id = $1 ORDER BY first_seq DESC LIMIT 1`, [streamId]);
+    const r = rows[0];
+    return r === undefined ? undefined : {
+      stream_id: r.stream_id, first_seq: Number(r.first_seq), end_seq: Number(r.end_seq), object_key: r.object_key,
+      byte_offset: Number(r.byte_offset), byte_length: Number(r.byte_length),
+    };
+  }
+
   /** Forgets a deleted stream's chunks (its objects are then collected like settled ones). */
   async dropChunks(streamId: string): Promise<void> {
     await this.q(`DELETE FROM ${this.s}.chunks WHERE stream_id = $1`, [streamId]);
