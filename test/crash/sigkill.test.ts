@@ -94,7 +94,9 @@ describe('with the postgres metadata backend', { skip: pgSkip }, () => {
   after(async () => { for (const s of schemas) await dropSchema(s); });
 
   test('node: three SIGKILLs under 8 producers, WAL files settling into segments, lose no acknowledged record', { timeout: 90_000 }, async (t) => {
-    await crashRun(t, { engine: 'node', cycles: 3, producers: 8, streams: 3, args: [...pgArgs(), '--wal-file-bytes-max', String(256 * 1024)] });
+    // Files seal by age as well as size, so segments are made however few appends a slow machine
+    // manages between the kills (by size alone, one CI run filled no file).
+    await crashRun(t, { engine: 'node', cycles: 3, producers: 8, streams: 3, args: [...pgArgs(), '--wal-file-bytes-max', String(256 * 1024), '--wal-settle-after-ms', '1000'] });
     const sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
     await sql.connect();
     try {
