@@ -296,7 +296,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   life.started('heap trimmer', 'listeners', heapTrimmer.stop);
   metrics.heapTrims(heapTrimmer.counters);
   metrics.streams({ live: () => star.liveStreams, dormant: () => star.dormantStreams, counters: star.dormancy });
-  const proxy = cluster ? new LeaderProxy(starId) : undefined;
+  const proxy = cluster ? new LeaderProxy(starId, (id) => cluster.starGone(id)) : undefined;
   if (proxy) life.started('leader proxy', 'leadership', () => proxy.close());
   if (cluster && proxy && log instanceof ClusterCommitLog) {
     const c = cluster;

@@ -5,7 +5,7 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import http from 'node:http';
-import { PROXY_HEAD_MS_MAX, PROXY_SOCKETS_PER_PEER_MAX } from '../config/limits.ts';
+import { PROXY_HEAD_MS_MAX, PROXY_LEADER_CHECK_MS, PROXY_SOCKETS_PER_PEER_MAX } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
 import type { HttpExchange } from './exchange.ts';
 
@@ -50,7 +50,9 @@ export class LeaderProxy {
   hops = 0;
   failures = 0;
 
-  constructor(private readonly starId: string) {}
+  /** `leaderGone(starId)`: the membership saw that star's heartbeat go stale (it is frozen, cut off
+   *  or dead); a hop open to it is then given up on. */
+  constructor(private readonly starId: string, private readonly leaderGone: (starId: string) => boolean = () => false) {}
 
   private agentFor(address: string): http.Agent {
     let a = this.agents.get(address);
@@ -77,6 +79,12 @@ export class LeaderProxy {
         timeout: PROXY_HEAD_MS_MAX,
       });
       let answered = false;
+      // A leader that stops heartbeating will not answer: the hop ends (503 before the answer began,
+      // a relayed event stream simply ends) and the caller retries on the stream's next leader.
+      const watch = setInterval(() => {
+        if (this.leaderGone(leader.star_id)) req.destroy(new Error(`star ${leader.star_id} stopped heartbeating`));
+      }, PROXY_LEADER_CHECK_MS);
+      req.on('close', () => clearInterval(watch));
       req.on('timeout', () => req.destroy(new Error('the leader did not answer in time')));
       req.on('error', (err) => {
         if (!answered) this.failures += 1;

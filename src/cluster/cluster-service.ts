@@ -91,6 +91,8 @@ export class ClusterService implements StreamService, Leadership {
   private readonly timers: { cancel(): void }[] = [];
   /** The live active stars as last read (refreshed with the heartbeat): where vacant leases go. */
   private live: StarRow[] = [];
+  /** Stars whose row was last read with a stale heartbeat (frozen, cut off or dead). */
+  private stale = new Set<string>();
   private stopped = false;
   /** This star's membership state as last read or set: a draining or decommissioned star takes no
    *  lease and hands over the ones it holds. */
@@ -124,6 +126,10 @@ export class ClusterService implements StreamService, Leadership {
     return objectKey.startsWith(EXPRESS_CHUNK_PREFIX) ? this.d.express ?? this.d.objects : this.d.objects;
   }
 
+  /** The membership last saw `starId`'s heartbeat go stale: it will not answer a hop. A star that
+   *  left the membership (stopped) is not: it answers the requests it was sent before it went. */
+  starGone(starId: string): boolean { return this.stale.has(starId); }
+
   /** Streams this star leads now. */
   get leasesHeld(): number { return this.held.size; }
 
@@ -145,6 +151,7 @@ export class ClusterService implements StreamService, Leadership {
       await this.d.pg.heartbeat();
       const stars = await this.d.pg.stars();
       this.live = stars.filter((st) => st.state === 'active' && st.heartbeat_age_ms < STAR_GONE_AFTER_MS);
+      this.stale = new Set(stars.filter((st) => st.heartbeat_age_ms >= STAR_GONE_AFTER_MS).map((st) => st.star_id));
       // Drained or decommissioned by a request to another star: drain here.
       const me = stars.find((st) => st.star_id === this.d.starId);
       if (me && me.state !== 'active' && this.ownState === 'active') void this.drainHere(me.state).catch((err: unknown) => this.d.log_error?.('draining failed', err));

@@ -215,6 +215,10 @@ export const CHUNK_GC_RUN_MS_MAX = 5000;
  *  answer its head (an SSE hop then streams for as long as the caller stays). */
 export const PROXY_SOCKETS_PER_PEER_MAX = 256;
 export const PROXY_HEAD_MS_MAX = 30_000;
+/** While a hop is open (waiting for its answer, or relaying an event stream), the leader's heartbeat
+ *  is looked at this often: a leader whose heartbeat went stale (frozen, cut off) is given up on then,
+ *  not after PROXY_HEAD_MS_MAX, so the caller retries on the stream's next leader. */
+export const PROXY_LEADER_CHECK_MS = 250;
 /** Heap trim (src/ops/heap-trim.ts): checked this often; due once no append has been sequenced for
  *  HEAP_TRIM_QUIET_MS, at most once per HEAP_TRIM_INTERVAL_MS_MIN, only on a heap of at least
  *  HEAP_TRIM_HEAP_BYTES_MIN (a fresh star's is about 53 MB), and only when a stream went dormant, or

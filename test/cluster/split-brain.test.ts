@@ -16,6 +16,9 @@ const skip = await postgresSkipReason();
 
 /** One request's longest wait: a paused leader holds its callers this long before they give up. */
 const REQUEST_MS_MAX = 4000;
+/** The frozen-leader test's bound on a hop's answer: under the hop's own 30 s timeout, far above the
+ *  stale-heartbeat check that should end it (STAR_GONE_AFTER_MS, 2 s). */
+const FROZEN_HOP_ANSWER_MS_MAX = 20_000;
 
 
 /** Producers appending one record at a time to `stream` through the stars `via()` names, recorded. */
@@ -86,6 +89,30 @@ describe('split brain', { skip, timeout: 240_000 }, () => {
     assert.ok(now.epoch > first.epoch, 'with a higher epoch');
     assert.ok(load.acked().some((a) => a.star !== first.idx && a.at > stoppedAt && a.at < contAt), 'appends were acknowledged by the new leader meanwhile');
     await verify(c, rec, 'paused');
+  });
+
+  test('a frozen leader does not hold the callers of other stars: a hop to it ends once its heartbeat goes stale, and the retry is served by the next leader', async () => {
+    assert.equal((await request(c.url(0), 'POST', '/v1/streams/sb/frozen', {}, REQUEST_MS_MAX)).status, 201);
+    assert.equal((await request(c.url(0), 'POST', '/v1/streams/sb/frozen/records', { records: [{ body: 'f0' }] }, REQUEST_MS_MAX)).status, 200);
+    const first = await leaderOf('frozen');
+    const other = (first.idx + 1) % 3;
+    const leader = c.stars[first.idx];
+    leader.proc.kill('SIGSTOP');
+    try {
+      // Sent at once, while the frozen star's lease still runs: it hops there. Its answer must come
+      // while the leader stays frozen (a hop's own timeout, PROXY_HEAD_MS_MAX, is 30 s).
+      const tail = await request(c.url(other), 'GET', '/v1/streams/sb/frozen/records/tail', undefined, FROZEN_HOP_ANSWER_MS_MAX);
+      assert.ok(tail.status === 503 || tail.status === 200, `${tail.status} ${JSON.stringify(tail.body)}`);
+      let a = await request(c.url(other), 'POST', '/v1/streams/sb/frozen/records', { records: [{ body: 'f1' }] }, FROZEN_HOP_ANSWER_MS_MAX);
+      for (let i = 0; a.status === 503 && i < 50; i++) {
+        await sleep(100);
+        a = await request(c.url(other), 'POST', '/v1/streams/sb/frozen/records', { records: [{ body: 'f1' }] }, FROZEN_HOP_ANSWER_MS_MAX);
+      }
+      assert.equal(a.status, 200, JSON.stringify(a.body));
+      assert.equal(a.body.start.seq_num, 1, 'the next leader continues after the acknowledged record');
+    } finally {
+      leader.proc.kill('SIGCONT');
+    }
   });
 
   test('a leader whose PostgreSQL sessions are terminated under load: nothing acknowledged is lost or reordered', async () => {
