@@ -23,7 +23,7 @@ import type {
 } from '../core/types.ts';
 import { contentBytes, forEachRecord, frameInfo, frameIsIntact, frameTimestamps } from '../storage/format/record-codec.ts';
 import type { BucketMeta, StreamMeta } from '../storage/metadata/metadata-store.ts';
-import type { LeaseHolder, PostgresCluster, StarRow } from '../storage/metadata/postgres-cluster.ts';
+import type { ChunkRow, LeaseHolder, PostgresCluster, StarRow } from '../storage/metadata/postgres-cluster.ts';
 import type { PostgresMetadataStore } from '../storage/metadata/postgres-store.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import { collectChunkObjects } from './chunk-gc.ts';
@@ -590,22 +590,23 @@ export class ClusterService implements StreamService, Leadership {
     return got;
   }
 
-  /** A stream as this star can serve it without leading it: its committed row and tail. */
+  /** A stream as this star can serve it without leading it: its committed row and tail. The newest
+   *  chunk is read before the row it is checked against: a settle between the two reads moves the
+   *  row's settled end past the chunks it deletes, so the tail found is never behind an append
+   *  acknowledged before this call (the leader acknowledges only what is committed in a chunk). */
   private async settledViewOf(bucket: string, key: string): Promise<SettledView | undefined> {
+    const before = (await this.d.metadata.readStream(bucket, key)).row;
+    if (!before) return undefined;
+    const last = await this.d.pg.lastChunkOf(before.stream_id);
     const { row } = await this.d.metadata.readStream(bucket, key);
-    return row ? this.viewOf(row) : undefined;
+    if (!row || row.stream_id !== before.stream_id) return undefined; // deleted meanwhile: the leader answers
+    await this.freshBucket(bucket);
+    return this.d.star.settledView(row, await this.committedTail(row, last));
   }
 
-  private async viewOf(row: StreamMeta): Promise<SettledView> {
-    await this.freshBucket(row.bucket);
-    return this.d.star.settledView(row, await this.committedTail(row));
-  }
-
-  /** The committed tail of a stream another star leads: where its newest chunk ends (the leader
-   *  acknowledges only what is committed there), else its settled end. One ranged GET of that chunk
-   *  gives the last record's time. */
-  private async committedTail(row: StreamMeta): Promise<Position> {
-    const last = await this.d.pg.lastChunkOf(row.stream_id);
+  /** The committed tail: where the newest chunk ends (one ranged GET of it gives the last record's
+   *  time), or the row's settled end when no chunk lies above it. */
+  private async committedTail(row: StreamMeta, last: ChunkRow | undefined): Promise<Position> {
     if (!last || last.end_seq <= row.settled_end_seq) return { seq_num: row.settled_end_seq, timestamp_ms: row.settled_end_ts };
     const buf = await this.storeOf(last.object_key).get(last.object_key, { offset: last.byte_offset, length: last.byte_length });
     let timestampMs = row.settled_end_ts;
@@ -688,8 +689,7 @@ export class ClusterService implements StreamService, Leadership {
     const plan = async (view: SettledView): Promise<PlanResult> => view.plan(start, maxEntries);
     let vacant: SettledView | undefined;
     try {
-      const row = await this.vacantRow(bucket, key);
-      vacant = row ? await this.viewOf(row) : undefined;
+      vacant = (await this.vacantRow(bucket, key)) ? await this.settledViewOf(bucket, key) : undefined;
     } catch (err) {
       return this.settledInstead(err, bucket, key, plan);
     }
