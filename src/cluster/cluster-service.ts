@@ -573,7 +573,9 @@ export class ClusterService implements StreamService, Leadership {
     try {
       vacant = await this.vacantState(bucket, key);
     } catch (err) {
-      return this.settledInstead(err, bucket, key, (view) => view.read(opts));
+      // A seq_num start above the settled frontier is the leader's to serve: no view is built for it.
+      const start = opts.start;
+      return this.settledInstead(err, bucket, key, (view) => view.read(opts), (row) => start.kind !== 'seq_num' || start.value < row.settled_end_seq);
     }
     if (vacant) return vacant.read(opts);
     return this.onLeader(bucket, key, () => this.d.star.read(bucket, key, opts));
@@ -582,10 +584,18 @@ export class ClusterService implements StreamService, Leadership {
   /** `err` is not_owner (another live star leads the stream): a read or plan of settled history is
    *  answered here from what is committed all the same (spec: "Any star serves settled history");
    *  anything else rethrows it (the leader serves the tail). */
-  private async settledInstead<V>(err: unknown, bucket: string, key: string, answer: (view: SettledView) => Promise<V | undefined>): Promise<V> {
+  private async settledInstead<V>(err: unknown, bucket: string, key: string, answer: (view: SettledView) => Promise<V | undefined>, worthIt?: (row: StreamMeta) => boolean): Promise<V> {
     if (!(err instanceof ServiceError) || err.code !== 'not_owner') throw err;
-    const view = await this.settledViewOf(bucket, key);
-    const got = view ? await answer(view) : undefined;
+    let got: V | undefined;
+    try {
+      const view = await this.settledViewOf(bucket, key, worthIt);
+      got = view ? await answer(view) : undefined;
+    } catch (e) {
+      // An answer of the read itself (410, 416, 400) stands; anything else failing here (the store
+      // read for the tail) leaves the leader, which can still answer.
+      if (e instanceof ServiceError && e.code !== 'internal' && e.code !== 'unavailable') throw e;
+      this.d.log_error?.(`serving ${bucket}/${key} from what is committed failed; the leader answers`, e);
+    }
     if (got === undefined) throw err;
     return got;
   }
@@ -594,9 +604,9 @@ export class ClusterService implements StreamService, Leadership {
    *  chunk is read before the row it is checked against: a settle between the two reads moves the
    *  row's settled end past the chunks it deletes, so the tail found is never behind an append
    *  acknowledged before this call (the leader acknowledges only what is committed in a chunk). */
-  private async settledViewOf(bucket: string, key: string): Promise<SettledView | undefined> {
+  private async settledViewOf(bucket: string, key: string, worthIt?: (row: StreamMeta) => boolean): Promise<SettledView | undefined> {
     const before = (await this.d.metadata.readStream(bucket, key)).row;
-    if (!before) return undefined;
+    if (!before || (worthIt && !worthIt(before))) return undefined;
     const last = await this.d.pg.lastChunkOf(before.stream_id);
     const { row } = await this.d.metadata.readStream(bucket, key);
     if (!row || row.stream_id !== before.stream_id) return undefined; // deleted meanwhile: the leader answers

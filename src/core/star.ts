@@ -1146,7 +1146,10 @@ export class Star implements StreamService {
     return {
       read: async (opts) => {
         const seq = await this.readStart(st, opts);
-        return seq >= st.settledEnd && seq < st.tail ? undefined : this.pageFrom(st, seq, opts);
+        // Above the frontier only the leader has the records. A time start found no settled record at
+        // or after it: the first such may be unsettled, so its answer is the leader's too.
+        const aboveSettled = seq >= st.settledEnd && st.settledEnd < st.tail && (seq < st.tail || opts.start.kind === 'timestamp_ms');
+        return aboveSettled ? undefined : this.pageFrom(st, seq, opts);
       },
       plan: (start, maxEntries) => this.planFrom(st, start, maxEntries),
     };

@@ -174,17 +174,24 @@ describe('a cluster of three stars', { skip }, () => {
     const other = connect(await c.grpcPort((leaderIdx + 1) % 3));
     try {
       await grpcCall(leader.data.SettleStar.bind(leader.data), {});
+      const settledAtMs = Date.now() + 1;
+      await sleep(5); // h5 is stamped after settledAtMs: a time start there finds no settled record
       for (let i = 5; i < 7; i++) await ok(c.url(leaderIdx), 'POST', '/v1/streams/cb/hist/records', { records: [{ body: `h${i}` }] });
       const page = await grpcCall(other.data.Read.bind(other.data), { bucket: 'cb', key: Buffer.from('hist'), seq_num: 1 });
       assert.deepEqual(page.records.map((r) => Buffer.from(r.body).toString()), ['h1', 'h2', 'h3', 'h4'], 'settled history, cut at the settled frontier');
       assert.equal(Number(page.tail?.seq_num), 7, 'the committed tail, records the leader holds unsettled included');
       const byTime = await grpcCall(other.data.Read.bind(other.data), { bucket: 'cb', key: Buffer.from('hist'), tail_offset: 7 });
       assert.equal(byTime.records.length, 5, 'a tail_offset start in settled history');
-      const atTail = await grpcCall(other.data.Read.bind(other.data), { bucket: 'cb', key: Buffer.from('hist'), seq_num: 7 });
+      const atTail = await grpcCall(other.data.Read.bind(other.data), { bucket: 'cb', key: Buffer.from('hist'), tail_offset: 0 });
       assert.deepEqual([atTail.records.length, Number(atTail.tail?.seq_num)], [0, 7], 'caught up at the committed tail');
       const above = await failure(other.data.Read.bind(other.data), { bucket: 'cb', key: Buffer.from('hist'), seq_num: 5 });
       assert.equal(above.code, grpc.status.FAILED_PRECONDITION);
       assert.match(above.details, /^NOT_OWNER/, 'records above the settled frontier: the leader serves them');
+      // A time start whose first record is unsettled is the leader's: never an empty page at the tail.
+      const late = await failure(other.data.Read.bind(other.data), { bucket: 'cb', key: Buffer.from('hist'), timestamp_ms: settledAtMs });
+      assert.match(late.details, /^NOT_OWNER/);
+      const viaBridge = await ok(c.url((leaderIdx + 1) % 3), 'GET', `/v1/streams/cb/hist/records?timestamp_ms=${settledAtMs}`) as { records: { body: string }[] };
+      assert.deepEqual(viaBridge.records.map((r) => r.body), ['h5', 'h6'], 'the bridge hops it to the leader');
       const plan = await grpcCall(other.data.ReadPlan.bind(other.data), { bucket: 'cb', key: Buffer.from('hist'), seq_num: 0 });
       assert.equal(plan.entries.length, 1);
       assert.equal(Number(plan.vended_until), 5);
