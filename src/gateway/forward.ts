@@ -33,6 +33,8 @@ export interface ForwardHooks {
   meterBody?: (bytes: number) => boolean;
   /** The status the caller gets from a star, once known. */
   onStatus?: (status: number) => void;
+  /** The verified token's exp, for an event stream the read budget paces: the Gateway ends it then. */
+  expiresAtMs?: number;
 }
 
 export interface ForwardRequest {
@@ -335,12 +337,82 @@ function relay(upRes: IncomingMessage, res: ServerResponse, hooks: ForwardHooks,
   const unhold = (): void => { if (--holds === 0 && !res.destroyed) upRes.resume(); };
   const heartbeat = /^text\/event-stream/i.test(String(upRes.headers['content-type'] ?? '')) ? new HeldStreamHeartbeat(res, () => holds > 0) : undefined;
   res.once('close', () => heartbeat?.stop());
+  const expiry = heartbeat && hooks.expiresAtMs !== undefined ? new PacedStreamExpiry(res, upRes, hooks.expiresAtMs, () => heartbeat.stop()) : undefined;
   upRes.on('data', (chunk: Buffer) => {
+    if (expiry?.relayPast(chunk)) return;
     if (!res.write(chunk)) { hold(); res.once('drain', unhold); }
     heartbeat?.wrote(chunk);
+    expiry?.wrote(chunk);
     const waitMs = hooks.served(chunk.length);
     if (waitMs > 0) { hold(); setTimeout(unhold, waitMs); }
   });
-  upRes.on('end', () => { heartbeat?.stop(); res.end(); });
-  upRes.on('error', () => { heartbeat?.stop(); res.destroy(); });
+  upRes.on('end', () => { heartbeat?.stop(); expiry?.stop(); res.end(); });
+  upRes.on('error', () => { heartbeat?.stop(); expiry?.stop(); res.destroy(); });
+}
+
+/** The frame a star ends an event stream with at its token's exp (src/api/sse.ts). */
+const AUTH_EXPIRED_FRAME = 'event: auth-expired\ndata: {}\n\n';
+const FRAME_END = Buffer.from('\n\n');
+
+/**
+ * Ends an event stream the read budget paces at its token's exp, from the Gateway: the star ends it
+ * then too, but what it wrote before and the pause still holds back (its send buffer and both
+ * sockets', megabytes) would reach the caller after exp, and only once the read debt is repaid (spec:
+ * no SSE stream outlives its credential). At exp the frame under way is finished, unpaced (one frame
+ * at most), then the expiry frame goes out and the star's stream is dropped.
+ */
+class PacedStreamExpiry {
+  private readonly timer: NodeJS.Timeout;
+  private expired = false;
+  /** The last byte relayed was a line feed, and the one before it too (a frame just ended). */
+  private lastLf = false;
+  private atFrameEnd = true;
+  private done = false;
+
+  constructor(private readonly res: ServerResponse, private readonly upRes: IncomingMessage, expiresAtMs: number, private readonly onDone: () => void) {
+    this.timer = setTimeout(() => this.expire(), Math.max(0, expiresAtMs - Date.now()));
+  }
+
+  wrote(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    this.atFrameEnd = chunk.length >= 2 ? chunk[chunk.length - 1] === LF && chunk[chunk.length - 2] === LF : this.lastLf && chunk[0] === LF;
+    this.lastLf = chunk[chunk.length - 1] === LF;
+    // The star's own expiry frame came first: it ends the stream itself.
+    if (chunk.includes('event: auth-expired')) clearTimeout(this.timer);
+  }
+
+  /** After exp: relays `chunk` up to the end of the frame under way, then ends; true once handled. */
+  relayPast(chunk: Buffer): boolean {
+    if (!this.expired) return false;
+    if (this.done) return true;
+    // Where the frame under way ends: after its blank line (which may begin this chunk).
+    const blank = chunk.indexOf(FRAME_END);
+    const end = this.lastLf && chunk[0] === LF ? 1 : blank < 0 ? -1 : blank + FRAME_END.length;
+    if (end < 0) {
+      this.res.write(chunk);
+      this.wrote(chunk);
+      return true;
+    }
+    this.res.write(chunk.subarray(0, end));
+    this.finish();
+    return true;
+  }
+
+  private expire(): void {
+    if (this.res.destroyed || this.res.writableEnded) return;
+    this.expired = true;
+    if (this.atFrameEnd) { this.finish(); return; }
+    this.upRes.resume(); // the rest of the frame under way, past any pause
+  }
+
+  private finish(): void {
+    this.done = true;
+    this.onDone();
+    this.res.end(AUTH_EXPIRED_FRAME);
+    this.upRes.destroy();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
 }

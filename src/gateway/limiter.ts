@@ -40,6 +40,12 @@ class TokenBucket {
     return Math.max(1, Math.ceil((Math.min(n, this.ratePerS) - this.tokens) / this.ratePerS));
   }
 
+  /** The bucket holds one second of its rate. */
+  full(nowMs: number): boolean {
+    this.refill(nowMs);
+    return this.tokens >= this.ratePerS;
+  }
+
   /** Takes `n` even into debt (bytes already served). */
   charge(n: number, nowMs: number): void {
     this.refill(nowMs);
@@ -52,6 +58,9 @@ class TokenBucket {
     return this.tokens >= 0 ? 0 : Math.ceil((-this.tokens * 1000) / this.ratePerS);
   }
 }
+
+/** How a body without a declared length is being charged (GatewayLimiter.chargeWrite). */
+export type ChunkedBody = 'debt' | 'fits';
 
 interface SubState {
   rps?: TokenBucket;
@@ -110,16 +119,20 @@ export class GatewayLimiter {
     }
   }
 
-  /** Charges `bytes` of a body that declared no length, as they arrive. Its first bytes are admitted
-   *  as a declared body is (a full budget covers any amount, into debt); false (nothing taken) refuses
-   *  the body. Once admitted, its later bytes go into debt and are never refused: a body of any size
-   *  passes a full budget whether it declared its length or not, so a ceiling stays a rate, not a size. */
-  chargeWrite(sub: string, limits: TokenLimits, bytes: number, admitted: boolean): boolean {
-    if (!limits.write_Bps) return true;
-    const s = this.state(sub, limits);
-    if (!admitted) return s.write!.tryTake(bytes, this.nowMs());
-    s.write!.charge(bytes, this.nowMs());
-    return true;
+  /** Charges `bytes` of a body that declared no length, as they arrive; `held` is what the last call
+   *  answered for this body (undefined before its first bytes). A body whose first bytes find the
+   *  budget full is admitted as a declared body of any size is: all it sends goes into debt ('debt').
+   *  One whose first bytes find it partly spent must keep fitting what is left ('fits'), so only one
+   *  body at a time can go into debt, chunked or not. Undefined (nothing taken) refuses the body. */
+  chargeWrite(sub: string, limits: TokenLimits, bytes: number, held: ChunkedBody | undefined): ChunkedBody | undefined {
+    if (!limits.write_Bps) return 'fits';
+    const bucket = this.state(sub, limits).write!;
+    const now = this.nowMs();
+    if (held === 'debt' || (held === undefined && bucket.full(now))) {
+      bucket.charge(bytes, now);
+      return 'debt';
+    }
+    return bucket.tryTake(bytes, now) ? 'fits' : undefined;
   }
 
   /** Counts `bytes` served; answers how long to pause before serving more (0: go on). */

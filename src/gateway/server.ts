@@ -36,7 +36,7 @@ import { answer, fail } from './reply.ts';
 import { Upstreams } from './upstreams.ts';
 import { HealthProbes, type HealthOptions } from './health.ts';
 import { routeHost } from './hosts.ts';
-import type { GatewayLimiter } from './limiter.ts';
+import type { ChunkedBody, GatewayLimiter } from './limiter.ts';
 
 export interface GatewayOptions {
   host: string;
@@ -121,11 +121,9 @@ function authorizeEarly(principal: Principal, m: RouteMatch | undefined): void {
   authorize(principal, m.route.verb as Operation, { bucket: m.params.bucket || undefined, key: m.route.level === 'stream' ? m.params.key : undefined });
 }
 
-/** Milliseconds until `atMs` (0 once past; unbounded without one). */
-const msUntil = (atMs: number | undefined): number => (atMs === undefined ? Infinity : Math.max(0, atMs - Date.now()));
-
-/** The Durable Streams surface keeps its own CORS rules (src/api/ds/): the stars' pass through. */
-const DS_PATH_PREFIX = '/ds/';
+/** The Gateway's CORS policy covers the data plane's routes (/v1); the Durable Streams surface keeps
+ *  its own CORS rules (src/api/ds/), and /healthz is outside the middleware stack. */
+const isDataPlanePath = (target: string): boolean => target.startsWith('/v1/');
 
 /** A CORS preflight under the Gateway's policy: 204 with the path's methods, 403 for an origin or
  *  method it does not allow, 404 for an allowed origin asking about a path no route serves. */
@@ -167,7 +165,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     const routed = routeHost(o.zone, target.authority ?? req.headers.host, rawPath);
     if (routed.kind === 'not-found') throw notFound(routed.why);
     const path = routed.path;
-    const ownCors = o.cors !== undefined && !path.startsWith(DS_PATH_PREFIX);
+    const ownCors = o.cors !== undefined && isDataPlanePath(path);
     if (ownCors && method === 'OPTIONS' && req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined) {
       preflight(o.cors!, req, res, path);
       return;
@@ -206,12 +204,12 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       ? streams.acquire(tenant, limits?.connections ? limits.connections : connectionsDefault)
       : requests.acquire(tenant, requestsPerSub);
     // A declared length was charged whole by admit(); a body without one is charged as it arrives.
-    let bodyAdmitted = false;
-    const meterBody = (bytes: number): boolean => (bodyAdmitted = enforce!.limiter.chargeWrite(sub, enforce!.limits, bytes, bodyAdmitted));
+    let held: ChunkedBody | undefined;
+    const meterBody = (bytes: number): boolean => (held = enforce!.limiter.chargeWrite(sub, enforce!.limits, bytes, held)) !== undefined;
     const hooks: ForwardHooks = {
-      // A pause never runs past the token's exp: then the star sends the stream's last frame
-      // (auth-expired), which must not wait out a read debt (spec: no SSE stream outlives its credential).
-      served: (bytes) => (enforce ? Math.min(enforce.limiter.served(sub, enforce.limits, bytes), msUntil(token?.expMs)) : 0),
+      served: (bytes) => (enforce ? enforce.limiter.served(sub, enforce.limits, bytes) : 0),
+      // A paced event stream ends at the token's exp, not once its read debt is repaid (forward.ts).
+      ...(enforce?.limits.read_Bps && token?.expMs !== undefined ? { expiresAtMs: token.expMs } : {}),
       ...(enforce?.limits.write_Bps && declaredHeader === undefined ? { meterBody } : {}),
       ...(isExchange ? { onStatus: (status: number) => { if (status === 401) exchangeThrottle.failed(address); } } : {}),
     };
@@ -223,7 +221,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     if (refusedForHeaderCount(req)) return;
     // The Gateway's CORS headers go on every answer it gives (its 401, 403, 429 and 404 included, or
     // a browser could not read them); the stars' are dropped from what is relayed (forward.ts).
-    if (o.cors && !(req.url ?? '').startsWith(DS_PATH_PREFIX)) {
+    if (o.cors && isDataPlanePath(originForm(req.url ?? '/')?.url ?? '')) {
       for (const [k, v] of o.cors.responseHeaders(req.headers.origin) ?? []) res.setHeader(k, v);
     }
     handle(req, res).catch((err: unknown) => fail(res, err, o.logError));

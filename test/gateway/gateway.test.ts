@@ -34,6 +34,8 @@ function onHost(host: string, url: string, method = 'GET', body?: string): Promi
 }
 /** How long the expiry test waits for a stream whose token lives 2 s to end (a bound on a hang). */
 const EXPIRY_FRAME_WAIT_MS = 30_000;
+/** Frames a star sends in the held-frames test, one record each (far more than a 1 B/s budget passes). */
+const HELD_FRAMES = 20;
 const bearer = (token: string, init: RequestInit = {}): RequestInit => ({ ...init, headers: { ...(init.headers as Record<string, string> ?? {}), authorization: `Bearer ${token}` } });
 
 describe('gateway: hosts, health and event streams (auth off)', () => {
@@ -219,6 +221,9 @@ describe('gateway: edge verification and limits (auth jwt)', () => {
       r = await fetch(`${edge.url}/v1/streams/lim/k/records?seq_num=0`, from('https://evil.example'));
       assert.equal(r.status, 401);
       assert.equal(r.headers.get('access-control-allow-origin'), null, 'a denied origin\'s plain request is served without CORS headers');
+      r = await fetch(`${edge.url}/healthz`, from(allowed));
+      assert.equal(r.status, 200);
+      assert.equal(r.headers.get('access-control-allow-origin'), null, 'the policy is the data plane\'s (/v1): /healthz is outside it');
     } finally {
       await edge.stop();
     }
@@ -233,8 +238,23 @@ describe('gateway: edge verification and limits (auth jwt)', () => {
     const res = await fetch(`${gw.url}/v1/streams/lim/expiring/records/subscribe?seq_num=0`, bearer(token, { signal: AbortSignal.timeout(EXPIRY_FRAME_WAIT_MS) }));
     assert.equal(res.status, 200);
     const text = await res.text(); // the stream ends after the expiry frame (or the wait gives up)
-    assert.match(text, /"seq_num":0/);
     assert.match(text, /event: auth-expired\ndata: \{\}\n\n$/);
+  });
+
+  test('read_Bps: frames the star sent before exp and the pause held back are not relayed after it', { timeout: 60_000 }, async () => {
+    const admin = await mint('svc:admin', 600);
+    // About 1.5 frames a second pass; the star writes all of them into the sockets at once.
+    const token = await mint('svc:read:lim:*', 3, { limits: { read_Bps: 1500 } });
+    const res = await fetch(`${gw.url}/v1/streams/lim/held/records/subscribe?seq_num=0`, bearer(token, { signal: AbortSignal.timeout(EXPIRY_FRAME_WAIT_MS) }));
+    assert.equal(res.status, 200);
+    for (let i = 0; i < HELD_FRAMES; i++) {
+      const r = await fetch(`${star.baseUrl}/v1/streams/lim/held/records`, bearer(admin, { method: 'POST', body: JSON.stringify({ records: [{ body: `${i}:`.padEnd(1000, 'h') }] }) }));
+      assert.equal(r.status, 200, await r.text());
+    }
+    const text = await res.text();
+    assert.match(text, /event: auth-expired\ndata: \{\}\n\n$/);
+    const frames = text.match(/^id: /gm) ?? [];
+    assert.ok(frames.length < HELD_FRAMES, `${frames.length} of ${HELD_FRAMES} frames relayed: the held ones went out after exp`);
   });
 
   test('connections: one subscription per sub at a time, 429 with Retry-After for the next, free again once it ends', async () => {

@@ -65,21 +65,29 @@ test('rps below one: a request every 1/rps seconds, never a permanent refusal', 
   l.admit('slow', { rps: 0.5 }, 0);
 });
 
-test('write_Bps of a body without a declared length: its first bytes are admitted as a declared body is, its later ones go into debt', () => {
+test('write_Bps of a body without a declared length: admitted on a full budget it goes into debt; on a partly spent one it must keep fitting', () => {
   let now = 0;
   const l = new GatewayLimiter(() => now);
   const w = { write_Bps: 100 };
-  assert.equal(l.chargeWrite('c', w, 60, false), true);
-  assert.equal(l.chargeWrite('c', w, 60, false), false, 'a second body\'s 60 bytes in the same instant: over 100 B/s');
-  assert.equal(l.chargeWrite('c', w, 40, false), true, 'the refused chunk took nothing');
-  assert.equal(l.chargeWrite('c', w, 5000, false), false, 'a 5 KB first chunk does not fit a budget that is not full');
+  assert.equal(l.chargeWrite('c', w, 60, undefined), 'debt', 'a full budget: this body may go into debt');
+  assert.equal(l.chargeWrite('c', w, 60, undefined), undefined, 'a second body finds the budget spent');
   now += 1200;
-  assert.equal(l.chargeWrite('c', w, 50, false), true, '1.2 s later the budget is full: a body starts');
-  for (let i = 0; i < 100; i++) assert.equal(l.chargeWrite('c', w, 50, true), true, 'an admitted body\'s later chunks are never refused (a rate, not a size)');
-  assert.equal(l.chargeWrite('c', w, 1, false), false, 'the next body waits until the debt is repaid');
-  now += 50_000;
-  assert.equal(l.chargeWrite('c', w, 1, false), true);
-  assert.equal(l.chargeWrite('c', {}, 1e9, false), true, 'no ceiling');
+  let held = l.chargeWrite('c', w, 50, undefined);
+  assert.equal(held, 'debt');
+  for (let i = 0; i < 100; i++) held = l.chargeWrite('c', w, 50, held);
+  assert.equal(held, 'debt', 'a body admitted on a full budget is never cut (a rate, not a size)');
+  assert.equal(l.chargeWrite('c', w, 1, undefined), undefined, 'the next body waits until the debt is repaid');
+  now += 51_000;
+  assert.equal(l.chargeWrite('c', w, 80, undefined), 'debt');
+  now += 300; // 20 + 30 bytes: the budget is partly spent
+  let small = l.chargeWrite('c', w, 10, undefined);
+  assert.equal(small, 'fits', 'a body that starts on a partly spent budget');
+  const other = l.chargeWrite('c', w, 10, undefined);
+  assert.equal(other, 'fits', 'a second one alongside, within what is left');
+  small = l.chargeWrite('c', w, 25, small);
+  assert.equal(small, 'fits');
+  assert.equal(l.chargeWrite('c', w, 40, small), undefined, 'past what is left: refused, not into debt (only one body at a time goes into debt)');
+  assert.equal(l.chargeWrite('c', {}, 1e9, undefined), 'fits', 'no ceiling');
 });
 
 test('0 is no ceiling; new limits on a sub start fresh buckets; idle subs are forgotten past the cap', () => {
