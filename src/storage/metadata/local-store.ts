@@ -403,9 +403,12 @@ export class LocalMetadataStore implements MetadataStore {
       await out.sync();
       whole = true;
     } finally {
-      await out.close();
-      // A snapshot cut short (a full disk) would hold the room the journal's next groups need.
-      if (!whole) rmSync(tmp, { force: true });
+      try {
+        await out.close();
+      } finally {
+        // A snapshot cut short (a full disk) would hold the room the journal's next groups need.
+        if (!whole) rmSync(tmp, { force: true });
+      }
     }
     renameSync(tmp, this.snapshotPath);
     // The new snapshot must be durable by name before the journal it replaces is cut.
