@@ -81,6 +81,10 @@ export const ROUTE_MATCH_CACHE_PATH_CHARS_MAX = 512;
 // --- Memory bounds (back-pressure, never unbounded buffering) ----------------------------------------
 /** Sequenced-but-not-yet-durable bytes per stream; past it an append is refused with 429. */
 export const STREAM_INFLIGHT_BYTES_MAX = 64 * MiB;
+/** A match_seq_num miss is answered once no append of its stream is in flight, so its tail is the
+ *  next value to try (spec: Errors); it waits for the stream to drain at most this many times when
+ *  other producers keep sequencing meanwhile, then answers with the committed tail as it stands. */
+export const MATCH_MISS_DRAIN_WAITS_MAX = 8;
 /** Longest an append waits its turn under its stream's throughput cap; a longer wait is 429. */
 export const APPEND_PACE_WAIT_MS_MAX = 10_000;
 /** Sequenced-but-not-yet-durable bytes for the whole star. */

@@ -3,7 +3,7 @@
 // sealed WAL files into segments, and enforces trim and retention.
 
 import {
-  APPEND_PACE_WAIT_MS_MAX, DORMANT_RETIRE_SLICE_STREAMS, LEASE_IDLE_MS, LIST_PAGE_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
+  APPEND_PACE_WAIT_MS_MAX, DORMANT_RETIRE_SLICE_STREAMS, LEASE_IDLE_MS, LIST_PAGE_MAX, MATCH_MISS_DRAIN_WAITS_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
   STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX, UNSETTLED_BYTES_MAX,
 } from '../config/limits.ts';
 import { FrameArena } from './frame-arena.ts';
@@ -779,14 +779,16 @@ export class Star implements StreamService {
         void created.catch(() => undefined);
       }
     }
-    let waitedForDrain = false;
+    let drainWaits = 0;
     for (;;) {
       if (st.metaPending) { await st.metaPending; continue; } // call order is kept: one shared promise
-      // A mismatch is reported with the committed tail: wait once for in-flight appends to commit,
-      // but only after every other refusal had its chance to answer at once.
-      if (!waitedForDrain && input.match_seq_num !== undefined && input.match_seq_num !== st.nextSeq) {
+      // A mismatch is reported with the committed tail as the next value to try, so it is refused
+      // only while nothing is in flight: wait for in-flight appends to commit, again when others were
+      // sequenced meanwhile (at most MATCH_MISS_DRAIN_WAITS_MAX times), but only after every other
+      // refusal had its chance to answer at once.
+      if (input.match_seq_num !== undefined && input.match_seq_num !== st.nextSeq && st.nextSeq !== st.tail && drainWaits < MATCH_MISS_DRAIN_WAITS_MAX) {
         this.admit(st, bucket, key, input);
-        waitedForDrain = true;
+        drainWaits += 1;
         await st.drained();
         continue;
       }

@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { Star } from '../../src/core/star.ts';
 import { ServiceError, asServiceError } from '../../src/core/errors.ts';
 import { rng } from '../helpers/rng.ts';
+import type { AppendInput } from '../../src/core/types.ts';
 import { Incarnation, World } from './ports.ts';
 
 const SEEDS = Number(process.env.SVCD_SIM_SEEDS ?? 16);
@@ -577,4 +578,26 @@ test('issue 17: while a metadata write\'s outcome is unknown no append is acknow
   await until(b, b.star.createStream(BUCKET, 'k1', {}));
   const ack = await until(b, b.star.append(BUCKET, 'k1', { records: [{ headers: [], body: Buffer.from('y') }] }));
   assert.equal(ack.start.seq_num, 0, 'appends resume once nothing is unknown');
+});
+
+test('a match_seq_num miss is answered once nothing is in flight: its tail is exactly the next value to try, though appends were sequenced while it waited', async () => {
+  const { b } = await oneStream(); // k0 holds 10 records
+  const one = (match?: number): AppendInput => ({ records: [{ headers: [], body: Buffer.from('x') }], ...(match === undefined ? {} : { match_seq_num: match }) });
+  const first = [0, 1, 2].map(() => b.star.append(BUCKET, 'k0', one())); // 10, 11, 12 in flight
+  const out: { missed?: ServiceError } = {};
+  const miss = b.star.append(BUCKET, 'k0', one(0)).then(() => undefined, (e: unknown) => { out.missed = asServiceError(e); });
+  await drain(b.inc);
+  assert.equal(out.missed, undefined, 'no answer while appends are in flight');
+  b.inc.log.flush(); // 10..12 commit; before the miss looks again, two more are sequenced
+  const later = [0, 1].map(() => b.star.append(BUCKET, 'k0', one())); // 13, 14
+  await drain(b.inc);
+  b.inc.log.flush();
+  await drain(b.inc);
+  await miss;
+  const missed = out.missed as ServiceError | undefined; // set by the rejection handler above
+  assert.equal(missed?.code, 'seq_mismatch');
+  assert.equal((missed?.detail.tail as { seq_num: number } | undefined)?.seq_num, 15, 'the next value to try');
+  await Promise.all([...first, ...later]);
+  const retry = await until(b, b.star.append(BUCKET, 'k0', one(15)));
+  assert.equal(retry.start.seq_num, 15, 'a retry at the tail it gave succeeds');
 });
