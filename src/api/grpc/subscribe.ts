@@ -2,7 +2,8 @@
 // write to be flushed into HTTP/2 flow control before pulling the next (one batch in flight, as the
 // SSE path). Ends on client cancel, at the credential's exp (DEADLINE_EXCEEDED), on the core's error
 // (deleted or trimmed under the cursor), on a consumer stalled past SUBSCRIBE_STALL_MS, and on
-// server shutdown, where the stream simply ends and the client resumes from its cursor.
+// server shutdown with UNAVAILABLE: the client resumes from its cursor (an HTTP event stream simply
+// ends there, but a gRPC stream that ends OK tells its client it is done, and it would not resume).
 
 import * as grpc from '@grpc/grpc-js';
 import { SSE_STALL_MS } from '../../config/limits.ts';
@@ -34,7 +35,7 @@ export function handleSubscribe(ctx: GrpcContext, call: SubscribeCall): void {
   };
 
   call.on('cancelled', () => finish());
-  unregister = ctx.live.add(() => finish());
+  unregister = ctx.live.add(() => finish(grpcFailure(grpc.status.UNAVAILABLE, 'star shutting down; resume from next_seq_num')));
 
   const run = async (): Promise<void> => {
     const req = call.request;
