@@ -32,6 +32,18 @@ describe('grpc read starts across the uint64 range', () => {
     }
   });
 
+  it('ReadPlan takes every uint64 / int64 too: a start past the tail as a Read, an end past 2^53 ends nothing, a late time vends nothing', async () => {
+    const err = await failure(h.data.ReadPlan.bind(h.data), { bucket: 'big', key, seq_num: U64_MAX } as never);
+    assert.equal(err.code, grpc.status.OUT_OF_RANGE, err.message);
+    assert.equal(detailsOf(err)?.sequence?.tail?.seq_num, 3);
+    const open = await call(h.data.ReadPlan.bind(h.data), { bucket: 'big', key, seq_num: 0, end_seq_num: U64_MAX } as never);
+    assert.deepEqual(open.entries, [], 'nothing settled yet');
+    const late = await call(h.data.ReadPlan.bind(h.data), { bucket: 'big', key, timestamp_ms: '9223372036854775807' } as never);
+    assert.deepEqual(late.entries, []);
+    const early = await call(h.data.ReadPlan.bind(h.data), { bucket: 'big', key, timestamp_ms: '-9223372036854775808' } as never);
+    assert.deepEqual(early.entries, []);
+  });
+
   it('tail_offset 2^64-1 reads from the earliest record; int64 times at their extremes', async () => {
     const all = await call(h.data.Read.bind(h.data), { bucket: 'big', key, tail_offset: U64_MAX } as never);
     assert.deepEqual(all.records.map((r) => Number(r.seq_num)), [0, 1, 2]);

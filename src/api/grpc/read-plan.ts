@@ -14,7 +14,7 @@ import type { ReadPlanEntry } from '../../gen/svc/v1/ReadPlanEntry.ts';
 import type { ReadPlanRequest__Output } from '../../gen/svc/v1/ReadPlanRequest.ts';
 import type { ReadPlanResponse } from '../../gen/svc/v1/ReadPlanResponse.ts';
 import type { GrpcContext } from './context.ts';
-import { clampToCap, i64FromWire, u64FromWire } from './convert.ts';
+import { clampToCap, selectorFromWire, timeSelectorFromWire } from './convert.ts';
 import type { ReadPlanVending } from './hooks.ts';
 
 type Mode = 'presigned' | 'raw';
@@ -48,10 +48,12 @@ export async function handleReadPlan(
   ctx: GrpcContext, bucket: string, key: string, req: ReadPlanRequest__Output,
 ): Promise<ReadPlanResponse> {
   let start: { kind: 'seq_num' | 'timestamp_ms'; value: number };
-  if (req.start === 'seq_num' && req.seq_num !== undefined) start = { kind: 'seq_num', value: u64FromWire(req.seq_num, 'seq_num') };
-  else if (req.start === 'timestamp_ms' && req.timestamp_ms !== undefined) start = { kind: 'timestamp_ms', value: i64FromWire(req.timestamp_ms, 'timestamp_ms') };
+  // Positions and times select records, as a Read's do: any uint64 / int64 is valid, and one past
+  // 2^53 lies past every record (convert.ts, selectorFromWire).
+  if (req.start === 'seq_num' && req.seq_num !== undefined) start = { kind: 'seq_num', value: selectorFromWire(req.seq_num) };
+  else if (req.start === 'timestamp_ms' && req.timestamp_ms !== undefined) start = { kind: 'timestamp_ms', value: timeSelectorFromWire(req.timestamp_ms) };
   else throw invalid('exactly one start (seq_num or timestamp_ms) is required');
-  const endSeq = req.end_seq_num !== undefined ? u64FromWire(req.end_seq_num, 'end_seq_num') : undefined;
+  const endSeq = req.end_seq_num !== undefined ? selectorFromWire(req.end_seq_num) : undefined;
   const vending = ctx.vending;
   const mode = modeOf(req, vending);
   if (mode === 'presigned' && !vending.presign) {
