@@ -190,10 +190,10 @@ describe('grpc admission under abuse (jwt, real star)', () => {
     assert.ok(growth < TENANT_RSS_GROWTH_BYTES_MAX, `the star's peak RSS grew ${mb(growth)}`);
   });
 
-  it('a message over GRPC_APPEND_MESSAGE_BYTES_MAX with a valid token is RESOURCE_EXHAUSTED from its head', { timeout: 120_000 }, async () => {
+  it('a message over GRPC_APPEND_MESSAGE_BYTES_MAX with a valid token is INVALID_ARGUMENT from its head (a batch over a cap: no retry passes)', { timeout: 120_000 }, async () => {
     const tenantA = bearer(await mintFor('tenant-a', 'svc:append:ta:*'));
     const a = await rawUnary(raw, APPEND, encodedAppend('ta', 'big', 120 * MiB), tenantA);
-    assert.equal(a.code, grpc.status.RESOURCE_EXHAUSTED);
+    assert.equal(a.code, grpc.status.INVALID_ARGUMENT);
     assert.match(a.details, new RegExp(`over the ${GRPC_APPEND_MESSAGE_BYTES_MAX}-byte limit of /svc.v1.DataService/Append`));
     // A full batch (100 MiB of content in 1 MiB records) fits the limit and is appended.
     const full = encodedAppend('ta', 'full', BATCH_CONTENT_BYTES_MAX);
@@ -259,7 +259,7 @@ describe('grpc admission under abuse (jwt, real star)', () => {
 
     // Past the verb's limit once inflated, and a payload that is not gzip at all.
     const over = await compressedUnary(c.grpcPort, APPEND, gzipSync(encodedAppend('ta', 'over', 120 * MiB)), tenantA);
-    assert.equal(over.code, grpc.status.RESOURCE_EXHAUSTED);
+    assert.equal(over.code, grpc.status.INVALID_ARGUMENT);
     assert.match(over.details, new RegExp(`decompresses past the ${GRPC_APPEND_MESSAGE_BYTES_MAX}-byte limit`));
     const garbage = await compressedUnary(c.grpcPort, APPEND, Buffer.from('not gzip at all'), tenantA);
     assert.equal(garbage.code, grpc.status.INVALID_ARGUMENT, garbage.details);
@@ -294,7 +294,7 @@ describe('grpc admission under abuse (jwt, real star)', () => {
     const ser = proto.svc.v1.DataService.service.ExchangeToken.requestSerialize;
     const huge = ser({ key_id: 'root', secret: 'x'.repeat(GRPC_CONTROL_MESSAGE_BYTES_MAX + 1), bucket: 'ta' });
     const a = await rawUnary(raw, EXCHANGE, huge, new grpc.Metadata());
-    assert.equal(a.code, grpc.status.RESOURCE_EXHAUSTED);
+    assert.equal(a.code, grpc.status.INVALID_ARGUMENT);
     assert.match(a.details, /over the 65536-byte limit of \/svc.v1.DataService\/ExchangeToken/);
     // Wrong secrets for ever new key ids (so the per-key-id throttle never applies): the address's.
     for (let i = 0; i < EXCHANGE_FAILURES_PER_ADDRESS_BURST; i++) {

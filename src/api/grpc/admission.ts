@@ -14,8 +14,9 @@
 //      address has spent its failed asks (the exchange's per-address throttle), and its messages are
 //      held to GRPC_CONTROL_MESSAGE_BYTES_MAX and a small per-address budget;
 //   4. a message is charged its declared length to the star's budget and its tenant's (the token's
-//      sub) when its head arrives, before its body is buffered; over its verb's size limit or
-//      either budget it is refused with RESOURCE_EXHAUSTED (the spec's 429 code) and never read;
+//      sub) when its head arrives, before its body is buffered; over either budget it is refused
+//      with RESOURCE_EXHAUSTED (the spec's 429 code: retry later), and over its verb's size limit
+//      with INVALID_ARGUMENT (the spec's 400 for a batch over a cap: no retry can pass), never read;
 //   5. a compressed message (gzip or deflate, as grpc-go, grpc-java and connect send with
 //      compression on) is charged its compressed length at its head, then every inflated chunk as
 //      it comes out, and is refused the moment it passes its verb's limit or a budget: a small
@@ -91,7 +92,8 @@ export class RequestBytesBudget {
 }
 
 /** grpc-js's raw message decoder (the base call's private `decoder`): framed bytes in, whole framed
- *  messages out. It throws to refuse, which grpc-js answers with RESOURCE_EXHAUSTED. */
+ *  messages out. It throws to refuse, which grpc-js answers with RESOURCE_EXHAUSTED; a refusal with
+ *  another code is sent through the base call's sendStatus, and the decoder then takes nothing more. */
 interface RawDecoder {
   write(data: Buffer): Buffer[];
 }
@@ -128,7 +130,7 @@ function inflateMetered(
       if (done) return;
       total += chunk.length;
       if (total > limitBytes) {
-        refuse({ code: grpc.status.RESOURCE_EXHAUSTED, details: `a message that decompresses past the ${limitBytes}-byte limit of ${what}` });
+        refuse({ code: grpc.status.INVALID_ARGUMENT, details: `a message that decompresses past the ${limitBytes}-byte limit of ${what}` });
         return;
       }
       try {
@@ -160,10 +162,16 @@ function isRawDecoder(v: unknown): v is RawDecoder {
  * ServerInterceptingCall.nextCall); no public hook sees a message's head before its body is
  * buffered. test/grpc/admission.test.ts fails if a grpc-js upgrade moves it.
  */
-function decoderHolder(call: grpc.ServerInterceptingCallInterface): { decoder: RawDecoder; decompressMessage?: Decompress } | undefined {
+interface DecoderHolder {
+  decoder: RawDecoder;
+  decompressMessage?: Decompress;
+  sendStatus(status: { code: grpc.status; details: string }): void;
+}
+
+function decoderHolder(call: grpc.ServerInterceptingCallInterface): DecoderHolder | undefined {
   let c: unknown = call;
   for (let depth = 0; depth < CALL_CHAIN_DEPTH_MAX && typeof c === 'object' && c !== null; depth++) {
-    if (isRawDecoder((c as { decoder?: unknown }).decoder)) return c as { decoder: RawDecoder; decompressMessage?: Decompress };
+    if (isRawDecoder((c as { decoder?: unknown }).decoder) && typeof (c as { sendStatus?: unknown }).sendStatus === 'function') return c as DecoderHolder;
     c = (c as { nextCall?: unknown }).nextCall;
   }
   return undefined;
@@ -258,9 +266,15 @@ export function admissionInterceptor(ctx: GrpcContext, o: AdmissionOptions): grp
         o.logBug('grpc: admission cannot meter compressed request messages: grpc-js has no decompressMessage where expected (bug)');
         bugLogged = true;
       }
+      /** A message over the verb's size limit: the call is answered INVALID_ARGUMENT, and no more
+       *  of its bytes are taken in. */
+      let oversize: string | undefined;
       const heads = new MessageHeads((compressed, length) => {
-        if (ended) return;
-        if (length > messageMax) throw exhausted(`a ${length}-byte message is over the ${messageMax}-byte limit of ${path}`);
+        if (ended || oversize !== undefined) return;
+        if (length > messageMax) {
+          oversize = `a ${length}-byte message is over the ${messageMax}-byte limit of ${path}`;
+          return;
+        }
         // Without the metered inflater, a compressed message is charged all it may inflate to.
         const c: Charge = { bytes: compressed && innerDecompress === undefined ? messageMax + MESSAGE_HEAD_BYTES : length + MESSAGE_HEAD_BYTES };
         o.budget.charge(tenant, c.bytes);
@@ -273,7 +287,7 @@ export function admissionInterceptor(ctx: GrpcContext, o: AdmissionOptions): grp
           const c = toInflate.shift();
           if (ended || c === undefined) return Promise.reject({ code: grpc.status.CANCELLED, details: 'the call ended' });
           // Once the call ends, end() aborts the inflater, so nothing is metered after its charges are returned.
-          const run = inflateMetered(message.subarray(MESSAGE_HEAD_BYTES), encoding, messageMax, path, (bytes) => {
+          const run = inflateMetered(message.subarray(MESSAGE_HEAD_BYTES), encoding, messageMax, path, (bytes: number) => {
             o.budget.charge(tenant, bytes);
             c.bytes += bytes;
           });
@@ -283,9 +297,16 @@ export function admissionInterceptor(ctx: GrpcContext, o: AdmissionOptions): grp
           return run.result;
         };
       }
+      const base = holder;
       holder.decoder = {
         write(data: Buffer): Buffer[] {
+          if (oversize !== undefined) return [];
           heads.scan(data);
+          if (oversize !== undefined) {
+            base.sendStatus({ code: grpc.status.INVALID_ARGUMENT, details: oversize });
+            end();
+            return [];
+          }
           return inner.write(data);
         },
       };
