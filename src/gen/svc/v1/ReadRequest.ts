@@ -37,7 +37,8 @@ export interface ReadRequest {
   'until_ms'?: (number | string | Long);
   /**
    * Pull a start below the trim watermark up to the earliest retained record, and a start past
-   * the tail to the tail. Without it a start below the watermark is OUT_OF_RANGE.
+   * the tail to the tail. Without it a start below the watermark is OUT_OF_RANGE, and a start past
+   * the tail is OUT_OF_RANGE with a SequenceDetail holding the tail.
    */
   'clamp'?: (boolean);
   /**
@@ -82,7 +83,8 @@ export interface ReadRequest__Output {
   'until_ms'?: (number);
   /**
    * Pull a start below the trim watermark up to the earliest retained record, and a start past
-   * the tail to the tail. Without it a start below the watermark is OUT_OF_RANGE.
+   * the tail to the tail. Without it a start below the watermark is OUT_OF_RANGE, and a start past
+   * the tail is OUT_OF_RANGE with a SequenceDetail holding the tail.
    */
   'clamp': (boolean);
   /**
