@@ -142,7 +142,15 @@ export class LeaderProxy {
 function relayStream(ex: HttpExchange, res: http.IncomingMessage, headers: [string, string][], req: http.ClientRequest): void {
   const sink = ex.startStream(headers);
   sink.onClose(() => req.destroy());
-  res.on('data', (chunk: Buffer) => {
+  // The local sink opened with its own comment; the leader's, first on its stream, is not repeated.
+  let opening = true;
+  res.on('data', (data: Buffer) => {
+    let chunk = data;
+    if (opening) {
+      opening = false;
+      if (chunk.subarray(0, STREAM_OPENING.length).equals(STREAM_OPENING)) chunk = chunk.subarray(STREAM_OPENING.length);
+      if (chunk.length === 0) return;
+    }
     if (sink.closed) return;
     if (!sink.write(chunk)) {
       res.pause();
@@ -153,6 +161,9 @@ function relayStream(ex: HttpExchange, res: http.IncomingMessage, headers: [stri
   // On the leader's shutdown the stream simply ends (spec: the caller reconnects with its cursor).
   res.on('close', () => { if (!sink.closed) sink.end(); });
 }
+
+/** What every event stream of a star begins with (exchange adapters' startStream). */
+const STREAM_OPENING = Buffer.from(': open\n\n');
 
 function splitAddress(address: string): [string, number] {
   const i = address.lastIndexOf(':');

@@ -100,6 +100,19 @@ describe('a cluster of three stars', { skip }, () => {
       assert.equal(head.status, 200);
       assert.equal(Number(head.headers.get('content-length')), length, `HEAD ${path} from a star that hops`);
     }
+    // An event stream relayed from the leader opens once (the leader's own opening comment is not repeated).
+    const ac = new AbortController();
+    const relayed = await fetch(c.url(hopFrom) + '/v1/streams/cb/s1/records/subscribe?seq_num=0', { signal: ac.signal });
+    const reader = (relayed.body as ReadableStream<Uint8Array>).getReader();
+    let opened = '';
+    while (!opened.includes('\ndata: ')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      opened += Buffer.from(value).toString();
+    }
+    ac.abort();
+    assert.equal(opened.split(': open\n\n').length - 1, 1, JSON.stringify(opened.slice(0, 80)));
+    assert.ok(opened.startsWith(': open\n\nid: '), JSON.stringify(opened.slice(0, 80)));
     const leases = await sql.query<{ holder: string; epoch: string }>(`SELECT holder, epoch FROM ${c.schema}.leases WHERE bucket = 'cb' AND key = $1`, [Buffer.from('s1')]);
     assert.equal(leases.rows.length, 1, 'one lease row for the stream');
     const listed = await ok(c.url(2), 'GET', '/v1/streams/cb') as { streams: { key: string }[] };
