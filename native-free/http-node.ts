@@ -12,7 +12,7 @@ import {
 } from '../src/config/limits.ts';
 import { ServiceError } from '../src/core/errors.ts';
 import type { BodyMeter, Dispatcher, MeteredExchange } from '../src/api/dispatch.ts';
-import type { SseSink } from '../src/api/exchange.ts';
+import { SSE_OPENING, type SseSink } from '../src/api/exchange.ts';
 import { HEAD_BOUNDS, refuseBadHeads, refusedForHeaderCount, targetPath } from './head-refusal.ts';
 import { BootError } from '../src/config/boot-error.ts';
 
@@ -143,7 +143,7 @@ class NodeExchange implements MeteredExchange {
     const h: Record<string, string> = {};
     for (const [k, v] of headers) h[k] = v;
     res.writeHead(200, h);
-    res.write(': open\n\n');
+    res.write(SSE_OPENING);
     let closed = false;
     const closeCbs: (() => void)[] = [];
     res.once('close', () => { closed = true; for (const f of closeCbs) f(); });

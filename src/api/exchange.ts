@@ -40,5 +40,8 @@ export interface HttpExchange {
   readonly startedAt?: number;
 }
 
+/** What every event stream a star serves begins with: a comment, so the caller sees it open. */
+export const SSE_OPENING = ': open\n\n';
+
 /** Reason phrases for status lines: node:http's table, which has one for every status we answer. */
 export const STATUS_TEXT: Readonly<Record<number, string | undefined>> = STATUS_CODES;

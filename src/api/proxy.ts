@@ -7,7 +7,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import http from 'node:http';
 import { PROXY_HEAD_MS_MAX, PROXY_LEADER_CHECK_MS, PROXY_SOCKETS_PER_PEER_MAX } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
-import type { HttpExchange } from './exchange.ts';
+import { SSE_OPENING, type HttpExchange } from './exchange.ts';
 
 /** The header that marks a hop (its value is the forwarding star's id). */
 export const HOP_HEADER = 'svcd-hop';
@@ -162,8 +162,7 @@ function relayStream(ex: HttpExchange, res: http.IncomingMessage, headers: [stri
   res.on('close', () => { if (!sink.closed) sink.end(); });
 }
 
-/** What every event stream of a star begins with (exchange adapters' startStream). */
-const STREAM_OPENING = Buffer.from(': open\n\n');
+const STREAM_OPENING = Buffer.from(SSE_OPENING);
 
 function splitAddress(address: string): [string, number] {
   const i = address.lastIndexOf(':');

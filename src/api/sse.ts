@@ -21,6 +21,9 @@ import type { Subscription, SubscriptionBatch } from '../core/service-api.ts';
 import type { SseSink } from './exchange.ts';
 import { encodeRecord } from './wire.ts';
 
+/** The last frame of a stream whose credential expired (spec: Events). */
+export const AUTH_EXPIRED_FRAME = 'event: auth-expired\ndata: {}\n\n';
+
 const frames = [new WeakMap<SubscriptionBatch, Buffer>(), new WeakMap<SubscriptionBatch, Buffer>()];
 /** The frame written last, per encoding: a fan-out writes one batch to thousands of subscribers in a
  *  row, so this one-entry memo answers nearly every lookup without touching the WeakMap. */
@@ -155,7 +158,7 @@ export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts:
     const left = at - Date.now();
     expiry = left > TIMER_MS_MAX
       ? setTimeout(() => armExpiry(at), TIMER_MS_MAX)
-      : setTimeout(() => finish('event: auth-expired\ndata: {}\n\n'), Math.max(0, left));
+      : setTimeout(() => finish(AUTH_EXPIRED_FRAME), Math.max(0, left));
   };
   if (opts.expiresAtMs !== undefined) armExpiry(opts.expiresAtMs);
   sink.onClose(() => finish());

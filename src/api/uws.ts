@@ -8,7 +8,7 @@ import type * as UWS from '@trufflesuite/uws-js-unofficial';
 import { ServiceError, invalid } from '../core/errors.ts';
 import { APPEND_BODY_BYTES_MAX, UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX, UWS_BODY_FIRST_BYTES_MAX, UWS_BODY_WAIT_SWEEP_MS, UWS_BODY_WAITING_MAX } from '../config/limits.ts';
 import type { BodyMeter, Dispatcher, MeteredExchange } from './dispatch.ts';
-import { STATUS_TEXT, type SseSink } from './exchange.ts';
+import { SSE_OPENING, STATUS_TEXT, type SseSink } from './exchange.ts';
 import { FOLLOW_HEADER, HOP_HEADER } from './proxy.ts';
 import { httpStatusOf } from './http-status.ts';
 import { BootError } from '../config/boot-error.ts';
@@ -353,7 +353,7 @@ class UwsSseSink implements SseSink {
     res.cork(() => {
       res.writeStatus(STATUS_LINE[200]);
       for (const [k, v] of headers) res.writeHeader(encoded(k), encoded(v));
-      res.write(': open\n\n');
+      res.write(SSE_OPENING);
     });
     res.onWritable(() => {
       const w = this.writable;

@@ -396,12 +396,7 @@ export class ClusterService implements StreamService, Leadership {
     const chunks = await this.d.pg.chunksOf(row.stream_id, row.settled_end_seq);
     const batches: CommittedBatch[] = [];
     for (const c of chunks) {
-      const buf = await this.storeOf(c.object_key).get(c.object_key, { offset: c.byte_offset, length: c.byte_length });
-      for (let off = 0; off < buf.length;) {
-        if (!frameIsIntact(buf, off, buf.length - off)) throw new Error(`chunk ${c.object_key}@${c.byte_offset} of stream ${row.stream_id} is damaged at ${off}`);
-        const info = frameInfo(buf, off);
-        const frame = buf.subarray(off, off + info.frameBytes);
-        off += info.frameBytes;
+      for (const { info, frame } of await this.chunkFrames(c)) {
         if (info.firstSeq + info.recordCount <= row.settled_end_seq) continue; // settled already
         const ts = frameTimestamps(frame);
         let content = 0;
@@ -618,16 +613,22 @@ export class ClusterService implements StreamService, Leadership {
    *  time), or the row's settled end when no chunk lies above it. */
   private async committedTail(row: StreamMeta, last: ChunkRow | undefined): Promise<Position> {
     if (!last || last.end_seq <= row.settled_end_seq) return { seq_num: row.settled_end_seq, timestamp_ms: row.settled_end_ts };
-    const buf = await this.storeOf(last.object_key).get(last.object_key, { offset: last.byte_offset, length: last.byte_length });
-    let timestampMs = row.settled_end_ts;
+    const frames = await this.chunkFrames(last);
+    const ts = frames.length > 0 ? frameTimestamps(frames[frames.length - 1].frame) : [];
+    return { seq_num: last.end_seq, timestamp_ms: ts[ts.length - 1] ?? row.settled_end_ts };
+  }
+
+  /** A chunk's frames, read back from its object and each checked whole. */
+  private async chunkFrames(c: ChunkRow): Promise<{ info: ReturnType<typeof frameInfo>; frame: Buffer }[]> {
+    const buf = await this.storeOf(c.object_key).get(c.object_key, { offset: c.byte_offset, length: c.byte_length });
+    const frames: { info: ReturnType<typeof frameInfo>; frame: Buffer }[] = [];
     for (let off = 0; off < buf.length;) {
-      if (!frameIsIntact(buf, off, buf.length - off)) throw new Error(`chunk ${last.object_key}@${last.byte_offset} of stream ${row.stream_id} is damaged at ${off}`);
+      if (!frameIsIntact(buf, off, buf.length - off)) throw new Error(`chunk ${c.object_key}@${c.byte_offset} of stream ${c.stream_id} is damaged at ${off}`);
       const info = frameInfo(buf, off);
-      const ts = frameTimestamps(buf.subarray(off, off + info.frameBytes));
-      timestampMs = ts[ts.length - 1] ?? timestampMs;
+      frames.push({ info, frame: buf.subarray(off, off + info.frameBytes) });
       off += info.frameBytes;
     }
-    return { seq_num: last.end_seq, timestamp_ms: timestampMs };
+    return frames;
   }
 
   /** Where a read of a stream this star does not lead is served: another live star's leader (it

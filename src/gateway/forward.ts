@@ -17,6 +17,7 @@ import { request as httpRequest, Agent, type ClientRequest, type IncomingMessage
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { FOLLOW_HEADER, HOP_HEADER, LEADER_HEADER } from '../api/proxy.ts';
+import { AUTH_EXPIRED_FRAME } from '../api/sse.ts';
 import {
   GATEWAY_RESEND_BYTES_TOTAL_MAX, GATEWAY_UPSTREAM_HEAD_MS_MAX, GATEWAY_UPSTREAM_SOCKETS_MAX, GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX, SSE_HEARTBEAT_MS,
 } from '../config/limits.ts';
@@ -268,6 +269,30 @@ const HEARTBEAT = ': hb\n\n';
 /** How soon a stream that is quiet past the heartbeat, but cannot take one yet, is looked at again. */
 const HELD_HEARTBEAT_RECHECK_MS = 1000;
 const LF = 0x0a;
+const FRAME_END = Buffer.from('\n\n');
+/** The event line of a star's expiry frame. */
+const STAR_EXPIRY_EVENT = AUTH_EXPIRED_FRAME.slice(0, AUTH_EXPIRED_FRAME.indexOf('\n'));
+
+/** Where an event stream relayed chunk by chunk stands: at a frame's end (just past its blank line,
+ *  which may span two chunks) or inside a frame. */
+class FrameBoundary {
+  atEnd = true;
+  private lastLf = false;
+
+  wrote(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    const n = chunk.length;
+    this.atEnd = n >= 2 ? chunk[n - 1] === LF && chunk[n - 2] === LF : this.lastLf && chunk[0] === LF;
+    this.lastLf = chunk[n - 1] === LF;
+  }
+
+  /** Where in `chunk` the frame under way ends (just past its blank line); -1 when it goes on. */
+  endIn(chunk: Buffer): number {
+    if (this.lastLf && chunk[0] === LF) return 1;
+    const blank = chunk.indexOf(FRAME_END);
+    return blank < 0 ? -1 : blank + FRAME_END.length;
+  }
+}
 
 /**
  * Keeps an event stream the Gateway holds back (its read budget spent) from going silent: when
@@ -281,16 +306,15 @@ const LF = 0x0a;
  */
 class HeldStreamHeartbeat {
   private lastWriteMs = Date.now();
-  private atFrameEnd = true;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly res: ServerResponse, private readonly held: () => boolean) {
+  constructor(private readonly res: ServerResponse, private readonly held: () => boolean, private readonly frames: FrameBoundary) {
     this.arm(SSE_HEARTBEAT_MS);
   }
 
-  wrote(chunk: Buffer): void {
+  /** The relay wrote a chunk (`frames` has seen it). */
+  wrote(): void {
     this.lastWriteMs = Date.now();
-    this.atFrameEnd = chunk.length >= 2 && chunk[chunk.length - 1] === LF && chunk[chunk.length - 2] === LF;
   }
 
   private arm(ms: number): void {
@@ -304,7 +328,7 @@ class HeldStreamHeartbeat {
       this.arm(SSE_HEARTBEAT_MS - quietMs);
       return;
     }
-    if (this.atFrameEnd && this.held()) {
+    if (this.frames.atEnd && this.held()) {
       this.res.write(HEARTBEAT);
       this.lastWriteMs = Date.now();
       this.arm(SSE_HEARTBEAT_MS);
@@ -335,24 +359,22 @@ function relay(upRes: IncomingMessage, res: ServerResponse, hooks: ForwardHooks,
   let holds = 0;
   const hold = (): void => { if (holds++ === 0) upRes.pause(); };
   const unhold = (): void => { if (--holds === 0 && !res.destroyed) upRes.resume(); };
-  const heartbeat = /^text\/event-stream/i.test(String(upRes.headers['content-type'] ?? '')) ? new HeldStreamHeartbeat(res, () => holds > 0) : undefined;
+  const frames = /^text\/event-stream/i.test(String(upRes.headers['content-type'] ?? '')) ? new FrameBoundary() : undefined;
+  const heartbeat = frames ? new HeldStreamHeartbeat(res, () => holds > 0, frames) : undefined;
   res.once('close', () => heartbeat?.stop());
-  const expiry = heartbeat && hooks.expiresAtMs !== undefined ? new PacedStreamExpiry(res, upRes, hooks.expiresAtMs, () => heartbeat.stop()) : undefined;
+  const expiry = frames && hooks.expiresAtMs !== undefined ? new PacedStreamExpiry(res, upRes, hooks.expiresAtMs, frames, () => heartbeat?.stop()) : undefined;
   upRes.on('data', (chunk: Buffer) => {
     if (expiry?.relayPast(chunk)) return;
     if (!res.write(chunk)) { hold(); res.once('drain', unhold); }
-    heartbeat?.wrote(chunk);
-    expiry?.wrote(chunk);
+    frames?.wrote(chunk);
+    heartbeat?.wrote();
+    expiry?.saw(chunk);
     const waitMs = hooks.served(chunk.length);
     if (waitMs > 0) { hold(); setTimeout(unhold, waitMs); }
   });
   upRes.on('end', () => { heartbeat?.stop(); expiry?.stop(); res.end(); });
   upRes.on('error', () => { heartbeat?.stop(); expiry?.stop(); res.destroy(); });
 }
-
-/** The frame a star ends an event stream with at its token's exp (src/api/sse.ts). */
-const AUTH_EXPIRED_FRAME = 'event: auth-expired\ndata: {}\n\n';
-const FRAME_END = Buffer.from('\n\n');
 
 /**
  * Ends an event stream the read budget paces at its token's exp, from the Gateway: the star ends it
@@ -364,33 +386,28 @@ const FRAME_END = Buffer.from('\n\n');
 class PacedStreamExpiry {
   private readonly timer: NodeJS.Timeout;
   private expired = false;
-  /** The last byte relayed was a line feed, and the one before it too (a frame just ended). */
-  private lastLf = false;
-  private atFrameEnd = true;
   private done = false;
 
-  constructor(private readonly res: ServerResponse, private readonly upRes: IncomingMessage, expiresAtMs: number, private readonly onDone: () => void) {
+  constructor(
+    private readonly res: ServerResponse, private readonly upRes: IncomingMessage, expiresAtMs: number,
+    private readonly frames: FrameBoundary, private readonly onDone: () => void,
+  ) {
     this.timer = setTimeout(() => this.expire(), Math.max(0, expiresAtMs - Date.now()));
   }
 
-  wrote(chunk: Buffer): void {
-    if (chunk.length === 0) return;
-    this.atFrameEnd = chunk.length >= 2 ? chunk[chunk.length - 1] === LF && chunk[chunk.length - 2] === LF : this.lastLf && chunk[0] === LF;
-    this.lastLf = chunk[chunk.length - 1] === LF;
-    // The star's own expiry frame came first: it ends the stream itself.
-    if (chunk.includes('event: auth-expired')) clearTimeout(this.timer);
+  /** A chunk relayed before exp: the star's own expiry frame, come first, ends the stream itself. */
+  saw(chunk: Buffer): void {
+    if (chunk.includes(STAR_EXPIRY_EVENT)) clearTimeout(this.timer);
   }
 
   /** After exp: relays `chunk` up to the end of the frame under way, then ends; true once handled. */
   relayPast(chunk: Buffer): boolean {
     if (!this.expired) return false;
     if (this.done) return true;
-    // Where the frame under way ends: after its blank line (which may begin this chunk).
-    const blank = chunk.indexOf(FRAME_END);
-    const end = this.lastLf && chunk[0] === LF ? 1 : blank < 0 ? -1 : blank + FRAME_END.length;
+    const end = this.frames.endIn(chunk);
     if (end < 0) {
       this.res.write(chunk);
-      this.wrote(chunk);
+      this.frames.wrote(chunk);
       return true;
     }
     this.res.write(chunk.subarray(0, end));
@@ -401,7 +418,7 @@ class PacedStreamExpiry {
   private expire(): void {
     if (this.res.destroyed || this.res.writableEnded) return;
     this.expired = true;
-    if (this.atFrameEnd) { this.finish(); return; }
+    if (this.frames.atEnd) { this.finish(); return; }
     this.upRes.resume(); // the rest of the frame under way, past any pause
   }
 

@@ -15,6 +15,7 @@ import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { SignJWT, decodeJwt } from 'jose';
 import { EXCHANGE_FAILURES_PER_ADDRESS_BURST, EXCHANGE_FAILURES_PER_ADDRESS_PER_S, GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_UPSTREAM_SOCKETS_MAX } from '../../src/config/limits.ts';
 import { removeDir, startServer, waitForOutput, type RunningServer } from '../helpers/server.ts';
+import { postInParts } from '../helpers/chunked-post.ts';
 import { JWT_SECRET } from '../grpc/child.ts';
 import { startGatewayChild, type Gateway } from './child.ts';
 
@@ -70,30 +71,8 @@ function ask(url: string, token: string | undefined, method = 'GET', body?: stri
   });
 }
 
-/** A chunked POST whose body goes out in `parts`, one write each with a pause between, so the
- *  Gateway sees several chunks. */
-function askInParts(url: string, token: string, parts: string[]): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method: 'POST', agent: false, timeout: REQUEST_WAIT_MS,
-      headers: { authorization: `Bearer ${token}`, 'transfer-encoding': 'chunked', 'content-type': 'application/json' },
-    }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => { text += c.toString(); });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error(`POST ${url}: no answer in ${REQUEST_WAIT_MS} ms (a hang)`)));
-    req.on('error', reject);
-    void (async () => {
-      for (const part of parts) {
-        req.write(part);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      req.end();
-    })();
-  });
-}
+/** The headers of a tenant's chunked JSON append. */
+const chunkedAs = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
 
 interface OpenStream { status: number; retryAfter?: string; close(): void }
 
@@ -206,9 +185,9 @@ describe('gateway fairness (jwt, limits, real star)', () => {
     assert.equal(small.status, 200, `another sub's chunked body inside its budget passes: ${small.text}`);
     // A body in many chunks passes a full budget too, however far past it (a rate, not a size).
     const parts = await tokenFor('tenant-writer-3', 'svc:append:fair:*', { write_Bps: 100 });
-    const inParts = await askInParts(`${gw.url}/v1/streams/fair/chunked/records`, parts, ['{"records":[{"body":"', 'p'.repeat(2000), 'p'.repeat(2000), '"}]}']);
+    const inParts = await postInParts(`${gw.url}/v1/streams/fair/chunked/records`, ['{"records":[{"body":"', 'p'.repeat(2000), 'p'.repeat(2000), '"}]}'], chunkedAs(parts), REQUEST_WAIT_MS);
     assert.equal(inParts.status, 200, `a chunked body in four chunks, 40 s of budget: ${inParts.text}`);
-    const refused = await askInParts(`${gw.url}/v1/streams/fair/chunked/records`, parts, ['{"records":[{"body":"', 'q', '"}]}']);
+    const refused = await postInParts(`${gw.url}/v1/streams/fair/chunked/records`, ['{"records":[{"body":"', 'q', '"}]}'], chunkedAs(parts), REQUEST_WAIT_MS);
     assert.equal(refused.status, 429, `then in debt: ${refused.text}`);
   });
 

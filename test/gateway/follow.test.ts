@@ -6,9 +6,10 @@
 // against real stars.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
 import { startGatewayChild, type Gateway } from './child.ts';
+import { postInParts } from '../helpers/chunked-post.ts';
 
 interface Seen { method: string; url: string; authorization?: string; follow?: string; hop?: string; body: string }
 
@@ -44,19 +45,8 @@ async function deadAddress(): Promise<string> {
   return `127.0.0.1:${port}`;
 }
 
-/** A POST whose body goes in two chunks with no Content-Length (chunked), a pause between them. */
-function chunkedPost(url: string, parts: string[], headers: Record<string, string>): Promise<{ status: number; headers: IncomingMessage['headers']; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => { text += c.toString(); });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-    });
-    req.on('error', reject);
-    req.write(parts[0]);
-    setTimeout(() => { for (const p of parts.slice(1)) req.write(p); req.end(); }, 50);
-  });
-}
+/** How long a chunked POST through the Gateway may take to be answered (a bound on a hang). */
+const CHUNKED_ANSWER_MS_MAX = 30_000;
 
 describe('gateway: following the leader', () => {
   const servers: Server[] = [];
@@ -91,7 +81,7 @@ describe('gateway: following the leader', () => {
     for (let i = 0; i < 4; i++) {
       const auth = `Bearer tok.en-${i}`;
       const parts = [`{"records":[{"body":"part-${i}`, '-end"}]}'];
-      const r = await chunkedPost(`${gw.url}/v1/streams/b/k${i}/records?x=1&y=%2F`, parts, { authorization: auth, 'svcd-hop': 'forged', 'content-type': 'application/json' });
+      const r = await postInParts(`${gw.url}/v1/streams/b/k${i}/records?x=1&y=%2F`, parts, { authorization: auth, 'svcd-hop': 'forged', 'content-type': 'application/json' }, CHUNKED_ANSWER_MS_MAX);
       assert.equal(r.status, 200, r.text);
       assert.equal(r.headers['svcd-leader'], undefined);
       assert.deepEqual(JSON.parse(r.text), { echoed: parts.join('') }, 'the leader got the same body bytes');

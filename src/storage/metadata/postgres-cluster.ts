@@ -49,6 +49,14 @@ export interface ChunkRow {
   byte_length: number;
 }
 
+/** A chunk row as PostgreSQL returns it (bigints as text), and the columns that make it. */
+interface ChunkRecord { stream_id: string; first_seq: string; end_seq: string; object_key: string; byte_offset: string; byte_length: string }
+const CHUNK_COLUMNS = 'stream_id, first_seq, end_seq, object_key, byte_offset, byte_length';
+const chunkRowOf = (r: ChunkRecord): ChunkRow => ({
+  stream_id: r.stream_id, first_seq: Number(r.first_seq), end_seq: Number(r.end_seq), object_key: r.object_key,
+  byte_offset: Number(r.byte_offset), byte_length: Number(r.byte_length),
+});
+
 /** One stream's part of a group commit. */
 export interface ChunkCommit extends ChunkRow {
   bucket: string;
@@ -225,25 +233,14 @@ export class PostgresCluster {
 
   /** A stream's committed chunks from `fromSeq` on, in order. */
   async chunksOf(streamId: string, fromSeq: number): Promise<ChunkRow[]> {
-    const rows = await this.q<{ stream_id: string; first_seq: string; end_seq: string; object_key: string; byte_offset: string; byte_length: string }>(
-      `SELECT stream_id, first_seq, end_seq, object_key, byte_offset, byte_length FROM ${this.s}.chunks
-       WHERE stream_id = $1 AND end_seq > $2 ORDER BY first_seq`, [streamId, fromSeq]);
-    return rows.map((r) => ({
-      stream_id: r.stream_id, first_seq: Number(r.first_seq), end_seq: Number(r.end_seq), object_key: r.object_key,
-      byte_offset: Number(r.byte_offset), byte_length: Number(r.byte_length),
-    }));
+    const rows = await this.q<ChunkRecord>(`SELECT ${CHUNK_COLUMNS} FROM ${this.s}.chunks WHERE stream_id = $1 AND end_seq > $2 ORDER BY first_seq`, [streamId, fromSeq]);
+    return rows.map(chunkRowOf);
   }
 
   /** A stream's newest chunk: where its committed tail ends (undefined: it has none). */
   async lastChunkOf(streamId: string): Promise<ChunkRow | undefined> {
-    const rows = await this.q<{ stream_id: string; first_seq: string; end_seq: string; object_key: string; byte_offset: string; byte_length: string }>(
-      `SELECT stream_id, first_seq, end_seq, object_key, byte_offset, byte_length FROM ${this.s}.chunks
-       WHERE stream_id = $1 ORDER BY first_seq DESC LIMIT 1`, [streamId]);
-    const r = rows[0];
-    return r === undefined ? undefined : {
-      stream_id: r.stream_id, first_seq: Number(r.first_seq), end_seq: Number(r.end_seq), object_key: r.object_key,
-      byte_offset: Number(r.byte_offset), byte_length: Number(r.byte_length),
-    };
+    const rows = await this.q<ChunkRecord>(`SELECT ${CHUNK_COLUMNS} FROM ${this.s}.chunks WHERE stream_id = $1 ORDER BY first_seq DESC LIMIT 1`, [streamId]);
+    return rows.length > 0 ? chunkRowOf(rows[0]) : undefined;
   }
 
   /** Forgets a deleted stream's chunks (its objects are then collected like settled ones). */

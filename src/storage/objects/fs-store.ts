@@ -33,9 +33,12 @@ export class FsObjectStore implements ObjectStore {
       await fh.datasync();
       whole = true;
     } finally {
-      await fh.close();
-      // An object cut short (a full disk) would keep the room its retry, and the WAL, need.
-      if (!whole) await rm(tmp, { force: true });
+      try {
+        await fh.close();
+      } finally {
+        // An object cut short (a full disk) would keep the room its retry, and the WAL, need.
+        if (!whole) await rm(tmp, { force: true });
+      }
     }
     await rename(tmp, path);
     await syncDir(dirname(path));
