@@ -8,6 +8,7 @@
 // - spread: BENCH_SSE_SPREAD subscribers over several streams (the star's subscription cap, 16,384,
 //   over 16 streams by default; the star runs with --sse-connections-max raised to match, since the
 //   per-star SSE default is 4096), batch b on stream b mod S.
+// - spread-floor: the bare broadcaster with the spread cell's subscribers, groups and pace.
 import { loadavg } from 'node:os';
 import { startChild } from '../lib/child.ts';
 import type { BenchConfig, SseCellName } from '../lib/config.ts';
@@ -42,17 +43,19 @@ interface CellSpec {
 
 function cellSpecs(cfg: BenchConfig): CellSpec[] {
   const one = { subscribers: cfg.sseSubscribers, streams: 1, batchesPerS: cfg.sseBatchesPerS };
+  const spread = { subscribers: cfg.sseSpreadSubscribers, streams: cfg.sseSpreadStreams, batchesPerS: cfg.sseSpreadBatchesPerS };
   const all: CellSpec[] = [
     { cell: 'floor', ...one },
     { cell: 'one', ...one },
-    { cell: 'spread', subscribers: cfg.sseSpreadSubscribers, streams: cfg.sseSpreadStreams, batchesPerS: cfg.sseSpreadBatchesPerS },
+    { cell: 'spread-floor', ...spread },
+    { cell: 'spread', ...spread },
   ];
   return all.filter((c) => cfg.sseCells.has(c.cell));
 }
 
 export async function runSse(cfg: BenchConfig, report: Report, log: (s: string) => void): Promise<void> {
   for (const spec of cellSpecs(cfg)) {
-    const out = spec.cell === 'floor' ? await runFloorCell(cfg, spec, report, log) : await runSvcdCell(cfg, spec, report, log);
+    const out = spec.cell === 'floor' || spec.cell === 'spread-floor' ? await runFloorCell(cfg, spec, report, log) : await runSvcdCell(cfg, spec, report, log);
     report.sse.push(out);
   }
 }
@@ -92,12 +95,13 @@ async function runFloorCell(cfg: BenchConfig, spec: CellSpec, report: Report, lo
     const msg = await server.next<{ type: string; port?: number; message?: string }>('listening', 'error');
     if (msg.type !== 'listening' || msg.port === undefined) throw new Error(`uWS SSE floor did not start: ${msg.message}`);
     const base = process.hrtime.bigint();
-    const swarm = await connectSwarm(spec, { host: '127.0.0.1', port: msg.port, path: '/events', batches, baseNs: base.toString() }, report, log);
+    const paths = spec.streams > 1 ? Array.from({ length: spec.streams }, (_, g) => `/events/${g}`) : undefined;
+    const swarm = await connectSwarm(spec, { host: '127.0.0.1', port: msg.port, path: '/events', ...(paths ? { paths } : {}), batches, baseNs: base.toString() }, report, log);
     try {
-      log(`sse floor: broadcasting ${batches} batches at ${spec.batchesPerS}/s`);
+      log(`sse ${spec.cell}: broadcasting ${batches} batches at ${spec.batchesPerS}/s`);
       server.send({
         type: 'go', batches, batchesPerS: spec.batchesPerS, recordsPerBatch: cfg.sseRecordsPerBatch, recordBytes: RECORD_BYTES,
-        baseNs: base.toString(), mark: SSE_MARK,
+        baseNs: base.toString(), mark: SSE_MARK, streams: spec.streams,
       } satisfies SseFloorGo);
       const done = await server.next<{ type: string; cpuMs: number; elapsedMs: number }>('done');
       const res = await swarmResult(swarm, new Array<number>(batches).fill(-1));

@@ -3,7 +3,9 @@
 // shape and size as svcd's subscribe stream) at a steady pace, each frame written to every socket
 // in one synchronous loop (res.cork + res.write per socket). No sequencing, no disk, no backpressure
 // handling: what is left is what one thread pays on this machine to write each socket, and the
-// delays the same swarm measures against it are the floor for svcd's SSE cells.
+// delays the same swarm measures against it are the floor for svcd's SSE cells. With `streams` > 1
+// (the spread floor) a subscriber's group is the number ending its path (`/events/3`), and batch i
+// goes to group i mod streams, as the spread cell appends batch i to stream i mod S.
 import { loadNativeUws } from '../../src/api/uws.ts';
 import { toParent } from '../lib/child.ts';
 
@@ -16,6 +18,8 @@ export interface SseFloorGo {
   /** process.hrtime.bigint() of the run's base, as a decimal string. */
   baseNs: string;
   mark: string;
+  /** Groups the subscribers are spread over (1: everyone gets every batch). */
+  streams: number;
 }
 
 const loaded = loadNativeUws();
@@ -26,9 +30,21 @@ if (!('uws' in loaded)) {
 const uws = loaded.uws;
 type Res = Parameters<Parameters<ReturnType<typeof uws.App>['get']>[1]>[0];
 
-/** Open streams; a closed one is swapped out (order does not matter to a broadcast). */
-const clients: Res[] = [];
-const slot = new Map<Res, number>();
+/** Groups a subscriber may name in its path; past it the path is refused. */
+const GROUPS_MAX = 4096;
+
+/** Open streams per group; a closed one is swapped out (order does not matter to a broadcast). */
+const groups: Res[][] = [];
+const slot = new Map<Res, { group: Res[]; at: number }>();
+
+/** The group a path names (`/events/3` → 3; no number → 0), or undefined past GROUPS_MAX. */
+function groupOf(url: string): Res[] | undefined {
+  const m = /\/(\d+)$/.exec(url);
+  const g = m ? Number(m[1]) : 0;
+  if (g >= GROUPS_MAX) return undefined;
+  while (groups.length <= g) groups.push([]);
+  return groups[g];
+}
 
 function frame(i: number, sentRelNs: number, m: SseFloorGo): Buffer {
   const seq0 = i * m.recordsPerBatch;
@@ -49,7 +65,7 @@ function broadcast(m: SseFloorGo): void {
   let i = 0;
   const tick = (): void => {
     const buf = frame(i, Number(process.hrtime.bigint() - base), m);
-    for (const res of clients) res.cork(() => { res.write(buf); });
+    for (const res of groups[i % m.streams] ?? []) res.cork(() => { res.write(buf); });
     i++;
     if (i < m.batches) { setTimeout(tick, Math.max(0, t0 + i * intervalMs - performance.now())); return; }
     const c = process.cpuUsage(cpu0);
@@ -59,20 +75,22 @@ function broadcast(m: SseFloorGo): void {
 }
 
 uws.App()
-  .get('/*', (res) => {
+  .get('/*', (res, req) => {
+    const group = groupOf(req.getUrl());
+    if (!group) { res.writeStatus('404 Not Found').end(); return; }
     res.onAborted(() => {
-      const at = slot.get(res);
-      if (at === undefined) return;
-      const last = clients.pop()!;
-      if (last !== res) { clients[at] = last; slot.set(last, at); }
+      const s = slot.get(res);
+      if (s === undefined) return;
+      const last = s.group.pop()!;
+      if (last !== res) { s.group[s.at] = last; slot.set(last, s); }
       slot.delete(res);
     });
     res.cork(() => {
       res.writeStatus('200 OK').writeHeader('Content-Type', 'text/event-stream').writeHeader('Cache-Control', 'no-cache');
       res.write(': open\n\n');
     });
-    slot.set(res, clients.length);
-    clients.push(res);
+    slot.set(res, { group, at: group.length });
+    group.push(res);
   })
   .listen('127.0.0.1', 0, (token) => {
     if (!token) { toParent({ type: 'error', message: 'uWS SSE floor: listen failed' }); process.exit(1); }

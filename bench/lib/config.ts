@@ -3,15 +3,16 @@
 // cell, plus quoted figures), BENCH_CELLS picks append/echo cells
 // ("100/1/64,4096/100/16": record bytes/records per request/producers), BENCH_PROFILE=<dir> runs
 // the svcd children under --cpu-prof and writes their profiles there. The SSE case runs up to three
-// cells (BENCH_SSE_CELLS=floor,one,spread): a bare uWS broadcaster to the same swarm (the floor),
+// cells (BENCH_SSE_CELLS=floor,one,spread-floor,spread): a bare uWS broadcaster to the same swarm (the floor),
 // BENCH_SSE_SUBSCRIBERS on one stream (default 4096, issue 13's target; quick 1000), and
 // BENCH_SSE_SPREAD=<subscribers>/<streams> (default 16384/16) appended at BENCH_SSE_SPREAD_RATE
-// batches/s in all (default 80: the one-stream cell's deliveries/s at 4096). BENCH_SSE_MS is each
+// batches/s in all (default 80: the one-stream cell's deliveries/s at 4096), with the bare
+// broadcaster in the spread's shape before it (spread-floor). BENCH_SSE_MS is each
 // cell's producing window. The cluster case (PostgreSQL and s3rver, about 5 minutes) runs only when named:
 // BENCH_ONLY=cluster.
 
 export const CASES = ['floors', 'append', 'read', 'sse', 'peers', 'cluster'] as const;
-export const SSE_CELLS = ['floor', 'one', 'spread'] as const;
+export const SSE_CELLS = ['floor', 'one', 'spread-floor', 'spread'] as const;
 export type SseCellName = (typeof SSE_CELLS)[number];
 export type CaseName = (typeof CASES)[number];
 /** What runs without BENCH_ONLY: every case but the cluster's (it needs PostgreSQL). */

@@ -57,6 +57,7 @@ export function readTable(r: Report): string {
 const SSE_CELL_LABEL: Record<SseOutcome['cell'], string> = {
   floor: 'floor: bare uWS broadcast',
   one: 'svcd, one stream',
+  'spread-floor': 'floor: bare uWS broadcast, across groups',
   spread: 'svcd, across streams',
 };
 
@@ -73,7 +74,7 @@ export function sseTable(r: Report): string {
       opt(a, (h) => ms(pctMs(h, 50))), opt(a, (h) => ms(pctMs(h, 90))), opt(a, (h) => ms(pctMs(h, 99))), opt(a, (h) => ms(pctMs(h, 99.9))), opt(a, (h) => ms(maxMs(h))),
       ms(pctMs(s.fromSend, 50)), ms(pctMs(s.fromSend, 99)), ms(maxMs(s.fromSend)),
       opt(s.ackHist, (h) => `${ms(pctMs(h, 50))} / ${ms(pctMs(h, 99))}`),
-      s.cell === 'floor' ? '–' : int(s.beforeAck), int(s.serverCpuPct), fix((s.serverCpuMs * 1000) / Math.max(1, s.delivered), 2),
+      s.fromAck === undefined ? '–' : int(s.beforeAck), int(s.serverCpuPct), fix((s.serverCpuMs * 1000) / Math.max(1, s.delivered), 2),
       int(s.clientCpuPct), fix(s.loadAvg1, 1),
     ];
   });
