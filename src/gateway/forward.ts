@@ -58,6 +58,9 @@ const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'tr
 /** The stars' own routing headers: a caller cannot set them (a forged svcd-hop would keep stars from
  *  answering 421), and a star's are not shown to callers. */
 const CLUSTER_HEADERS = new Set([HOP_HEADER, FOLLOW_HEADER, LEADER_HEADER]);
+/** A star's engine names itself (uWS adds `uWebSockets: 20` to every answer); the Gateway is the
+ *  server its callers talk to, so that is not relayed. */
+const STAR_IDENTITY_HEADERS = new Set(['uwebsockets', 'server']);
 /** Failures of the connect itself: the star never saw a byte, so any request may go to the next. */
 const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 /** Methods a star may be asked twice without effect (RFC 9110 safe methods). */
@@ -348,7 +351,7 @@ function relay(upRes: IncomingMessage, res: ServerResponse, hooks: ForwardHooks,
   hooks.onStatus?.(upRes.statusCode ?? 0);
   const headers: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(upRes.headersDistinct)) {
-    if (value === undefined || HOP_HEADERS.has(name) || CLUSTER_HEADERS.has(name)) continue;
+    if (value === undefined || HOP_HEADERS.has(name) || CLUSTER_HEADERS.has(name) || STAR_IDENTITY_HEADERS.has(name)) continue;
     // Under the Gateway's own policy its CORS headers (set on `res` already) stand; a star's Vary
     // on the data plane is only ever Origin.
     if (ownCors && (name.startsWith('access-control-') || name === 'vary')) continue;

@@ -61,6 +61,7 @@ describe('gateway: hosts, health and event streams (auth off)', () => {
     assert.deepEqual(((await read.json()) as { records: { body: string }[] }).records.map((x) => x.body), ['via host'], 'path-style sees the same stream');
     r = await onHost(`orders.${ZONE}:8080`, `${gw.url}/v1/streams/eu%2F1/records/tail`);
     assert.equal(r.status, 200, 'a port in Host changes nothing');
+    assert.equal(r.headers.uwebsockets, undefined, 'the star\'s engine header is not relayed');
     assert.equal((JSON.parse(r.text) as { seq_num: number }).seq_num, 1);
     for (const [host, path] of [[`orders.${ZONE}`, '/v1/buckets'], [`orders.${ZONE}`, '/v1/buckets/orders'], [`a.b.${ZONE}`, '/v1/streams/k']]) {
       r = await onHost(host, `${gw.url}${path}`);
