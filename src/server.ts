@@ -236,6 +236,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     readBytesMax: cfg.maxReadBytes,
     log_error: logError,
     expressBucket: cfg.expressBucket,
+    starId,
     leaseIdleMs: cfg.leaseIdleMs,
     // A star alone: an idle stream goes dormant when it goes vacant. In a cluster the leadership
     // lets idle streams go instead (ClusterService.releaseIdle).

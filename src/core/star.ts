@@ -57,6 +57,8 @@ export interface StarDeps {
   /** The express storage class's bucket; '' or absent when none is set, and then no stream may be
    *  switched to express (spec: States, PATCH). */
   expressBucket?: string;
+  /** This star's name, in refusals a caller may get through another star's hop (default 'this star'). */
+  starId?: string;
   /** How long a stream stays leased after its last append (default LEASE_IDLE_MS). */
   leaseIdleMs?: number;
   /** A star alone: a stream idle this long with nothing of it only in memory goes dormant (its
@@ -438,7 +440,7 @@ export class Star implements StreamService {
   /** A bucket whose streams would default to express needs somewhere to put their objects. */
   private refuseExpressDefault(config: BucketConfig): void {
     if (config.default_class === 'express' && !this.d.expressBucket) {
-      throw invalid('this star has no express bucket set (--express-bucket); a bucket cannot default its streams to class express');
+      throw invalid(`${this.starName()} has no express bucket set (--express-bucket); a bucket cannot default its streams to class express`);
     }
   }
 
@@ -572,6 +574,12 @@ export class Star implements StreamService {
 
   /** The row of the stream at (bucket, key), live or dormant, when it is still the stream `id` (the
    *  auditor asks whether a segment is still named). */
+  /** How a refusal names this star: in a cluster the caller may have asked another star, which
+   *  relayed the answer of the stream's leader. */
+  private starName(): string {
+    return this.d.starId ? `star ${this.d.starId}` : 'this star';
+  }
+
   private rowAt(bucket: string, key: string, id: string): StreamMeta | undefined {
     const a = addr(bucket, key);
     const packed = this.dormant.get(a);
@@ -587,7 +595,7 @@ export class Star implements StreamService {
     }
     if (config.class === 'express' && !this.d.expressBucket) {
       // Refused before anything is written, as a switch to express is: nowhere to put its objects.
-      throw invalid('this star has no express bucket set (--express-bucket); a stream of class express cannot be created');
+      throw invalid(`${this.starName()} has no express bucket set (--express-bucket); a stream of class express cannot be created here`);
     }
     const meta: StreamMeta = {
       stream_id: this.d.ids.uuid(), bucket: bucket.name, key, config: config as unknown as Record<string, unknown>, // one object, never changed in place
@@ -654,7 +662,7 @@ export class Star implements StreamService {
     }
     if (config.class === 'express' && st.config.class !== 'express' && !this.d.expressBucket) {
       // Refused before anything is written: there is nowhere to put express-class objects.
-      throw invalid('this star has no express bucket set (--express-bucket); the stream cannot switch to express');
+      throw invalid(`${this.starName()} has no express bucket set (--express-bucket); the stream cannot switch to express`);
     }
     const handoff = needsHandoff(st.config, config);
     const changed = STREAM_CONFIG_FIELDS.some((k) => config[k] !== st.config[k]);

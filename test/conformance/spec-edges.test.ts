@@ -2,6 +2,8 @@
 // takes effect at PATCH, and the express-class refusal (spec: States), on both engines.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ENGINES, startServer, type RunningServer } from '../helpers/server.ts';
 import { Client, uniq, streamPath, assertError, bodies, stopServer } from './client.ts';
 
@@ -133,7 +135,11 @@ for (const engine of ENGINES) {
     test('class express without an express bucket is 400 wherever it is asked for: a stream, a bucket\'s default (create and update); nothing is created or changed', async () => {
       const bucket = await c.createBucket();
       const key = uniq('k');
-      assertError(await c.post(streamPath(bucket, key), { class: 'express' }), 400);
+      const refused = await c.post(streamPath(bucket, key), { class: 'express' });
+      assertError(refused, 400);
+      // Through another star's hop the caller must learn which star lacks the bucket.
+      const starId = readFileSync(join(srv.dataDir, 'star-id'), 'utf8').trim();
+      assert.ok(refused.body.error.startsWith(`star ${starId} has no express bucket`), refused.body.error);
       assertError(await c.get(streamPath(bucket, key)), 404, 'nothing was created');
       const named = uniq('b');
       assertError(await c.post(`/v1/buckets/${named}`, { default_class: 'express', create_stream_on_append: true }), 400);
