@@ -79,6 +79,23 @@ export interface StarDeps {
 const recordClientTs = (recs: readonly RecordInput[], i: number): number | undefined => recs[i].timestamp_ms;
 const encodedClientTs = (e: EncodedBatch, i: number): number | undefined => (Number.isNaN(e.clientTs[i]) ? undefined : e.clientTs[i]);
 
+/** The refusals sequence() would make of `input` from its stream's config alone (timestamps under
+ *  the timestamping mode, the batch caps), made on the config an autocreating append would create
+ *  its stream with, before creating it: a refused append leaves nothing behind. */
+function checkFirstBatch(config: StreamConfig, input: AppendInput, arrivalMs: number): void {
+  if (input.encoded) {
+    const e = input.encoded;
+    stampTimestamps(e.recordOffsets.length, e, encodedClientTs, config, arrivalMs, 0);
+    checkBatchCaps(config, e.recordOffsets.length, e.contentBytes);
+    return;
+  }
+  const recs = input.records;
+  stampTimestamps(recs.length, recs, recordClientTs, config, arrivalMs, 0);
+  let content = 0;
+  for (const r of recs) content += contentBytes({ headers: r.headers, body: r.body });
+  checkBatchCaps(config, recs.length, content);
+}
+
 /** A promise's settling functions, taken by one module-level executor: `new Promise(captureSettlers)`
  *  runs it at once, and the caller reads them right after. An executor closing over the append's
  *  variables made V8 keep them in a context of their own, a closure and a context per append. */
@@ -777,8 +794,10 @@ export class Star implements StreamService {
       if (!st) {
         // What the new stream would refuse is refused before it is made: a refused append leaves
         // nothing behind (spec: "On a miss: 412 with tail, nothing appended").
-        checkFence('', streamDefaultsOf(b.config as unknown as BucketConfig).producer_policy, input.fencing_token);
+        const defaults = streamDefaultsOf(b.config as unknown as BucketConfig);
+        checkFence('', defaults.producer_policy, input.fencing_token);
         checkMatch(input.match_seq_num, 0, { seq_num: 0, timestamp_ms: 0 });
+        checkFirstBatch(defaults, input, this.d.clock.nowMs());
         const created = this.newStream(b, key, {});
         const made = this.streams.get(addr(bucket, key));
         // Not made: refused before anything was written (its config); the creation says why.

@@ -189,6 +189,16 @@ for (const engine of ENGINES) {
       for (const k of ['missed', 'fenced']) assertError(await c.get(streamPath(bucket, k)), 404, `a 412 append must not create ${k}`);
     });
 
+    test('create_stream_on_append: an append the default config refuses (timestamping, batch caps) creates nothing', async () => {
+      const bucket = await c.createBucket({ create_stream_on_append: true, default_timestamping_mode: 'client-require', default_batch_max_records: 1, default_batch_max_bytes: 8 });
+      assertError(await c.append(bucket, 'no-ts', [{ body: 'x' }]), 400, 'client-require without timestamp_ms');
+      assertError(await c.append(bucket, 'two', [{ body: 'x', timestamp_ms: 1 }, { body: 'y', timestamp_ms: 2 }]), 400, 'over batch_max_records');
+      assertError(await c.append(bucket, 'big', [{ body: 'x'.repeat(9), timestamp_ms: 1 }]), 400, 'over batch_max_bytes');
+      for (const k of ['no-ts', 'two', 'big']) assertError(await c.get(streamPath(bucket, k)), 404, `a refused append must not create ${k}`);
+      const ack = await c.appendOk(bucket, 'fits', [{ body: 'x', timestamp_ms: 1 }]);
+      assert.equal(ack.end.seq_num, 1, 'an append the config admits still creates its stream');
+    });
+
     test('records must be a non-empty array', async () => {
       const { bucket, key } = await c.freshStream();
       assertError(await c.append(bucket, key, []), 400, 'empty records');
@@ -216,9 +226,11 @@ for (const engine of ENGINES) {
       await assertTail(bucket, key, 0, 'after bad base64');
     });
 
-    test('headers: a missing name is 400; both forms of a field are 400; headers must be an array', async () => {
+    test('headers: a missing or empty name is 400; both forms of a field are 400; headers must be an array', async () => {
       const { bucket, key } = await c.freshStream();
       assertError(await c.append(bucket, key, [{ body: 'x', headers: [{ value: 'v' }] }]), 400, 'missing name');
+      assertError(await c.append(bucket, key, [{ body: 'x', headers: [{ name: '', value: 'v' }] }]), 400, 'empty name (gRPC refuses it too)');
+      assertError(await c.append(bucket, key, [{ body: 'x', headers: [{ name_b64: '', value: 'v' }] }]), 400, 'empty name_b64');
       assertError(await c.append(bucket, key, [{ body: 'x', headers: [{ name: 'n', name_b64: b64('n') }] }]), 400, 'name and name_b64');
       assertError(await c.append(bucket, key, [{ body: 'x', headers: [{ name: 'n', value: 'v', value_b64: b64('v') }] }]), 400, 'value and value_b64');
       assertError(await c.post(`${streamPath(bucket, key)}/records`, { records: [{ body: 'x', headers: 'h' }] }), 400, 'headers not an array');
