@@ -25,6 +25,9 @@ const REASON: Readonly<Record<number, string>> = {
 
 const fromError = (e: ServiceError): HeadRefusal => ({ status: httpStatusOf(e.code), message: e.message, ...(e.detail.allow ? { allow: e.detail.allow } : {}) });
 
+/** A byte a request target never holds raw (RFC 3986: targets are ASCII). */
+const NON_ASCII = /[\u0080-\uffff]/;
+
 /** The request line's target, from the bytes llhttp saw (absent when it did not get that far). */
 function targetOf(raw: Buffer | undefined): string | undefined {
   if (!raw) return undefined;
@@ -63,6 +66,13 @@ export function headRefusal(err: NodeJS.ErrnoException & { rawPacket?: Buffer; r
     case 'HPE_INVALID_METHOD': {
       const raw = err.rawPacket?.subarray(0, 64).toString('latin1') ?? '';
       return methodRefusal(/^[^ \r\n]*/.exec(raw)?.[0] || '?', targetOf(err.rawPacket));
+    }
+    case 'HPE_INVALID_URL': {
+      // llhttp refuses a raw byte past ASCII in the target before any route sees it; the uWS engine
+      // answers such a key as the spec's bad path segment (404), and so does this one.
+      const path = targetPath(targetOf(err.rawPacket) ?? '');
+      if (path !== undefined && NON_ASCII.test(path)) return fromError(new ServiceError('not_found', 'bad path segment: a key outside ASCII must be percent-encoded'));
+      return fromError(new ServiceError('invalid_argument', `malformed request head (${err.reason ?? err.code})`));
     }
     case 'HPE_INVALID_CONTENT_LENGTH':
       return fromError(new ServiceError('invalid_argument', 'Content-Length must be one non-negative integer below 2^64'));

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { once } from 'node:events';
 import { ENGINES, startServer, type RunningServer } from '../helpers/server.ts';
+import { rawConn } from '../helpers/raw-conn.ts';
 import {
   Client, uniq, bucketPath, streamPath, assertError, assertJsonContentType, bodies, rawRequest, healthz,
   REQUEST_TIMEOUT_MS, type RawRes, stopServer,
@@ -254,6 +255,19 @@ for (const engine of ENGINES) {
       }
       const create = await rawRequest(srv.baseUrl, 'POST', '/v1/buckets/-bad');
       assertRawError(create, 404, 'POST /v1/buckets/-bad');
+    });
+
+    test('a raw byte past ASCII in a key (not percent-encoded) is a bad path segment, 404, on both engines', async () => {
+      const c = await rawConn(srv.port);
+      try {
+        c.sock.write(Buffer.concat([Buffer.from(`GET /v1/streams/${bucket}/caf`), Buffer.from([0xe9]), Buffer.from(' HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')]));
+        await new Promise<void>((resolve) => { const t = setInterval(() => { if (c.closed()) { clearInterval(t); resolve(); } }, 10); });
+        assert.match(c.text(), /^HTTP\/1\.1 404 /, c.text());
+        assert.match(c.text(), /\r\ncontent-type: application\/json\r\n/i, c.text());
+        assert.match(c.text(), /\{"error":"bad path segment: [^"]+"\}$/, c.text());
+      } finally {
+        c.sock.destroy();
+      }
     });
 
     test('a 405 lists HEAD wherever GET is allowed', async () => {
