@@ -20,6 +20,11 @@ const MiB = 1024 * KiB;
 export const READPLAN_ENTRIES_MAX = 256;
 export const READPLAN_TTL_MS_DEFAULT = 5 * 60_000;
 export const SUBSCRIPTIONS_PER_STAR_MAX = 16_384;
+/** Producer sessions (gRPC AppendSession) open at once on one star; past it RESOURCE_EXHAUSTED, the
+ *  spec's "sessions … at a cap" (Errors). The spec gives no number: the subscriptions' is used. What
+ *  the sessions hold unacknowledged is bounded apart (APPEND_SESSION_INFLIGHT_BYTES_MAX each, and
+ *  STAR_INFLIGHT_BYTES_MAX for the star). */
+export const APPEND_SESSIONS_PER_STAR_MAX = 16_384;
 export const SSE_CONNECTIONS_PER_HOST_MAX = 4096;
 export const SSE_HEARTBEAT_MS = 15_000;
 export const SSE_STALL_MS = 60_000;

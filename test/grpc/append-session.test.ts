@@ -13,6 +13,8 @@ import { bytes, call, detailsOf } from './client.ts';
 import { startHarness, type Harness } from './harness.ts';
 
 const BUCKET = 'prod';
+/** The session cap of the test that reaches it (the star's default is APPEND_SESSIONS_PER_STAR_MAX). */
+const SESSIONS_MAX = 64;
 
 interface Outcome {
   acks: AppendSessionResponse__Output[];
@@ -257,6 +259,31 @@ describe('grpc append session', () => {
     assert.equal(out.error, undefined);
     assert.equal(out.acks.length, total);
     assert.equal(out.acks[total - 1].end?.seq_num, total);
+  });
+
+  it('answers RESOURCE_EXHAUSTED past the open sessions per star, and gives a slot back when a session ends', async () => {
+    const local = await startHarness({ sessionsMax: SESSIONS_MAX });
+    await call(local.data.CreateBucket.bind(local.data), { bucket: BUCKET, config: { create_stream_on_append: true } });
+    const sessions: Session[] = [];
+    for (let i = 0; i < SESSIONS_MAX; i++) {
+      const s = openSession(local);
+      s.stream.write(open(`k${i % 8}`));
+      s.stream.write(batch(1));
+      sessions.push(s);
+    }
+    await Promise.all(sessions.map((s) => s.acked(1))); // every one is open in the core
+    const over = await runSession(local, [open('k0'), batch(1)]);
+    assert.equal(over.error?.code, grpc.status.RESOURCE_EXHAUSTED, over.error?.details);
+    assert.equal(over.acks.length, 0, 'nothing of a refused session is appended');
+    sessions[0].stream.end();
+    assert.equal((await sessions[0].done).error, undefined);
+    const next = openSession(local);
+    next.stream.write(open('k0'));
+    next.stream.write(batch(1));
+    await next.acked(1); // the slot the ended session gave back
+    next.stream.end();
+    for (const s of sessions) s.stream.cancel();
+    await local.stop();
   });
 
   it('ends open sessions with UNAVAILABLE at shutdown, after acking what the core took', async () => {

@@ -24,6 +24,7 @@
 //   - NOT_FOUND when the stream is deleted;
 //   - DEADLINE_EXCEEDED when the credential's exp passes; reopen with a fresh token;
 //   - UNAVAILABLE when the star shuts down.
+// Past the star's cap on open sessions (APPEND_SESSIONS_PER_STAR_MAX) a new one is RESOURCE_EXHAUSTED at once.
 
 import * as grpc from '@grpc/grpc-js';
 import { ProducerSession } from '../../core/producer-session.ts';
@@ -36,7 +37,12 @@ import { grpcFailure, toGrpcFailure, type GrpcFailure } from './status-mapping.t
 type SessionCall = grpc.ServerDuplexStream<AppendSessionRequest__Output, AppendSessionResponse>;
 
 export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
-  const cleanups: (() => void)[] = [];
+  const release = ctx.live.takeSessionSlot();
+  if (!release) {
+    call.emit('error', grpcFailure(grpc.status.RESOURCE_EXHAUSTED, 'producer sessions per star at cap; retry shortly'));
+    return;
+  }
+  const cleanups: (() => void)[] = [release];
   const cleanup = (): void => { for (const c of cleanups.splice(0)) c(); };
   const session = new ProducerSession({ service: ctx.service, clock: ctx.clock, timers: ctx.timers }, {
     ack: (ack) => writeAck(call, { start: positionToWire(ack.start), end: positionToWire(ack.end), tail: positionToWire(ack.tail) }),

@@ -4,6 +4,7 @@
 
 import type { AuditView, ClusterView } from './admin-reads.ts';
 import * as grpc from '@grpc/grpc-js';
+import { APPEND_SESSIONS_PER_STAR_MAX } from '../../config/limits.ts';
 import type { Clock, Timers } from '../../core/ports.ts';
 import type { StreamService } from '../../core/service-api.ts';
 import type { GrpcAuthHooks, GrpcAuthRequest, GrpcCaller, ReadPlanVending } from './hooks.ts';
@@ -22,6 +23,23 @@ export interface StarIdentity {
 export class LiveCalls {
   private readonly enders = new Set<() => void>();
   private closing = false;
+  /** Producer sessions open now. */
+  private sessions = 0;
+
+  constructor(private readonly sessionsMax: number = APPEND_SESSIONS_PER_STAR_MAX) {}
+
+  /** Counts one more open producer session: undefined at sessionsMax, else the function that gives the
+   *  slot back (once, however often it is called). */
+  takeSessionSlot(): (() => void) | undefined {
+    if (this.sessions >= this.sessionsMax) return undefined;
+    this.sessions += 1;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.sessions -= 1;
+    };
+  }
 
   get isClosing(): boolean { return this.closing; }
 

@@ -44,6 +44,8 @@ export interface GrpcServerOptions {
   /** Request bytes in flight (admission.ts). Default: a budget of this server's own; a composition
    *  root may pass one it shares with the HTTP bridge's body budget. */
   budget?: RequestBytesBudget;
+  /** Producer sessions open at once (default APPEND_SESSIONS_PER_STAR_MAX; a test passes fewer). */
+  sessionsMax?: number;
   /** The clock and timers producer sessions run on. Default: the system's (the composition root
    *  passes the star's own). */
   clock?: Clock;
@@ -87,7 +89,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
       nowMs,
       ...(opts.star?.settle ? { settle: opts.star.settle.bind(opts.star) } : {}),
     },
-    live: new LiveCalls(),
+    live: new LiveCalls(opts.sessionsMax),
     vending: opts.vending ?? { mode: 'raw', ttlMs: READPLAN_TTL_MS_DEFAULT, storageBucket: '' },
     ...(opts.auth ? { auth: opts.auth } : {}),
   };
