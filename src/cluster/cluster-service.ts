@@ -532,6 +532,11 @@ export class ClusterService implements StreamService, Leadership {
     return this.onLeader(bucket, key, () => this.d.star.getStream(bucket, key));
   }
 
+  /** A producer session's open: the stream from its leader, taking a vacant stream's lease. */
+  leadStream(bucket: string, key: string): Promise<StreamInfo & { fencing_token: string }> {
+    return this.onLeader(bucket, key, () => this.d.star.getStream(bucket, key));
+  }
+
   /** A change of class, producer policy, timestamping, throughput or batch settings is taken up by a
    *  new leadership: once the new config is durable the stream is let go here (its live producers
    *  reconnect once) and its lease released, so the next request takes it with the next epoch and
@@ -708,7 +713,7 @@ export class ClusterService implements StreamService, Leadership {
     return this.onLeader(bucket, key, () => this.d.star.readPlan(bucket, key, start, maxEntries));
   }
 
-  /** Watches a stream this star leads (callers get it first: getStream leads it). */
+  /** Watches a stream this star leads (callers lead it first: leadStream). */
   watch(bucket: string, key: string, listener: (ev: StreamEvent) => void): () => void {
     if (!this.d.star.holds(bucket, key)) throw new ServiceError('unavailable', `stream ${bucket}/${key} moved to another star; reopen`);
     return this.d.star.watch(bucket, key, listener);

@@ -433,7 +433,7 @@ export class ProducerSession {
     const svc = this.d.service;
     let info;
     try {
-      info = await svc.getStream(this.bucket, this.key);
+      info = await svc.leadStream(this.bucket, this.key);
     } catch (err) {
       if (!(err instanceof ServiceError && err.code === 'not_found')) throw err;
       const b = await svc.getBucket(this.bucket); // not_found for a missing bucket
@@ -451,7 +451,7 @@ export class ProducerSession {
     if (this.watching) return;
     this.watching = true;
     const svc = this.d.service;
-    const info = await svc.getStream(this.bucket, this.key);
+    const info = await svc.leadStream(this.bucket, this.key);
     if (this.phase === 'done') return;
     this.config = info;
     this.streamExists = true;
@@ -459,6 +459,8 @@ export class ProducerSession {
       if (this.phase === 'done') return;
       if (ev.kind === 'deleted') {
         this.stop(new ServiceError('not_found', `stream ${this.bucket}/${this.key} was deleted`));
+      } else if (ev.kind === 'moved') {
+        this.stop(new ServiceError('unavailable', `stream ${this.bucket}/${this.key} moved to another star; reopen the session`));
       } else if (ev.kind === 'reconfigured') {
         this.config = { ...this.config!, ...ev.config };
         if (ev.handoff) this.stop(new ServiceError('unavailable', 'the stream was reconfigured and handed off: reopen the session'));

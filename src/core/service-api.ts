@@ -58,7 +58,9 @@ export interface PlanResult {
 export type StreamEvent =
   | { kind: 'fenced'; fencing_token: string }
   | { kind: 'reconfigured'; handoff: boolean; config: StreamConfig }
-  | { kind: 'deleted' };
+  | { kind: 'deleted' }
+  /** The stream left this star without being deleted (its lease moved: a drain, a lost renewal). */
+  | { kind: 'moved' };
 
 export interface StreamService {
   // buckets
@@ -70,6 +72,10 @@ export interface StreamService {
   // streams (key is raw bytes decoded from the path, carried as a latin1/utf8 string by the caller)
   createStream(bucket: string, key: string, body: StreamCreate): Promise<StreamInfo>;
   getStream(bucket: string, key: string): StreamDetail | Promise<StreamDetail>;
+  /** The stream as its leader holds it, for a writer that is about to watch it (a producer session).
+   *  Unlike getStream, which describes a vacant stream with no lease taken, this makes the star its
+   *  leader (spec: States: writers make a leader); not_owner when another star leads it. */
+  leadStream(bucket: string, key: string): StreamDetail | Promise<StreamDetail>;
   reconfigureStream(bucket: string, key: string, patch: StreamConfigInput): Promise<StreamInfo>;
   deleteStream(bucket: string, key: string): Promise<void>;
   listStreams(bucket: string, startAfter: string, limit: number): ListPage<StreamInfo> | Promise<ListPage<StreamInfo>>;

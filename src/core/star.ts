@@ -337,7 +337,7 @@ export class Star implements StreamService {
     st.mem.length = 0;
     if (st.suspect) { st.suspect = false; this.suspectStreams.delete(st); }
     this.dropStream(st);
-    st.emit({ kind: 'deleted' });
+    st.emit({ kind: 'moved' });
     this.d.onEvicted?.(st.meta.bucket, st.meta.key);
   }
 
@@ -652,6 +652,11 @@ export class Star implements StreamService {
   getStream(bucket: string, key: string): StreamInfo & { fencing_token: string } {
     const st = this.requireStream(bucket, key);
     return { ...st.info(), fencing_token: st.meta.fencing_token };
+  }
+
+  /** A star alone leads every stream: getStream. */
+  leadStream(bucket: string, key: string): StreamInfo & { fencing_token: string } {
+    return this.getStream(bucket, key);
   }
 
   async reconfigureStream(bucket: string, key: string, patch: StreamConfigInput): Promise<StreamInfo> {
