@@ -22,6 +22,7 @@
 //   - FAILED_PRECONDITION + FenceDetail when a Fence installs a token this session's does not admit;
 //   - UNAVAILABLE, once, when a reconfigure hands the stream off; reopen and continue;
 //   - NOT_FOUND when the stream is deleted;
+//   - UNAVAILABLE when its lease moves to another star (a drain, a lost renewal); reopen;
 //   - DEADLINE_EXCEEDED when the credential's exp passes; reopen with a fresh token;
 //   - UNAVAILABLE when the star shuts down.
 // Past the star's cap on open sessions (APPEND_SESSIONS_PER_STAR_MAX) a new one is RESOURCE_EXHAUSTED at once.

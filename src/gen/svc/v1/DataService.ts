@@ -92,6 +92,8 @@ export interface DataServiceClient extends grpc.Client {
    * a reconfigure hands the stream off (class, producer policy, timestamping, batching or
    * throughput changed): UNAVAILABLE, once; reopen to continue under the new config;
    * the stream is deleted: NOT_FOUND;
+   * the stream's lease moves to another star (a drain, a lost renewal): UNAVAILABLE; reopen, and
+   * follow the NOT_OWNER the reopen may answer;
    * the token's exp passes: DEADLINE_EXCEEDED; reopen with a fresh token;
    * the star shuts down: UNAVAILABLE; reopen.
    */
@@ -130,6 +132,8 @@ export interface DataServiceClient extends grpc.Client {
    * a reconfigure hands the stream off (class, producer policy, timestamping, batching or
    * throughput changed): UNAVAILABLE, once; reopen to continue under the new config;
    * the stream is deleted: NOT_FOUND;
+   * the stream's lease moves to another star (a drain, a lost renewal): UNAVAILABLE; reopen, and
+   * follow the NOT_OWNER the reopen may answer;
    * the token's exp passes: DEADLINE_EXCEEDED; reopen with a fresh token;
    * the star shuts down: UNAVAILABLE; reopen.
    */
@@ -461,6 +465,8 @@ export interface DataServiceHandlers extends grpc.UntypedServiceImplementation {
    * a reconfigure hands the stream off (class, producer policy, timestamping, batching or
    * throughput changed): UNAVAILABLE, once; reopen to continue under the new config;
    * the stream is deleted: NOT_FOUND;
+   * the stream's lease moves to another star (a drain, a lost renewal): UNAVAILABLE; reopen, and
+   * follow the NOT_OWNER the reopen may answer;
    * the token's exp passes: DEADLINE_EXCEEDED; reopen with a fresh token;
    * the star shuts down: UNAVAILABLE; reopen.
    */
