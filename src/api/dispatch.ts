@@ -263,6 +263,7 @@ export class Dispatcher {
       if (m.route.parseOffThread && this.deps.parseOffThread && body.length >= WORKER_PARSE_BYTES_MIN) {
         pre = await this.deps.parseOffThread(body);
       }
+      m.route.precheck?.(ctx);
       if (m.route.verb === 'Subscribe') {
         // The slot is taken before any await, so concurrent subscribes cannot pass the cap together.
         if (this.sseOpen >= (this.deps.sse?.connectionsMax ?? SSE_CONNECTIONS_PER_HOST_MAX)) {

@@ -56,7 +56,21 @@ export interface Route {
   bodyBytesMax: number;
   /** Large append bodies are parsed on a worker (see WORKER_PARSE_BYTES_MIN). */
   parseOffThread?: boolean;
+  /** Refusals that need no service call, made before the dispatcher takes a capped slot for the
+   *  request (an event stream's), so a request that can never succeed is 400, not a retryable 503. */
+  precheck?(ctx: RequestCtx): void;
   handle(svc: StreamService, ctx: RequestCtx, pre?: AppendInput): Promise<RouteResult> | RouteResult;
+}
+
+/** A subscription's start: the Last-Event-ID header over the query's seq_num or timestamp_ms (spec:
+ *  Subscribe); 400 without one. */
+function subscribeStart(c: RequestCtx): ReadStart {
+  const lastId = c.header('last-event-id');
+  // A cursor past the tail waits at the tail, as a larger one saturated to 2^53 - 1 does.
+  if (lastId !== undefined && lastId !== '') return { kind: 'seq_num', value: saturated(u64Query(lastId, 'Last-Event-ID')) };
+  const start = readStart(c.query, false)?.start;
+  if (!start) throw invalid('a start is required: seq_num or timestamp_ms, or the Last-Event-ID header');
+  return start;
 }
 
 const json = (status: number, body: unknown): RouteResult => ({ kind: 'json', status, body });
@@ -227,7 +241,14 @@ export const ROUTES: readonly Route[] = [
   {
     method: 'PATCH', path: ['v1', 'streams', B, K], verb: 'ReconfigureStream', action: 'create', level: 'stream', bodyBytesMax: CONTROL_BODY_BYTES_MAX,
     handle: async (svc, c) => {
-      const patch = decodeStreamPatch(parseJsonObject(c.body, true), c.params);
+      const o = parseJsonObject(c.body, true);
+      const patch = decodeStreamPatch(o, c.params);
+      // A fencing token may come back in a GET's answer sent again; one that is not the installed
+      // token would be dropped while the caller thinks it set (the fence verb sets it): 400.
+      const token = o.fencing_token;
+      if (typeof token === 'string' && token !== '' && token !== (await svc.getStream(c.params.bucket, c.params.key)).fencing_token) {
+        throw invalid('PATCH does not change the fencing token; install one with the fence verb');
+      }
       return json(200, streamJson(await svc.reconfigureStream(c.params.bucket, c.params.key, patch)));
     },
   },
@@ -266,18 +287,10 @@ export const ROUTES: readonly Route[] = [
   },
   {
     method: 'GET', path: ['v1', 'streams', B, K, 'records', 'subscribe'], verb: 'Subscribe', action: 'read', level: 'stream', bodyBytesMax: 0,
+    precheck: (c) => { base64Param(c.query); subscribeStart(c); },
     handle: async (svc, c) => {
       const base64 = base64Param(c.query);
-      const lastId = c.header('last-event-id');
-      let start: ReadStart | undefined;
-      if (lastId !== undefined && lastId !== '') {
-        // A cursor past the tail waits at the tail, as a larger one saturated to 2^53 - 1 does.
-        start = { kind: 'seq_num', value: saturated(u64Query(lastId, 'Last-Event-ID')) };
-      } else {
-        start = readStart(c.query, false)?.start;
-      }
-      if (!start) throw invalid('a start is required: seq_num or timestamp_ms, or the Last-Event-ID header');
-      const subscription = await svc.subscribe(c.params.bucket, c.params.key, start);
+      const subscription = await svc.subscribe(c.params.bucket, c.params.key, subscribeStart(c));
       return { kind: 'sse', subscription, base64 };
     },
   },

@@ -92,14 +92,15 @@ const STATUS_LINE: Record<number, Uint8Array> = Object.fromEntries(
   Object.entries(STATUS_TEXT).flatMap(([k, v]) => (v === undefined ? [] : [[k, Buffer.from(`${k} ${v}`, 'latin1')]])),
 );
 
-/** The Authorization, Content-Length and Content-Encoding fields of the request head being read, collected by
+/** The Authorization, Content-Length, Content-Encoding and Last-Event-ID fields of the request head being read, collected by
  *  one module-level callback (req.forEach runs it synchronously): a closure over locals made a
  *  closure and a context on every request. */
-const repeated = { auth: [] as string[], lengths: 0, codings: [] as string[] };
+const repeated = { auth: [] as string[], lengths: 0, codings: [] as string[], lastIds: [] as string[] };
 const countRepeated = (k: string, v: string): void => {
   if (k === 'authorization') repeated.auth.push(v);
   else if (k === 'content-length') repeated.lengths++;
   else if (k === 'content-encoding') repeated.codings.push(v);
+  else if (k === 'last-event-id') repeated.lastIds.push(v);
 };
 
 /** The answer UwsExchange.respond is writing: res.cork runs its callback at once, so the answer is
@@ -182,17 +183,22 @@ class UwsExchange implements MeteredExchange {
     // the first copy; a proxy in front may have used another): RFC 9112 6.3 makes it an
     // unrecoverable error, answered 400 and closed. The same walk reads a body's Content-Encoding,
     // repeated fields joined into one list (RFC 9110 5.3) as node:http does, so a request with a body
-    // pays no getHeader call for it.
-    if (this.headers.authorization !== undefined || this.headers['content-length'] !== undefined || this.headers['transfer-encoding'] !== undefined) {
+    // pays no getHeader call for it. A repeated Last-Event-ID is joined too, so a subscribe given two
+    // cursors is refused (400) as on the node engine, never resumed from whichever came first.
+    if (this.headers.authorization !== undefined || this.headers['content-length'] !== undefined || this.headers['transfer-encoding'] !== undefined
+      || this.headers['last-event-id'] !== undefined) {
       repeated.auth.length = 0;
       repeated.lengths = 0;
       repeated.codings.length = 0;
+      repeated.lastIds.length = 0;
       req.forEach(countRepeated);
       if (repeated.auth.length > 1) this.headers.authorization = repeated.auth.join(', ');
       if (repeated.lengths > 1) this.headError = invalid('Content-Length is given more than once (RFC 9112 6.3)');
       if (repeated.codings.length > 0) this.headers['content-encoding'] = repeated.codings.join(', ');
+      if (repeated.lastIds.length > 1) this.headers['last-event-id'] = repeated.lastIds.join(', ');
       repeated.auth.length = 0;
       repeated.codings.length = 0;
+      repeated.lastIds.length = 0;
     }
     res.onAborted(() => {
       this.aborted = true;

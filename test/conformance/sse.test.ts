@@ -3,6 +3,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINES, startServer, type RunningServer } from '../helpers/server.ts';
+import { rawConn } from '../helpers/raw-conn.ts';
 import { Client, streamPath, assertError, bodies, qs, type Query, stopServer } from './client.ts';
 
 const FRAME_WAIT_MS = 10_000;
@@ -188,6 +189,19 @@ for (const engine of ENGINES) {
       const { records } = await sse.records(2);
       assert.deepEqual(records.map((r) => r.seq_num), [1, 2]);
       sse.close();
+    });
+
+    test('two Last-Event-ID fields are 400: a subscribe never resumes from whichever came first', async () => {
+      const { bucket, key } = await c.freshStream();
+      const conn = await rawConn(srv.port);
+      try {
+        conn.sock.write(`GET ${streamPath(bucket, key)}/records/subscribe HTTP/1.1\r\nHost: x\r\nLast-Event-ID: 1\r\nLast-Event-ID: 3\r\nConnection: close\r\n\r\n`);
+        // The answer's head is enough: a wrongly opened stream would never close.
+        await new Promise<void>((resolve) => { const t = setInterval(() => { if (conn.closed() || conn.text().includes('\r\n\r\n')) { clearInterval(t); resolve(); } }, 10); });
+        assert.match(conn.text(), /^HTTP\/1\.1 400 /, conn.text());
+      } finally {
+        conn.sock.destroy();
+      }
     });
 
     test('resuming with the last frame id skips and repeats nothing', async () => {

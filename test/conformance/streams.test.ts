@@ -273,6 +273,15 @@ for (const engine of ENGINES) {
       // A descriptor sent back as it was read is a valid PATCH.
       const got = await c.get(streamPath(bucket, 'k1'));
       assert.equal((await c.patch(streamPath(bucket, 'k1'), got.body)).status, 200);
+      // PATCH never changes the fencing token: another one is 400 (it would be dropped unseen); the
+      // installed one, as a fenced stream's GET answer carries it, is the echo and is accepted.
+      assertError(await c.patch(streamPath(bucket, 'k1'), { fencing_token: 'tok' }), 400, 'a fencing token on PATCH');
+      assert.equal((await c.post(`${streamPath(bucket, 'k1')}/fence`, { fencing_token: 'tok' })).status, 200);
+      const fenced = await c.get(streamPath(bucket, 'k1'));
+      assert.equal(fenced.body.fencing_token, 'tok');
+      assert.equal((await c.patch(streamPath(bucket, 'k1'), fenced.body)).status, 200, 'a fenced stream\'s descriptor sent back');
+      assertError(await c.patch(streamPath(bucket, 'k1'), { fencing_token: 'other' }), 400, 'another token on a fenced stream');
+      assert.equal((await c.get(streamPath(bucket, 'k1'))).body.fencing_token, 'tok', 'the token is unchanged');
     });
 
     test('DELETE is 204, the stream is gone, and a second DELETE is 204 again', async () => {

@@ -63,6 +63,13 @@ for (const engine of ENGINES) {
         assert.equal(res.status, 503);
         assert.equal(res.headers.get('retry-after'), '1');
         assert.equal(typeof ((await res.json()) as { error: unknown }).error, 'string');
+        // A subscribe that can never succeed is 400 at the cap too, never a 503 to retry forever.
+        const startless = await fetch(`${srv.baseUrl}/v1/streams/lim/cap/records/subscribe`);
+        assert.equal(startless.status, 400, 'no start');
+        await startless.arrayBuffer();
+        const badFormat = await fetch(`${srv.baseUrl}/v1/streams/lim/cap/records/subscribe?seq_num=0&format=hex`);
+        assert.equal(badFormat.status, 400, 'unknown format');
+        await badFormat.arrayBuffer();
       } finally { for (const s of open) s.destroy(); }
       // Closed subscriptions free their slots.
       const deadline = Date.now() + WAIT_MS;
