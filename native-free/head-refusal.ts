@@ -122,7 +122,7 @@ export function answerAndClose(sock: Duplex, r: HeadRefusal | undefined): void {
  *  bound heads: headersTimeout does, checked every REQUEST_HEAD_CHECK_MS. */
 export const HEAD_BOUNDS: ServerOptions = {
   maxHeaderSize: REQUEST_HEAD_BYTES_MAX, headersTimeout: REQUEST_HEAD_MS_MAX, requestTimeout: 0,
-  connectionsCheckingInterval: REQUEST_HEAD_CHECK_MS,
+  connectionsCheckingInterval: REQUEST_HEAD_CHECK_MS, requireHostHeader: false, // refusedHead answers it
 };
 
 /**
@@ -137,10 +137,19 @@ export function refuseBadHeads(server: Server): void {
   server.on('connect', (req: IncomingMessage, sock: Duplex) => answerAndClose(sock, methodRefusal('CONNECT', req.url)));
 }
 
-/** A request with more header fields than REQUEST_HEADERS_MAX: answered 431 and closed (true). node
- *  keeps at most maxHeadersCount fields, one more than allowed, so one too many shows here. */
-export function refusedForHeaderCount(req: IncomingMessage): boolean {
-  if (req.rawHeaders.length <= 2 * REQUEST_HEADERS_MAX) return false;
-  answerAndClose(req.socket, tooManyHeaders());
-  return true;
+/** A head node parsed but that is not served, answered with the envelope and closed (true):
+ *  - more header fields than REQUEST_HEADERS_MAX, 431 (node keeps at most maxHeadersCount fields, one
+ *    more than allowed, so one too many shows here);
+ *  - an HTTP/1.1 request without Host (RFC 9112 3.2), 400; node's own answer to it (requireHostHeader)
+ *    is a bare 400 without the envelope, so HEAD_BOUNDS turns that off and it is refused here. */
+export function refusedHead(req: IncomingMessage): boolean {
+  if (req.rawHeaders.length > 2 * REQUEST_HEADERS_MAX) {
+    answerAndClose(req.socket, tooManyHeaders());
+    return true;
+  }
+  if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+    answerAndClose(req.socket, fromError(new ServiceError('invalid_argument', 'an HTTP/1.1 request must carry a Host header (RFC 9112 3.2)')));
+    return true;
+  }
+  return false;
 }

@@ -13,7 +13,7 @@ import {
 import { ServiceError } from '../src/core/errors.ts';
 import type { BodyMeter, Dispatcher, MeteredExchange } from '../src/api/dispatch.ts';
 import { SSE_OPENING, type SseSink } from '../src/api/exchange.ts';
-import { HEAD_BOUNDS, refuseBadHeads, refusedForHeaderCount, targetPath } from './head-refusal.ts';
+import { HEAD_BOUNDS, refuseBadHeads, refusedHead, targetPath } from './head-refusal.ts';
 import { BootError } from '../src/config/boot-error.ts';
 
 class NodeExchange implements MeteredExchange {
@@ -179,7 +179,7 @@ export interface NodeHttpServer {
 export function startNodeServer(host: string, port: number, dispatcher: Dispatcher, tls?: { cert: string; key: string; ca?: string; requestCert?: boolean }): Promise<NodeHttpServer> {
   const drain = { draining: false };
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    if (refusedForHeaderCount(req)) return;
+    if (refusedHead(req)) return;
     void dispatcher.handle(new NodeExchange(req, res, drain));
   };
   const server: Server = tls

@@ -26,7 +26,7 @@ import {
   GATEWAY_UPSTREAM_SOCKETS_MAX, GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX,
 } from '../config/limits.ts';
 import { notFound, ServiceError } from '../protocol/errors.ts';
-import { HEAD_BOUNDS, refuseBadHeads, refusedForHeaderCount } from '../../native-free/head-refusal.ts';
+import { HEAD_BOUNDS, refuseBadHeads, refusedHead } from '../../native-free/head-refusal.ts';
 import { authorize, EXCHANGE_ADDRESS_THROTTLE, FailureThrottle, type Authenticator, type Operation, type Principal, type TokenLimits } from '../auth/index.ts';
 import { matchRoute, methodsFor, type RouteMatch } from '../api/routes.ts';
 import type { CorsPolicy } from '../api/cors.ts';
@@ -218,7 +218,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   }
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    if (refusedForHeaderCount(req)) return;
+    if (refusedHead(req)) return;
     // The Gateway's CORS headers go on every answer it gives (its 401, 403, 429 and 404 included, or
     // a browser could not read them); the stars' are dropped from what is relayed (forward.ts).
     if (o.cors && isDataPlanePath(originForm(req.url ?? '/')?.url ?? '')) {

@@ -124,6 +124,10 @@ const CASES: Case[] = [
     expect: { node: { served: 200 }, uws: 'dropped' },
   },
   {
+    name: 'an HTTP/1.1 request without Host (RFC 9112 3.2)', bytes: head(['GET /v1/buckets HTTP/1.1']),
+    expect: { node: { refused: 400 }, uws: 'dropped' },
+  },
+  {
     name: 'a head that never ends', bytes: 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: 1\r\n',
     expect: { node: { refused: 408 }, uws: 'dropped' },
   },
