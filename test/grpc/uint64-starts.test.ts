@@ -44,6 +44,14 @@ describe('grpc read starts across the uint64 range', () => {
     assert.deepEqual(early.entries, []);
   });
 
+  it('AdminService.ReadStreamRecords takes every uint64 start: past 2^53 an empty page at the tail', async () => {
+    for (const seq_num of [U64_MAX, '9007199254740993']) {
+      const page = await call(h.admin.ReadStreamRecords.bind(h.admin), { bucket: 'big', key, seq_num } as never);
+      assert.deepEqual(page.records, [], String(seq_num));
+      assert.equal(Number(page.tail?.seq_num), 3);
+    }
+  });
+
   it('tail_offset 2^64-1 reads from the earliest record; int64 times at their extremes', async () => {
     const all = await call(h.data.Read.bind(h.data), { bucket: 'big', key, tail_offset: U64_MAX } as never);
     assert.deepEqual(all.records.map((r) => Number(r.seq_num)), [0, 1, 2]);

@@ -17,7 +17,7 @@ import type { StreamSummary } from '../../gen/svc/v1/StreamSummary.ts';
 import type { StarIdentity } from './context.ts';
 import {
   addressFromWire, bucketFromWire, bucketInfoToWire, clampToCap, keyToWire, pageLimit, positionToWire,
-  recordToWire, streamConfigToWire, streamCursorFromWire, streamCursorToWire, streamInfoToWire, u64FromWire,
+  recordToWire, streamConfigToWire, streamCursorFromWire, streamCursorToWire, streamInfoToWire, selectorFromWire,
 } from './convert.ts';
 import type { CredentialRow, GrpcAuthHooks } from './hooks.ts';
 
@@ -253,7 +253,8 @@ export function adminReads(ctx: AdminReadContext): AdminReads {
     async ReadStreamRecords(req, gate) {
       const { bucket, key } = addressFromWire(req);
       await gate({ bucket, key });
-      const seqNum = u64FromWire(req.seq_num, 'seq_num');
+      // Any uint64 start: past 2^53 it lies past every record, an empty page at the tail (types.proto).
+      const seqNum = selectorFromWire(req.seq_num);
       // A view never creates: a missing stream is NOT_FOUND even in a create_stream_on_read bucket.
       // (checkTail and read's stream lookup run in the same turn: no deletion falls between them.)
       await tailOf(bucket, key);
