@@ -243,11 +243,11 @@ export const ROUTES: readonly Route[] = [
     handle: async (svc, c) => {
       const o = parseJsonObject(c.body, true);
       const patch = decodeStreamPatch(o, c.params);
-      // A fencing token may come back in a GET's answer sent again; one that is not the installed
-      // token would be dropped while the caller thinks it set (the fence verb sets it): 400.
+      // A fencing token may come back in a GET's answer sent again; any other value (another token,
+      // '' on a fenced stream, not a string) would be dropped while the caller thinks it set: 400.
       const token = o.fencing_token;
-      if (typeof token === 'string' && token !== '' && token !== (await svc.getStream(c.params.bucket, c.params.key)).fencing_token) {
-        throw invalid('PATCH does not change the fencing token; install one with the fence verb');
+      if (token !== undefined && token !== null && token !== (await svc.getStream(c.params.bucket, c.params.key)).fencing_token) {
+        throw invalid('PATCH does not change the fencing token; the fence verb does');
       }
       return json(200, streamJson(await svc.reconfigureStream(c.params.bucket, c.params.key, patch)));
     },

@@ -186,7 +186,7 @@ class UwsExchange implements MeteredExchange {
     // pays no getHeader call for it. A repeated Last-Event-ID is joined too, so a subscribe given two
     // cursors is refused (400) as on the node engine, never resumed from whichever came first.
     if (this.headers.authorization !== undefined || this.headers['content-length'] !== undefined || this.headers['transfer-encoding'] !== undefined
-      || this.headers['last-event-id'] !== undefined) {
+      || this.path.endsWith('/subscribe')) {
       repeated.auth.length = 0;
       repeated.lengths = 0;
       repeated.codings.length = 0;
@@ -195,6 +195,7 @@ class UwsExchange implements MeteredExchange {
       if (repeated.auth.length > 1) this.headers.authorization = repeated.auth.join(', ');
       if (repeated.lengths > 1) this.headError = invalid('Content-Length is given more than once (RFC 9112 6.3)');
       if (repeated.codings.length > 0) this.headers['content-encoding'] = repeated.codings.join(', ');
+      // getHeader skipped an empty first copy; the walk sees every copy.
       if (repeated.lastIds.length > 1) this.headers['last-event-id'] = repeated.lastIds.join(', ');
       repeated.auth.length = 0;
       repeated.codings.length = 0;

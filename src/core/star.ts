@@ -589,14 +589,14 @@ export class Star implements StreamService {
     });
   }
 
-  /** The row of the stream at (bucket, key), live or dormant, when it is still the stream `id` (the
-   *  auditor asks whether a segment is still named). */
   /** How a refusal names this star: in a cluster the caller may have asked another star, which
    *  relayed the answer of the stream's leader. */
   private starName(): string {
     return this.d.starId ? `star ${this.d.starId}` : 'this star';
   }
 
+  /** The row of the stream at (bucket, key), live or dormant, when it is still the stream `id` (the
+   *  auditor asks whether a segment is still named). */
   private rowAt(bucket: string, key: string, id: string): StreamMeta | undefined {
     const a = addr(bucket, key);
     const packed = this.dormant.get(a);

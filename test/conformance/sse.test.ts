@@ -193,14 +193,16 @@ for (const engine of ENGINES) {
 
     test('two Last-Event-ID fields are 400: a subscribe never resumes from whichever came first', async () => {
       const { bucket, key } = await c.freshStream();
-      const conn = await rawConn(srv.port);
-      try {
-        conn.sock.write(`GET ${streamPath(bucket, key)}/records/subscribe HTTP/1.1\r\nHost: x\r\nLast-Event-ID: 1\r\nLast-Event-ID: 3\r\nConnection: close\r\n\r\n`);
-        // The answer's head is enough: a wrongly opened stream would never close.
-        await new Promise<void>((resolve) => { const t = setInterval(() => { if (conn.closed() || conn.text().includes('\r\n\r\n')) { clearInterval(t); resolve(); } }, 10); });
-        assert.match(conn.text(), /^HTTP\/1\.1 400 /, conn.text());
-      } finally {
-        conn.sock.destroy();
+      for (const [first, second] of [['1', '3'], ['', '3']]) {
+        const conn = await rawConn(srv.port);
+        try {
+          conn.sock.write(`GET ${streamPath(bucket, key)}/records/subscribe HTTP/1.1\r\nHost: x\r\nLast-Event-ID: ${first}\r\nLast-Event-ID: ${second}\r\nConnection: close\r\n\r\n`);
+          // The answer's head is enough: a wrongly opened stream would never close.
+          await new Promise<void>((resolve) => { const t = setInterval(() => { if (conn.closed() || conn.text().includes('\r\n\r\n')) { clearInterval(t); resolve(); } }, 10); });
+          assert.match(conn.text(), /^HTTP\/1\.1 400 /, `'${first}' then '${second}': ${conn.text()}`);
+        } finally {
+          conn.sock.destroy();
+        }
       }
     });
 

@@ -281,6 +281,8 @@ for (const engine of ENGINES) {
       assert.equal(fenced.body.fencing_token, 'tok');
       assert.equal((await c.patch(streamPath(bucket, 'k1'), fenced.body)).status, 200, 'a fenced stream\'s descriptor sent back');
       assertError(await c.patch(streamPath(bucket, 'k1'), { fencing_token: 'other' }), 400, 'another token on a fenced stream');
+      assertError(await c.patch(streamPath(bucket, 'k1'), { fencing_token: '' }), 400, 'clearing the token is the fence verb\'s');
+      assertError(await c.patch(streamPath(bucket, 'k1'), { fencing_token: 5 }), 400, 'a token that is not a string');
       assert.equal((await c.get(streamPath(bucket, 'k1'))).body.fencing_token, 'tok', 'the token is unchanged');
     });
 

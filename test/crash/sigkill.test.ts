@@ -14,11 +14,15 @@ import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '
 /** Most a cycle's producers may take to notice the kill (their requests are bounded anyway). */
 const LOAD_END_MAX_MS = 30_000;
 const FIRST_ACK_MAX_MS = 15_000;
+/** Most the last restarted star may take to record its first settled segment (a bound, not a speed). */
+const SETTLED_WAIT_MS = 30_000;
 
 interface RunOptions {
   engine: Engine; cycles: number; producers: number; streams: number;
   /** Extra star flags (the postgres metadata backend). */
   args?: string[];
+  /** Runs while the star restarted after the last kill is still up, once every stream verified. */
+  atEnd?: (server: RunningServer) => Promise<void>;
 }
 
 async function crashRun(t: TestContext, o: RunOptions): Promise<void> {
@@ -63,6 +67,7 @@ async function crashRun(t: TestContext, o: RunOptions): Promise<void> {
     }
     const totalAcked = all.reduce((n, m) => n + m.ackedCount, 0);
     assert.ok(totalAcked > o.cycles, `too few acknowledged batches to prove anything (${totalAcked})`);
+    await o.atEnd?.(server);
     ok = true;
   } finally {
     await finishRun(t, server, dataDir, ok);
@@ -96,16 +101,35 @@ describe('with the postgres metadata backend', { skip: pgSkip }, () => {
   test('node: three SIGKILLs under 8 producers, WAL files settling into segments, lose no acknowledged record', { timeout: 90_000 }, async (t) => {
     // Files seal by age as well as size, so segments are made however few appends a slow machine
     // manages between the kills (by size alone, one CI run filled no file).
-    await crashRun(t, { engine: 'node', cycles: 3, producers: 8, streams: 3, args: [...pgArgs(), '--wal-file-bytes-max', String(256 * 1024), '--wal-settle-after-ms', '1000'] });
-    const sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-    await sql.connect();
-    try {
-      const r = await sql.query<{ n: string }>(`SELECT count(*) AS n FROM ${schemas[schemas.length - 1]}.segments`);
-      assert.ok(Number(r.rows[0].n) > 0, 'WAL files settled, and their segment chains are in PostgreSQL');
-      t.diagnostic(`${r.rows[0].n} segments recorded in PostgreSQL`);
-    } finally {
-      await sql.end();
-    }
+    // A kill may come before anything was settled (a cycle lasts 0.2-1.5 s after its first ack). With
+    // PostgreSQL metadata the star is a cluster of one: after a restart its streams are vacant, and
+    // reads of them take no lease, so nothing settles them until a write makes the star their leader
+    // again. One append to each does, and then the chains are looked for, for at most SETTLED_WAIT_MS.
+    const args = [...pgArgs(), '--wal-file-bytes-max', String(256 * 1024), '--wal-settle-after-ms', '1000'];
+    const schema = schemas[schemas.length - 1];
+    const segments = async (): Promise<number> => {
+      const sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+      await sql.connect();
+      try {
+        return Number((await sql.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.segments`)).rows[0].n);
+      } finally {
+        await sql.end();
+      }
+    };
+    await crashRun(t, {
+      engine: 'node', cycles: 3, producers: 8, streams: 3, args,
+      atEnd: async (server) => {
+        for (const key of ['shared-0', 'shared-1', 'shared-2', 'exclusive']) {
+          const r = await req(server.baseUrl, 'POST', `${streamPath('crash-node', key)}/records`, { records: [{ body: 'lead again' }] });
+          assert.equal(r.status, 200, `an append to ${key} after the last restart: ${JSON.stringify(r.body)}`);
+        }
+        const deadline = Date.now() + SETTLED_WAIT_MS;
+        let n = await segments();
+        while (n === 0 && Date.now() < deadline) { await sleep(200); n = await segments(); }
+        assert.ok(n > 0, `WAL files settled, and their segment chains are in PostgreSQL; the star said:\n${server.output().slice(-3000)}`);
+        t.diagnostic(`${n} segments recorded in PostgreSQL`);
+      },
+    });
   });
 
   test('control-plane changes acknowledged before a SIGKILL survive it', { timeout: 60_000 }, async (t) => {

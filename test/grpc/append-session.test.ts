@@ -286,6 +286,43 @@ describe('grpc append session', () => {
     await local.stop();
   });
 
+  it('a session takes its slot only once its caller is authorized: callers stuck in authorization hold none', async () => {
+    // Two sessions wait in authorization for as long as the test says (the cap is 2); an authorized
+    // producer must still get in, which it could not if the slots were taken at the call's arrival.
+    let held = 0;
+    let bothHeld!: () => void;
+    const bothWaiting = new Promise<void>((resolve) => { bothHeld = resolve; });
+    let release!: (e: Error) => void;
+    const stuck = new Promise<never>((_, reject) => { release = reject; });
+    stuck.catch(() => undefined);
+    const local = await startHarness({
+      sessionsMax: 2,
+      auth: {
+        authorize: (req) => {
+          if (req.verb !== 'AppendSession' || req.metadata.get('authorization')[0] !== 'Bearer slow') return undefined;
+          if (++held === 2) bothHeld();
+          return stuck;
+        },
+      },
+    });
+    await call(local.data.CreateBucket.bind(local.data), { bucket: BUCKET, config: { create_stream_on_append: true } });
+    const slowMd = new grpc.Metadata();
+    slowMd.set('authorization', 'Bearer slow');
+    const slow = [0, 1].map(() => {
+      const st = local.data.AppendSession(slowMd);
+      st.on('error', () => undefined);
+      st.write(open('k'));
+      return st;
+    });
+    await bothWaiting;
+    const out = await runSession(local, [open('k'), batch(1)]);
+    assert.equal(out.error, undefined, `${out.error?.code} ${out.error?.details}`);
+    assert.equal(out.acks.length, 1);
+    release(new Error('refused'));
+    for (const st of slow) st.cancel();
+    await local.stop();
+  });
+
   it('ends open sessions with UNAVAILABLE at shutdown, after acking what the core took', async () => {
     const local = await startHarness();
     await call(local.data.CreateBucket.bind(local.data), { bucket: BUCKET, config: { create_stream_on_append: true } });

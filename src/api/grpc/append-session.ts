@@ -38,12 +38,7 @@ import { grpcFailure, toGrpcFailure, type GrpcFailure } from './status-mapping.t
 type SessionCall = grpc.ServerDuplexStream<AppendSessionRequest__Output, AppendSessionResponse>;
 
 export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
-  const release = ctx.live.takeSessionSlot();
-  if (!release) {
-    call.emit('error', grpcFailure(grpc.status.RESOURCE_EXHAUSTED, 'producer sessions per star at cap; retry shortly'));
-    return;
-  }
-  const cleanups: (() => void)[] = [release];
+  const cleanups: (() => void)[] = [];
   const cleanup = (): void => { for (const c of cleanups.splice(0)) c(); };
   const session = new ProducerSession({ service: ctx.service, clock: ctx.clock, timers: ctx.timers }, {
     ack: (ack) => writeAck(call, { start: positionToWire(ack.start), end: positionToWire(ack.end), tail: positionToWire(ack.tail) }),
@@ -70,6 +65,11 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
         verb: 'AppendSession', plane: 'data', metadata: call.metadata, bucket, key, ...(token !== undefined ? { fencing_token: token } : {}),
       });
       if (session.ended) return;
+      // The slot is taken once the caller is authorized, so callers without a grant cannot hold the
+      // star's sessions; an ended session gives it back (cleanup runs on every ending).
+      const release = ctx.live.takeSessionSlot();
+      if (!release) throw grpcFailure(grpc.status.RESOURCE_EXHAUSTED, 'producer sessions per star at cap; retry shortly');
+      cleanups.push(release);
       cleanups.push(atExpiry(caller.expMs, () => session.end(grpcFailure(grpc.status.DEADLINE_EXCEEDED, CREDENTIAL_EXPIRED))));
     });
   };
