@@ -67,7 +67,9 @@ export interface DataServiceClient extends grpc.Client {
    * present exactly that token (else PERMISSION_DENIED). On a `fenced` stream, or one with a token
    * installed, a missing or different token fails the open with FAILED_PRECONDITION + FenceDetail.
    * A missing stream is NOT_FOUND unless its bucket creates streams on append (the first batch
-   * creates it; later batches follow once it exists).
+   * creates it; later batches follow once it exists). A star holds at most 16,384 open sessions:
+   * past that the open is RESOURCE_EXHAUSTED (retry shortly). In a cluster the open makes the star
+   * the stream's leader, as an append does, or answers NOT_OWNER with the leader's address.
    * 
    * Pipelining: send batches without waiting for acks. While unacknowledged batches weigh more than
    * 32 MiB or number 1024, the server stops reading (HTTP/2 flow control pushes back); a producer
@@ -107,7 +109,9 @@ export interface DataServiceClient extends grpc.Client {
    * present exactly that token (else PERMISSION_DENIED). On a `fenced` stream, or one with a token
    * installed, a missing or different token fails the open with FAILED_PRECONDITION + FenceDetail.
    * A missing stream is NOT_FOUND unless its bucket creates streams on append (the first batch
-   * creates it; later batches follow once it exists).
+   * creates it; later batches follow once it exists). A star holds at most 16,384 open sessions:
+   * past that the open is RESOURCE_EXHAUSTED (retry shortly). In a cluster the open makes the star
+   * the stream's leader, as an append does, or answers NOT_OWNER with the leader's address.
    * 
    * Pipelining: send batches without waiting for acks. While unacknowledged batches weigh more than
    * 32 MiB or number 1024, the server stops reading (HTTP/2 flow control pushes back); a producer
@@ -440,7 +444,9 @@ export interface DataServiceHandlers extends grpc.UntypedServiceImplementation {
    * present exactly that token (else PERMISSION_DENIED). On a `fenced` stream, or one with a token
    * installed, a missing or different token fails the open with FAILED_PRECONDITION + FenceDetail.
    * A missing stream is NOT_FOUND unless its bucket creates streams on append (the first batch
-   * creates it; later batches follow once it exists).
+   * creates it; later batches follow once it exists). A star holds at most 16,384 open sessions:
+   * past that the open is RESOURCE_EXHAUSTED (retry shortly). In a cluster the open makes the star
+   * the stream's leader, as an append does, or answers NOT_OWNER with the leader's address.
    * 
    * Pipelining: send batches without waiting for acks. While unacknowledged batches weigh more than
    * 32 MiB or number 1024, the server stops reading (HTTP/2 flow control pushes back); a producer
