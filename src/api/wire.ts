@@ -178,8 +178,6 @@ function decodeHeader(h: unknown, i: number, j: number): Header {
   const hasNameB64 = o.name_b64 !== undefined;
   if (hasName === hasNameB64) throw invalid(`${at(i, j)}: exactly one of name or name_b64 is required`);
   const name = hasName ? textBytes(o.name, i, j, 'name') : decodeB64(o.name_b64, `${at(i, j)}.name_b64`);
-  // An empty name is a missing one (spec: Header), as gRPC's convert.ts and the proto have it.
-  if (name.length === 0) throw invalid(`${at(i, j)} has no name`);
   if (o.value !== undefined && o.value_b64 !== undefined) throw invalid(`${at(i, j)}: at most one of value or value_b64`);
   const value = o.value !== undefined
     ? textBytes(o.value, i, j, 'value')

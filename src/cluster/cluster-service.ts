@@ -529,7 +529,7 @@ export class ClusterService implements StreamService, Leadership {
     // A vacant stream is described from its committed row, with no lease taken (spec: States).
     const row = await this.vacantRow(bucket, key);
     if (row) return { ...streamInfo(row), fencing_token: row.fencing_token };
-    return this.onLeader(bucket, key, () => this.d.star.getStream(bucket, key));
+    return this.leadStream(bucket, key);
   }
 
   /** A producer session's open: the stream from its leader, taking a vacant stream's lease. */

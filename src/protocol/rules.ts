@@ -149,8 +149,8 @@ export function checkHeaderCount(n: number, i: number): void {
   if (n > RECORD_HEADERS_MAX) throw invalid(`records[${i}] has more than ${RECORD_HEADERS_MAX} headers`);
 }
 
-/** The Limits table on one batch: record count, headers per record, content per record and per
- *  batch, timestamps. Returns the batch's content bytes (bodies plus header names and values). */
+/** The Limits table on one batch: record count, headers per record (each named), content per record
+ *  and per batch, timestamps. Returns the batch's content bytes (bodies plus header names and values). */
 export function checkBatch(records: readonly RecordInput[]): number {
   if (records.length === 0) throw invalid('records must be a non-empty array');
   checkRecordCount(records.length);
@@ -158,6 +158,8 @@ export function checkBatch(records: readonly RecordInput[]): number {
   for (let i = 0; i < records.length; i++) {
     const r = records[i];
     checkHeaderCount(r.headers.length, i);
+    // An empty name is a missing one (spec: Header), on every transport.
+    for (let j = 0; j < r.headers.length; j++) if (r.headers[j].name.length === 0) throw invalid(`records[${i}].headers[${j}] has no name`);
     const content = contentBytes(r);
     if (content > RECORD_CONTENT_BYTES_MAX) throw invalid(`records[${i}] is over the ${RECORD_CONTENT_BYTES_MAX}-byte record limit`);
     if (r.timestamp_ms !== undefined && r.timestamp_ms !== TIME_PAST_SAFE_MS && (!Number.isSafeInteger(r.timestamp_ms) || r.timestamp_ms < 0)) {

@@ -110,11 +110,7 @@ export function recordsFromWire(records: AppendRecord__Output[]): { records: Rec
     const r = records[i];
     checkHeaderCount(r.headers.length, i);
     const headers: Header[] = new Array(r.headers.length);
-    for (let j = 0; j < r.headers.length; j++) {
-      const h = r.headers[j];
-      if (h.name.length === 0) throw invalid(`records[${i}].headers[${j}] has no name`);
-      headers[j] = { name: h.name, value: h.value };
-    }
+    for (let j = 0; j < r.headers.length; j++) headers[j] = { name: r.headers[j].name, value: r.headers[j].value };
     out[i] = r.timestamp_ms === undefined ? { headers, body: r.body }
       : { timestamp_ms: recordTimestampFromWire(r.timestamp_ms, `records[${i}].timestamp_ms`), headers, body: r.body };
   }
