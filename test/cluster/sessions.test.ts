@@ -1,7 +1,9 @@
 // Producer sessions (gRPC AppendSession) on two real stars sharing PostgreSQL and s3rver: a session
 // opened on a vacant stream makes its star the leader, as an append does (spec: States, writers make a
 // leader), and a session whose stream is drained away ends retryable (UNAVAILABLE) and continues after
-// a reopen, rather than NOT_FOUND, which tells a client the stream is gone.
+// a reopen, rather than NOT_FOUND, which tells a client the stream is gone; and a session's leader
+// SIGKILLed: the reopen takes the stream over, and every acknowledged batch is there, on the survivor
+// and on the killed star restarted on a wiped data dir.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
@@ -19,6 +21,9 @@ const LEASE_IDLE_MS = 300;
 /** How long a wait for a stream's state may take before the test gives up on it. */
 const WAIT_MS_MAX = 20_000;
 const REQUEST_MS_MAX = 10_000;
+/** How long reopens may keep being refused after the leader's SIGKILL (its lease and heartbeat must
+ *  run out first; a loaded machine stretches both). A bound, not a speed. */
+const TAKEOVER_WAIT_MS_MAX = 60_000;
 
 interface Opened {
   acks: AppendSessionResponse__Output[];
@@ -28,7 +33,7 @@ interface Opened {
   acked(n: number): Promise<void>;
 }
 
-function session(clients: Clients, key: string, body: string): Opened {
+function session(clients: Clients, key: string, body: string, match?: number): Opened {
   const stream = clients.data.AppendSession();
   const acks: AppendSessionResponse__Output[] = [];
   const waiters: { n: number; resolve: () => void }[] = [];
@@ -41,7 +46,7 @@ function session(clients: Clients, key: string, body: string): Opened {
     stream.once('end', () => resolve(undefined));
   });
   stream.write({ open: { bucket: BUCKET, key: Buffer.from(key) } });
-  stream.write({ batch: { records: [{ body: Buffer.from(body) }] } });
+  stream.write({ batch: { records: [{ body: Buffer.from(body) }], ...(match !== undefined ? { match_seq_num: match } : {}) } });
   const acked = (n: number): Promise<void> => (acks.length >= n ? Promise.resolve() : new Promise((resolve) => { waiters.push({ n, resolve }); }));
   return { acks, ended, stream, acked };
 }
@@ -63,6 +68,16 @@ describe('cluster: producer sessions', { skip }, () => {
     for (const cl of clients) cl.close();
     await c?.close();
   });
+
+  /** Restarts star i (a drained one comes back active; `fresh`: on a wiped data dir) and reconnects to it. */
+  async function restartStar(i: number, fresh = false): Promise<void> {
+    if (c.stars[i].proc.exitCode === null && c.stars[i].proc.signalCode === null) await c.stars[i].kill();
+    clients[i].close();
+    await c.restart(i, fresh);
+    const port = await c.grpcPort(i);
+    clients[i] = connect(port);
+    byAddress.set(`127.0.0.1:${port}`, clients[i]);
+  }
 
   /** Who leads the stream, as the admin view says ('' when vacant). */
   const leaderOf = async (key: string): Promise<string> =>
@@ -127,5 +142,50 @@ describe('cluster: producer sessions', { skip }, () => {
       if (seq >= page.tail.seq_num) break;
     }
     assert.deepEqual(bodies, ['before', 'after']);
+    await restartStar(leaderIdx); // active again, for the tests after this one
+  });
+
+  /** Every record of the stream, read page by page from star `at` (a page stops at the settled frontier). */
+  async function readAll(at: number, key: string): Promise<string[]> {
+    const bodies: string[] = [];
+    for (let seq = 0; ;) {
+      const r = await request(c.url(at), 'GET', `/v1/streams/${BUCKET}/${key}/records?seq_num=${seq}`, undefined, REQUEST_MS_MAX);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const page = r.body as { records: { body: string }[]; tail: { seq_num: number } };
+      bodies.push(...page.records.map((x) => x.body));
+      seq += page.records.length;
+      if (seq >= page.tail.seq_num) return bodies;
+    }
+  }
+
+  test('a session\'s leader SIGKILLed: a reopen at the survivor takes the stream over; every acked batch survives, also on the killed star restarted wiped', async () => {
+    const key = 'killed';
+    const s = await openFollowing(0, key, 'b0');
+    const acked = ['b0'];
+    for (let i = 1; i < 10; i++) s.stream.write({ batch: { records: [{ body: Buffer.from(`b${i}`) }], match_seq_num: i } });
+    await s.acked(10);
+    for (let i = 1; i < 10; i++) acked.push(`b${i}`);
+    const leaderIdx = Number((await leaderOf(key)).replace('star-', ''));
+    const survivor = 1 - leaderIdx;
+    await c.stars[leaderIdx].kill();
+    // Until the lease runs out and the dead star's heartbeat goes stale the survivor may refuse or
+    // name the dead star; match_seq_num keeps every retry from appending twice.
+    const deadline = Date.now() + TAKEOVER_WAIT_MS_MAX;
+    for (;;) {
+      assert.ok(Date.now() < deadline, 'a reopen at the survivor was acked');
+      const again = session(clients[survivor], key, 'b10', 10);
+      const end = await Promise.race([again.acked(1).then(() => undefined), again.ended]);
+      if (end === undefined) {
+        again.stream.end();
+        assert.equal(await again.ended, undefined);
+        break;
+      }
+      assert.ok([grpc.status.UNAVAILABLE, grpc.status.FAILED_PRECONDITION].includes(end.code), `a retryable refusal while the leader is dead: ${end.code} ${end.details}`);
+      await sleep(250);
+    }
+    acked.push('b10');
+    assert.deepEqual(await readAll(survivor, key), acked, 'the survivor serves every acked batch, once, in order');
+    await restartStar(leaderIdx, true);
+    assert.deepEqual(await readAll(leaderIdx, key), acked, 'so does the killed star, back on a wiped data dir');
   });
 });
