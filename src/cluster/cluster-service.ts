@@ -8,7 +8,7 @@
 
 import {
   CHUNK_GC_MS, DRAIN_HANDOFF_MS_MAX, DRAIN_POLL_MS, DRAIN_WAIT_MS_MAX, LEASE_IDLE_MS, LEASE_RENEW_MS, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS,
-  LIST_PAGE_MAX, RETENTION_SWEEP_MS, STAR_GONE_AFTER_MS, STAR_HEARTBEAT_MS,
+  LIST_PAGE_MAX, RETENTION_SWEEP_MS, STAR_GONE_AFTER_MS, STAR_HEARTBEAT_MS, UNSETTLED_SWEEP_MS, UNSETTLED_SWEEP_STREAMS_MAX,
 } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
 import type { Clock, Leadership, Timers } from '../core/ports.ts';
@@ -167,6 +167,7 @@ export class ClusterService implements StreamService, Leadership {
     });
     every(RETENTION_SWEEP_MS, () => this.releaseIdle());
     every(CHUNK_GC_MS, () => this.collectChunkObjects());
+    every(UNSETTLED_SWEEP_MS, () => this.sweepUnsettled());
   }
 
   /** Gives every lease up, so the streams' next leaders need not wait them out, and leaves the live
@@ -433,6 +434,27 @@ export class ClusterService implements StreamService, Leadership {
       idle.push(h);
     }
     if (idle.length > 0) await this.letGo(idle);
+  }
+
+  /** Leads the vacant streams this star is home to that hold committed, unsettled chunks: taking
+   *  the lease loads them, and the star settles what it adopts at once (Star.adopt); the stream is
+   *  let go once idle and settled (releaseIdle). Chunks whose stream is gone (deleted, and the star
+   *  that deleted it stopped before forgetting them) are forgotten, so their objects are collected. */
+  private async sweepUnsettled(): Promise<void> {
+    if (this.ownState !== 'active') return;
+    for (const { bucket, key, stream_id } of await this.d.pg.vacantUnsettled(UNSETTLED_SWEEP_STREAMS_MAX)) {
+      if (this.stopped || this.ownState !== 'active') return;
+      if (this.homeOf(bucket, key)?.star_id !== this.d.starId) continue; // its home star sweeps it
+      try {
+        await this.lead(bucket, key);
+      } catch (err) {
+        // Taken meanwhile by a live star (not_owner), or moving: whoever leads it settles it.
+        if (!(err instanceof ServiceError)) this.d.log_error?.(`settling vacant ${bucket}/${key} failed`, err);
+        continue;
+      }
+      const now = this.d.star.holds(bucket, key) ? this.d.star.getStream(bucket, key).stream_id : undefined;
+      if (now !== stream_id) await this.d.pg.dropChunks(stream_id);
+    }
   }
 
   /** Lets streams go (idle, drained, reconfigured): out of this star's memory, and their leases

@@ -220,6 +220,12 @@ export const CHUNK_OBJECT_GRACE_MS = 60_000;
 export const CHUNK_GC_MS = 10_000;
 export const CHUNK_GC_BATCH_MAX = 256;
 export const CHUNK_GC_RUN_MS_MAX = 5000;
+/** How often a cluster star looks for vacant streams it is home to that hold committed, unsettled
+ *  chunks (a leader died or handed over before settling them), and how many it leads and settles a
+ *  run (cluster-service.ts sweepUnsettled). Without it they stay chunks until the stream's next
+ *  write: read back from object storage by every read, and their objects never collected. */
+export const UNSETTLED_SWEEP_MS = 5000;
+export const UNSETTLED_SWEEP_STREAMS_MAX = 64;
 /** One-hop proxy to a stream's leader: connections per leader, and how long one hop may take to
  *  answer its head (an SSE hop then streams for as long as the caller stays). */
 export const PROXY_SOCKETS_PER_PEER_MAX = 256;

@@ -348,11 +348,13 @@ export class Star implements StreamService {
   }
 
   /** True when nothing keeps the stream on this star: no append in flight or for `idleMs`, nobody
-   *  watching or subscribed. A leader lets such a stream go (it goes vacant). */
+   *  watching or subscribed, nothing waiting to settle. A leader lets such a stream go (it goes
+   *  vacant). Let go unsettled, its chunks would stay until its next write: read back from object
+   *  storage by every read, and their objects never collected. */
   idle(bucket: string, key: string, idleMs: number): boolean {
     const st = this.streams.get(addr(bucket, key));
     if (!st) return true;
-    return !st.watched && st.subscribers === 0 && st.inflightBytes === 0 && !st.metaPending && !st.suspect
+    return !st.watched && st.subscribers === 0 && st.inflightBytes === 0 && !st.metaPending && !st.suspect && st.mem.length === 0
       && this.d.clock.nowMs() - st.lastAppendMs >= idleMs;
   }
 

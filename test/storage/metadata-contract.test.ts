@@ -283,6 +283,28 @@ describe('postgres metadata: stores share a schema, reconnect after a lost conne
     await again.close();
   });
 
+  test('chunks written before they named their stream are given its address, and those of no stream are forgotten', async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const raw = keyFromBytes(Buffer.from([0xff, 0x02]));
+    const first = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
+    await first.load();
+    await first.putStream(stream(raw));
+    await first.close();
+    // Back to version 4's layout: chunks without an address.
+    await admin.query(`DROP INDEX ${schema}.chunks_by_address; ALTER TABLE ${schema}.chunks DROP COLUMN bucket, DROP COLUMN key;
+      DELETE FROM ${schema}.schema_migrations WHERE version > 4`);
+    const insert = `INSERT INTO ${schema}.chunks (stream_id, first_seq, end_seq, epoch, object_key, byte_offset, byte_length) VALUES ($1, $2, $3, 1, 'o', 0, 1)`;
+    await admin.query(insert, [stream(raw).stream_id, 0, 1]);
+    await admin.query(insert, [stream(raw).stream_id, 1, 2]);
+    await admin.query(insert, ['no-such-stream', 0, 1]);
+    const store = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
+    await store.load();
+    await store.close();
+    const rows = await admin.query<{ stream_id: string; bucket: string; key: Buffer }>(`SELECT stream_id, bucket, key FROM ${schema}.chunks ORDER BY first_seq`);
+    assert.deepEqual(rows.rows.map((r) => [r.stream_id, r.bucket, keyFromBytes(r.key)]), [[stream(raw).stream_id, 'b', raw], [stream(raw).stream_id, 'b', raw]]);
+  });
+
   test('a schema a newer build migrated further is refused, not written', async () => {
     const schema = freshSchema();
     schemas.push(schema);

@@ -12,7 +12,7 @@
 //   one ordered connection, so a commit never queues behind a settle's row write.
 
 import pg from 'pg';
-import { keyToBytes } from '../format/key-bytes.ts';
+import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
 import { POSTGRES_CONNECT_MS_MAX, POSTGRES_STATEMENT_MS_MAX } from '../../config/limits.ts';
 import { MetadataUnavailableError } from './metadata-store.ts';
 
@@ -220,8 +220,8 @@ export class PostgresCluster {
                      AND NOT EXISTS (SELECT 1 FROM ${this.s}.chunks k WHERE k.stream_id = w.stream_id AND k.end_seq > w.first_seq)
                    RETURNING w.*),
             objs AS (INSERT INTO ${this.s}.chunk_objects (object_key, created_at) SELECT k, clock_timestamp() FROM unnest($12::text[]) AS k ON CONFLICT DO NOTHING),
-            ins AS (INSERT INTO ${this.s}.chunks (stream_id, first_seq, end_seq, epoch, object_key, byte_offset, byte_length)
-                    SELECT stream_id, first_seq, end_seq, epoch, object_key, byte_offset, byte_length FROM ok)
+            ins AS (INSERT INTO ${this.s}.chunks (stream_id, first_seq, end_seq, epoch, object_key, byte_offset, byte_length, bucket, key)
+                    SELECT stream_id, first_seq, end_seq, epoch, object_key, byte_offset, byte_length, bucket, key FROM ok)
        SELECT i::int AS i FROM ok`,
       [
         this.starId, chunks.map((c) => c.bucket), chunks.map((c) => keyToBytes(c.key)), chunks.map((c) => c.epoch),
@@ -241,6 +241,17 @@ export class PostgresCluster {
   async lastChunkOf(streamId: string): Promise<ChunkRow | undefined> {
     const rows = await this.q<ChunkRecord>(`SELECT ${CHUNK_COLUMNS} FROM ${this.s}.chunks WHERE stream_id = $1 ORDER BY first_seq DESC LIMIT 1`, [streamId]);
     return rows.length > 0 ? chunkRowOf(rows[0]) : undefined;
+  }
+
+  /** Up to `limit` streams that hold committed, unsettled chunks and whose lease has run out (or
+   *  never was): nobody will settle them until some star leads them again. */
+  async vacantUnsettled(limit: number): Promise<{ bucket: string; key: string; stream_id: string }[]> {
+    const rows = await this.q<{ bucket: string; key: Buffer; stream_id: string }>(
+      `SELECT DISTINCT c.bucket, c.key, c.stream_id FROM ${this.s}.chunks c
+       WHERE c.bucket IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM ${this.s}.leases l WHERE l.bucket = c.bucket AND l.key = c.key AND l.expires_at > clock_timestamp())
+       LIMIT $1`, [limit]);
+    return rows.map((r) => ({ bucket: r.bucket, key: keyFromBytes(r.key), stream_id: r.stream_id }));
   }
 
   /** Forgets a deleted stream's chunks (its objects are then collected like settled ones). */

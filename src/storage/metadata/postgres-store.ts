@@ -107,6 +107,32 @@ const MIGRATIONS: readonly ((client: pg.Client, s: string) => Promise<void>)[] =
       CREATE INDEX chunks_by_object ON ${s}.chunks (object_key);
       CREATE TABLE ${s}.chunk_objects (object_key text PRIMARY KEY, created_at timestamptz NOT NULL);`);
   },
+  // 5: each chunk names its stream's address, so a star can find the vacant streams that hold
+  // committed, unsettled chunks and settle them (cluster-service.ts sweepUnsettled). Chunks written
+  // before are given theirs from the stream documents (in JS: see 2), a page of streams at a time.
+  async (client, s) => {
+    await client.query(`ALTER TABLE ${s}.chunks ADD COLUMN bucket text, ADD COLUMN key bytea`);
+    const ids = new Set((await client.query<{ stream_id: string }>(`SELECT DISTINCT stream_id FROM ${s}.chunks`)).rows.map((r) => r.stream_id));
+    const PAGE = 10_000;
+    for (let after: { bucket: string; key: Buffer } | undefined; ids.size > 0;) {
+      const page = await client.query<{ bucket: string; key: Buffer; doc: string }>(
+        after
+          ? `SELECT bucket, key, doc FROM ${s}.streams WHERE (bucket, key) > ($1, $2) ORDER BY bucket, key LIMIT ${PAGE}`
+          : `SELECT bucket, key, doc FROM ${s}.streams ORDER BY bucket, key LIMIT ${PAGE}`,
+        after ? [after.bucket, after.key] : []);
+      for (const r of page.rows) {
+        const id = (JSON.parse(r.doc) as StreamMeta).stream_id;
+        if (!ids.delete(id)) continue;
+        await client.query(`UPDATE ${s}.chunks SET bucket = $2, key = $3 WHERE stream_id = $1`, [id, r.bucket, r.key]);
+      }
+      if (page.rows.length < PAGE) break;
+      after = page.rows[page.rows.length - 1];
+    }
+    // What is left names no stream (deleted, and a star stopped before forgetting its chunks):
+    // nothing reads it again, and its objects are collected once no row names them.
+    await client.query(`DELETE FROM ${s}.chunks WHERE bucket IS NULL`);
+    await client.query(`CREATE INDEX chunks_by_address ON ${s}.chunks (bucket, key)`);
+  },
 ];
 
 /** The schema version this build writes: a star refuses a schema that a newer build migrated further. */
