@@ -56,7 +56,8 @@ describe('cluster: producer sessions', { skip }, () => {
   const clients: Clients[] = [];
   const byAddress = new Map<string, Clients>();
   before(async () => {
-    c = await startCluster(2, ['--lease-idle-ms', String(LEASE_IDLE_MS)]);
+    // A leader lets a stream go only once it has settled: settling soon keeps the waits for vacancy short.
+    c = await startCluster(2, ['--lease-idle-ms', String(LEASE_IDLE_MS), '--wal-settle-after-ms', '1000']);
     for (let i = 0; i < 2; i++) {
       const port = await c.grpcPort(i);
       clients.push(connect(port));
