@@ -66,3 +66,15 @@ test('a trim, fence or reconfigure waiting for the row lock when the stream is e
     assert.ok(r instanceof ServiceError && r.code === 'unavailable' && /moved to another star/.test(r.message), `answered ${String(r)}`);
   }
 });
+
+test('a stream is not idle (a leader keeps it) while a batch of it waits to settle; once settled it is', async () => {
+  const { inc, star } = await boot();
+  const ack = star.append(BUCKET, 's', one);
+  inc.landQueued();
+  await ack;
+  assert.equal(star.idle(BUCKET, 's', 0), false, 'let go now, its chunk would stay unsettled');
+  const settled = star.settle();
+  for (let i = 0; i < 16; i++) { inc.landQueued(); await new Promise((r) => setImmediate(r)); }
+  await settled;
+  assert.equal(star.idle(BUCKET, 's', 0), true);
+});
