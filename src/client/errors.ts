@@ -75,8 +75,12 @@ export interface SvcErrorInit {
   tail?: Position;
   fencingToken?: string;
   retryAfterMs?: number;
+  leader?: Leader;
   cause?: unknown;
 }
+
+/** The star that leads a stream, as a gRPC NOT_OWNER names it (NotOwnerDetail). */
+export interface Leader { star_id: string; grpc_address: string; bridge_address: string }
 
 export class SvcError extends Error {
   readonly kind: ErrorKind;
@@ -96,6 +100,8 @@ export class SvcError extends Error {
   readonly fencingToken: string | undefined;
   /** The server's Retry-After, in ms. */
   readonly retryAfterMs: number | undefined;
+  /** gRPC NOT_OWNER (a cluster): the star that leads the stream; the call belongs there. */
+  readonly leader: Leader | undefined;
 
   constructor(kind: ErrorKind, message: string, init: SvcErrorInit = {}) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -109,6 +115,7 @@ export class SvcError extends Error {
     this.tail = init.tail;
     this.fencingToken = init.fencingToken;
     this.retryAfterMs = init.retryAfterMs;
+    this.leader = init.leader;
   }
 }
 

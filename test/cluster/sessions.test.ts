@@ -11,6 +11,7 @@ import { postgresSkipReason } from '../helpers/postgres.ts';
 import { sleep } from '../crash/fault-kit.ts';
 import { call as grpcCall, connect, type Clients } from '../grpc/client.ts';
 import type { AppendSessionResponse__Output } from '../../src/gen/svc/v1/AppendSessionResponse.ts';
+import { GrpcClient } from '../../src/client/grpc/client.ts';
 import { request, startCluster, type TestCluster } from './kit.ts';
 
 const skip = await postgresSkipReason();
@@ -122,6 +123,29 @@ describe('cluster: producer sessions', { skip }, () => {
       assert.notEqual(await leaderOf(key), '', 'the session made a leader');
       s.stream.end();
       assert.equal(await s.ended, undefined, 'the session ends OK once the client is done');
+    }
+  });
+
+  test('the TypeScript client follows NOT_OWNER: its producer and reads asked at the other star land on the leader', async () => {
+    for (const key of ['client-a', 'client-b', 'client-c', 'client-d']) {
+      assert.equal((await request(c.url(0), 'POST', `/v1/streams/${BUCKET}/${key}/records`, { records: [{ body: 'r0' }] }, REQUEST_MS_MAX)).status, 200);
+      const leader = await leaderOf(key);
+      const other = leader === 'star-0' ? 1 : 0;
+      const g = new GrpcClient({ address: `127.0.0.1:${await c.grpcPort(other)}` });
+      try {
+        const a = { bucket: BUCKET, key };
+        // No match_seq_num: only a definite refusal may be sent again, and NOT_OWNER is one.
+        const p = g.producer(a, { lingerMs: 0, retry: { backoffMsMin: 20, backoffMsMax: 200 } });
+        const acks = [];
+        for (let i = 1; i <= 20; i++) acks.push((await p.submit({ body: `r${i}` })).ack());
+        await p.close();
+        assert.deepEqual((await Promise.all(acks)).map((x) => x.seq_num), Array.from({ length: 20 }, (_, i) => i + 1));
+        assert.equal(await leaderOf(key), leader, 'the stream stayed with its leader');
+        assert.deepEqual((await g.readRange(a, 0, 100)).map((r) => Buffer.from(r.body).toString()), Array.from({ length: 21 }, (_, i) => `r${i}`));
+        assert.equal((await g.checkTail(a)).seq_num, 21);
+      } finally {
+        g.close();
+      }
     }
   });
 

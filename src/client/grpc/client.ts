@@ -24,6 +24,12 @@ export const GRPC_MESSAGE_BYTES_MAX = 128 * 1024 * 1024;
 export const GRPC_CALL_TIMEOUT_MS_DEFAULT = 30_000;
 /** Records per Read when reading back (the server clamps at 8192). */
 const READ_BACK_PAGE_RECORDS = 1000;
+/** Stars a client keeps a channel to after a NOT_OWNER named them (a cluster's leaders); past it the
+ *  oldest is closed. */
+export const LEADER_CHANNELS_MAX = 64;
+/** A unary call follows NOT_OWNER at most this many times: two stars whose views of the membership
+ *  differ for a moment may name each other, and the caller's retry then starts over. */
+export const NOT_OWNER_HOPS_MAX = 3;
 
 export interface GrpcClientOptions {
   /** host:port of the star's gRPC listener. */
@@ -42,6 +48,8 @@ export interface Credential {
 }
 
 type Unary<Req, Res> = (req: Req, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res?: Res) => void) => unknown;
+/** A call's method on the client it goes through (the star asked, or a leader it named). */
+type Pick<Req, Res> = (c: GrpcClient) => Unary<Req, Res>;
 
 function credentialFromWire(c: { key_id: string; scope: string; state: string; created_at_unix_ms: number | string | { toString(): string } }): Credential {
   const state = c.state === 'CREDENTIAL_STATE_ACTIVE' ? 'active' : c.state === 'CREDENTIAL_STATE_REVOKED' ? 'revoked' : 'unspecified';
@@ -52,6 +60,8 @@ export class GrpcClient {
   readonly data: DataServiceClient;
   readonly admin: AdminServiceClient;
   private readonly callTimeoutMs: number;
+  /** Channels to the leaders NOT_OWNER named, by gRPC address (at most LEADER_CHANNELS_MAX). */
+  private readonly leaders = new Map<string, GrpcClient>();
 
   constructor(private readonly opts: GrpcClientOptions) {
     const { proto } = loadSvcProto();
@@ -65,6 +75,25 @@ export class GrpcClient {
   close(): void {
     this.data.close();
     this.admin.close();
+    for (const c of this.leaders.values()) c.close();
+    this.leaders.clear();
+  }
+
+  /** The client for the star at `address` (a leader a NOT_OWNER named), with this one's credentials;
+   *  undefined for this client's own star. */
+  private at(address: string): GrpcClient | undefined {
+    if (address === this.opts.address) return undefined;
+    let c = this.leaders.get(address);
+    if (!c) {
+      if (this.leaders.size >= LEADER_CHANNELS_MAX) {
+        const [oldest, old] = this.leaders.entries().next().value as [string, GrpcClient];
+        this.leaders.delete(oldest);
+        old.close();
+      }
+      c = new GrpcClient({ ...this.opts, address });
+      this.leaders.set(address, c);
+    }
+    return c;
   }
 
   async metadata(refresh = false): Promise<grpc.Metadata> {
@@ -74,7 +103,22 @@ export class GrpcClient {
     return md;
   }
 
-  private async unary<Req, Res>(method: Unary<Req, Res>, req: Req, what: string): Promise<Res> {
+  /** One call, at the star asked, or at the leader a NOT_OWNER names (a cluster), following at most
+   *  NOT_OWNER_HOPS_MAX of them. */
+  private async unary<Req, Res>(pick: Pick<Req, Res>, req: Req, what: string): Promise<Res> {
+    let leader: GrpcClient | undefined;
+    for (let hops = 0; ; hops++) {
+      const target = leader ?? this;
+      try {
+        return await target.unaryOnce(pick(target), req, what);
+      } catch (err) {
+        if (!(err instanceof SvcError) || !err.leader || hops >= NOT_OWNER_HOPS_MAX) throw err;
+        leader = this.at(err.leader.grpc_address);
+      }
+    }
+  }
+
+  private async unaryOnce<Req, Res>(method: Unary<Req, Res>, req: Req, what: string): Promise<Res> {
     const md = await this.metadata();
     return await new Promise<Res>((resolve, reject) => {
       method(req, md, { deadline: Date.now() + this.callTimeoutMs }, (err, res) => {
@@ -93,7 +137,7 @@ export class GrpcClient {
   }
 
   async checkTail(a: StreamAddress): Promise<Position> {
-    const r = await this.unary(this.data.checkTail.bind(this.data) as Unary<object, { tail: { seq_num: number; timestamp_ms: number } | null }>,
+    const r = await this.unary((c) => c.data.checkTail.bind(c.data) as Unary<object, { tail: { seq_num: number; timestamp_ms: number } | null }>,
       { bucket: a.bucket, key: keyBytes(a.key) }, 'CheckTail');
     return { seq_num: Number(r.tail?.seq_num ?? 0), timestamp_ms: Number(r.tail?.timestamp_ms ?? 0) };
   }
@@ -102,7 +146,7 @@ export class GrpcClient {
   async readRange(a: StreamAddress, start: number, count: number): Promise<ReadRecord[]> {
     const out: ReadRecord[] = [];
     while (out.length < count) {
-      const r = await this.unary(this.data.read.bind(this.data) as Unary<object, ReadResponse__Output>,
+      const r = await this.unary((c) => c.data.read.bind(c.data) as Unary<object, ReadResponse__Output>,
         { bucket: a.bucket, key: keyBytes(a.key), seq_num: start + out.length, limit: Math.min(READ_BACK_PAGE_RECORDS, count - out.length) }, 'Read');
       if (r.records.length === 0) break;
       for (const rec of r.records) {
@@ -120,14 +164,18 @@ export class GrpcClient {
     return new Producer(this.sessionSink(a, opts.fencingToken), opts);
   }
 
-  /** The producer's view of a stream over sessions: one live session, reopened when it ends. */
+  /** The producer's view of a stream over sessions: one live session, reopened when it ends. In a
+   *  cluster the next session opens at the leader a NOT_OWNER named, and at the star asked again when
+   *  that leader cannot be reached. */
   sessionSink(a: StreamAddress, fencingToken?: string): BatchSink {
     let session: AppendSession | undefined;
     let opening: Promise<AppendSession> | undefined;
     let refresh = false;
+    /** Where sessions open: the leader a NOT_OWNER named (undefined: the star asked). */
+    let leader: GrpcClient | undefined;
     const current = async (): Promise<AppendSession> => {
       if (session && !session.ended) return session;
-      opening ??= this.openSession(a, { ...(fencingToken !== undefined ? { fencingToken } : {}), refreshToken: refresh })
+      opening ??= (leader ?? this).openSession(a, { ...(fencingToken !== undefined ? { fencingToken } : {}), refreshToken: refresh })
         .then((s) => { session = s; refresh = false; return s; })
         .finally(() => { opening = undefined; });
       return await opening;
@@ -140,6 +188,8 @@ export class GrpcClient {
           return await s.append(records, o.matchSeqNum);
         } catch (err) {
           if (err instanceof SvcError && (err.kind === 'auth_expired' || err.kind === 'unauthenticated')) refresh = true;
+          if (err instanceof SvcError && err.leader) leader = this.at(err.leader.grpc_address);
+          else if (err instanceof SvcError && err.kind === 'connection') leader = undefined;
           throw err;
         }
       },
@@ -157,7 +207,7 @@ export class GrpcClient {
 
   /** Creates an api-key credential; the secret is in the answer, once. */
   async createCredential(req: { scope: string; keyId?: string }): Promise<{ credential: Credential; secret: string }> {
-    const r = await this.unary(this.admin.createCredential.bind(this.admin) as Unary<object, { credential: Parameters<typeof credentialFromWire>[0] | null; secret: string }>,
+    const r = await this.unary((c) => c.admin.createCredential.bind(c.admin) as Unary<object, { credential: Parameters<typeof credentialFromWire>[0] | null; secret: string }>,
       { key_id: req.keyId ?? '', scope: req.scope }, 'CreateCredential');
     if (!r.credential) throw new SvcError('protocol', 'CreateCredential answered no credential');
     return { credential: credentialFromWire(r.credential), secret: r.secret };
@@ -167,7 +217,7 @@ export class GrpcClient {
   async *credentials(): AsyncGenerator<Credential> {
     let cursor = '';
     for (;;) {
-      const r = await this.unary(this.admin.listCredentials.bind(this.admin) as Unary<object, { credentials: Parameters<typeof credentialFromWire>[0][]; next: string }>,
+      const r = await this.unary((c) => c.admin.listCredentials.bind(c.admin) as Unary<object, { credentials: Parameters<typeof credentialFromWire>[0][]; next: string }>,
         { start_after: cursor, limit: 0 }, 'ListCredentials');
       for (const c of r.credentials) yield credentialFromWire(c);
       if (r.next === '' || r.credentials.length === 0) return;
@@ -176,6 +226,6 @@ export class GrpcClient {
   }
 
   async revokeCredential(keyId: string): Promise<void> {
-    await this.unary(this.admin.revokeCredential.bind(this.admin) as Unary<object, object>, { key_id: keyId }, 'RevokeCredential');
+    await this.unary((c) => c.admin.revokeCredential.bind(c.admin) as Unary<object, object>, { key_id: keyId }, 'RevokeCredential');
   }
 }

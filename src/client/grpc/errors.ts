@@ -5,24 +5,28 @@
 import type * as grpc from '@grpc/grpc-js';
 import { decodeRpcStatus, STATUS_DETAILS_KEY } from '../../api/grpc/rpc-status.ts';
 import { loadSvcProto } from '../../api/grpc/proto.ts';
-import { GRPC, SvcError, kindOfGrpc } from '../errors.ts';
+import { GRPC, SvcError, kindOfGrpc, type Leader } from '../errors.ts';
 import type { Position } from '../types.ts';
 
 interface StatusLike { code?: number; details?: string; message?: string; metadata?: grpc.Metadata }
 
-function detailsOf(err: StatusLike): { tail?: Position; fencingToken?: string } {
+function detailsOf(err: StatusLike): { tail?: Position; fencingToken?: string; leader?: Leader } {
   const raw = err.metadata?.get(STATUS_DETAILS_KEY)[0];
   if (raw === undefined) return {};
   try {
     const status = decodeRpcStatus(typeof raw === 'string' ? Buffer.from(raw, 'base64') : raw);
-    const { sequenceDetail, fenceDetail } = loadSvcProto();
-    const out: { tail?: Position; fencingToken?: string } = {};
+    const { sequenceDetail, fenceDetail, notOwnerDetail } = loadSvcProto();
+    const out: { tail?: Position; fencingToken?: string; leader?: Leader } = {};
     for (const d of status.details) {
       if (d.type_url.endsWith('/svc.v1.SequenceDetail')) {
         const t = sequenceDetail.deserialize(Buffer.from(d.value)).tail;
         if (t) out.tail = { seq_num: Number(t.seq_num), timestamp_ms: Number(t.timestamp_ms) };
       }
       if (d.type_url.endsWith('/svc.v1.FenceDetail')) out.fencingToken = fenceDetail.deserialize(Buffer.from(d.value)).fencing_token;
+      if (d.type_url.endsWith('/svc.v1.NotOwnerDetail')) {
+        const l = notOwnerDetail.deserialize(Buffer.from(d.value));
+        if (l.grpc_address) out.leader = { star_id: l.star_id, grpc_address: l.grpc_address, bridge_address: l.bridge_address };
+      }
     }
     return out;
   } catch {

@@ -6,7 +6,9 @@
 // carries the status itself; it is definite when the status is a refusal of that batch (a bad batch,
 // a fence or match_seq_num miss, a missing stream, no grant) or the token's exp. The batches after it
 // are ambiguous (data.proto: "batches sent after it may or may not have been appended"), except at
-// exp, where the server acknowledges everything it appended and drops the rest. UNAVAILABLE (the star
+// exp, where the server acknowledges everything it appended and drops the rest. NOT_OWNER (a cluster:
+// another star leads the stream) refuses the first batch before anything is sequenced, and names the
+// leader, where the client's next session goes (client.ts). UNAVAILABLE (the star
 // went away or shut down; a clean shutdown and a cut connection look alike here) makes every
 // unacknowledged batch ambiguous.
 
@@ -53,6 +55,10 @@ export class AppendSession {
   private readonly roomWaiters: (() => void)[] = [];
   private endedWith: SvcError | undefined;
   private finished = false;
+  /** The server acknowledged a batch, so it opened the session. Until then one batch is sent: a
+   *  refused open (NOT_OWNER, a fence, no grant) then refuses that batch only, definitely, rather
+   *  than leaving the batches pipelined behind it ambiguous. */
+  private opened = false;
   private readonly closedPromise: Promise<void>;
 
   constructor(private readonly call: SessionCall, readonly address: StreamAddress, fencingToken: string | undefined) {
@@ -66,7 +72,12 @@ export class AppendSession {
         return;
       }
       p.resolve({ start: position(msg.start), end: position(msg.end), tail: position(msg.tail) });
-      this.roomWaiters.shift()?.();
+      if (!this.opened) {
+        this.opened = true;
+        for (const w of this.roomWaiters.splice(0)) w();
+      } else {
+        this.roomWaiters.shift()?.();
+      }
     });
     // grpc-js reports the final status once every message was delivered: 'status' always, 'error'
     // as well when it is not OK (both are handled; the first one counts).
@@ -91,7 +102,7 @@ export class AppendSession {
   /** Writes one batch (after waiting for room when SESSION_INFLIGHT_BATCHES_MAX are unacknowledged);
    *  resolves with its ack, in order with the others. */
   async append(records: readonly AppendRecord[], matchSeqNum?: number): Promise<AppendAck> {
-    while (this.pending.length >= SESSION_INFLIGHT_BATCHES_MAX && !this.finished) {
+    while (this.pending.length >= (this.opened ? SESSION_INFLIGHT_BATCHES_MAX : 1) && !this.finished) {
       await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
     }
     // Never written: definite, and worth sending on a new session.
@@ -129,8 +140,12 @@ export class AppendSession {
     left.forEach((p, i) => {
       if (!err) {
         p.reject(new SvcError('protocol', 'append session ended with batches unacknowledged', { ambiguous: true }));
-      } else if (i === 0 && DEFINITE_KINDS.has(err.kind)) {
-        p.reject(new SvcError(err.kind, err.message, { grpcStatus: err.grpcStatus, tail: err.tail, fencingToken: err.fencingToken, cause: err }));
+      } else if (i === 0 && (DEFINITE_KINDS.has(err.kind) || err.leader)) {
+        // NOT_OWNER (err.leader) refuses the batch before its star sequences anything: not appended,
+        // and the next session belongs at the leader it names.
+        p.reject(new SvcError(err.kind, err.message, {
+          grpcStatus: err.grpcStatus, tail: err.tail, fencingToken: err.fencingToken, leader: err.leader, cause: err,
+        }));
       } else if (i > 0 && err.kind === 'auth_expired') {
         // At exp the server acknowledges everything it appended and drops the rest: not appended.
         p.reject(new SvcError('auth_expired', `append session ended before this batch was handled (${err.message})`, { grpcStatus: err.grpcStatus, cause: err }));
@@ -139,7 +154,7 @@ export class AppendSession {
       } else {
         // The status belongs to an earlier batch (its tail or token says nothing about this one).
         p.reject(new SvcError('unavailable', `append session ended before this batch was acknowledged (${err.message}): it may or may not have been appended`,
-          { grpcStatus: err.grpcStatus, ambiguous: true, cause: err }));
+          { grpcStatus: err.grpcStatus, ambiguous: true, leader: err.leader, cause: err }));
       }
     });
   }
