@@ -29,6 +29,9 @@ export class SimLeadership implements Leadership, LeaseGuard {
 
   epochOf(bucket: string, key: string): number | undefined { return this.held.get(addr(bucket, key)); }
 
+  /** Gives a lease up (an idle stream let go): the row stays, and the next take bumps its epoch. */
+  release(bucket: string, key: string): void { this.held.delete(addr(bucket, key)); }
+
   /** Takes the lease of (bucket, key) with the next epoch, whoever held it. */
   take(bucket: string, key: string): number {
     const a = addr(bucket, key);

@@ -7,6 +7,9 @@
 // unless committed before the takeover, none of its row writes lands, and nothing it uploads late
 // can change what B's rows name. At the end every stream, read on its current leader, holds every
 // acknowledged batch at exactly its acknowledged position, whole, once, and nothing refused.
+// A leader also lets a stream go when the star says it is idle (ClusterService.releaseIdle), and at
+// that moment nothing of the stream may be committed above its settled end: a vacant stream's
+// unsettled chunks would stay until its next write. The next append takes it over again.
 // SVCD_SIM_SEED=<seed> replays one seed; SVCD_SIM_SEEDS=<n>, SVCD_SIM_STEPS=<n> as star-sim.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -132,7 +135,7 @@ async function readAll(star: Star, key: string): Promise<{ seq: number; body: st
   }
 }
 
-async function run(seed: number, steps: number, trace: string[]): Promise<{ acked: number; refusedStale: number; takeovers: number; guardRefusals: number; commitRefusals: number }> {
+async function run(seed: number, steps: number, trace: string[]): Promise<{ acked: number; refusedStale: number; takeovers: number; guardRefusals: number; commitRefusals: number; letGo: number }> {
   const random = rng(seed);
   const pick = (n: number): number => Math.floor(random() * n);
   const { world, commits, errors, a, b, nodes } = await twoStars(random, STREAMS);
@@ -144,6 +147,16 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ acke
   const batches = new Map<string, Batch>();
   let takeovers = 0;
   let refusedStale = 0;
+  /** Streams let go idle (vacant until the next append takes them). */
+  const vacant = Array<boolean>(STREAMS).fill(false);
+  let letGo = 0;
+  const retake = (stream: number): void => {
+    const n = nodes[pick(2)];
+    epoch[stream] = takeOver(n, world, commits, stream);
+    leader[stream] = n;
+    vacant[stream] = false;
+    trace.push(`k${stream} taken by ${n.name} at epoch ${epoch[stream]} (it was vacant)`);
+  };
   /** What promise handlers found wrong (an assertion thrown there would be an unhandled rejection). */
   const violations: string[] = [];
 
@@ -152,6 +165,7 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ acke
     if (r < 0.36) {
       // An append, mostly to the current leader; a third of the time to A whatever it is (stale or not).
       const stream = pick(STREAMS);
+      if (vacant[stream]) retake(stream);
       const n = random() < 0.33 ? a : leader[stream];
       const batch: Batch = { id: `b${batches.size}`, stream, size: 1 + pick(3), by: n.name, sentAtEpoch: epoch[stream], state: 'inflight' };
       batches.set(batch.id, batch);
@@ -210,6 +224,20 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ acke
         () => trace.push(`trim refused ${n.name} k${stream} ${to}`),
       );
       trace.push(`trim ${n.name}${stale ? ' (stale)' : ''} k${stream} to ${to}`);
+    } else if (r < 0.975) {
+      // The leader lets a stream go if its star says it is idle: nothing of it may be left committed
+      // above its settled end.
+      const stream = pick(STREAMS);
+      const n = leader[stream];
+      if (vacant[stream] || !n.star.idle(BUCKET, `k${stream}`, 0)) continue;
+      const row = world.meta.streams.get(`${BUCKET}\u0000k${stream}`)!;
+      const left = committedBatches(commits, row.stream_id, row.settled_end_seq);
+      if (left.length > 0) violations.push(`${n.name} let k${stream} go with ${left.length} committed batches above its settled end ${row.settled_end_seq}`);
+      n.star.evict(BUCKET, `k${stream}`);
+      n.lead.release(BUCKET, `k${stream}`);
+      vacant[stream] = true;
+      letGo += 1;
+      trace.push(`let go k${stream} by ${n.name}`);
     } else if (takeovers < 4) {
       // B (or A, taking one back) takes a stream's lease with the next epoch; the old holder is not told.
       const stream = pick(STREAMS);
@@ -222,7 +250,8 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ acke
     await drain(nodes);
   }
 
-  // Everything lands; every stream is read on its current leader.
+  // Everything lands; every stream is read on its current leader (vacant ones taken first).
+  for (let s = 0; s < STREAMS; s++) if (vacant[s]) retake(s);
   await settleAll(nodes, 20);
   assert.deepEqual(violations, [], `seed ${seed}`);
   let acked = 0;
@@ -266,7 +295,7 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ acke
   // check; retried until the stream leaves it.
   const expected = /^[AB]: settling WAL file \d+ (failed \((lease of .* is not held at the epoch written \(simulated guard\)|segment of stream .* starts at \d+, not at its settled end \d+)\)|succeeded after)/;
   assert.deepEqual(errors.filter((e) => !expected.test(e)), [], `seed ${seed}: unexpected errors`);
-  return { acked, refusedStale, takeovers, guardRefusals: world.guardRefusals, commitRefusals: commits.refused };
+  return { acked, refusedStale, takeovers, guardRefusals: world.guardRefusals, commitRefusals: commits.refused, letGo };
 }
 
 const seeds = process.env.SVCD_SIM_SEED !== undefined
@@ -278,6 +307,7 @@ test(`two stars, one a stale leader, under ${seeds.length} seeded schedules: the
   let guardRefusals = 0;
   let commitRefusals = 0;
   let acked = 0;
+  let letGo = 0;
   for (const seed of seeds) {
     const trace: string[] = [];
     try {
@@ -286,18 +316,20 @@ test(`two stars, one a stale leader, under ${seeds.length} seeded schedules: the
       guardRefusals += r.guardRefusals;
       commitRefusals += r.commitRefusals;
       acked += r.acked;
+      letGo += r.letGo;
     } catch (err) {
       if (err instanceof Error) err.message += `\n  last steps of seed ${seed}:\n    ${trace.slice(-Number(process.env.SVCD_SIM_TRACE_LINES ?? 40)).join('\n    ')}`;
       throw err;
     }
   }
-  t.diagnostic(`acked ${acked}, stale appends refused ${refusedStale}, commits refused ${commitRefusals}, row writes refused ${guardRefusals}`);
+  t.diagnostic(`acked ${acked}, stale appends refused ${refusedStale}, commits refused ${commitRefusals}, row writes refused ${guardRefusals}, idle streams let go ${letGo}`);
   // The default schedules must have driven the stale leader into each guard, or the run proves
   // nothing; one replayed seed (SVCD_SIM_SEED) may legally miss some.
   if (!process.env.SVCD_SIM_SEED) {
     assert.ok(refusedStale > 0, 'no stale append was tried in any seed');
     assert.ok(commitRefusals > 0, 'no commit of a stale leader was refused in any seed');
     assert.ok(guardRefusals > 0, 'no row write of a stale leader was refused in any seed');
+    assert.ok(letGo > 0, 'no idle stream was let go in any seed');
   }
 });
 
