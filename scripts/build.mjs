@@ -1,6 +1,6 @@
 // Builds the star's code into ES modules beside its sources, for `npm start`, the tests and the
-// benches: src/main.bundle.mjs (the main thread), src/tasks.bundle.mjs (the piscina workers' tasks)
-// and src/flusher.bundle.mjs (the WAL flusher thread). The same sources, without tsx's per-function
+// benches: src/main.bundle.mjs (the main thread), src/tasks.bundle.mjs (the piscina workers' tasks),
+// src/flusher.bundle.mjs (the WAL flusher thread) and src/svc.bundle.mjs (the `svc` CLI). The same sources, without tsx's per-function
 // wrappers and loader hooks: about 10 % more appends/s on the event loop (bench/README.md), and a
 // worker thread that starts in milliseconds instead of compiling its TypeScript first (about 0.3 s
 // for the flusher). The bundles sit in src/ so the worker URLs the main resolves against its own
@@ -16,6 +16,8 @@ await build({
     'main.bundle': `${root}src/main.ts`,
     'tasks.bundle': `${root}src/workers/tasks.ts`,
     'flusher.bundle': `${root}src/storage/wal/flusher-worker.ts`,
+    // The `svc` client CLI, for the tests that run it many times (bin/svc.mjs runs the sources).
+    'svc.bundle': `${root}src/cli/svc/main.ts`,
   },
   outdir: `${root}src`,
   outExtension: { '.js': '.mjs' },

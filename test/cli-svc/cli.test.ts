@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { AmbiguousAppendError, SvcClient, SvcError } from '../../src/client/index.ts';
 import { COMMANDS } from '../../src/cli/svc/main.ts';
 import { EXIT, describeFailure } from '../../src/cli/svc/exit.ts';
-import { REPO_ROOT } from '../helpers/server.ts';
+import { REPO_ROOT, svcEntry } from '../helpers/server.ts';
 import { Rng } from '../crash/crash-kit.ts';
 import { Star, closedPort, uniq, waitFor } from '../client/kit.ts';
 
@@ -34,7 +34,7 @@ interface Run { code: number; stdout: Buffer; out: string; err: string }
 /** `svc ARGS` through bin/svc.mjs, with SVC_URL pointing at the star. */
 function svc(args: string[], opts: { input?: Buffer | string; env?: Record<string, string> } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [...svcEntry(), ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, SVC_URL: star.url, SVC_GRPC: star.grpcAddress!, ...(opts.env ?? {}) },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -186,8 +186,9 @@ test('tail -f follows across a SIGKILL and restart of the star: no line lost or 
   await c.createBucket({ bucket: b });
   const a = { bucket: b, key: 'k' };
   await c.createStream(a);
-  // Run the CLI's module directly (not through the bin shim) so that the signal reaches it.
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', MAIN, 'tail', '-f', '-n', '1000000', `svc://${b}/k`, '--heartbeat-silence-ms', '5000'], {
+  // Run the CLI's module directly (its bundle, or its source through tsx; not the bin shim).
+  const entry = process.env.SVCD_SERVER_ENTRY === 'bundle' ? svcEntry() : ['--import', 'tsx', MAIN];
+  const child: ChildProcess = spawn(process.execPath, [...entry, 'tail', '-f', '-n', '1000000', `svc://${b}/k`, '--heartbeat-silence-ms', '5000'], {
     cwd: REPO_ROOT, env: { ...process.env, SVC_URL: star.url }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -282,6 +283,7 @@ test('a reader that goes away (`| head`) ends the command quietly with 0; the ke
   ok(await svc(['append', `svc://${b}/s`], { input: `${lines}\n` }), 'append');
   // stdout closes after the first chunk, as `head -1` does: the next write fails with EPIPE.
   const { code, err } = await new Promise<{ code: number; err: string }>((resolve, reject) => {
+    // Through the bin shim (bin/svc.mjs), which users run: the other runs may use the bundle.
     const child = spawn(process.execPath, [BIN, 'read', `svc://${b}/s`, '--seq-num', '0'], { cwd: REPO_ROOT, env: { ...process.env, SVC_URL: star.url }, stdio: ['ignore', 'pipe', 'pipe'] });
     const errs: Buffer[] = [];
     child.stderr.on('data', (d: Buffer) => errs.push(d));
@@ -361,7 +363,7 @@ test('usage and reach, as exit codes: a bad --url is 2, an unknown command under
 /** `svc append ADDRESS` with its stdin left open (as `tail -f log | svc append` has it), to be
  *  interrupted: lines are written to it, signals sent, and its stderr watched. */
 function openAppend(address: string, env: Record<string, string> = {}, flags: string[] = []): { child: ChildProcess; err: () => string; closed: Promise<number> } {
-  const child = spawn(process.execPath, [BIN, 'append', address, ...flags], { cwd: REPO_ROOT, env: { ...process.env, SVC_URL: star.url, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...svcEntry(), 'append', address, ...flags], { cwd: REPO_ROOT, env: { ...process.env, SVC_URL: star.url, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   const errs: Buffer[] = [];
   child.stderr!.on('data', (d: Buffer) => errs.push(d));
   child.stdin!.on('error', () => {});

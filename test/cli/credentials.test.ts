@@ -4,18 +4,18 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { REPO_ROOT, tempDir, removeDir } from '../helpers/server.ts';
+import { REPO_ROOT, starEntry, tempDir, removeDir } from '../helpers/server.ts';
 import { assertStatus, bearer, claimsOf, request, startStar, streamPath, type Star } from '../auth-http/kit.ts';
 
 const SECRET = 'cli-suite-secret-0123456789abcdefghijkl';
-const ENTRY = join(REPO_ROOT, 'test', 'cli', 'entry.ts');
 
 interface Run { code: number | null; stdout: string; stderr: string }
 
 function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const base: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVCD_')) base[k] = v;
-  const proc = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], { cwd: REPO_ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // `svcd credentials …`, as main.ts dispatches it (the built bundle under npm test).
+  const proc = spawn(process.execPath, [...starEntry(), 'credentials', ...args], { cwd: REPO_ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   proc.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
