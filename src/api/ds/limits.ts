@@ -33,6 +33,10 @@ export const DS_STATE_CACHE_STREAMS_MAX = 10_000;
 export const DS_PRODUCERS_PER_STREAM_MAX = 10_000;
 /** Mutations queued on one stream's lane (they run one at a time); past it 429. */
 export const DS_LANE_WAITERS_MAX = 1024;
+/** A write whose guarded append finds the stream moved past the tail its cached state knew (records
+ *  written through svcd's own API, or by another star that led it) reloads the state from the records
+ *  and is decided again, at most this many times in all. */
+export const DS_STALE_STATE_ATTEMPTS_MAX = 3;
 
 /** An SSE connection is ended after this long; the client reconnects from its last offset
  *  (the protocol expects it, so caches can collapse connections). */

@@ -8,7 +8,7 @@
 import { ServiceError } from '../../core/errors.ts';
 import type { StreamService } from '../../core/service-api.ts';
 import type { SequencedRecord } from '../../protocol/records.ts';
-import { DS_LANE_WAITERS_MAX, DS_SCAN_PAGE_BYTES_MAX, DS_READ_RECORDS_MAX, DS_STATE_CACHE_STREAMS_MAX } from './limits.ts';
+import { DS_LANE_WAITERS_MAX, DS_SCAN_PAGE_BYTES_MAX, DS_STALE_STATE_ATTEMPTS_MAX, DS_READ_RECORDS_MAX, DS_STATE_CACHE_STREAMS_MAX } from './limits.ts';
 import { kindOf, parseMeta, producerOf, refOf, streamSeqOf, type DsMeta, type ProducerTuple } from './records.ts';
 
 export interface ProducerState {
@@ -103,7 +103,10 @@ export class DsStates {
     return state;
   }
 
-  /** Runs `fn` after every mutation queued before it on this stream. */
+  /** Runs `fn` after every mutation queued before it on this stream. Each `fn` makes one guarded
+   *  append (write.ts commit) as its first write, so a match_seq_num miss appended nothing: the state
+   *  it decided on was stale (the stream was written through svcd's own API, or by another star), and
+   *  `fn` runs again on the state reloaded from the records. */
   lane<T>(key: string, fn: () => Promise<T>): Promise<T> {
     let lane = this.lanes.get(key);
     if (!lane) { lane = { tail: Promise.resolve(), waiters: 0 }; this.lanes.set(key, lane); }
@@ -112,7 +115,17 @@ export class DsStates {
     }
     const l = lane;
     l.waiters++;
-    const run = l.tail.then(fn, fn);
+    const fresh = async (): Promise<T> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await fn();
+        } catch (err) {
+          if (attempt >= DS_STALE_STATE_ATTEMPTS_MAX || !(err instanceof ServiceError && err.code === 'seq_mismatch')) throw err;
+          this.forget(key);
+        }
+      }
+    };
+    const run = l.tail.then(fresh, fresh);
     l.tail = run.then(() => undefined, () => undefined).finally(() => {
       l.waiters--;
       if (l.waiters === 0 && this.lanes.get(key) === l) this.lanes.delete(key);
