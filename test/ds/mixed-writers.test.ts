@@ -1,6 +1,7 @@
 // A DS stream also written through svcd's own API (README: records written that way read as data):
 // the DS surface's cached state then knows an old tail, and its guarded append misses. The write must
-// be decided again on the state reloaded from the records (producer dedup included), not refused.
+// be decided again on the state reloaded from the records (producer dedup included), not refused, and
+// reads must see the outside records (the state catches up with the tail).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINES, removeDir, startServer } from '../helpers/server.ts';
@@ -29,6 +30,9 @@ for (const engine of ENGINES) {
       await svcdAppend('-x-');
       assert.equal(await post('c', 1), 200, 'the append after an outside write lands');
       await svcdAppend('-y-');
+      // Reads see the outside write too: the next offset is past it (meta, a, b, -x-, c, -y-).
+      const head = await fetch(ds, { method: 'HEAD' });
+      assert.equal(head.headers.get('stream-next-offset'), `${String(6).padStart(16, '0')}_${'0'.repeat(16)}`);
       assert.equal(await post('c', 1), 204, 'a retry of an accepted producer seq is still a duplicate');
       assert.equal(await post('d', 2), 200);
       const closed = await fetch(ds, { method: 'POST', headers: { 'Stream-Closed': 'true' } });

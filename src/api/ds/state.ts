@@ -64,7 +64,7 @@ export class DsStates {
       throw err;
     }
     const cached = this.cache.get(key);
-    if (cached && cached.streamId === info.stream_id) {
+    if (cached && cached.streamId === info.stream_id && await this.catchUp(key, cached)) {
       this.cache.delete(key);
       this.cache.set(key, cached);
       return cached;
@@ -72,6 +72,20 @@ export class DsStates {
     const state = await this.load(key, info.stream_id);
     this.remember(key, state);
     return state;
+  }
+
+  /** Brings a cached state up to the stream's tail: records appended since it was made, through
+   *  svcd's own API or by another star that led the stream meanwhile, are folded in. False when it
+   *  cannot (the records after it were trimmed away): the caller reloads it whole. */
+  private async catchUp(key: string, state: DsState): Promise<boolean> {
+    const tail = (await this.svc.readTail(this.bucket, key)).seq_num;
+    while (state.tail < tail) {
+      const from = state.tail;
+      const page = await this.svc.read(this.bucket, key, { start: { kind: 'seq_num', value: from }, limit: DS_READ_RECORDS_MAX, maxBytes: DS_SCAN_PAGE_BYTES_MAX, clamp: true });
+      if (page.records.length === 0 || page.records[0].seq_num !== from) return false;
+      for (const r of page.records) applyRecord(state, r);
+    }
+    return state.tail >= tail;
   }
 
   forget(key: string): void { this.cache.delete(key); }
