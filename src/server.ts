@@ -16,6 +16,7 @@ import type { SegmentChecker, SegmentSettler } from './core/ports.ts';
 import { Dispatcher } from './api/dispatch.ts';
 import { loadNativeUws, startUwsServer } from './api/uws.ts';
 import { DsSurface } from './api/ds/surface.ts';
+import { DS_HOP_HEADERS } from './api/ds/headers.ts';
 import { LeaderProxy, inHop, unreachableStar } from './api/proxy.ts';
 import { CorsPolicy } from './api/cors.ts';
 import { startNodeServer } from '../native-free/http-node.ts';
@@ -313,6 +314,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     ds: cfg.ds.enabled ? new DsSurface({
       svc, bucket: cfg.ds.bucket, longPollMs: cfg.ds.longPollMs, scheme: tls ? 'https' : 'http', logError,
       ...(auth ? { authenticator: auth.authenticator } : {}),
+      ...(proxy ? { hop: (ex, body, leader, base) => proxy.forward(ex, body, leader, base, DS_HOP_HEADERS) } : {}),
     }) : undefined,
   });
 

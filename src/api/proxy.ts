@@ -37,10 +37,15 @@ export class LeaderUnreachable extends ServiceError {
   }
 }
 
-/** Request headers a route reads; only these travel (hop-by-hop ones never do). */
-const FORWARDED_REQUEST_HEADERS = ['authorization', 'content-type', 'accept', 'last-event-id', 'range', 'origin'] as const;
-/** Answer headers relayed back to the caller. */
-const RELAYED_RESPONSE_HEADERS = new Set(['content-type', 'retry-after', 'allow', 'cache-control', 'content-range', 'accept-ranges', 'etag', 'x-accel-buffering']);
+/** Which headers a hop carries: the request headers its routes read (hop-by-hop ones never travel),
+ *  and the answer headers relayed back (lower case). */
+export interface HopHeaders { request: readonly string[]; response: ReadonlySet<string> }
+
+/** The data plane's routes. */
+const DATA_PLANE_HEADERS: HopHeaders = {
+  request: ['authorization', 'content-type', 'accept', 'last-event-id', 'range', 'origin'],
+  response: new Set(['content-type', 'retry-after', 'allow', 'cache-control', 'content-range', 'accept-ranges', 'etag', 'x-accel-buffering']),
+};
 /** The largest non-streaming answer relayed (a full read page of base64 bodies, with room). */
 const PROXY_ANSWER_BYTES_MAX = 64 * 1024 * 1024;
 
@@ -63,11 +68,14 @@ export class LeaderProxy {
   /** Sends the request to the leader's bridge (host:port) and relays the answer; resolves with the
    *  status relayed. A leader that refuses the connection rejects with LeaderUnreachable; one that
    *  does not answer otherwise is a 503 (retry: the lease will move to a live star). */
-  forward(ex: HttpExchange, body: Buffer, leader: { star_id: string; bridge_address: string }, extraHeaders: [string, string][] = []): Promise<number> {
+  forward(
+    ex: HttpExchange, body: Buffer, leader: { star_id: string; bridge_address: string }, extraHeaders: [string, string][] = [],
+    carried: HopHeaders = DATA_PLANE_HEADERS,
+  ): Promise<number> {
     const address = leader.bridge_address;
     const [host, port] = splitAddress(address);
     const headers: Record<string, string> = { [HOP_HEADER]: this.starId };
-    for (const h of FORWARDED_REQUEST_HEADERS) {
+    for (const h of carried.request) {
       const v = ex.header(h);
       if (v !== undefined) headers[h] = v;
     }
@@ -98,7 +106,7 @@ export class LeaderProxy {
         req.setTimeout(0); // an event stream stays open as long as the caller does
         const out: [string, string][] = [...extraHeaders];
         for (const [k, v] of Object.entries(res.headers)) {
-          if (RELAYED_RESPONSE_HEADERS.has(k) && typeof v === 'string') out.push([k, v]);
+          if (carried.response.has(k) && typeof v === 'string') out.push([k, v]);
         }
         const status = res.statusCode ?? 502;
         if ((res.headers['content-type'] ?? '').startsWith('text/event-stream') && status === 200) {

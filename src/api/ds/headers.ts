@@ -1,22 +1,33 @@
 // Response headers every DS answer carries (browser security, CORS), and the cursor the protocol
 // uses to bust caches on live reads.
 
+import type { HopHeaders } from '../proxy.ts';
 import { DS_CORS_MAX_AGE_S, DS_CURSOR_EPOCH_MS, DS_CURSOR_INTERVAL_MS } from './limits.ts';
 
 export type HeaderList = [string, string][];
 
 /** Headers a browser client must be allowed to read. */
-const EXPOSED = [
+const EXPOSED_NAMES = [
   'Stream-Next-Offset', 'Stream-Cursor', 'Stream-Up-To-Date', 'Stream-Closed', 'Stream-TTL', 'Stream-Expires-At',
   'Stream-SSE-Data-Encoding', 'Producer-Epoch', 'Producer-Seq', 'Producer-Expected-Seq', 'Producer-Received-Seq',
   'ETag', 'Location', 'Content-Type',
-].join(', ');
+];
+const EXPOSED = EXPOSED_NAMES.join(', ');
 
 /** Request headers a browser client may send. */
-const ALLOWED = [
+const ALLOWED_NAMES = [
   'Authorization', 'Content-Type', 'If-None-Match', 'Stream-TTL', 'Stream-Expires-At', 'Stream-Seq', 'Stream-Closed',
   'Stream-Forked-From', 'Stream-Fork-Offset', 'Stream-Fork-Sub-Offset', 'Producer-Id', 'Producer-Epoch', 'Producer-Seq', 'Last-Event-ID',
-].join(', ');
+];
+const ALLOWED = ALLOWED_NAMES.join(', ');
+
+/** What a hop to the stream's leader carries (a cluster): every protocol header both ways, and the
+ *  caller's Host, so a Location names the star the client asked. The CORS headers are the asking
+ *  star's own (baseHeaders), not relayed. */
+export const DS_HOP_HEADERS: HopHeaders = {
+  request: [...ALLOWED_NAMES.map((h) => h.toLowerCase()), 'origin', 'host', 'accept'],
+  response: new Set([...EXPOSED_NAMES.map((h) => h.toLowerCase()), 'cache-control', 'retry-after', 'allow', 'x-accel-buffering']),
+};
 
 export const DS_METHODS = 'GET, HEAD, PUT, POST, DELETE, OPTIONS';
 

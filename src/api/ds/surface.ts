@@ -6,6 +6,8 @@
 import type { StreamService } from '../../core/service-api.ts';
 import { authorize, type Authenticator, type Operation } from '../../auth/index.ts';
 import type { HttpExchange } from '../exchange.ts';
+import { HOP_HEADER, LeaderUnreachable, asHop } from '../proxy.ts';
+import { ServiceError } from '../../core/errors.ts';
 import { dsFailure, dsError, dsNotFound } from './errors.ts';
 import { DS_METHODS, baseHeaders, preflightHeaders, type HeaderList } from './headers.ts';
 import { DS_BODY_BYTES_MAX, DS_LIVE_CONNECTIONS_MAX, DS_PREFIX, DS_STREAM_PATH } from './limits.ts';
@@ -24,7 +26,12 @@ export interface DsDeps {
   /** 'https' when the bridge serves TLS (for Location). */
   scheme: 'http' | 'https';
   logError(msg: string, err?: unknown): void;
+  /** A cluster: sends the request to the stream's leader and relays its answer (proxy.ts forward,
+   *  with DS_HOP_HEADERS); resolves with the status relayed. Absent on a star alone. */
+  hop?: (ex: HttpExchange, body: Buffer, leader: { star_id: string; bridge_address: string }, base: HeaderList) => Promise<number>;
 }
+
+const NO_BODY = Buffer.alloc(0);
 
 const OPERATION: Record<string, Operation> = { GET: 'Read', HEAD: 'Read', PUT: 'Append', POST: 'Append', DELETE: 'Append' };
 
@@ -64,25 +71,50 @@ export class DsSurface {
     return rest;
   }
 
-  /** Answers one request; returns its status (200 for an event stream) for the bridge's metrics. */
+  /** Answers one request; returns its status (200 for an event stream) for the bridge's metrics. In a
+   *  cluster a request for a stream another star leads hops there once (as the data plane's do); a
+   *  request that is such a hop is handled here as the stream's home. */
   async handle(ex: HttpExchange): Promise<number> {
     const origin = ex.header('origin');
     const base = baseHeaders(origin);
+    const hopped = ex.header(HOP_HEADER) !== undefined;
+    let body: Buffer = NO_BODY;
+    let key = '';
     try {
       if (ex.method === 'OPTIONS') { ex.respond(204, preflightHeaders(origin), ''); return 204; }
-      const key = this.keyOf(ex.path);
+      key = this.keyOf(ex.path);
       const op = OPERATION[ex.method];
       if (!op) throw dsError('method_not_allowed', `${ex.method} is not a DS method`);
       if (this.deps.authenticator) {
         const principal = await this.deps.authenticator.authenticate(ex.header('authorization'), { clientCertVerified: ex.clientCertVerified });
         authorize(principal, op, { bucket: this.deps.bucket, key });
       }
-      const answer = await this.route(ex, key, base);
-      if (answer && !ex.aborted) ex.respond(answer.status, [...base, ...answer.headers], answer.body);
-      return answer?.status ?? 200;
+      if (ex.method === 'PUT' || ex.method === 'POST') {
+        const read = ex.readBody(DS_BODY_BYTES_MAX);
+        body = read instanceof Promise ? await read : read;
+      }
+      return this.answer(ex, base, hopped ? await asHop(() => this.route(ex, key, base, body)) : await this.route(ex, key, base, body));
     } catch (err) {
-      const f = dsFailure(err);
-      if (f.error.code === 'internal') this.deps.logError(`bug: unmapped error on DS ${ex.method} ${ex.path}`, err);
+      let failure = err;
+      const leader = err instanceof ServiceError && err.code === 'not_owner' ? err.detail.leader : undefined;
+      if (leader && this.deps.hop && !hopped && !ex.aborted) {
+        try {
+          return await this.deps.hop(ex, body, leader, base);
+        } catch (hopErr) {
+          failure = hopErr;
+        }
+        // The leader refused the connection (down): nothing was delivered, so this star handles the
+        // request as the stream's home, the dead star's lease waited out.
+        if (failure instanceof LeaderUnreachable && !ex.aborted) {
+          try {
+            return this.answer(ex, base, await asHop(() => this.route(ex, key, base, body), { unreachable: failure.starId }));
+          } catch (hereErr) {
+            failure = hereErr;
+          }
+        }
+      }
+      const f = dsFailure(failure);
+      if (f.error.code === 'internal') this.deps.logError(`bug: unmapped error on DS ${ex.method} ${ex.path}`, failure);
       if (ex.aborted) return f.status;
       const headers: HeaderList = [...base, ['Content-Type', 'application/json'], ...f.headers];
       if (f.error.code === 'method_not_allowed') headers.push(['Allow', DS_METHODS]);
@@ -92,13 +124,17 @@ export class DsSurface {
     }
   }
 
+  /** Writes a route's answer (an event stream answered as it went); the status, for metrics. */
+  private answer(ex: HttpExchange, base: HeaderList, answer: DsAnswer | undefined): number {
+    if (answer && !ex.aborted) ex.respond(answer.status, [...base, ...answer.headers], answer.body);
+    return answer?.status ?? 200;
+  }
+
   /** Answers the request; undefined when it became an event stream (answered as it goes). */
-  private async route(ex: HttpExchange, key: string, base: HeaderList): Promise<DsAnswer | undefined> {
+  private async route(ex: HttpExchange, key: string, base: HeaderList, body: Buffer): Promise<DsAnswer | undefined> {
     const now = Date.now();
     const { svc } = this.deps;
     if (ex.method === 'PUT' || ex.method === 'POST' || ex.method === 'DELETE') {
-      let body = ex.method === 'DELETE' ? Buffer.alloc(0) : ex.readBody(DS_BODY_BYTES_MAX);
-      if (body instanceof Promise) body = await body;
       const host = ex.header('host') ?? 'localhost';
       const c: WriteCtx = {
         svc, states: this.states, key, nowMs: now, header: (n) => ex.header(n), body, url: `${this.deps.scheme}://${host}${ex.path}`,
@@ -116,6 +152,9 @@ export class DsSurface {
     st.lastAccessMs = now;
     const c: ReadCtx = { svc, states: this.states, key, st, query, header: (n) => ex.header(n), nowMs: () => Date.now(), longPollMs: this.deps.longPollMs, onStop: this.onStop };
     if (live === 'none') return readCatchUp(c, start);
+    // A live read waits on the stream's leader (a subscription): in a cluster, lead it (or learn who
+    // does: not_owner, and the request hops there) before anything is answered.
+    await svc.leadStream(this.deps.bucket, key);
     if (this.live >= DS_LIVE_CONNECTIONS_MAX) throw dsError('unavailable', 'too many live DS readers on this star');
     this.live++;
     if (live === 'long-poll') {
