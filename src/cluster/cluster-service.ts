@@ -8,7 +8,8 @@
 
 import {
   CHUNK_GC_MS, DRAIN_HANDOFF_MS_MAX, DRAIN_POLL_MS, DRAIN_WAIT_MS_MAX, LEASE_IDLE_MS, LEASE_RENEW_MS, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS,
-  LIST_PAGE_MAX, RETENTION_SWEEP_MS, STAR_GONE_AFTER_MS, STAR_HEARTBEAT_MS, UNSETTLED_SWEEP_MS, UNSETTLED_SWEEP_STREAMS_MAX,
+  LIST_PAGE_MAX, RETENTION_SWEEP_MS, STAR_GONE_AFTER_MS, STAR_HEARTBEAT_MS, UNSETTLED_SWEEP_FAILED_KEPT_MAX, UNSETTLED_SWEEP_MS,
+  UNSETTLED_SWEEP_RETRY_MS, UNSETTLED_SWEEP_RUN_MS_MAX, UNSETTLED_SWEEP_STREAMS_MAX,
 } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
 import type { Clock, Leadership, Timers } from '../core/ports.ts';
@@ -23,7 +24,7 @@ import type {
 } from '../core/types.ts';
 import { contentBytes, forEachRecord, frameInfo, frameIsIntact, frameTimestamps } from '../storage/format/record-codec.ts';
 import type { BucketMeta, StreamMeta } from '../storage/metadata/metadata-store.ts';
-import type { ChunkRow, LeaseHolder, PostgresCluster, StarRow } from '../storage/metadata/postgres-cluster.ts';
+import type { ChunkRow, LeaseHolder, PostgresCluster, StarRow, VacantUnsettled } from '../storage/metadata/postgres-cluster.ts';
 import type { PostgresMetadataStore } from '../storage/metadata/postgres-store.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import { collectChunkObjects } from './chunk-gc.ts';
@@ -100,6 +101,10 @@ export class ClusterService implements StreamService, Leadership {
   private draining: Promise<number> | undefined;
   /** The cluster's one auditor lease, while this star holds it: only its holder scrubs. */
   private auditorLease: Held | undefined;
+  /** Where the unsettled sweep goes on from (undefined: the start), and the streams it could not lead
+   *  lately, with when to try each again (at most UNSETTLED_SWEEP_FAILED_KEPT_MAX). */
+  private sweepCursor: { bucket: string; key: string } | undefined;
+  private readonly sweepFailed = new Map<string, number>();
   readonly counters: ClusterCounters = { takeovers: 0, leasesTaken: 0, leasesLost: 0, leasesReleased: 0 };
 
   constructor(private readonly d: ClusterDeps) {
@@ -442,19 +447,55 @@ export class ClusterService implements StreamService, Leadership {
    *  that deleted it stopped before forgetting them) are forgotten, so their objects are collected. */
   private async sweepUnsettled(): Promise<void> {
     if (this.ownState !== 'active') return;
-    for (const { bucket, key, stream_id } of await this.d.pg.vacantUnsettled(UNSETTLED_SWEEP_STREAMS_MAX)) {
-      if (this.stopped || this.ownState !== 'active') return;
-      if (this.homeOf(bucket, key)?.star_id !== this.d.starId) continue; // its home star sweeps it
-      try {
-        await this.lead(bucket, key);
-      } catch (err) {
-        // Taken meanwhile by a live star (not_owner), or moving: whoever leads it settles it.
-        if (!(err instanceof ServiceError)) this.d.log_error?.(`settling vacant ${bucket}/${key} failed`, err);
-        continue;
+    const startMs = this.d.clock.nowMs();
+    let led = 0;
+    // Pages of every star's candidates, in address order from where the last run stopped: each star
+    // acts only on the streams it is home to, so a page is as many rows as the cluster has stars'
+    // shares of a run.
+    const pageRows = UNSETTLED_SWEEP_STREAMS_MAX * Math.max(1, this.live.length);
+    for (;;) {
+      const page = await this.d.pg.vacantUnsettled(this.sweepCursor, pageRows);
+      this.sweepCursor = page.length < pageRows ? undefined : page[page.length - 1]; // the end: start over next run
+      for (const v of page) {
+        if (this.stopped || this.ownState !== 'active' || this.d.star.unsettledHalfFull) return;
+        if (this.homeOf(v.bucket, v.key)?.star_id !== this.d.starId) continue; // its home star sweeps it
+        const a = addr(v.bucket, v.key);
+        if ((this.sweepFailed.get(a) ?? 0) > this.d.clock.nowMs()) continue;
+        if (await this.settleVacant(v)) this.sweepFailed.delete(a);
+        else this.sweepFailedUntil(a);
+        if (++led >= UNSETTLED_SWEEP_STREAMS_MAX || this.d.clock.nowMs() - startMs >= UNSETTLED_SWEEP_RUN_MS_MAX) return;
       }
-      const now = this.d.star.holds(bucket, key) ? this.d.star.getStream(bucket, key).stream_id : undefined;
-      if (now !== stream_id) await this.d.pg.dropChunks(stream_id);
+      if (!this.sweepCursor) return;
     }
+  }
+
+  /** Leads one vacant stream so what it adopts settles; false when it could not be led or loaded. */
+  private async settleVacant({ bucket, key, stream_id }: VacantUnsettled): Promise<boolean> {
+    try {
+      await this.lead(bucket, key);
+    } catch (err) {
+      // Taken meanwhile by a live star: whoever leads it settles it.
+      if (err instanceof ServiceError && err.code === 'not_owner') return true;
+      if (!this.sweepFailed.has(addr(bucket, key))) {
+        this.d.log_error?.(`sweep: vacant ${bucket}/${key} holds unsettled chunks and could not be led (tried again in ${UNSETTLED_SWEEP_RETRY_MS / 1000} s)`, err);
+      }
+      return false;
+    }
+    // Chunks of a stream that is gone (deleted; the address may hold a new one): decided on the
+    // durable row, not on this star's memory.
+    const { row } = await this.d.metadata.readStream(bucket, key);
+    if (row?.stream_id !== stream_id) await this.d.pg.dropChunks(stream_id);
+    return true;
+  }
+
+  /** Leaves a stream the sweep could not lead alone for a while (bounded: the oldest is forgotten). */
+  private sweepFailedUntil(a: string): void {
+    this.sweepFailed.delete(a);
+    if (this.sweepFailed.size >= UNSETTLED_SWEEP_FAILED_KEPT_MAX) {
+      const oldest = this.sweepFailed.keys().next().value;
+      if (oldest !== undefined) this.sweepFailed.delete(oldest);
+    }
+    this.sweepFailed.set(a, this.d.clock.nowMs() + UNSETTLED_SWEEP_RETRY_MS);
   }
 
   /** Lets streams go (idle, drained, reconfigured): out of this star's memory, and their leases

@@ -226,6 +226,15 @@ export const CHUNK_GC_RUN_MS_MAX = 5000;
  *  write: read back from object storage by every read, and their objects never collected. */
 export const UNSETTLED_SWEEP_MS = 5000;
 export const UNSETTLED_SWEEP_STREAMS_MAX = 64;
+/** … one run stops after this long (it goes on from where it stopped, in address order, next run) … */
+export const UNSETTLED_SWEEP_RUN_MS_MAX = 2000;
+/** … a stream that could not be led or loaded is left alone this long before it is tried again, and
+ *  at most this many such streams are remembered (then the oldest is forgotten). */
+export const UNSETTLED_SWEEP_RETRY_MS = 60_000;
+export const UNSETTLED_SWEEP_FAILED_KEPT_MAX = 4096;
+/** A leader keeps an idle stream whose batches wait to settle at most this long past the idle
+ *  timeout; then it lets it go all the same (core/star.ts idle). */
+export const IDLE_UNSETTLED_HOLD_MS_MAX = 5 * 60_000;
 /** One-hop proxy to a stream's leader: connections per leader, and how long one hop may take to
  *  answer its head (an SSE hop then streams for as long as the caller stays). */
 export const PROXY_SOCKETS_PER_PEER_MAX = 256;

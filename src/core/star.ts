@@ -4,7 +4,7 @@
 
 import {
   APPEND_PACE_WAIT_MS_MAX, DORMANT_RETIRE_SLICE_STREAMS, LEASE_IDLE_MS, LIST_PAGE_MAX, MATCH_MISS_DRAIN_WAITS_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
-  STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX, UNSETTLED_BYTES_MAX,
+  STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX, UNSETTLED_BYTES_MAX, IDLE_UNSETTLED_HOLD_MS_MAX,
 } from '../config/limits.ts';
 import { FrameArena } from './frame-arena.ts';
 import { contentBytes, encodeBatch, encodeRotate, patchBatch, type CodecRecord } from '../storage/format/record-codec.ts';
@@ -165,6 +165,9 @@ export class Star implements StreamService {
   private inflightBytes = 0;
   /** Committed bytes held in memory until their WAL file settles (bounded by UNSETTLED_BYTES_MAX). */
   private unsettledBytes = 0;
+  /** True while committed bytes waiting to settle fill more than half of UNSETTLED_BYTES_MAX: a
+   *  cluster's sweep then leads no more vacant streams (adopting their tails would refuse appends). */
+  get unsettledHalfFull(): boolean { return this.unsettledBytes > UNSETTLED_BYTES_MAX / 2; }
   /** The WAL failed and the sequencer has not yet seen it recover (see durableLoop). */
   private walDown = false;
   private walFileNo: number;
@@ -349,13 +352,16 @@ export class Star implements StreamService {
 
   /** True when nothing keeps the stream on this star: no append in flight or for `idleMs`, nobody
    *  watching or subscribed, nothing waiting to settle. A leader lets such a stream go (it goes
-   *  vacant). Let go unsettled, its chunks would stay until its next write: read back from object
-   *  storage by every read, and their objects never collected. */
+   *  vacant). Let go unsettled, its chunks would stay until a sweep leads it again: read back from
+   *  object storage by every read meanwhile. Only a star whose settling has failed for
+   *  IDLE_UNSETTLED_HOLD_MS_MAX lets an unsettled stream go (its chunks are durable; the sweep of
+   *  the stream's home star settles them), so one stuck settle does not pin every stream here. */
   idle(bucket: string, key: string, idleMs: number): boolean {
     const st = this.streams.get(addr(bucket, key));
     if (!st) return true;
-    return !st.watched && st.subscribers === 0 && st.inflightBytes === 0 && !st.metaPending && !st.suspect && st.mem.length === 0
-      && this.d.clock.nowMs() - st.lastAppendMs >= idleMs;
+    const quietMs = this.d.clock.nowMs() - st.lastAppendMs;
+    return !st.watched && st.subscribers === 0 && st.inflightBytes === 0 && !st.metaPending && !st.suspect && quietMs >= idleMs
+      && (st.mem.length === 0 || quietMs >= idleMs + IDLE_UNSETTLED_HOLD_MS_MAX);
   }
 
   /** True when nothing of the stream is being committed or written: no append in flight, no row

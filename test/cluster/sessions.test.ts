@@ -140,7 +140,7 @@ describe('cluster: producer sessions', { skip }, () => {
         for (let i = 1; i <= 20; i++) acks.push((await p.submit({ body: `r${i}` })).ack());
         await p.close();
         assert.deepEqual((await Promise.all(acks)).map((x) => x.seq_num), Array.from({ length: 20 }, (_, i) => i + 1));
-        // Its home leads it, or nobody once it went idle: never the star the client asked.
+        // Its home leads it, or nobody once it went idle; the star the client asked does not.
         assert.notEqual(await leaderOf(key), `star-${other}`, 'the stream stayed with its leader');
         assert.deepEqual((await g.readRange(a, 0, 100)).map((r) => Buffer.from(r.body).toString()), Array.from({ length: 21 }, (_, i) => `r${i}`));
         assert.equal((await g.checkTail(a)).seq_num, 21);

@@ -72,7 +72,8 @@ function suite(extraArgs: string[]): { readonly c: TestCluster; readonly sql: pg
 describe('cluster: an idle leader lets a stream go only once it has settled', { skip }, () => {
   // Settling 2 s after a generation opens: longer than the idle timeout, so a leader that let go at
   // the idle timeout alone would leave the chunks behind.
-  const s = suite(['--wal-settle-after-ms', '2000']);
+  // A long lease, so only a release (never a renewal late on a loaded machine) makes it vacant.
+  const s = suite(['--wal-settle-after-ms', '2000', '--lease-ttl-ms', '60000']);
 
   test('when its lease is seen released, the stream has no chunk left, and its records are in a segment', async () => {
     const { c, sql } = s;

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { Star } from '../../src/core/star.ts';
 import { ServiceError } from '../../src/core/errors.ts';
 import type { Leadership } from '../../src/core/ports.ts';
+import { IDLE_UNSETTLED_HOLD_MS_MAX } from '../../src/config/limits.ts';
 import { rng } from '../helpers/rng.ts';
 import { Incarnation, World } from '../sim/ports.ts';
 
@@ -77,4 +78,16 @@ test('a stream is not idle (a leader keeps it) while a batch of it waits to sett
   for (let i = 0; i < 16; i++) { inc.landQueued(); await new Promise((r) => setImmediate(r)); }
   await settled;
   assert.equal(star.idle(BUCKET, 's', 0), true);
+});
+
+test('a stream whose settling does not finish is let go all the same once idle for IDLE_UNSETTLED_HOLD_MS_MAX (its chunks are durable)', async () => {
+  const { inc, star } = await boot();
+  const ack = star.append(BUCKET, 's', one);
+  inc.landQueued();
+  await ack;
+  void star.settle().catch(() => undefined); // its upload never lands
+  inc.advance(IDLE_UNSETTLED_HOLD_MS_MAX - 1);
+  assert.equal(star.idle(BUCKET, 's', 0), false, 'held while its settle may still finish');
+  inc.advance(2);
+  assert.equal(star.idle(BUCKET, 's', 0), true, 'one stuck settle must not pin every stream on this star');
 });

@@ -76,15 +76,15 @@ export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** The node arguments that run svcd's main: the built bundle under SVCD_SERVER_ENTRY=bundle (`npm test`
- *  builds it first: it starts in half the time tsx takes, as `npm start` and the benches run it),
- *  else the TypeScript sources through tsx (a single test file run by hand needs no build). */
 /** The node arguments that run the `svc` CLI: its bundle under SVCD_SERVER_ENTRY=bundle (a command
  *  starts in about 0.35 s against 0.6 s through tsx, and the CLI suite runs hundreds), else bin/svc.mjs. */
 export function svcEntry(): string[] {
   return process.env.SVCD_SERVER_ENTRY === 'bundle' ? [join(REPO_ROOT, 'src', 'svc.bundle.mjs')] : [join(REPO_ROOT, 'bin', 'svc.mjs')];
 }
 
+/** The node arguments that run svcd's main: the built bundle under SVCD_SERVER_ENTRY=bundle (`npm test`
+ *  builds it first: it starts in half the time tsx takes, as `npm start` and the benches run it),
+ *  else the TypeScript sources through tsx (a single test file run by hand needs no build). */
 export function starEntry(): string[] {
   return process.env.SVCD_SERVER_ENTRY === 'bundle'
     ? [join(REPO_ROOT, 'src', 'main.bundle.mjs')]

@@ -25,7 +25,7 @@ export const GRPC_CALL_TIMEOUT_MS_DEFAULT = 30_000;
 /** Records per Read when reading back (the server clamps at 8192). */
 const READ_BACK_PAGE_RECORDS = 1000;
 /** Stars a client keeps a channel to after a NOT_OWNER named them (a cluster's leaders); past it the
- *  oldest is closed. */
+ *  one used longest ago is closed (calls already started on it go on; its users open a new one). */
 export const LEADER_CHANNELS_MAX = 64;
 /** A unary call follows NOT_OWNER at most this many times: two stars whose views of the membership
  *  differ for a moment may name each other, and the caller's retry then starts over. */
@@ -84,15 +84,17 @@ export class GrpcClient {
   private at(address: string): GrpcClient | undefined {
     if (address === this.opts.address) return undefined;
     let c = this.leaders.get(address);
-    if (!c) {
+    if (c) {
+      this.leaders.delete(address); // most recently used last
+    } else {
       if (this.leaders.size >= LEADER_CHANNELS_MAX) {
         const [oldest, old] = this.leaders.entries().next().value as [string, GrpcClient];
         this.leaders.delete(oldest);
         old.close();
       }
       c = new GrpcClient({ ...this.opts, address });
-      this.leaders.set(address, c);
     }
+    this.leaders.set(address, c);
     return c;
   }
 
@@ -171,11 +173,12 @@ export class GrpcClient {
     let session: AppendSession | undefined;
     let opening: Promise<AppendSession> | undefined;
     let refresh = false;
-    /** Where sessions open: the leader a NOT_OWNER named (undefined: the star asked). */
-    let leader: GrpcClient | undefined;
+    /** Where sessions open: the gRPC address of the leader a NOT_OWNER named (undefined: the star
+     *  asked), resolved to a channel at each open (a channel may have been closed by the cap since). */
+    let leader: string | undefined;
     const current = async (): Promise<AppendSession> => {
       if (session && !session.ended) return session;
-      opening ??= (leader ?? this).openSession(a, { ...(fencingToken !== undefined ? { fencingToken } : {}), refreshToken: refresh })
+      opening ??= ((leader !== undefined ? this.at(leader) : undefined) ?? this).openSession(a, { ...(fencingToken !== undefined ? { fencingToken } : {}), refreshToken: refresh })
         .then((s) => { session = s; refresh = false; return s; })
         .finally(() => { opening = undefined; });
       return await opening;
@@ -188,8 +191,8 @@ export class GrpcClient {
           return await s.append(records, o.matchSeqNum);
         } catch (err) {
           if (err instanceof SvcError && (err.kind === 'auth_expired' || err.kind === 'unauthenticated')) refresh = true;
-          if (err instanceof SvcError && err.leader) leader = this.at(err.leader.grpc_address);
-          else if (err instanceof SvcError && err.kind === 'connection') leader = undefined;
+          if (err instanceof SvcError && err.leader) leader = err.leader.grpc_address;
+          else if (!(err instanceof SvcError) || err.kind === 'connection') leader = undefined;
           throw err;
         }
       },

@@ -38,6 +38,9 @@ export interface LeaseHolder {
   star?: StarRow;
 }
 
+/** A vacant stream's unsettled chunks, as the sweep finds them (cluster-service.ts sweepUnsettled). */
+export interface VacantUnsettled { bucket: string; key: string; stream_id: string }
+
 export type TakeResult = { taken: true; epoch: number } | { taken: false; current: LeaseHolder };
 
 export interface ChunkRow {
@@ -243,14 +246,15 @@ export class PostgresCluster {
     return rows.length > 0 ? chunkRowOf(rows[0]) : undefined;
   }
 
-  /** Up to `limit` streams that hold committed, unsettled chunks and whose lease has run out (or
-   *  never was): nobody will settle them until some star leads them again. */
-  async vacantUnsettled(limit: number): Promise<{ bucket: string; key: string; stream_id: string }[]> {
+  /** Up to `limit` streams after `after` (in address order) that hold committed, unsettled chunks and
+   *  whose lease has run out: nobody will settle them until some star leads them again. The chunks
+   *  table holds only unsettled tails, and the walk follows its (bucket, key, stream_id) index. */
+  async vacantUnsettled(after: { bucket: string; key: string } | undefined, limit: number): Promise<VacantUnsettled[]> {
     const rows = await this.q<{ bucket: string; key: Buffer; stream_id: string }>(
       `SELECT DISTINCT c.bucket, c.key, c.stream_id FROM ${this.s}.chunks c
-       WHERE c.bucket IS NOT NULL
-         AND NOT EXISTS (SELECT 1 FROM ${this.s}.leases l WHERE l.bucket = c.bucket AND l.key = c.key AND l.expires_at > clock_timestamp())
-       LIMIT $1`, [limit]);
+       WHERE c.bucket IS NOT NULL AND (c.bucket, c.key) > ($1, $2)
+         AND NOT EXISTS (SELECT 1 FROM ${this.s}.leases l WHERE l.bucket = c.bucket AND l.key = c.key AND l.expires_at > now())
+       ORDER BY c.bucket, c.key, c.stream_id LIMIT $3`, [after?.bucket ?? '', keyToBytes(after?.key ?? ''), limit]);
     return rows.map((r) => ({ bucket: r.bucket, key: keyFromBytes(r.key), stream_id: r.stream_id }));
   }
 

@@ -131,7 +131,7 @@ const MIGRATIONS: readonly ((client: pg.Client, s: string) => Promise<void>)[] =
     // What is left names no stream (deleted, and a star stopped before forgetting its chunks):
     // nothing reads it again, and its objects are collected once no row names them.
     await client.query(`DELETE FROM ${s}.chunks WHERE bucket IS NULL`);
-    await client.query(`CREATE INDEX chunks_by_address ON ${s}.chunks (bucket, key)`);
+    await client.query(`CREATE INDEX chunks_by_address ON ${s}.chunks (bucket, key, stream_id)`);
   },
 ];
 
