@@ -103,7 +103,7 @@ export class ClusterService implements StreamService, Leadership {
   private auditorLease: Held | undefined;
   /** Where the unsettled sweep goes on from (undefined: the start), and the streams it could not lead
    *  lately, with when to try each again (at most UNSETTLED_SWEEP_FAILED_KEPT_MAX). */
-  private sweepCursor: { bucket: string; key: string } | undefined;
+  private sweepCursor: VacantUnsettled | undefined;
   private readonly sweepFailed = new Map<string, number>();
   readonly counters: ClusterCounters = { takeovers: 0, leasesTaken: 0, leasesLost: 0, leasesReleased: 0 };
 
@@ -220,7 +220,7 @@ export class ClusterService implements StreamService, Leadership {
     if (home && home.star_id !== this.d.starId && !this.d.inHop?.()) {
       const cur = await this.d.pg.holderOf(bucket, key);
       if (!cur || cur.holder === this.d.starId || !this.alive(cur)) {
-        throw this.notOwner({ holder: home.star_id, epoch: cur?.epoch ?? 0, remaining_ms: 0, star: home });
+        throw this.notOwner({ holder: home.star_id, epoch: cur?.epoch ?? 0, remaining_ms: 0, star: home }, bucket, key);
       }
     }
     const deadlineMs = this.d.clock.nowMs() + this.ttlMs + STAR_GONE_AFTER_MS;
@@ -245,7 +245,7 @@ export class ClusterService implements StreamService, Leadership {
         return;
       }
       const cur = r.current;
-      if (this.alive(cur)) throw this.notOwner(cur);
+      if (this.alive(cur)) throw this.notOwner(cur, bucket, key);
       // The holder is gone: wait its lease out, then take it with the next epoch.
       const left = deadlineMs - this.d.clock.nowMs();
       if (left <= 0) throw new ServiceError('unavailable', `the lease of ${bucket}/${key} is moving; retry`);
@@ -257,7 +257,7 @@ export class ClusterService implements StreamService, Leadership {
    *  now (the bridge hops there), or a retryable 503 while none is known. */
   private handedOff(bucket: string, key: string): ServiceError {
     const home = this.homeOf(bucket, key);
-    if (home && home.star_id !== this.d.starId) return this.notOwner({ holder: home.star_id, epoch: 0, remaining_ms: 0, star: home });
+    if (home && home.star_id !== this.d.starId) return this.notOwner({ holder: home.star_id, epoch: 0, remaining_ms: 0, star: home }, bucket, key);
     return new ServiceError('unavailable', `star ${this.d.starId} is ${this.ownState}: it leads no stream; retry`);
   }
 
@@ -382,9 +382,10 @@ export class ClusterService implements StreamService, Leadership {
       && cur.star.heartbeat_age_ms < STAR_GONE_AFTER_MS && cur.star.state !== 'decommissioned';
   }
 
-  private notOwner(cur: LeaseHolder): ServiceError {
+  private notOwner(cur: LeaseHolder, bucket: string, key: string): ServiceError {
     return new ServiceError('not_owner', `stream is led by star ${cur.holder}`, {
       leader: { star_id: cur.holder, bridge_address: cur.star?.bridge_address ?? '', grpc_address: cur.star?.grpc_address ?? '' },
+      stream: { bucket, key },
     });
   }
 
@@ -455,9 +456,10 @@ export class ClusterService implements StreamService, Leadership {
     const pageRows = UNSETTLED_SWEEP_STREAMS_MAX * Math.max(1, this.live.length);
     for (;;) {
       const page = await this.d.pg.vacantUnsettled(this.sweepCursor, pageRows);
-      this.sweepCursor = page.length < pageRows ? undefined : page[page.length - 1]; // the end: start over next run
       for (const v of page) {
+        // A run that stops goes on from the last row it looked at, next run.
         if (this.stopped || this.ownState !== 'active' || this.d.star.unsettledHalfFull) return;
+        this.sweepCursor = v;
         if (this.homeOf(v.bucket, v.key)?.star_id !== this.d.starId) continue; // its home star sweeps it
         const a = addr(v.bucket, v.key);
         if ((this.sweepFailed.get(a) ?? 0) > this.d.clock.nowMs()) continue;
@@ -465,7 +467,7 @@ export class ClusterService implements StreamService, Leadership {
         else this.sweepFailedUntil(a);
         if (++led >= UNSETTLED_SWEEP_STREAMS_MAX || this.d.clock.nowMs() - startMs >= UNSETTLED_SWEEP_RUN_MS_MAX) return;
       }
-      if (!this.sweepCursor) return;
+      if (page.length < pageRows) { this.sweepCursor = undefined; return; } // the end: start over next run
     }
   }
 
@@ -716,7 +718,7 @@ export class ClusterService implements StreamService, Leadership {
   private async vacantRow(bucket: string, key: string): Promise<StreamMeta | undefined> {
     if (this.held.has(addr(bucket, key)) || this.stopped) return undefined;
     const cur = await this.d.pg.holderOf(bucket, key);
-    if (cur && this.alive(cur)) throw this.notOwner(cur);
+    if (cur && this.alive(cur)) throw this.notOwner(cur, bucket, key);
     return (await this.d.metadata.readStream(bucket, key)).row;
   }
 

@@ -80,6 +80,9 @@ export interface ErrorDetail {
   allow?: readonly string[];
   /** not_owner: the star that leads the stream, and where to reach it. */
   leader?: { star_id: string; bridge_address: string; grpc_address: string };
+  /** not_owner: the stream it is about (a request that touches several streams, as a DS fork does,
+   *  hops only for its own). */
+  stream?: { bucket: string; key: string };
 }
 
 export class ServiceError extends Error {

@@ -44,15 +44,18 @@ describe('the unsettled sweep\'s query', { skip }, () => {
     await chunk('d', 'id-d-old', 0); // a deleted stream's chunks at the same address
     const all = await cluster.vacantUnsettled(undefined, 100);
     assert.deepEqual(all.map((v) => [v.key, v.stream_id]), [['a', 'id-0'], ['b', 'id-1'], ['d', 'id-3'], ['d', 'id-d-old'], ['e', 'id-4'], [raw, 'id-5']]);
-    // Paged two at a time from the cursor, every vacant address comes once.
-    const seen: string[] = [];
-    let cursor: { bucket: string; key: string } | undefined;
-    for (let i = 0; i < 10; i++) {
-      const page = await cluster.vacantUnsettled(cursor, 2);
-      seen.push(...page.map((v) => v.key));
-      if (page.length < 2) break;
-      cursor = page[page.length - 1];
+    // Paged from the cursor at every size (a page may end between two stream ids at one address),
+    // every vacant stream comes exactly once.
+    for (const size of [1, 2, 3, 4]) {
+      const seen: string[] = [];
+      let cursor: Awaited<ReturnType<typeof cluster.vacantUnsettled>>[number] | undefined;
+      for (let i = 0; i < 20; i++) {
+        const page = await cluster.vacantUnsettled(cursor, size);
+        seen.push(...page.map((v) => v.stream_id));
+        if (page.length < size) break;
+        cursor = page[page.length - 1];
+      }
+      assert.deepEqual(seen, all.map((v) => v.stream_id), `pages of ${size}`);
     }
-    assert.deepEqual([...new Set(seen)], ['a', 'b', 'd', 'e', raw]);
   });
 });

@@ -7,6 +7,7 @@
 
 import { ServiceError } from '../../core/errors.ts';
 import type { StreamService } from '../../core/service-api.ts';
+import type { ReadResult } from '../../core/types.ts';
 import type { SequencedRecord } from '../../protocol/records.ts';
 import { DS_LANE_WAITERS_MAX, DS_SCAN_PAGE_BYTES_MAX, DS_STALE_STATE_ATTEMPTS_MAX, DS_READ_RECORDS_MAX, DS_STATE_CACHE_STREAMS_MAX } from './limits.ts';
 import { kindOf, parseMeta, producerOf, refOf, streamSeqOf, type DsMeta, type ProducerTuple } from './records.ts';
@@ -64,28 +65,43 @@ export class DsStates {
       throw err;
     }
     const cached = this.cache.get(key);
-    if (cached && cached.streamId === info.stream_id && await this.catchUp(key, cached)) {
-      this.cache.delete(key);
-      this.cache.set(key, cached);
-      return cached;
+    if (cached && cached.streamId === info.stream_id) {
+      const current = await this.catchUp(key, cached);
+      if (current) return current;
     }
     const state = await this.load(key, info.stream_id);
     this.remember(key, state);
     return state;
   }
 
-  /** Brings a cached state up to the stream's tail: records appended since it was made, through
-   *  svcd's own API or by another star that led the stream meanwhile, are folded in. False when it
-   *  cannot (the records after it were trimmed away): the caller reloads it whole. */
-  private async catchUp(key: string, state: DsState): Promise<boolean> {
-    const tail = (await this.svc.readTail(this.bucket, key)).seq_num;
-    while (state.tail < tail) {
-      const from = state.tail;
-      const page = await this.svc.read(this.bucket, key, { start: { kind: 'seq_num', value: from }, limit: DS_READ_RECORDS_MAX, maxBytes: DS_SCAN_PAGE_BYTES_MAX, clamp: true });
-      if (page.records.length === 0 || page.records[0].seq_num !== from) return false;
-      for (const r of page.records) applyRecord(state, r);
+  /** A cached state brought up to the stream's tail: the records appended since it was made (through
+   *  svcd's own API, or by another star that led the stream meanwhile) are folded, in order, into a
+   *  copy, which replaces the cached one unless that moved further meanwhile. The cached object is
+   *  never changed here: a write on the stream's lane decided on it, and appends guarded by its tail,
+   *  so its decision and its guard stay one. Undefined when the records after it were trimmed away
+   *  (the caller reloads it whole). */
+  private async catchUp(key: string, cached: DsState): Promise<DsState | undefined> {
+    const readFrom = (seq: number): Promise<ReadResult> =>
+      this.svc.read(this.bucket, key, { start: { kind: 'seq_num', value: seq }, limit: DS_READ_RECORDS_MAX, maxBytes: DS_SCAN_PAGE_BYTES_MAX, clamp: true });
+    let page = await readFrom(cached.tail);
+    if (page.tail.seq_num <= cached.tail) {
+      this.remember(key, this.cache.get(key) ?? cached);
+      return cached;
     }
-    return state.tail >= tail;
+    const next: DsState = { ...cached, producers: new Map(cached.producers), children: new Set(cached.children) };
+    for (;;) {
+      for (const r of page.records) {
+        if (r.seq_num < next.tail) continue;
+        if (r.seq_num > next.tail) return undefined; // a gap: trimmed away
+        applyRecord(next, r);
+      }
+      if (next.tail >= page.tail.seq_num) break;
+      if (page.records.length === 0) return undefined;
+      page = await readFrom(next.tail);
+    }
+    const now = this.cache.get(key);
+    if (!now || now.streamId !== next.streamId || now.tail < next.tail) this.remember(key, next);
+    return next;
   }
 
   forget(key: string): void { this.cache.delete(key); }
@@ -118,9 +134,10 @@ export class DsStates {
   }
 
   /** Runs `fn` after every mutation queued before it on this stream. Each `fn` makes one guarded
-   *  append (write.ts commit) as its first write, so a match_seq_num miss appended nothing: the state
-   *  it decided on was stale (the stream was written through svcd's own API, or by another star), and
-   *  `fn` runs again on the state reloaded from the records. */
+   *  append (write.ts commit), guarded by the tail of the state it decided on: a match_seq_num miss
+   *  appended nothing, the state was stale (another writer got in between), and `fn` runs again on
+   *  the state reloaded from the records. What it may have written before that append (creating the
+   *  svcd stream, removing an expired one) a re-run finds done, or does again harmlessly. */
   lane<T>(key: string, fn: () => Promise<T>): Promise<T> {
     let lane = this.lanes.get(key);
     if (!lane) { lane = { tail: Promise.resolve(), waiters: 0 }; this.lanes.set(key, lane); }

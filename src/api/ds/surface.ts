@@ -96,7 +96,10 @@ export class DsSurface {
       return this.answer(ex, base, hopped ? await asHop(() => this.route(ex, key, base, body)) : await this.route(ex, key, base, body));
     } catch (err) {
       let failure = err;
-      const leader = err instanceof ServiceError && err.code === 'not_owner' ? err.detail.leader : undefined;
+      // Only the request's own stream hops: a not_owner about another (a fork's source, a parent it
+      // releases) comes after this request's own writes, and is answered (503: retry) instead.
+      const own = err instanceof ServiceError && err.code === 'not_owner' && err.detail.stream?.bucket === this.deps.bucket && err.detail.stream.key === key;
+      const leader = own ? err.detail.leader : undefined;
       if (leader && this.deps.hop && !hopped && !ex.aborted) {
         try {
           return await this.deps.hop(ex, body, leader, base);

@@ -249,12 +249,12 @@ export class PostgresCluster {
   /** Up to `limit` streams after `after` (in address order) that hold committed, unsettled chunks and
    *  whose lease has run out: nobody will settle them until some star leads them again. The chunks
    *  table holds only unsettled tails, and the walk follows its (bucket, key, stream_id) index. */
-  async vacantUnsettled(after: { bucket: string; key: string } | undefined, limit: number): Promise<VacantUnsettled[]> {
+  async vacantUnsettled(after: VacantUnsettled | undefined, limit: number): Promise<VacantUnsettled[]> {
     const rows = await this.q<{ bucket: string; key: Buffer; stream_id: string }>(
       `SELECT DISTINCT c.bucket, c.key, c.stream_id FROM ${this.s}.chunks c
-       WHERE c.bucket IS NOT NULL AND (c.bucket, c.key) > ($1, $2)
+       WHERE c.bucket IS NOT NULL AND (c.bucket, c.key, c.stream_id) > ($1, $2, $3)
          AND NOT EXISTS (SELECT 1 FROM ${this.s}.leases l WHERE l.bucket = c.bucket AND l.key = c.key AND l.expires_at > now())
-       ORDER BY c.bucket, c.key, c.stream_id LIMIT $3`, [after?.bucket ?? '', keyToBytes(after?.key ?? ''), limit]);
+       ORDER BY c.bucket, c.key, c.stream_id LIMIT $4`, [after?.bucket ?? '', keyToBytes(after?.key ?? ''), after?.stream_id ?? '', limit]);
     return rows.map((r) => ({ bucket: r.bucket, key: keyFromBytes(r.key), stream_id: r.stream_id }));
   }
 
