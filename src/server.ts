@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { STAR_ID_PATTERN, type Config } from './config/config.ts';
-import { LOG_RING_BYTES, SHUTDOWN_CONNECTION_GRACE_MS, SHUTDOWN_REQUESTS_WAIT_MS_MAX, WAL_FLUSHER_START_MS_MAX, WAL_HEALTH_SAMPLE_MS } from './config/limits.ts';
+import { LOG_RING_BYTES, PROXY_HEAD_MS_MAX, SHUTDOWN_CONNECTION_GRACE_MS, SHUTDOWN_REQUESTS_WAIT_MS_MAX, WAL_FLUSHER_START_MS_MAX, WAL_HEALTH_SAMPLE_MS } from './config/limits.ts';
 import { Star } from './core/star.ts';
 import { ERROR_TABLE, ServiceError } from './core/errors.ts';
 import type { AppendInput } from './core/types.ts';
@@ -314,7 +314,8 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     ds: cfg.ds.enabled ? new DsSurface({
       svc, bucket: cfg.ds.bucket, longPollMs: cfg.ds.longPollMs, scheme: tls ? 'https' : 'http', logError,
       ...(auth ? { authenticator: auth.authenticator } : {}),
-      ...(proxy ? { hop: (ex, body, leader, base) => proxy.forward(ex, body, leader, base, DS_HOP_HEADERS) } : {}),
+      // A hopped long-poll answers only at its timeout when nothing comes: the hop waits that long more.
+      ...(proxy ? { hop: (ex, body, leader, base) => proxy.forward(ex, body, leader, base, DS_HOP_HEADERS, cfg.ds.longPollMs + PROXY_HEAD_MS_MAX) } : {}),
     }) : undefined,
   });
 

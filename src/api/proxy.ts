@@ -70,7 +70,7 @@ export class LeaderProxy {
    *  does not answer otherwise is a 503 (retry: the lease will move to a live star). */
   forward(
     ex: HttpExchange, body: Buffer, leader: { star_id: string; bridge_address: string }, extraHeaders: [string, string][] = [],
-    carried: HopHeaders = DATA_PLANE_HEADERS,
+    carried: HopHeaders = DATA_PLANE_HEADERS, headMsMax: number = PROXY_HEAD_MS_MAX,
   ): Promise<number> {
     const address = leader.bridge_address;
     const [host, port] = splitAddress(address);
@@ -84,7 +84,7 @@ export class LeaderProxy {
     return new Promise<number>((resolve, reject) => {
       const req = http.request({
         host, port, method: ex.method, path: ex.query ? `${ex.path}?${ex.query}` : ex.path, headers, agent: this.agentFor(address),
-        timeout: PROXY_HEAD_MS_MAX,
+        timeout: headMsMax,
       });
       let answered = false;
       // A leader that stops heartbeating will not answer: the hop ends (503 before the answer began,
