@@ -315,7 +315,11 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
       svc, bucket: cfg.ds.bucket, longPollMs: cfg.ds.longPollMs, scheme: tls ? 'https' : 'http', logError,
       ...(auth ? { authenticator: auth.authenticator } : {}),
       // A hopped long-poll answers only at its timeout when nothing comes: the hop waits that long more.
-      ...(proxy ? { hop: (ex, body, leader, base) => proxy.forward(ex, body, leader, base, DS_HOP_HEADERS, cfg.ds.longPollMs + PROXY_HEAD_MS_MAX) } : {}),
+      ...(proxy ? {
+        hop: (ex, body, leader, base, live) => proxy.forward(ex, body, leader, {
+          answerHeaders: base, carried: DS_HOP_HEADERS, headMsMax: cfg.ds.longPollMs + PROXY_HEAD_MS_MAX, live,
+        }),
+      } : {}),
     }) : undefined,
   });
 

@@ -291,7 +291,7 @@ export class Dispatcher {
       }
       if (leader && this.deps.proxy && ex.header(HOP_HEADER) === undefined && !ex.aborted) {
         try {
-          this.observe(verb, await this.deps.proxy.forward(ex, body, leader, cors), t0);
+          this.observe(verb, await this.deps.proxy.forward(ex, body, leader, { ...(cors ? { answerHeaders: cors } : {}), live: verb === 'Subscribe' }), t0);
           return;
         } catch (hopErr) {
           failure = hopErr;

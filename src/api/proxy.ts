@@ -5,7 +5,7 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import http from 'node:http';
-import { PROXY_HEAD_MS_MAX, PROXY_LEADER_CHECK_MS, PROXY_SOCKETS_PER_PEER_MAX } from '../config/limits.ts';
+import { PROXY_HEAD_MS_MAX, PROXY_LEADER_CHECK_MS, PROXY_SOCKETS_PER_PEER_MAX, SSE_CONNECTIONS_PER_HOST_MAX } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
 import { SSE_OPENING, type HttpExchange } from './exchange.ts';
 
@@ -49,8 +49,22 @@ const DATA_PLANE_HEADERS: HopHeaders = {
 /** The largest non-streaming answer relayed (a full read page of base64 bodies, with room). */
 const PROXY_ANSWER_BYTES_MAX = 64 * 1024 * 1024;
 
+/** How one hop goes: headers the asking star adds to the answer (its CORS), which headers travel,
+ *  how long the leader may take to begin answering, and whether the answer is a live read (an event
+ *  stream or a long-poll), which holds its socket for as long as the caller stays. */
+export interface HopOptions {
+  answerHeaders?: [string, string][];
+  carried?: HopHeaders;
+  headMsMax?: number;
+  live?: boolean;
+}
+
 export class LeaderProxy {
+  /** Per leader: pooled sockets for requests that answer at once, and apart from them the sockets of
+   *  live reads, so thousands of relayed event streams never queue an append behind them (bounded by
+   *  the star's own SSE connection cap). */
   private readonly agents = new Map<string, http.Agent>();
+  private readonly liveAgents = new Map<string, http.Agent>();
   /** Hops sent, and hops whose leader did not answer (metrics). */
   hops = 0;
   failures = 0;
@@ -59,19 +73,18 @@ export class LeaderProxy {
    *  or dead); a hop open to it is then given up on. */
   constructor(private readonly starId: string, private readonly leaderGone: (starId: string) => boolean = () => false) {}
 
-  private agentFor(address: string): http.Agent {
-    let a = this.agents.get(address);
-    if (!a) this.agents.set(address, (a = new http.Agent({ keepAlive: true, maxSockets: PROXY_SOCKETS_PER_PEER_MAX })));
+  private agentFor(address: string, live: boolean): http.Agent {
+    const agents = live ? this.liveAgents : this.agents;
+    let a = agents.get(address);
+    if (!a) agents.set(address, (a = new http.Agent({ keepAlive: true, maxSockets: live ? SSE_CONNECTIONS_PER_HOST_MAX : PROXY_SOCKETS_PER_PEER_MAX })));
     return a;
   }
 
   /** Sends the request to the leader's bridge (host:port) and relays the answer; resolves with the
    *  status relayed. A leader that refuses the connection rejects with LeaderUnreachable; one that
    *  does not answer otherwise is a 503 (retry: the lease will move to a live star). */
-  forward(
-    ex: HttpExchange, body: Buffer, leader: { star_id: string; bridge_address: string }, extraHeaders: [string, string][] = [],
-    carried: HopHeaders = DATA_PLANE_HEADERS, headMsMax: number = PROXY_HEAD_MS_MAX,
-  ): Promise<number> {
+  forward(ex: HttpExchange, body: Buffer, leader: { star_id: string; bridge_address: string }, opts: HopOptions = {}): Promise<number> {
+    const { answerHeaders: extraHeaders = [], carried = DATA_PLANE_HEADERS, headMsMax = PROXY_HEAD_MS_MAX, live = false } = opts;
     const address = leader.bridge_address;
     const [host, port] = splitAddress(address);
     const headers: Record<string, string> = { [HOP_HEADER]: this.starId };
@@ -83,7 +96,7 @@ export class LeaderProxy {
     this.hops += 1;
     return new Promise<number>((resolve, reject) => {
       const req = http.request({
-        host, port, method: ex.method, path: ex.query ? `${ex.path}?${ex.query}` : ex.path, headers, agent: this.agentFor(address),
+        host, port, method: ex.method, path: ex.query ? `${ex.path}?${ex.query}` : ex.path, headers, agent: this.agentFor(address, live),
         timeout: headMsMax,
       });
       let answered = false;
@@ -141,8 +154,9 @@ export class LeaderProxy {
   }
 
   close(): void {
-    for (const a of this.agents.values()) a.destroy();
+    for (const a of [...this.agents.values(), ...this.liveAgents.values()]) a.destroy();
     this.agents.clear();
+    this.liveAgents.clear();
   }
 }
 

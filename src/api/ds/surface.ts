@@ -28,7 +28,7 @@ export interface DsDeps {
   logError(msg: string, err?: unknown): void;
   /** A cluster: sends the request to the stream's leader and relays its answer (proxy.ts forward,
    *  with DS_HOP_HEADERS); resolves with the status relayed. Absent on a star alone. */
-  hop?: (ex: HttpExchange, body: Buffer, leader: { star_id: string; bridge_address: string }, base: HeaderList) => Promise<number>;
+  hop?: (ex: HttpExchange, body: Buffer, leader: { star_id: string; bridge_address: string }, base: HeaderList, live: boolean) => Promise<number>;
 }
 
 const NO_BODY = Buffer.alloc(0);
@@ -102,7 +102,9 @@ export class DsSurface {
       const leader = own ? err.detail.leader : undefined;
       if (leader && this.deps.hop && !hopped && !ex.aborted) {
         try {
-          return await this.deps.hop(ex, body, leader, base);
+          const mode = new URLSearchParams(ex.query).get('live'); // the leader checks it; here it only picks the sockets
+          const live = ex.method === 'GET' && (mode === 'long-poll' || mode === 'sse');
+          return await this.deps.hop(ex, body, leader, base, live);
         } catch (hopErr) {
           failure = hopErr;
         }
