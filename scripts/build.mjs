@@ -1,7 +1,7 @@
 // Builds the star's code into ES modules beside its sources, for `npm start`, the tests and the
 // benches: src/main.bundle.mjs (the main thread), src/tasks.bundle.mjs (the piscina workers' tasks),
-// src/flusher.bundle.mjs (the WAL flusher thread) and src/svc.bundle.mjs (the `svc` CLI). The same sources, without tsx's per-function
-// wrappers and loader hooks: about 10 % more appends/s on the event loop (bench/README.md), and a
+// src/flusher.bundle.mjs (the WAL flusher thread) and src/svc.bundle.mjs (the `svc` CLI). The same
+// sources, without tsx's per-function wrappers and loader hooks: about 10 % more appends/s on the event loop (bench/README.md), and a
 // worker thread that starts in milliseconds instead of compiling its TypeScript first (about 0.3 s
 // for the flusher). The bundles sit in src/ so the worker URLs the main resolves against its own
 // location (src/server.ts) and the paths the sources find from theirs (proto/, the dashboard,

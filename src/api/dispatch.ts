@@ -14,7 +14,7 @@ import type { HttpExchange } from './exchange.ts';
 import type { CorsPolicy } from './cors.ts';
 import { matchRoute, methodsFor, type RequestCtx, type Route, type RouteResult } from './routes.ts';
 import { SSE_HEADERS, pumpSse } from './sse.ts';
-import { FOLLOW_HEADER, HOP_HEADER, LEADER_HEADER, LeaderUnreachable, asHop, type LeaderProxy } from './proxy.ts';
+import { FOLLOW_HEADER, HOP_HEADER, LEADER_HEADER, asHop, hopOrHere, type LeaderProxy } from './proxy.ts';
 import { httpStatusOf } from './http-status.ts';
 
 export type OffThreadParser = (body: Buffer) => Promise<AppendInput>;
@@ -289,24 +289,25 @@ export class Dispatcher {
         this.observe(verb, 421, t0);
         return;
       }
-      if (leader && this.deps.proxy && ex.header(HOP_HEADER) === undefined && !ex.aborted) {
+      const proxy = this.deps.proxy;
+      if (leader && proxy && ex.header(HOP_HEADER) === undefined && !ex.aborted) {
+        const route = readyRoute;
+        const ctx = readyCtx;
+        const pre = readyPre;
         try {
-          this.observe(verb, await this.deps.proxy.forward(ex, body, leader, { ...(cors ? { answerHeaders: cors } : {}), live: verb === 'Subscribe' }), t0);
+          const r = await hopOrHere(
+            () => proxy.forward(ex, body, leader, { ...(cors ? { answerHeaders: cors } : {}), live: verb === 'Subscribe' }),
+            () => (route && ctx && !ex.aborted ? Promise.resolve(route.handle(this.deps.svc, ctx, pre)) : undefined),
+          );
+          if ('relayed' in r) {
+            this.observe(verb, r.relayed, t0);
+          } else {
+            if (this.answer(ex, r.here, principal, cors)) sseSlot = false;
+            this.observe(verb, r.here.kind === 'sse' ? 200 : r.here.status, t0);
+          }
           return;
         } catch (hopErr) {
           failure = hopErr;
-        }
-        // The leader's address refused the connection, so nothing was delivered: that star is down (or
-        // came back elsewhere). Handle the request here as the stream's home, its lease waited out.
-        if (failure instanceof LeaderUnreachable && readyRoute && readyCtx && !ex.aborted) {
-          try {
-            const res = await asHop(this.runnerOf(readyRoute, readyCtx, readyPre), { unreachable: failure.starId });
-            if (this.answer(ex, res, principal, cors)) sseSlot = false;
-            this.observe(verb, res.kind === 'sse' ? 200 : res.status, t0);
-            return;
-          } catch (hereErr) {
-            failure = hereErr;
-          }
         }
       }
       // A client that went away is not answered; its request is neither counted nor logged as a bug.

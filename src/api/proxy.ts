@@ -37,6 +37,24 @@ export class LeaderUnreachable extends ServiceError {
   }
 }
 
+/**
+ * One hop to a stream's leader (`hop` resolves with the status it relayed). When the leader's address
+ * refused the connection nothing was delivered: that star is down (or came back elsewhere), so `here`
+ * handles the request on this star as the stream's home, its lease waited out; `here` answers
+ * undefined when it should not (the caller went away). Anything else that failed is thrown. Shared by
+ * the data plane (dispatch.ts) and Durable Streams (ds/surface.ts).
+ */
+export async function hopOrHere<T>(hop: () => Promise<number>, here: () => Promise<T> | undefined): Promise<{ relayed: number } | { here: T }> {
+  try {
+    return { relayed: await hop() };
+  } catch (err) {
+    if (!(err instanceof LeaderUnreachable)) throw err;
+    const running = asHop(here, { unreachable: err.starId });
+    if (running === undefined) throw err;
+    return { here: await running };
+  }
+}
+
 /** Which headers a hop carries: the request headers its routes read (hop-by-hop ones never travel),
  *  and the answer headers relayed back (lower case). */
 export interface HopHeaders { request: readonly string[]; response: ReadonlySet<string> }

@@ -6,7 +6,7 @@
 import type { StreamService } from '../../core/service-api.ts';
 import { authorize, type Authenticator, type Operation } from '../../auth/index.ts';
 import type { HttpExchange } from '../exchange.ts';
-import { HOP_HEADER, LeaderUnreachable, asHop } from '../proxy.ts';
+import { HOP_HEADER, asHop, hopOrHere } from '../proxy.ts';
 import { ServiceError } from '../../core/errors.ts';
 import { dsFailure, dsError, dsNotFound } from './errors.ts';
 import { DS_METHODS, baseHeaders, preflightHeaders, type HeaderList } from './headers.ts';
@@ -100,22 +100,15 @@ export class DsSurface {
       // releases) comes after this request's own writes, and is answered (503: retry) instead.
       const own = err instanceof ServiceError && err.code === 'not_owner' && err.detail.stream?.bucket === this.deps.bucket && err.detail.stream.key === key;
       const leader = own ? err.detail.leader : undefined;
-      if (leader && this.deps.hop && !hopped && !ex.aborted) {
+      const hop = this.deps.hop;
+      if (leader && hop && !hopped && !ex.aborted) {
+        const mode = new URLSearchParams(ex.query).get('live'); // the leader checks it; here it only picks the sockets
+        const live = ex.method === 'GET' && (mode === 'long-poll' || mode === 'sse');
         try {
-          const mode = new URLSearchParams(ex.query).get('live'); // the leader checks it; here it only picks the sockets
-          const live = ex.method === 'GET' && (mode === 'long-poll' || mode === 'sse');
-          return await this.deps.hop(ex, body, leader, base, live);
+          const r = await hopOrHere(() => hop(ex, body, leader, base, live), () => (ex.aborted ? undefined : this.route(ex, key, base, body)));
+          return 'relayed' in r ? r.relayed : this.answer(ex, base, r.here);
         } catch (hopErr) {
           failure = hopErr;
-        }
-        // The leader refused the connection (down): nothing was delivered, so this star handles the
-        // request as the stream's home, the dead star's lease waited out.
-        if (failure instanceof LeaderUnreachable && !ex.aborted) {
-          try {
-            return this.answer(ex, base, await asHop(() => this.route(ex, key, base, body), { unreachable: failure.starId }));
-          } catch (hereErr) {
-            failure = hereErr;
-          }
         }
       }
       const f = dsFailure(failure);

@@ -65,6 +65,9 @@ export interface LeaseGuard {
   epochOf(bucket: string, key: string): number | undefined;
 }
 
+/** Stream documents a migration that walks them reads at a time. */
+const MIGRATION_STREAMS_PAGE_ROWS = 10_000;
+
 /** The schema, one step per entry, in order; an applied step is never edited (add a new one). */
 const MIGRATIONS: readonly ((client: pg.Client, s: string) => Promise<void>)[] = [
   // 1: the first layout (segments inside each stream's document).
@@ -113,19 +116,17 @@ const MIGRATIONS: readonly ((client: pg.Client, s: string) => Promise<void>)[] =
   async (client, s) => {
     await client.query(`ALTER TABLE ${s}.chunks ADD COLUMN bucket text, ADD COLUMN key bytea`);
     const ids = new Set((await client.query<{ stream_id: string }>(`SELECT DISTINCT stream_id FROM ${s}.chunks`)).rows.map((r) => r.stream_id));
-    const PAGE = 10_000;
-    for (let after: { bucket: string; key: Buffer } | undefined; ids.size > 0;) {
+    // Bucket names are never empty, so ('', '') comes before every stream.
+    for (let after: { bucket: string; key: Buffer } = { bucket: '', key: Buffer.alloc(0) }; ids.size > 0;) {
       const page = await client.query<{ bucket: string; key: Buffer; doc: string }>(
-        after
-          ? `SELECT bucket, key, doc FROM ${s}.streams WHERE (bucket, key) > ($1, $2) ORDER BY bucket, key LIMIT ${PAGE}`
-          : `SELECT bucket, key, doc FROM ${s}.streams ORDER BY bucket, key LIMIT ${PAGE}`,
-        after ? [after.bucket, after.key] : []);
+        `SELECT bucket, key, doc FROM ${s}.streams WHERE (bucket, key) > ($1, $2) ORDER BY bucket, key LIMIT $3`,
+        [after.bucket, after.key, MIGRATION_STREAMS_PAGE_ROWS]);
       for (const r of page.rows) {
         const id = (JSON.parse(r.doc) as StreamMeta).stream_id;
         if (!ids.delete(id)) continue;
         await client.query(`UPDATE ${s}.chunks SET bucket = $2, key = $3 WHERE stream_id = $1`, [id, r.bucket, r.key]);
       }
-      if (page.rows.length < PAGE) break;
+      if (page.rows.length < MIGRATION_STREAMS_PAGE_ROWS) break;
       after = page.rows[page.rows.length - 1];
     }
     // What is left names no stream (deleted, and a star stopped before forgetting its chunks):
