@@ -423,7 +423,7 @@ export class ClusterService implements StreamService, Leadership {
       if (this.held.get(addr(h.bucket, h.key)) !== h) return;
       if (kept.has(i)) h.validUntilMs = this.validUntil(sentMs);
       else {
-        this.d.log_error?.(`lease of ${h.bucket}/${h.key} (epoch ${h.epoch}) was taken by another star; letting the stream go`);
+        this.d.log_error?.(`lease of ${h.bucket}/${h.key} (epoch ${h.epoch}) ran out or was taken by another star; letting the stream go`);
         this.d.star.evict(h.bucket, h.key);
         this.held.delete(addr(h.bucket, h.key));
       }

@@ -186,13 +186,16 @@ export class PostgresCluster {
   }
 
   /** Pushes out the leases this star holds at the given epochs; answers those it still holds (the
-   *  others were taken over, and their streams must leave this star). */
+   *  others were taken over or ran out, and their streams must leave this star). A lease that has
+   *  run out, or was released, is never renewed: a renewal sent just before a release lands after
+   *  it, and would otherwise hold the released stream for a whole TTL with no star serving it. */
   async renew(leases: { bucket: string; key: string; epoch: number }[], ttlMs: number): Promise<Set<number>> {
     if (leases.length === 0) return new Set();
     const rows = await this.q<{ i: number }>(
       `WITH w AS (SELECT * FROM unnest($2::text[], $3::bytea[], $4::bigint[]) WITH ORDINALITY AS w(bucket, key, epoch, i))
        UPDATE ${this.s}.leases l SET expires_at = clock_timestamp() + $5 * interval '1 millisecond'
        FROM w WHERE l.bucket = w.bucket AND l.key = w.key AND l.holder = $1 AND l.epoch = w.epoch
+         AND l.expires_at > clock_timestamp()
        RETURNING w.i::int AS i`,
       [this.starId, leases.map((l) => l.bucket), leases.map((l) => keyToBytes(l.key)), leases.map((l) => l.epoch), ttlMs]);
     return new Set(rows.map((r) => r.i - 1));
