@@ -9,6 +9,7 @@
 // ends every connection the same way.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import S3rver from 's3rver';
@@ -197,7 +198,12 @@ describe('issue 17: dependencies that fail', { timeout: 240_000 }, () => {
     try {
       const { acks, load } = await loaded(star, 4, 300);
       await ok(star.baseUrl, 'POST', '/v1/streams/b/s/records', { records: [{ body: 'settle-marker' }] }).then((a) => acks.bySeq.set(a.start.seq_num, 'settle-marker'));
-      await sleep(1500); // a settle or two lands in S3
+      // Every WAL file up to the one written now has settled (a WAL file is removed only once its
+      // records are in S3 and named by their rows): seq 0 is then served from S3 alone. A fixed
+      // sleep was not enough on a loaded machine.
+      const walFiles = (): number[] => readdirSync(join(dataDir, 'wal')).filter((f) => f.endsWith('.wal')).map((f) => Number(f.slice(0, -4)));
+      const openNow = Math.max(...walFiles());
+      await until('the WAL files holding seq 0 to settle into S3', () => Math.min(...walFiles()) > openNow, 60_000);
       await stopS3rver(s3);
       const stalled = acks.count;
       await until('appends go on while S3 is away', () => acks.count > stalled + 200);
