@@ -119,7 +119,9 @@ const writeAnswer = (): void => {
   // body bytes, so the keep-alive connection's next request is never answered; endWithoutBody() with
   // no length writes none of its own and ends. It takes no close flag without a length, so a HEAD
   // answered while the connection must close says Content-Length: 0 instead.
-  if (status === 204) res.endWithoutBody(0, close);
+  // A 204 carries no Content-Length (RFC 9110 8.6); only one answered while the connection must
+  // close says 0, for the same reason as HEAD below.
+  if (status === 204) { if (close) res.endWithoutBody(0, true); else res.endWithoutBody(); }
   else if (headLength >= 0 && !close) {
     res.writeHeader('Content-Length', String(headLength));
     res.endWithoutBody();

@@ -40,6 +40,24 @@ for (const engine of ENGINES) {
       }
     });
 
+    test('a 204 carries no Content-Length (RFC 9110 8.6), and the next request on the connection is served', async () => {
+      const base = `http://127.0.0.1:${srv.port}`;
+      assert.equal((await fetch(`${base}/v1/buckets/nocl`, { method: 'POST', body: '{}' })).status, 201);
+      assert.equal((await fetch(`${base}/v1/streams/nocl/s`, { method: 'POST', body: '{}' })).status, 201);
+      const c = await rawConn(srv.port);
+      try {
+        c.sock.write('DELETE /v1/streams/nocl/s HTTP/1.1\r\nHost: x\r\n\r\n');
+        assert.deepEqual(await answers(c, 1), ['HTTP/1.1 204']);
+        c.sock.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+        assert.deepEqual(await answers(c, 2), ['HTTP/1.1 204', 'HTTP/1.1 200']);
+        const answer204 = c.text().slice(0, c.text().indexOf('HTTP/1.1 200'));
+        assert.ok(answer204.endsWith('\r\n\r\n'), `the 204 ends at its headers: ${JSON.stringify(answer204)}`);
+        assert.doesNotMatch(answer204, /content-length/i);
+      } finally {
+        c.sock.destroy();
+      }
+    });
+
     test('a HEAD of a resource answers GET\'s status and headers, with GET\'s Content-Length, without a body', async () => {
       const base = `http://127.0.0.1:${srv.port}`;
       assert.equal((await fetch(`${base}/v1/buckets/headb`, { method: 'POST', body: '{}' })).status, 201);
