@@ -55,6 +55,10 @@ export interface SubscriptionTarget {
   /** `/v1/streams/{bucket}/{key}` */
   streamPath: string;
   checkTail(signal?: AbortSignal): Promise<Position>;
+  /** Where a start `offset` records before the tail is, by the server's rule (a read from
+   *  tail_offset): past the retained history it is the earliest retained record, never a trimmed
+   *  one, which a subscription could not start at (410). */
+  offsetStart(offset: number, signal?: AbortSignal): Promise<number>;
 }
 
 type Outcome = { kind: 'ended' } | { kind: 'silence' } | { kind: 'auth-expired' };
@@ -88,10 +92,7 @@ export class Subscription implements AsyncIterable<SubscriptionBatch> {
     const signal = this.ctrl.signal;
     const attemptsMax = this.opts.reconnectAttemptsMax ?? RECONNECT_ATTEMPTS_MAX_DEFAULT;
     const start = this.opts.start;
-    if ('tailOffset' in start) {
-      const tail = await this.target.checkTail(signal);
-      this.cursor = Math.max(0, tail.seq_num - start.tailOffset);
-    }
+    if ('tailOffset' in start) this.cursor = await this.target.offsetStart(start.tailOffset, signal);
     let failures = 0;
     let refresh = false;
     try {
@@ -116,6 +117,7 @@ export class Subscription implements AsyncIterable<SubscriptionBatch> {
           }
           error = err;
         }
+        if (signal.aborted) return; // closed: the connection's end is not a drop to tell of
         refresh = outcome?.kind === 'auth-expired' || error?.kind === 'unauthenticated';
         if (!progressed) failures++;
         if (failures >= attemptsMax) {

@@ -127,3 +127,35 @@ test('a deleted stream ends the subscription with not_found; a trimmed start is 
   await t.done;
   assert.ok(t.state.error instanceof SvcError && t.state.error.kind === 'trimmed', `trimmed, got ${String(t.state.error)}`);
 });
+
+test('a tail offset reaching past the retained history starts at the earliest retained record; on a fully trimmed stream, at the tail', async () => {
+  const a = await newStream();
+  await appendRange(a, 0, 7);
+  await c.trim(a, { seqNum: 2 });
+  const past = consume(a, { start: { tailOffset: 10 } });
+  await appendRange(a, 7, 9);
+  await waitFor('the retained records and the new ones', () => past.seen.length === 7 || past.state.error !== undefined);
+  assert.equal(past.state.error, undefined);
+  assertExactly(past.seen, 9, 2);
+
+  const b = await newStream();
+  await appendRange(b, 0, 5);
+  await c.trim(b, { seqNum: 5 });
+  const empty = consume(b, { start: { tailOffset: 10 } });
+  await waitFor('connected', () => empty.events.some((e) => e.type === 'connected') || empty.state.error !== undefined);
+  await appendRange(b, 5, 8);
+  await waitFor('the new records', () => empty.seen.length === 3 || empty.state.error !== undefined);
+  assert.equal(empty.state.error, undefined);
+  assertExactly(empty.seen, 8, 5);
+  for (const s of [past, empty]) { s.sub.close(); await s.done; }
+});
+
+test('closing a subscription ends it quietly: no reconnect is told of (svc tail -f printed one on every Ctrl-C)', async () => {
+  const a = await newStream();
+  const s = consume(a, { start: { seqNum: 0 } });
+  await waitFor('connected', () => s.events.some((e) => e.type === 'connected'));
+  s.sub.close();
+  await s.done;
+  assert.equal(s.state.error, undefined);
+  assert.deepEqual(s.events.filter((e) => e.type === 'reconnecting'), []);
+});

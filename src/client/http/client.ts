@@ -265,7 +265,14 @@ export class SvcClient {
 
   /** Live delivery that resumes across drops and restarts (subscription.ts). */
   subscribe(a: StreamAddress, opts: SubscribeOptions): Subscription {
-    return new Subscription({ transport: this.transport, streamPath: SvcClient.streamPath(a), checkTail: (signal) => this.checkTail(a, signal ? { signal } : {}) }, opts);
+    return new Subscription({
+      transport: this.transport, streamPath: SvcClient.streamPath(a),
+      checkTail: (signal) => this.checkTail(a, signal ? { signal } : {}),
+      offsetStart: async (offset, signal) => {
+        const page = await this.readPage(a, { start: { tailOffset: offset }, limit: 1, ...(signal ? { signal } : {}) });
+        return page.records[0]?.seq_num ?? page.tail.seq_num;
+      },
+    }, opts);
   }
 
   async checkTail(a: StreamAddress, opts: CallOptions = {}): Promise<Position> {
