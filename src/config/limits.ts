@@ -339,6 +339,12 @@ export const GRPC_RECORD_FRAMING_BYTES_MAX = 64;
 export const GRPC_APPEND_MESSAGE_BYTES_MAX = BATCH_CONTENT_BYTES_MAX + APPEND_RECORDS_MAX * GRPC_RECORD_FRAMING_BYTES_MAX + CONTROL_BODY_BYTES_MAX;
 /** Every other request message (control verbs, reads, the exchange): as small as HTTP's control bodies. */
 export const GRPC_CONTROL_MESSAGE_BYTES_MAX = CONTROL_BODY_BYTES_MAX;
+/** A gRPC Read page's content when the request leaves max_bytes at 0: under the 4 MiB receive limit
+ *  grpc-js, grpc-go, grpcio and grpcurl keep by default, with 1 MiB left for the framing of up to
+ *  READ_RECORDS_MAX records (128 B each). A stock client then reads any stream without raising its
+ *  limit (a page over it fails as RESOURCE_EXHAUSTED, the spec's retryable 429, so a generic retry
+ *  loops); one that raised it asks for up to READ_BYTES_MAX explicitly. HTTP's 0 is READ_BYTES_MAX. */
+export const GRPC_READ_BYTES_DEFAULT = 3 * MiB;
 /** The largest response message: a Read page of READ_BYTES_MAX with room for its framing. */
 export const GRPC_SEND_MESSAGE_BYTES_MAX = 128 * MiB;
 /** Request-message bytes received or being received and not yet answered, for the whole star: a

@@ -3,6 +3,7 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
+import { loadSvcProto } from '../../src/api/grpc/proto.ts';
 import { bytes, call, detailsOf, failure } from './client.ts';
 import { startHarness, type Harness } from './harness.ts';
 
@@ -241,5 +242,24 @@ describe('grpc data plane', () => {
     const settled = await call(h.data.SettleStar.bind(h.data), {});
     assert.equal(settled.star_id, 'star-0');
     assert.equal((await failure(h.data.SettleStar.bind(h.data), { star_id: 'other' })).code, grpc.status.NOT_FOUND);
+  });
+
+  it('a Read that leaves max_bytes at 0 fits a stock client\'s 4 MiB receive limit; one that raised it asks for 8 MiB', async () => {
+    await call(h.data.CreateBucket.bind(h.data), { bucket: 'big' });
+    await call(h.data.CreateStream.bind(h.data), { bucket: 'big', key: bytes('k') });
+    const record = Buffer.alloc(1024 * 1024 - 1024, 0x61); // five of them: 5 MiB less 5 KiB
+    await call(h.data.Append.bind(h.data), { bucket: 'big', key: bytes('k'), records: Array.from({ length: 5 }, () => ({ body: record })) });
+    const { proto } = loadSvcProto();
+    const stock = new proto.svc.v1.DataService(`127.0.0.1:${h.server.port}`, grpc.credentials.createInsecure()); // default options
+    try {
+      const first = await call(stock.Read.bind(stock), { bucket: 'big', key: bytes('k'), seq_num: 0 });
+      assert.equal(first.records.length, 3, 'a page of at most 3 MiB of records');
+      const rest = await call(stock.Read.bind(stock), { bucket: 'big', key: bytes('k'), seq_num: 3 });
+      assert.deepEqual(rest.records.map((r) => Number(r.seq_num)), [3, 4]);
+    } finally {
+      stock.close();
+    }
+    const whole = await call(h.data.Read.bind(h.data), { bucket: 'big', key: bytes('k'), seq_num: 0, max_bytes: 8 * 1024 * 1024 });
+    assert.equal(whole.records.length, 5, 'an explicit max_bytes is honoured up to 8 MiB');
   });
 });

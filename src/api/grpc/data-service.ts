@@ -1,6 +1,7 @@
 // DataService's unary verbs: each decodes its request, asks the auth hook, calls the StreamService
 // and encodes the answer. AppendSession, Subscribe and ReadPlan live in their own files.
 
+import { GRPC_READ_BYTES_DEFAULT } from '../../config/limits.ts';
 import { ServiceError } from '../../core/errors.ts';
 import type { DataServiceHandlers } from '../../gen/svc/v1/DataService.ts';
 import { handleAppendSession } from './append-session.ts';
@@ -67,9 +68,10 @@ export function dataServiceHandlers(ctx: GrpcContext): DataServiceHandlers {
       const { bucket, key } = await streamAddress(ctx, 'Read', req, c);
       const result = await svc.read(bucket, key, {
         start: readStartFromWire(req),
-        // 0 takes the star's maximum; the star clamps to --max-read-records / --max-read-bytes.
+        // limit 0 takes the star's maximum; max_bytes 0 a page a stock client can receive
+        // (GRPC_READ_BYTES_DEFAULT). The star clamps to --max-read-records / --max-read-bytes.
         limit: req.limit,
-        maxBytes: req.max_bytes,
+        maxBytes: req.max_bytes > 0 ? req.max_bytes : GRPC_READ_BYTES_DEFAULT,
         clamp: req.clamp,
         ...(req.until_ms !== undefined ? { untilMs: timeSelectorFromWire(req.until_ms) } : {}),
       });

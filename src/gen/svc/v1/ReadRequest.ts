@@ -28,7 +28,8 @@ export interface ReadRequest {
    */
   'limit'?: (number);
   /**
-   * Payload cap in bytes; 0 or above 8 MiB means 8 MiB. At least one record always returns.
+   * Payload cap in bytes; above 8 MiB means 8 MiB, and 0 means 3 MiB (a page a client keeping the
+   * 4 MiB default receive limit can take). At least one record always returns.
    */
   'max_bytes'?: (number | string | Long);
   /**
@@ -74,7 +75,8 @@ export interface ReadRequest__Output {
    */
   'limit': (number);
   /**
-   * Payload cap in bytes; 0 or above 8 MiB means 8 MiB. At least one record always returns.
+   * Payload cap in bytes; above 8 MiB means 8 MiB, and 0 means 3 MiB (a page a client keeping the
+   * 4 MiB default receive limit can take). At least one record always returns.
    */
   'max_bytes': (number);
   /**
