@@ -42,9 +42,10 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const host = cfg.listen?.host ?? '127.0.0.1';
-  // The data bridge's line comes first: tools and tests wait for it.
-  console.log(`svcd listening on ${running.tls ? 'https' : 'http'}://${hostPortText(host, running.port)} (engine ${running.engine}) data-dir ${resolve(cfg.dataDir)}`);
+  // The data bridge's line comes first: tools and tests wait for it. Turned off, it says so rather
+  // than naming a port nothing listens on.
+  if (cfg.listen) console.log(`svcd listening on ${running.tls ? 'https' : 'http'}://${hostPortText(cfg.listen.host, running.port)} (engine ${running.engine}) data-dir ${resolve(cfg.dataDir)}`);
+  else console.log(`svcd data bridge off (--listen '') data-dir ${resolve(cfg.dataDir)}`);
   if (running.grpcPort !== undefined) console.log(`svcd grpc listening on ${hostPortText(cfg.grpcListen!.host, running.grpcPort)}`);
   if (running.opsPort !== undefined) console.log(`svcd ops on http://${hostPortText(cfg.metricsListen!.host, running.opsPort)} (/metrics /healthz /readyz /debug/pprof/${cfg.adminUi ? ' /admin/' : ''})`);
   let stopping = false;
