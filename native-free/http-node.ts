@@ -185,7 +185,9 @@ export function startNodeServer(host: string, port: number, dispatcher: Dispatch
   const server: Server = tls
     ? createHttps({
       ...HEAD_BOUNDS, cert: readFileSync(tls.cert), key: readFileSync(tls.key), ...(tls.ca ? { ca: readFileSync(tls.ca) } : {}),
-      requestCert: tls.requestCert ?? false, rejectUnauthorized: tls.requestCert ?? false,
+      // Under mtls a caller without a verified certificate still completes the handshake, so it is
+      // told 401 in the error envelope (authenticate.ts checks `authorized` on every request), not reset.
+      requestCert: tls.requestCert ?? false, rejectUnauthorized: false,
     }, handler)
     : createHttp(HEAD_BOUNDS, handler);
   server.keepAliveTimeout = 65_000;

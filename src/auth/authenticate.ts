@@ -89,8 +89,8 @@ export function createAuthenticator(config: AuthConfig, verifier?: JwtVerifier):
       return {
         mode: 'mtls',
         async authenticate(_authorization, facts) {
-          // The TLS listener already demands and verifies the certificate; this is the second lock
-          // for transports (or misconfigured listeners) that let an unverified peer through.
+          // The HTTP listener lets a peer without a verified certificate finish its handshake, so
+          // this is the lock there (401 in the envelope); gRPC's handshake demands one already.
           if (facts?.clientCertVerified !== true) throw unauthenticated('a verified client certificate is required');
           return TRUSTED_PRINCIPAL;
         },
