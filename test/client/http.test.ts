@@ -187,6 +187,9 @@ test('errors are typed: invalid_argument, not_found; an unreachable server is a 
   await rejects(dead.checkTail(a), (e) => { assert.equal(e.kind, 'connection'); assert.equal(e.retryable, true); assert.equal(e.status, undefined); });
   // A refused connection never reached a server: definite, even for an append.
   await rejects(dead.append(a, [{ body: 'x' }]), (e) => { assert.equal(e.kind, 'connection'); assert.equal(e.ambiguous, false); });
+  // A port fetch blocks (6000, X11's) is refused before anything is sent: definite, not retried.
+  const blocked = new SvcClient({ url: 'http://127.0.0.1:6000', retry: { attemptsMax: 2, backoffMsMin: 1, backoffMsMax: 2 } });
+  await rejects(blocked.append(a, [{ body: 'x' }]), (e) => { assert.equal(e.kind, 'invalid_argument'); assert.equal(e.ambiguous, false); assert.match(e.message, /nothing was sent/); });
 });
 
 test('the client is importable as svcd/client (package.json exports)', async () => {

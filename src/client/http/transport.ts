@@ -201,8 +201,11 @@ export function noAnswerError(err: unknown, isWrite: boolean, userSignal: AbortS
   const name = (err as { name?: unknown })?.name;
   if (name === 'TimeoutError') return new SvcError('timeout', 'no answer before the request deadline', { ambiguous: isWrite, cause: err });
   const code = causeCode(err);
-  const refused = code === 'ECONNREFUSED';
   const why = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
+  // fetch refuses some ports before it connects (the WHATWG list of blocked ports: 1, 9, 6000, …),
+  // so nothing was sent: a write's outcome is known, and no retry can reach that port.
+  if (why === 'bad port') return new SvcError('invalid_argument', 'fetch will not connect to this port (a port browsers block, e.g. 1, 9, 6000): nothing was sent; serve svcd on another port', { cause: err });
+  const refused = code === 'ECONNREFUSED';
   return new SvcError('connection', `${refused ? 'connection refused' : 'connection failed'}: ${why}`, { ambiguous: isWrite && !refused, cause: err });
 }
 
