@@ -378,6 +378,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
       auth: grpcAuthHooks(auth, { clientCertVerified: authConfig.mode === 'mtls' }),
       ...(tls ? { credentials: grpcTlsCredentials(tls, authConfig.mode === 'mtls') } : {}),
       ready: starReady,
+      observe: (method, code, secs) => metrics.observeGrpc(method, code, secs),
     }))
     : undefined;
   if (grpcServer) life.started('gRPC listener', 'listeners', () => grpcServer.close());

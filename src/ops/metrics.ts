@@ -1,5 +1,5 @@
-// Prometheus metrics (prom-client): requests by verb and status, request latency, open event streams,
-// request-body bytes in flight.
+// Prometheus metrics (prom-client): HTTP requests by verb and status and gRPC calls by method and
+// code, their latency, open event streams, request-body bytes in flight.
 // Label sets are bounded: verbs come from the route table and statuses from the error table. A
 // request counts once answered; one whose client went away before its answer is not counted.
 //
@@ -26,10 +26,9 @@ export interface DependencyGauge {
   downMs(): number;
 }
 
-/** One verb's counters since start. */
-class VerbStats {
-  /** Answers by HTTP status. */
-  readonly byStatus = new Map<number, number>();
+/** One verb's counters since start, by outcome (an HTTP status, a gRPC status code's name). */
+class VerbStats<K> {
+  readonly byOutcome = new Map<K, number>();
   /** Non-cumulative counts per bucket; the last slot is +Inf. */
   readonly buckets = new Float64Array(LATENCY_BUCKETS_S.length + 1);
   sumS = 0;
@@ -37,8 +36,8 @@ class VerbStats {
 
   constructor(readonly verb: string) {}
 
-  record(status: number, seconds: number): void {
-    this.byStatus.set(status, (this.byStatus.get(status) ?? 0) + 1);
+  record(outcome: K, seconds: number): void {
+    this.byOutcome.set(outcome, (this.byOutcome.get(outcome) ?? 0) + 1);
     let i = 0;
     while (i < LATENCY_BUCKETS_S.length && seconds > LATENCY_BUCKETS_S[i]) i++;
     this.buckets[i]++;
@@ -62,14 +61,20 @@ interface ScrapedMetric {
 
 export class Metrics {
   readonly registry = new Registry();
-  private readonly verbs = new Map<string, VerbStats>();
+  private readonly verbs = new Map<string, VerbStats<number>>();
+  private readonly grpcMethods = new Map<string, VerbStats<string>>();
 
   /** The gauges are read from the HTTP dispatcher when /metrics is scraped. */
   constructor(gauges: HttpGauges = { sseOpen: () => 0, bodyBytesInFlight: () => 0 }, dependencies: () => readonly DependencyGauge[] = () => []) {
     collectDefaultMetrics({ register: this.registry });
     // registerMetric is typed for prom-client's own classes; the Registry only calls get() and reset().
-    this.registry.registerMetric(this.requestsMetric() as unknown as Gauge);
-    this.registry.registerMetric(this.latencyMetric() as unknown as Gauge);
+    const scraped = [
+      countsMetric('svcd_requests_total', 'HTTP requests by verb and status', this.verbs, { verb: 'verb', outcome: 'status' }),
+      latencyMetric('svcd_request_seconds', 'HTTP request latency until the answer is written', this.verbs, 'verb'),
+      countsMetric('svcd_grpc_requests_total', 'gRPC calls by method and status code, counted once their status is sent', this.grpcMethods, { verb: 'method', outcome: 'code' }),
+      latencyMetric('svcd_grpc_request_seconds', 'gRPC call latency until the status is sent (a session\'s or a subscription\'s whole life)', this.grpcMethods, 'method'),
+    ];
+    for (const m of scraped) this.registry.registerMetric(m as unknown as Gauge);
     new Gauge({
       name: 'svcd_sse_open', help: 'open SSE subscriptions on this host', registers: [this.registry],
       collect() { this.set(gauges.sseOpen()); },
@@ -162,46 +167,54 @@ export class Metrics {
   }
 
   observe(verb: string, status: number, seconds: number): void {
-    let v = this.verbs.get(verb);
-    if (!v) { v = new VerbStats(verb); this.verbs.set(verb, v); }
-    v.record(status, seconds);
+    record(this.verbs, verb, status, seconds);
   }
 
-  private requestsMetric(): ScrapedMetric {
-    const verbs = this.verbs;
-    return {
-      name: 'svcd_requests_total', help: 'HTTP requests by verb and status', type: 'counter', aggregator: 'sum',
-      async get() {
-        const values: Sample[] = [];
-        for (const v of verbs.values()) {
-          for (const [status, n] of v.byStatus) values.push({ labels: { verb: v.verb, status: String(status) }, value: n });
-        }
-        return { name: this.name, help: this.help, type: 'counter', aggregator: 'sum', values };
-      },
-      reset() { verbs.clear(); },
-    };
+  /** One gRPC call, once its status is sent: its method's name and its status code's. */
+  observeGrpc(method: string, code: string, seconds: number): void {
+    record(this.grpcMethods, method, code, seconds);
   }
+}
 
-  private latencyMetric(): ScrapedMetric {
-    const verbs = this.verbs;
-    const name = 'svcd_request_seconds';
-    return {
-      name, help: 'HTTP request latency until the answer is written', type: 'histogram', aggregator: 'sum',
-      async get() {
-        const values: Sample[] = [];
-        for (const v of verbs.values()) {
-          let cumulative = 0;
-          for (let i = 0; i < v.buckets.length; i++) {
-            cumulative += v.buckets[i];
-            const le = i < LATENCY_BUCKETS_S.length ? LATENCY_BUCKETS_S[i] : '+Inf';
-            values.push({ metricName: `${name}_bucket`, labels: { le, verb: v.verb }, value: cumulative });
-          }
-          values.push({ metricName: `${name}_sum`, labels: { verb: v.verb }, value: v.sumS });
-          values.push({ metricName: `${name}_count`, labels: { verb: v.verb }, value: v.count });
+function record<K>(stats: Map<string, VerbStats<K>>, verb: string, outcome: K, seconds: number): void {
+  let v = stats.get(verb);
+  if (!v) { v = new VerbStats<K>(verb); stats.set(verb, v); }
+  v.record(outcome, seconds);
+}
+
+/** A counter of calls by verb and outcome, read from `stats` at scrape time. */
+function countsMetric<K>(name: string, help: string, stats: Map<string, VerbStats<K>>, labels: { verb: string; outcome: string }): ScrapedMetric {
+  return {
+    name, help, type: 'counter', aggregator: 'sum',
+    async get() {
+      const values: Sample[] = [];
+      for (const v of stats.values()) {
+        for (const [outcome, n] of v.byOutcome) values.push({ labels: { [labels.verb]: v.verb, [labels.outcome]: String(outcome) }, value: n });
+      }
+      return { name, help, type: 'counter', aggregator: 'sum', values };
+    },
+    reset() { stats.clear(); },
+  };
+}
+
+/** A latency histogram by verb, read from `stats` at scrape time. */
+function latencyMetric<K>(name: string, help: string, stats: Map<string, VerbStats<K>>, verbLabel: string): ScrapedMetric {
+  return {
+    name, help, type: 'histogram', aggregator: 'sum',
+    async get() {
+      const values: Sample[] = [];
+      for (const v of stats.values()) {
+        let cumulative = 0;
+        for (let i = 0; i < v.buckets.length; i++) {
+          cumulative += v.buckets[i];
+          const le = i < LATENCY_BUCKETS_S.length ? LATENCY_BUCKETS_S[i] : '+Inf';
+          values.push({ metricName: `${name}_bucket`, labels: { le, [verbLabel]: v.verb }, value: cumulative });
         }
-        return { name, help: this.help, type: 'histogram', aggregator: 'sum', values };
-      },
-      reset() { verbs.clear(); },
-    };
-  }
+        values.push({ metricName: `${name}_sum`, labels: { [verbLabel]: v.verb }, value: v.sumS });
+        values.push({ metricName: `${name}_count`, labels: { [verbLabel]: v.verb }, value: v.count });
+      }
+      return { name, help, type: 'histogram', aggregator: 'sum', values };
+    },
+    reset() { stats.clear(); },
+  };
 }
