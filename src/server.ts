@@ -298,7 +298,13 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   life.started('heap trimmer', 'listeners', heapTrimmer.stop);
   metrics.heapTrims(heapTrimmer.counters);
   metrics.streams({ live: () => star.liveStreams, dormant: () => star.dormantStreams, counters: star.dormancy });
-  const proxy = cluster ? new LeaderProxy(starId, (id) => cluster.starGone(id)) : undefined;
+  // Hops go over TLS when the bridges serve it; under mtls with this star's own certificate, which
+  // the leader's listener verifies against the same --tls-client-ca (the gRPC peer client's rule).
+  const hopTls = tls && {
+    ...(tls.ca !== undefined && authConfig.mode === 'mtls' ? { ca: readFileSync(tls.ca) } : {}),
+    ...(authConfig.mode === 'mtls' ? { cert: readFileSync(tls.cert), key: readFileSync(tls.key) } : {}),
+  };
+  const proxy = cluster ? new LeaderProxy(starId, (id) => cluster.starGone(id), hopTls) : undefined;
   if (proxy) life.started('leader proxy', 'leadership', () => proxy.close());
   if (cluster && proxy && log instanceof ClusterCommitLog) {
     const c = cluster;

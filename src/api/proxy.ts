@@ -5,6 +5,7 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import http from 'node:http';
+import https from 'node:https';
 import { PROXY_HEAD_MS_MAX, PROXY_LEADER_CHECK_MS, PROXY_SOCKETS_PER_PEER_MAX, SSE_CONNECTIONS_PER_HOST_MAX } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
 import { SSE_OPENING, type HttpExchange } from './exchange.ts';
@@ -77,6 +78,11 @@ export interface HopOptions {
   live?: boolean;
 }
 
+/** How a hop reaches a bridge that serves TLS (every star's does when one does: one mode for every
+ *  caller). `ca`: what the leader's certificate must chain to (absent: the system's roots and
+ *  NODE_EXTRA_CA_CERTS); `cert` and `key`: the star's own, presented under mtls. */
+export interface HopTls { ca?: Buffer; cert?: Buffer; key?: Buffer }
+
 export class LeaderProxy {
   /** Per leader: pooled sockets for requests that answer at once, and apart from them the sockets of
    *  live reads, so thousands of relayed event streams never queue an append behind them (bounded by
@@ -88,13 +94,17 @@ export class LeaderProxy {
   failures = 0;
 
   /** `leaderGone(starId)`: the membership saw that star's heartbeat go stale (it is frozen, cut off
-   *  or dead); a hop open to it is then given up on. */
-  constructor(private readonly starId: string, private readonly leaderGone: (starId: string) => boolean = () => false) {}
+   *  or dead); a hop open to it is then given up on. `tls`: the bridges serve TLS. */
+  constructor(private readonly starId: string, private readonly leaderGone: (starId: string) => boolean = () => false, private readonly tls?: HopTls) {}
 
   private agentFor(address: string, live: boolean): http.Agent {
     const agents = live ? this.liveAgents : this.agents;
     let a = agents.get(address);
-    if (!a) agents.set(address, (a = new http.Agent({ keepAlive: true, maxSockets: live ? SSE_CONNECTIONS_PER_HOST_MAX : PROXY_SOCKETS_PER_PEER_MAX })));
+    if (!a) {
+      const options = { keepAlive: true, maxSockets: live ? SSE_CONNECTIONS_PER_HOST_MAX : PROXY_SOCKETS_PER_PEER_MAX };
+      a = this.tls ? new https.Agent({ ...options, ...this.tls }) : new http.Agent(options);
+      agents.set(address, a);
+    }
     return a;
   }
 
@@ -104,7 +114,14 @@ export class LeaderProxy {
   forward(ex: HttpExchange, body: Buffer, leader: { star_id: string; bridge_address: string }, opts: HopOptions = {}): Promise<number> {
     const { answerHeaders: extraHeaders = [], carried = DATA_PLANE_HEADERS, headMsMax = PROXY_HEAD_MS_MAX, live = false } = opts;
     const address = leader.bridge_address;
-    const [host, port] = splitAddress(address);
+    const hostPort = splitAddress(address);
+    // A leader with no data bridge (`--listen ''`), or one whose address is not host:port, cannot be
+    // hopped to: nothing is sent anywhere (a connect to port 0 or 80 of some host would carry the
+    // caller's credential to whatever listens there). Its lease is held, so this is a 503 to retry.
+    if (hostPort === undefined) {
+      return Promise.reject(new ServiceError('unavailable', `the stream's leader ${leader.star_id} serves no data bridge to hop to (${JSON.stringify(address)}); retry`));
+    }
+    const [host, port] = hostPort;
     const headers: Record<string, string> = { [HOP_HEADER]: this.starId };
     for (const h of carried.request) {
       const v = ex.header(h);
@@ -113,7 +130,7 @@ export class LeaderProxy {
     if (body.length > 0) headers['content-length'] = String(body.length);
     this.hops += 1;
     return new Promise<number>((resolve, reject) => {
-      const req = http.request({
+      const req = (this.tls ? https : http).request({
         host, port, method: ex.method, path: ex.query ? `${ex.path}?${ex.query}` : ex.path, headers, agent: this.agentFor(address, live),
         timeout: headMsMax,
       });
@@ -204,8 +221,12 @@ function relayStream(ex: HttpExchange, res: http.IncomingMessage, headers: [stri
 
 const STREAM_OPENING = Buffer.from(SSE_OPENING);
 
-function splitAddress(address: string): [string, number] {
+/** host:port (an IPv6 host in brackets) as its parts; undefined unless both are there and the port
+ *  is 1-65535. */
+function splitAddress(address: string): [string, number] | undefined {
   const i = address.lastIndexOf(':');
+  if (i <= 0) return undefined;
   const host = address.slice(0, i).replace(/^\[|\]$/g, '');
-  return [host, Number(address.slice(i + 1))];
+  const port = Number(address.slice(i + 1));
+  return host !== '' && Number.isInteger(port) && port > 0 && port <= 65535 ? [host, port] : undefined;
 }

@@ -92,6 +92,10 @@ export class ClusterService implements StreamService, Leadership {
   private readonly timers: { cancel(): void }[] = [];
   /** The live active stars as last read (refreshed with the heartbeat): where vacant leases go. */
   private live: StarRow[] = [];
+  /** The live stars a vacant stream may be homed on: those with a data bridge, when any has one. A
+   *  star without one (`--listen ''`) cannot be hopped to, so homed there a stream would be out of
+   *  reach of every HTTP caller (and of the Gateway); a cluster of such stars homes streams on all. */
+  private homes: StarRow[] = [];
   /** Stars whose row was last read with a stale heartbeat (frozen, cut off or dead). */
   private stale = new Set<string>();
   private stopped = false;
@@ -156,6 +160,8 @@ export class ClusterService implements StreamService, Leadership {
       await this.d.pg.heartbeat();
       const stars = await this.d.pg.stars();
       this.live = stars.filter((st) => st.state === 'active' && st.heartbeat_age_ms < STAR_GONE_AFTER_MS);
+      const bridged = this.live.filter((st) => st.bridge_address !== '');
+      this.homes = bridged.length > 0 ? bridged : this.live;
       this.stale = new Set(stars.filter((st) => st.heartbeat_age_ms >= STAR_GONE_AFTER_MS).map((st) => st.star_id));
       // Drained or decommissioned by a request to another star: drain here.
       const me = stars.find((st) => st.star_id === this.d.starId);
@@ -365,12 +371,12 @@ export class ClusterService implements StreamService, Leadership {
     }
   }
 
-  /** The live star a stream's lease belongs on (highest hash of star and address); undefined while
-   *  the membership has not been read yet (then this star takes what it is asked for). */
+  /** The live star a stream's lease belongs on (highest hash of star and address, among `homes`);
+   *  undefined while the membership has not been read yet (then this star takes what it is asked for). */
   private homeOf(bucket: string, key: string): StarRow | undefined {
     let best: StarRow | undefined;
     let bestScore = -1;
-    for (const st of this.live) {
+    for (const st of this.homes) {
       const score = fnv1a(`${st.star_id}\u0000${bucket}\u0000${key}`);
       if (score > bestScore) { best = st; bestScore = score; }
     }
@@ -453,7 +459,7 @@ export class ClusterService implements StreamService, Leadership {
     // Pages of every star's candidates, in address order from where the last run stopped: each star
     // acts only on the streams it is home to, so a page is as many rows as the cluster has stars'
     // shares of a run.
-    const pageRows = UNSETTLED_SWEEP_STREAMS_MAX * Math.max(1, this.live.length);
+    const pageRows = UNSETTLED_SWEEP_STREAMS_MAX * Math.max(1, this.homes.length);
     for (;;) {
       const page = await this.d.pg.vacantUnsettled(this.sweepCursor, pageRows);
       for (const v of page) {
