@@ -7,7 +7,7 @@
 // taken with the next epoch. Bucket operations and listings read the shared store directly.
 
 import {
-  CHUNK_GC_MS, DRAIN_HANDOFF_MS_MAX, DRAIN_POLL_MS, DRAIN_WAIT_MS_MAX, LEASE_IDLE_MS, LEASE_RENEW_MS, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS,
+  CHUNK_GC_MS, COMMITTED_SNAPSHOT_ATTEMPTS_MAX, DRAIN_HANDOFF_MS_MAX, DRAIN_POLL_MS, DRAIN_WAIT_MS_MAX, LEASE_IDLE_MS, LEASE_RENEW_MS, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS,
   LIST_PAGE_MAX, RETENTION_SWEEP_MS, STAR_GONE_AFTER_MS, STAR_HEARTBEAT_MS, UNSETTLED_SWEEP_FAILED_KEPT_MAX, UNSETTLED_SWEEP_MS,
   UNSETTLED_SWEEP_RETRY_MS, UNSETTLED_SWEEP_RUN_MS_MAX, UNSETTLED_SWEEP_STREAMS_MAX,
 } from '../config/limits.ts';
@@ -713,10 +713,30 @@ export class ClusterService implements StreamService, Leadership {
    *  create it: that takes the lease). A read never takes the lease of a stream that exists: a lease
    *  the read saw expiring must not move to the reader. */
   private async vacantState(bucket: string, key: string): Promise<ReturnType<Star['detached']> | undefined> {
-    const row = await this.vacantRow(bucket, key);
-    if (!row) return undefined;
+    const first = await this.vacantRow(bucket, key);
+    if (!first) return undefined;
+    const snap = await this.committedSnapshot(bucket, key, first);
+    if (!snap) return undefined;
     await this.freshBucket(bucket);
-    return this.d.star.detached(row, await this.committedBatches(row));
+    return this.d.star.detached(snap.row, snap.batches);
+  }
+
+  /** A stream's row with its committed, unsettled batches, as of one moment. A settle (by whoever
+   *  leads the stream now, or the sweep) moves settled_end_seq and deletes the chunks it covers in
+   *  one statement; landing between the row's read and the chunks' it would leave the row's old
+   *  frontier with the chunks above the new one, and the records between them unseen (a tail below
+   *  what was acknowledged). So the row is read again after the chunks, and the pair read again when
+   *  the frontier moved. Undefined when the stream was deleted meanwhile. */
+  private async committedSnapshot(bucket: string, key: string, first: StreamMeta): Promise<{ row: StreamMeta; batches: CommittedBatch[] } | undefined> {
+    let row = first;
+    for (let attempt = 1; ; attempt++) {
+      const batches = await this.committedBatches(row);
+      const again = (await this.d.metadata.readStream(bucket, key)).row;
+      if (!again || again.stream_id !== row.stream_id) return undefined;
+      if (again.settled_end_seq === row.settled_end_seq) return { row: again, batches };
+      if (attempt >= COMMITTED_SNAPSHOT_ATTEMPTS_MAX) throw new ServiceError('unavailable', `${bucket}/${key} is settling; retry`);
+      row = again;
+    }
   }
 
   /** The committed row of a stream nobody leads (vacant), or undefined when this star leads it or it
@@ -731,10 +751,12 @@ export class ClusterService implements StreamService, Leadership {
   /** What is committed of a stream, read from PostgreSQL and object storage by any star (the
    *  leader acknowledges only what is committed there, so this is its acknowledged state). */
   private async committed(bucket: string, key: string): Promise<ReturnType<Star['detached']> | undefined> {
-    const { row } = await this.d.metadata.readStream(bucket, key);
-    if (!row) return undefined;
+    const { row: first } = await this.d.metadata.readStream(bucket, key);
+    if (!first) return undefined;
+    const snap = await this.committedSnapshot(bucket, key, first);
+    if (!snap) return undefined;
     await this.freshBucket(bucket);
-    return this.d.star.detached(row, await this.committedBatches(row));
+    return this.d.star.detached(snap.row, snap.batches);
   }
 
   private async committedOrMissing(bucket: string, key: string): Promise<ReturnType<Star['detached']>> {

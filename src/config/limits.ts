@@ -231,6 +231,9 @@ export const UNSETTLED_SWEEP_RUN_MS_MAX = 2000;
 /** … a stream that could not be led or loaded is left alone this long before it is tried again, and
  *  at most this many such streams are remembered (then the oldest is forgotten). */
 export const UNSETTLED_SWEEP_RETRY_MS = 60_000;
+/** Reads of a vacant stream's row and chunks, taken again while a settle moves its frontier between
+ *  them, before the read answers 503 (settles a second apart: a second try almost always holds). */
+export const COMMITTED_SNAPSHOT_ATTEMPTS_MAX = 3;
 export const UNSETTLED_SWEEP_FAILED_KEPT_MAX = 4096;
 /** A leader keeps an idle stream whose batches wait to settle at most this long past the idle
  *  timeout; then it lets it go all the same (core/star.ts idle). */
