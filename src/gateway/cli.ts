@@ -34,7 +34,7 @@ export const GATEWAY_FLAGS: FlagSpec[] = [
   { name: 'tls-cert', env: 'SVCD_GATEWAY_TLS_CERT', value: 'FILE', default: '', help: 'serve HTTPS with this certificate chain (PEM; with --tls-key); edge verification (--auth jwt) then needs no --insecure-auth' },
   { name: 'tls-key', env: 'SVCD_GATEWAY_TLS_KEY', value: 'FILE', default: '', help: 'private key (PEM) of --tls-cert' },
   { name: 'dns-zone', env: 'SVCD_DNS_ZONE', help: 'zone of bucket hosts: {bucket}.{zone} carries the bucket, api.{zone} serves path-style (empty: path-style only)', default: '' },
-  { name: 'gateway-limits', env: 'SVCD_GATEWAY_LIMITS', help: 'enforce the svc_aux.limits ceilings per sub (needs --auth jwt: edge verification)', default: 'false', boolean: true },
+  { name: 'gateway-limits', env: 'SVCD_GATEWAY_LIMITS', help: 'enforce the svc_aux.limits ceilings per sub: auto (on whenever --auth jwt verifies tokens at the edge), true (needs --auth jwt) or false', default: 'auto', boolean: true },
   {
     name: 'gateway-connections-default', env: 'SVCD_GATEWAY_CONNECTIONS_DEFAULT', default: String(GATEWAY_CONNECTIONS_PER_SUB_DEFAULT),
     help: 'concurrent subscriptions per caller (verified sub, else client address) when its token names no svc_aux.limits.connections; past it 429',
@@ -64,7 +64,8 @@ export interface GatewayConfig {
   /** Certificate and key files of an HTTPS listener; undefined: plain HTTP. */
   tls?: { certFile: string; keyFile: string };
   zone: string;
-  limits: boolean;
+  /** --gateway-limits: undefined for auto (on with edge verification). */
+  limits: boolean | undefined;
   connectionsDefault: number;
   requestsPerSub: number;
   trustedProxies: Set<string>;
@@ -109,7 +110,7 @@ export function loadGatewayConfig(argv: readonly string[], env: NodeJS.ProcessEn
   return {
     listen, upstreams, zone,
     tls: certFile !== '' ? { certFile, keyFile } : undefined,
-    limits: flags.bool('gateway-limits'),
+    limits: value('gateway-limits') === 'auto' ? undefined : flags.bool('gateway-limits'),
     connectionsDefault: positiveInt(value('gateway-connections-default'), 'gateway-connections-default'),
     requestsPerSub: positiveInt(value('gateway-requests-per-sub'), 'gateway-requests-per-sub'),
     trustedProxies: addressList(value('gateway-trusted-proxies'), 'gateway-trusted-proxies'),
@@ -161,9 +162,12 @@ export async function runGateway(argv: readonly string[], env: NodeJS.ProcessEnv
     // A TLS listener is what lets jwt verification run without --insecure-auth (spec: Modes).
     const auth = parseAuthConfig(cfg.get, env, tls !== undefined, { verifyOnly: true });
     if (auth.mode !== 'off' && auth.mode !== 'jwt') throw new ConfigError(`the Gateway verifies JWTs only: --auth off or jwt, not ${auth.mode}`);
-    if (cfg.limits && auth.mode !== 'jwt') {
+    if (cfg.limits === true && auth.mode !== 'jwt') {
       throw new ConfigError('--gateway-limits needs edge verification (--auth jwt): limits ride verified tokens');
     }
+    // The token's svc_aux.limits are ceilings the Gateway enforces (spec: Claims); once it verifies
+    // tokens it reads them, unless told not to.
+    cfg.limits ??= auth.mode === 'jwt';
     if (auth.jwt) {
       verifier = await createJwtVerifier(auth.jwt, { log: (m) => console.error(`svcd gateway: ${m}`) });
       authenticator = createAuthenticator(auth, verifier);

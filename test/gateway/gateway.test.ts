@@ -344,6 +344,21 @@ describe('gateway: edge verification and limits (auth jwt)', () => {
     assert.ok(text.indexOf(': hb') > text.indexOf('"tail"'), 'the heartbeat follows the whole frame');
   });
 
+  test('edge verification alone enforces the token\'s limits (--gateway-limits defaults to on with it); --gateway-limits=false turns them off', async () => {
+    const limited = await mint('svc:read:lim:*', 60, { limits: { rps: 0.01 } });
+    for (const [args, after] of [[[], 429], [['--gateway-limits=false'], 200]] as const) {
+      const edge = await startGatewayChild(['--upstream', star.baseUrl, '--auth', 'jwt', '--insecure-auth', ...args], env);
+      try {
+        let r = await fetch(`${edge.url}/v1/streams/lim/k/records/tail`, bearer(limited));
+        assert.equal(r.status, 200, await r.text());
+        r = await fetch(`${edge.url}/v1/streams/lim/k/records/tail`, bearer(limited));
+        assert.equal(r.status, after, `the second request in a second at rps 0.01, ${args.join(' ') || 'no --gateway-limits'}`);
+      } finally {
+        await edge.stop();
+      }
+    }
+  });
+
   test('a token without limits is not limited', async () => {
     const token = await mint('svc:read:lim:*', 600);
     for (let i = 0; i < 20; i++) {

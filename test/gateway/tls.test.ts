@@ -68,7 +68,7 @@ describe('gateway over TLS, edge verification without --insecure-auth', () => {
 
   test('it listens on https with edge verification, no --insecure-auth given', () => {
     assert.match(gw.url, /^https:/);
-    assert.match(gw.output(), /svcd gateway listening on https:\/\/\S+ upstream https:\/\/127\.0\.0\.1:\d+ \(edge verification\)/);
+    assert.match(gw.output(), /svcd gateway listening on https:\/\/\S+ upstream https:\/\/127\.0\.0\.1:\d+ \(edge verification, limits\)/, 'limits follow edge verification by default');
   });
 
   test('curl with the CA reaches the star through the gateway; without the CA the handshake is refused', async () => {
