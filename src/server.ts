@@ -411,7 +411,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   // A cluster's membership row: where the other stars reach this one (its bridge for the one-hop
   // proxy, its gRPC address for NOT_OWNER). Leadership starts once the star is reachable.
   if (cluster && pgCluster) {
-    const bridge = cfg.listen && server ? hostPortText(cfg.listen.host, server.port) : '';
+    const bridge = cfg.listen && server ? bridgeAdvertised(cfg.listen.host, server.port, cfg.advertiseBridgeAddress, cfg.advertiseAddress) : '';
     await pgCluster.join(bridge, advertisedAddress(), startedAtMs);
     cluster.start();
   }
@@ -497,6 +497,17 @@ function tracked<T>(outcome: Promise<T>, health: DependencyHealth): Promise<T> {
     health.failed(err instanceof Error ? err.message : String(err));
     throw err;
   });
+}
+
+/** Where the other stars and the Gateway reach this star's bridge: --advertise-bridge-address; else
+ *  the listen address, unless that is every interface (0.0.0.0, ::), which names no host another
+ *  machine can dial: then --advertise-address's host (the gRPC one) with the bridge's port. */
+function bridgeAdvertised(listenHost: string, port: number, explicit: string, grpcAdvertised: string): string {
+  if (explicit !== '') return explicit;
+  const wildcard = listenHost === '0.0.0.0' || listenHost === '::' || listenHost === '[::]';
+  if (wildcard && grpcAdvertised !== '') return hostPortText(grpcAdvertised.slice(0, grpcAdvertised.lastIndexOf(':')).replace(/^\[|\]$/g, ''), port);
+  if (wildcard) console.error(`svcd: the data bridge listens on ${listenHost}, which other stars and the Gateway cannot dial; give --advertise-bridge-address (or --advertise-address) in a cluster`);
+  return hostPortText(listenHost, port);
 }
 
 /** The gRPC port serves TLS whenever the data bridge does (one mode for every caller, spec: Auth).

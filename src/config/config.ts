@@ -20,6 +20,7 @@ export const FLAGS: FlagSpec[] = [
   { name: 'data-dir', env: 'SVCD_DATA_DIR', help: 'directory for the WAL, metadata and the fs object store', default: './data' },
   { name: 'star-id', env: 'SVCD_STAR_ID', help: 'this star\'s name in the cluster (1-64 of A-Z a-z 0-9 . _ -); default: one made at first start and kept in <data-dir>/star-id', default: '' },
   { name: 'advertise-address', env: 'SVCD_ADVERTISE_ADDRESS', help: 'host:port other stars and ListStars use to reach this star\'s gRPC listener; default: the --grpc-listen address', default: '' },
+  { name: 'advertise-bridge-address', env: 'SVCD_ADVERTISE_BRIDGE_ADDRESS', help: 'host:port other stars (the one-hop proxy) and the Gateway use to reach this star\'s data bridge; default: the --listen address, or, when it listens on every interface (0.0.0.0, ::), the --advertise-address host with the bridge\'s port', default: '' },
   { name: 'http-engine', env: 'SVCD_HTTP_ENGINE', help: 'uws (native uWebSockets.js, falls back to node when it cannot load) or node (node:http)', default: 'uws' },
   { name: 'grpc-listen', env: 'SVCD_GRPC_LISTEN', help: 'gRPC data and admin plane address host:port (empty disables it)', default: '' },
   { name: 'metrics-listen', env: 'SVCD_METRICS_LISTEN', help: 'ops listener host:port for /metrics, /healthz, /readyz, /admin/ (empty removes it)', default: '' },
@@ -133,6 +134,8 @@ export interface Config {
   starId: string;
   /** --advertise-address as given ('' for the gRPC listen address). */
   advertiseAddress: string;
+  /** --advertise-bridge-address as given ('' for the default: see bridgeAdvertised in server.ts). */
+  advertiseBridgeAddress: string;
   readplanVending: 'presigned' | 'raw';
   sse: { heartbeatMs: number; stallMs: number; connectionsMax: number };
   wal: { fileBytesMax: number; settleAfterMs: number };
@@ -186,7 +189,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     leaseTtlMs: positiveInt(get('lease-ttl-ms'), 'lease-ttl-ms'),
     commitLingerMs: nonNegativeInt(get('commit-linger-ms'), 'commit-linger-ms'),
     starId: starIdValue(get('star-id')),
-    advertiseAddress: get('advertise-address') === '' ? '' : advertised(get('advertise-address')),
+    advertiseAddress: get('advertise-address') === '' ? '' : advertised(get('advertise-address'), 'advertise-address'),
+    advertiseBridgeAddress: get('advertise-bridge-address') === '' ? '' : advertised(get('advertise-bridge-address'), 'advertise-bridge-address'),
     readplanVending: vending,
     sse: {
       heartbeatMs: positiveInt(get('sse-heartbeat-ms'), 'sse-heartbeat-ms'),
@@ -223,9 +227,9 @@ function starIdValue(v: string): string {
   return v;
 }
 
-function advertised(v: string): string {
-  const hp = hostPort(v, 'advertise-address');
-  if (!hp || hp.port === 0) throw new ConfigError(`--advertise-address ${JSON.stringify(v)}: a host:port others can dial (port not 0)`);
+function advertised(v: string, flag: string): string {
+  const hp = hostPort(v, flag);
+  if (!hp || hp.port === 0) throw new ConfigError(`--${flag} ${JSON.stringify(v)}: a host:port others can dial (port not 0)`);
   return `${hp.host}:${hp.port}`;
 }
 

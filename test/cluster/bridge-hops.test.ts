@@ -153,3 +153,75 @@ describe('a star without a data bridge (--listen \'\') in a cluster', { skip }, 
     assert.deepEqual(trapped, [], 'no hop went to port 80');
   });
 });
+
+describe('a star whose bridge listens on every interface (0.0.0.0)', { skip }, () => {
+  let c: TestCluster | undefined;
+  let wide: ChildProcess | undefined;
+  let dataDir: string | undefined;
+  let bridgePort = 0;
+  before(async () => {
+    c = await startCluster(1);
+    dataDir = tempDir('svcd-wide-');
+    const grpcPort = await freePort();
+    // --advertise-address names the host other machines dial; the bridge is advertised on it too.
+    const args = [...c.args(1), '--listen', '0.0.0.0:0', '--grpc-listen', `127.0.0.1:${grpcPort}`, '--advertise-address', `127.0.0.1:${grpcPort}`, '--data-dir', dataDir];
+    const proc = spawn(process.execPath, [...starEntry(), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...c.s3.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    wide = proc;
+    let out = '';
+    bridgePort = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no start line:\n${out}`)), START_WAIT_MS_MAX);
+      const onData = (d: Buffer): void => {
+        out += d.toString();
+        const m = /svcd listening on http:\/\/0\.0\.0\.0:(\d+)/.exec(out);
+        if (m && /svcd grpc listening on/.test(out)) { clearTimeout(timer); resolve(Number(m[1])); }
+      };
+      proc.stdout.on('data', onData);
+      proc.stderr.on('data', onData);
+      proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code}:\n${out}`)); });
+    });
+  });
+  after(async () => {
+    wide?.kill('SIGKILL');
+    await c?.close();
+    if (dataDir) removeDir(dataDir);
+  });
+
+  test('it is advertised at --advertise-address\'s host with its bridge\'s port, and hops reach it there', async () => {
+    assert.ok(c);
+    const sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await sql.connect();
+    try {
+      const row = await sql.query<{ bridge_address: string }>(`SELECT bridge_address FROM ${c.schema}.stars WHERE star_id = 'star-1'`);
+      assert.equal(row.rows[0]?.bridge_address, `127.0.0.1:${bridgePort}`, 'not 0.0.0.0, which no other star can dial');
+    } finally {
+      await sql.end();
+    }
+    // Its share of the keys is created and appended through star 0, which hops there.
+    assert.equal((await request(c.url(0), 'POST', '/v1/buckets/wb', { body: {} })).status, 201);
+    let hopped = 0;
+    for (const k of KEYS) {
+      assert.equal((await request(c.url(0), 'POST', `/v1/streams/wb/${k}`, { body: {} })).status, 201);
+      const a = await request(c.url(0), 'POST', `/v1/streams/wb/${k}/records`, { body: { records: [{ body: k }] } });
+      assert.equal(a.status, 200, `${k}: ${a.text}`);
+      const r = await request(`http://127.0.0.1:${bridgePort}`, 'GET', `/v1/streams/wb/${k}/records/tail`);
+      assert.equal(r.body.seq_num, 1);
+    }
+    const sql2 = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await sql2.connect();
+    try {
+      hopped = Number((await sql2.query<{ n: string }>(`SELECT count(*) AS n FROM ${c.schema}.leases WHERE bucket = 'wb' AND holder = 'star-1'`)).rows[0].n);
+    } finally {
+      await sql2.end();
+    }
+    assert.ok(hopped > 0, 'some keys are led by the 0.0.0.0 star, reached through star 0');
+  });
+});
+
+/** A port nothing listens on now (the OS's pick, released). */
+async function freePort(): Promise<number> {
+  const s = http.createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const { port } = s.address() as { port: number };
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
