@@ -23,7 +23,7 @@ const REASON: Readonly<Record<number, string>> = {
   400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 431: 'Request Header Fields Too Large',
 };
 
-const fromError = (e: ServiceError): HeadRefusal => ({ status: httpStatusOf(e.code), message: e.message, ...(e.detail.allow ? { allow: e.detail.allow } : {}) });
+export const fromError = (e: ServiceError): HeadRefusal => ({ status: httpStatusOf(e.code), message: e.message, ...(e.detail.allow ? { allow: e.detail.allow } : {}) });
 
 /** A byte a request target never holds raw (RFC 3986: targets are ASCII). */
 const NON_ASCII = /[\u0080-\uffff]/;

@@ -13,7 +13,7 @@ import {
 import { ServiceError } from '../src/core/errors.ts';
 import type { BodyMeter, Dispatcher, MeteredExchange } from '../src/api/dispatch.ts';
 import { SSE_OPENING, type SseSink } from '../src/api/exchange.ts';
-import { HEAD_BOUNDS, refuseBadHeads, refusedHead, targetPath } from './head-refusal.ts';
+import { HEAD_BOUNDS, answerAndClose, fromError, refuseBadHeads, refusedHead, targetPath } from './head-refusal.ts';
 import { BootError } from '../src/config/boot-error.ts';
 
 class NodeExchange implements MeteredExchange {
@@ -180,6 +180,13 @@ export function startNodeServer(host: string, port: number, dispatcher: Dispatch
   const drain = { draining: false };
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     if (refusedHead(req)) return;
+    // Under mtls a caller without a verified certificate finishes its handshake (to be told why), and
+    // is answered 401 here, before any route: the open ones (a presigned object URL, the exchange)
+    // included, as a refused handshake kept them from it. The connection is closed.
+    if (tls?.requestCert && (req.socket as TLSSocket).authorized !== true) {
+      answerAndClose(req.socket, fromError(new ServiceError('unauthenticated', 'a client certificate the --tls-client-ca signed is required')));
+      return;
+    }
     void dispatcher.handle(new NodeExchange(req, res, drain));
   };
   const server: Server = tls

@@ -52,6 +52,10 @@ describe('mtls (node:https, whichever engine is asked for)', () => {
       assertStatus(await request(s.baseUrl, 'GET', '/v1/buckets', { tls: anonymous }), 401, 'no client certificate');
       assertStatus(await request(s.baseUrl, 'POST', `/v1/buckets/${b}`, { tls: rogue, body: {} }), 401, 'untrusted client certificate');
       assertStatus(await request(s.baseUrl, 'GET', `/v1/buckets/${b}`, { tls: trusted }), 404, 'the untrusted create made nothing');
+      // The routes open to every verified caller (a presigned object URL, the exchange) are not open
+      // to one without a certificate: it is answered before any route.
+      assertStatus(await request(s.baseUrl, 'GET', '/v1/objects/streams%2Fx?exp=1&sig=x', { tls: anonymous }), 401, 'presigned object route');
+      assertStatus(await request(s.baseUrl, 'POST', '/v1/token/exchange', { tls: anonymous, body: { key_id: 'a', secret: 'b', bucket: 'c' } }), 401, 'exchange');
       await assert.rejects(request(s.baseUrl.replace('https:', 'http:'), 'GET', '/v1/buckets'), 'plaintext on the TLS port');
     }
   });

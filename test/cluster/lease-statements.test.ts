@@ -1,7 +1,7 @@
 // The lease statements against a real PostgreSQL schema. A star renews its leases every second and
-// lets idle streams go on its own timer, so a renewal sent just before a release can land just after
-// it. A released (or run-out) lease must stay released: renewed, it would keep the stream for a whole
-// TTL with no star serving it, and every other star would wait that out before taking it.
+// lets idle streams go on its own timer, so a renewal (or a group commit) sent just before a release
+// can land just after it. A released lease must stay released: revived, it would keep the stream for
+// a whole TTL with no star serving it, and every other star would wait that out before taking it.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
@@ -45,14 +45,28 @@ describe('lease statements', { skip }, () => {
     assert.ok(next.taken && next.epoch === took.epoch + 1, 'another star takes it with the next epoch, without waiting');
   });
 
-  test('a lease that ran out is not renewed, though nobody took it', async () => {
-    const { a, sql, schema } = await open();
+  test('a lease that ran out and nobody took is renewed at its epoch (a stalled star keeps its streams); once another star took it, not', async () => {
+    const { a, b, sql, schema } = await open();
     const took = await a.take('s', 'k', TTL_MS);
     assert.ok(took.taken);
+    const lease = { bucket: 's', key: 'k', epoch: took.epoch };
     await sql.query(`UPDATE ${schema}.leases SET expires_at = clock_timestamp() - interval '1 millisecond'`);
-    assert.deepEqual([...await a.renew([{ bucket: 's', key: 'k', epoch: took.epoch }], TTL_MS)], []);
-    // Its holder takes it again as any star would: a new epoch, so it reloads what it serves.
-    const again = await a.take('s', 'k', TTL_MS);
-    assert.ok(again.taken && again.epoch === took.epoch + 1);
+    assert.deepEqual([...await a.renew([lease], TTL_MS)], [0], 'ran out, untaken: renewed');
+    await sql.query(`UPDATE ${schema}.leases SET expires_at = clock_timestamp() - interval '1 millisecond'`);
+    const other = await b.take('s', 'k', TTL_MS);
+    assert.ok(other.taken && other.epoch === took.epoch + 1);
+    assert.deepEqual([...await a.renew([lease], TTL_MS)], [], 'taken over: not renewed');
+  });
+
+  test('a group commit landing after the release does not revive the lease either', async () => {
+    const { a, b, sql, schema } = await open();
+    const took = await a.take('s', 'k', TTL_MS);
+    assert.ok(took.taken);
+    await a.release([{ bucket: 's', key: 'k', epoch: took.epoch }]);
+    const committed = await a.commit([{ bucket: 's', key: 'k', epoch: took.epoch, stream_id: 'id-k', first_seq: 0, end_seq: 1, object_key: 'o', byte_offset: 0, byte_length: 1 }], ['o'], TTL_MS);
+    assert.deepEqual([...committed], [], 'refused: the star let the stream go');
+    assert.equal(Number((await sql.query(`SELECT count(*) AS n FROM ${schema}.chunks`)).rows[0].n), 0);
+    const next = await b.take('s', 'k', TTL_MS);
+    assert.ok(next.taken, 'another star takes it at once');
   });
 });

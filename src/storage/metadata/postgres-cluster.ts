@@ -186,26 +186,28 @@ export class PostgresCluster {
   }
 
   /** Pushes out the leases this star holds at the given epochs; answers those it still holds (the
-   *  others were taken over or ran out, and their streams must leave this star). A lease that has
-   *  run out, or was released, is never renewed: a renewal sent just before a release lands after
-   *  it, and would otherwise hold the released stream for a whole TTL with no star serving it. */
+   *  others were taken over or released, and their streams must leave this star). One that ran out
+   *  and nobody took is renewed at its epoch (a stall of this star or of PostgreSQL costs nothing);
+   *  a released one no longer names this star as its holder (release), so a renewal sent just
+   *  before the release and landing after it does not revive it. */
   async renew(leases: { bucket: string; key: string; epoch: number }[], ttlMs: number): Promise<Set<number>> {
     if (leases.length === 0) return new Set();
     const rows = await this.q<{ i: number }>(
       `WITH w AS (SELECT * FROM unnest($2::text[], $3::bytea[], $4::bigint[]) WITH ORDINALITY AS w(bucket, key, epoch, i))
        UPDATE ${this.s}.leases l SET expires_at = clock_timestamp() + $5 * interval '1 millisecond'
        FROM w WHERE l.bucket = w.bucket AND l.key = w.key AND l.holder = $1 AND l.epoch = w.epoch
-         AND l.expires_at > clock_timestamp()
        RETURNING w.i::int AS i`,
       [this.starId, leases.map((l) => l.bucket), leases.map((l) => keyToBytes(l.key)), leases.map((l) => l.epoch), ttlMs]);
     return new Set(rows.map((r) => r.i - 1));
   }
 
-  /** Gives a lease up at once (an idle stream, a star stopping): the next taker need not wait it out. */
+  /** Gives a lease up at once (an idle stream, a star stopping): the next taker need not wait it out.
+   *  The row keeps its epoch and names no holder, so nothing of this star's still on its way (a
+   *  renewal, a group commit, a guarded row write: each matches holder and epoch) can revive it. */
   async release(leases: { bucket: string; key: string; epoch: number }[]): Promise<void> {
     if (leases.length === 0) return;
     await this.q(
-      `UPDATE ${this.s}.leases l SET expires_at = clock_timestamp()
+      `UPDATE ${this.s}.leases l SET expires_at = clock_timestamp(), holder = ''
        FROM unnest($2::text[], $3::bytea[], $4::bigint[]) AS w(bucket, key, epoch)
        WHERE l.bucket = w.bucket AND l.key = w.key AND l.holder = $1 AND l.epoch = w.epoch`,
       [this.starId, leases.map((l) => l.bucket), leases.map((l) => keyToBytes(l.key)), leases.map((l) => l.epoch)]);
