@@ -72,7 +72,7 @@ export class Metrics {
       countsMetric('svcd_requests_total', 'HTTP requests by verb and status', this.verbs, { verb: 'verb', outcome: 'status' }),
       latencyMetric('svcd_request_seconds', 'HTTP request latency until the answer is written', this.verbs, 'verb'),
       countsMetric('svcd_grpc_requests_total', 'gRPC calls by method and status code, counted once their status is sent', this.grpcMethods, { verb: 'method', outcome: 'code' }),
-      latencyMetric('svcd_grpc_request_seconds', 'gRPC call latency until the status is sent (a session\'s or a subscription\'s whole life)', this.grpcMethods, 'method'),
+      latencyMetric('svcd_grpc_request_seconds', 'gRPC call latency until the server sends its status (a session\'s whole life; calls the client cancelled are not counted)', this.grpcMethods, 'method'),
     ];
     for (const m of scraped) this.registry.registerMetric(m as unknown as Gauge);
     new Gauge({

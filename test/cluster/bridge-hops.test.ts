@@ -71,6 +71,7 @@ describe('bridge hops over TLS (auth off; the stars trust the CA through NODE_EX
   before(async () => {
     certs = starCerts();
     c = await startCluster(2, ['--tls-cert', certs.cert, '--tls-key', certs.key], { NODE_EXTRA_CA_CERTS: certs.ca });
+    await membershipSeen(c, 'star-1');
   });
   after(async () => {
     await c?.close();
@@ -90,6 +91,7 @@ describe('bridge hops under mtls: the hop presents the star\'s own certificate',
   before(async () => {
     certs = starCerts();
     c = await startCluster(2, ['--auth', 'mtls', '--tls-cert', certs.cert, '--tls-key', certs.key, '--tls-client-ca', certs.ca]);
+    await membershipSeen(c, 'star-1');
   });
   after(async () => {
     await c?.close();
@@ -127,6 +129,7 @@ describe('a star without a data bridge (--listen \'\') in a cluster', { skip }, 
       proc.stderr.on('data', onData);
       proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code}:\n${out}`)); });
     });
+    await membershipSeen(c, 'star-2');
     trap = http.createServer((req, res) => { trapped.push(`${req.method} ${req.url}`); res.end('{}'); });
     await new Promise<void>((resolve) => { trap!.once('error', () => { trap = undefined; resolve(); }); trap!.listen(80, '127.0.0.1', resolve); });
   });
@@ -179,6 +182,7 @@ describe('a star whose bridge listens on every interface (0.0.0.0)', { skip }, (
       proc.stderr.on('data', onData);
       proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code}:\n${out}`)); });
     });
+    await membershipSeen(c, 'star-1');
   });
   after(async () => {
     wide?.kill('SIGKILL');
@@ -216,6 +220,26 @@ describe('a star whose bridge listens on every interface (0.0.0.0)', { skip }, (
     assert.ok(hopped > 0, 'some keys are led by the 0.0.0.0 star, reached through star 0');
   });
 });
+
+/** Waits until every star has read `starId`'s membership row: its heartbeat (every 500 ms) has moved
+ *  twice since first seen, so a full heartbeat period passed in which each other star read the
+ *  membership at least once. */
+async function membershipSeen(c: TestCluster, starId: string): Promise<void> {
+  const sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+  await sql.connect();
+  try {
+    const seen = new Set<string>();
+    const deadline = Date.now() + START_WAIT_MS_MAX;
+    while (seen.size < 3) {
+      assert.ok(Date.now() < deadline, `${starId}'s heartbeat did not move`);
+      const r = await sql.query<{ at: Date }>(`SELECT heartbeat_at AS at FROM ${c.schema}.stars WHERE star_id = $1`, [starId]);
+      if (r.rows[0]) seen.add(r.rows[0].at.toISOString());
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  } finally {
+    await sql.end();
+  }
+}
 
 /** A port nothing listens on now (the OS's pick, released). */
 async function freePort(): Promise<number> {
