@@ -192,8 +192,8 @@ export function startNodeServer(host: string, port: number, dispatcher: Dispatch
   const server: Server = tls
     ? createHttps({
       ...HEAD_BOUNDS, cert: readFileSync(tls.cert), key: readFileSync(tls.key), ...(tls.ca ? { ca: readFileSync(tls.ca) } : {}),
-      // Under mtls a caller without a verified certificate still completes the handshake, so it is
-      // told 401 in the error envelope (authenticate.ts checks `authorized` on every request), not reset.
+      // Under mtls a caller without a verified certificate still completes the handshake, so the
+      // handler above can tell it 401 in the error envelope rather than reset the connection.
       requestCert: tls.requestCert ?? false, rejectUnauthorized: false,
     }, handler)
     : createHttp(HEAD_BOUNDS, handler);

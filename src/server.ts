@@ -48,7 +48,7 @@ import { lockDataDir } from './storage/data-dir-lock.ts';
 import { makeDir } from './storage/make-dir.ts';
 import { Lifecycle, refusedAs } from './lifecycle.ts';
 import { tlsFilesOf } from './config/tls-files.ts';
-import { hostPortText } from './config/flags.ts';
+import { hostPort, hostPortText } from './config/flags.ts';
 import type { FlagSpec } from './config/config.ts';
 import { startGrpcServer } from './api/grpc/server.ts';
 import { Metrics } from './ops/metrics.ts';
@@ -504,8 +504,9 @@ function tracked<T>(outcome: Promise<T>, health: DependencyHealth): Promise<T> {
  *  machine can dial: then --advertise-address's host (the gRPC one) with the bridge's port. */
 function bridgeAdvertised(listenHost: string, port: number, explicit: string, grpcAdvertised: string): string {
   if (explicit !== '') return explicit;
-  const wildcard = listenHost === '0.0.0.0' || listenHost === '::' || listenHost === '[::]';
-  if (wildcard && grpcAdvertised !== '') return hostPortText(grpcAdvertised.slice(0, grpcAdvertised.lastIndexOf(':')).replace(/^\[|\]$/g, ''), port);
+  const wildcard = listenHost === '0.0.0.0' || listenHost === '::';
+  const grpcHost = hostPort(grpcAdvertised, 'advertise-address')?.host;
+  if (wildcard && grpcHost !== undefined) return hostPortText(grpcHost, port);
   if (wildcard) console.error(`svcd: the data bridge listens on ${listenHost}, which other stars and the Gateway cannot dial; give --advertise-bridge-address (or --advertise-address) in a cluster`);
   return hostPortText(listenHost, port);
 }

@@ -89,8 +89,9 @@ export function createAuthenticator(config: AuthConfig, verifier?: JwtVerifier):
       return {
         mode: 'mtls',
         async authenticate(_authorization, facts) {
-          // The HTTP listener lets a peer without a verified certificate finish its handshake, so
-          // this is the lock there (401 in the envelope); gRPC's handshake demands one already.
+          // The listeners already refuse a peer without a verified certificate (HTTP with a 401
+          // before any route, gRPC in its handshake); this is the second lock, for a transport
+          // that lets one through.
           if (facts?.clientCertVerified !== true) throw unauthenticated('a verified client certificate is required');
           return TRUSTED_PRINCIPAL;
         },

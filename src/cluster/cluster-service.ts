@@ -429,7 +429,7 @@ export class ClusterService implements StreamService, Leadership {
       if (this.held.get(addr(h.bucket, h.key)) !== h) return;
       if (kept.has(i)) h.validUntilMs = this.validUntil(sentMs);
       else {
-        this.d.log_error?.(`lease of ${h.bucket}/${h.key} (epoch ${h.epoch}) ran out or was taken by another star; letting the stream go`);
+        this.d.log_error?.(`lease of ${h.bucket}/${h.key} (epoch ${h.epoch}) was taken by another star; letting the stream go`);
         this.d.star.evict(h.bucket, h.key);
         this.held.delete(addr(h.bucket, h.key));
       }
@@ -714,7 +714,12 @@ export class ClusterService implements StreamService, Leadership {
    *  the read saw expiring must not move to the reader. */
   private async vacantState(bucket: string, key: string): Promise<ReturnType<Star['detached']> | undefined> {
     const first = await this.vacantRow(bucket, key);
-    if (!first) return undefined;
+    return first && this.detachedFrom(bucket, key, first);
+  }
+
+  /** The star's detached view of what is committed of a stream whose row was just read as `first`
+   *  (undefined when it was deleted meanwhile). */
+  private async detachedFrom(bucket: string, key: string, first: StreamMeta): Promise<ReturnType<Star['detached']> | undefined> {
     const snap = await this.committedSnapshot(bucket, key, first);
     if (!snap) return undefined;
     await this.freshBucket(bucket);
@@ -752,11 +757,7 @@ export class ClusterService implements StreamService, Leadership {
    *  leader acknowledges only what is committed there, so this is its acknowledged state). */
   private async committed(bucket: string, key: string): Promise<ReturnType<Star['detached']> | undefined> {
     const { row: first } = await this.d.metadata.readStream(bucket, key);
-    if (!first) return undefined;
-    const snap = await this.committedSnapshot(bucket, key, first);
-    if (!snap) return undefined;
-    await this.freshBucket(bucket);
-    return this.d.star.detached(snap.row, snap.batches);
+    return first && this.detachedFrom(bucket, key, first);
   }
 
   private async committedOrMissing(bucket: string, key: string): Promise<ReturnType<Star['detached']>> {

@@ -2,37 +2,36 @@
 // s3rver (spec: "A bridge proxies one hop to the leader"; an HTTP caller never sees NOT_OWNER):
 // - bridges serving TLS hop over TLS, and under mtls present the star's own certificate;
 // - a star without a data bridge (`--listen ''`, gRPC only) is never a vacant stream's home, so no
-//   HTTP request is sent to a star it cannot reach, and nothing is ever sent to an empty address.
+//   HTTP request is sent to a star it cannot reach, and nothing is ever sent to an empty address;
+// - a bridge listening on every interface is advertised at a host the other stars can dial.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess, execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
-import { REPO_ROOT, removeDir, starEntry, tempDir } from '../helpers/server.ts';
+import { removeDir, spawnStar, tempDir } from '../helpers/server.ts';
 import { request, type TlsClient } from '../auth-http/kit.ts';
-import { startCluster, type TestCluster } from './kit.ts';
+import { closedPort } from '../client/kit.ts';
+import { makeStarCerts, startCluster, type TestCluster } from './kit.ts';
 
 const skip = await postgresSkipReason();
 
 /** Keys enough that, with two or three stars, some are homed on each (rendezvous hashing). */
 const KEYS = Array.from({ length: 12 }, (_, i) => `k${i}`);
-/** How long a star without a bridge may take to print its gRPC line. A bound, not a speed. */
-const START_WAIT_MS_MAX = 30_000;
+/** How long a new star's heartbeat may take to show in the membership. A bound, not a speed. */
+const MEMBERSHIP_WAIT_MS_MAX = 30_000;
 
-/** A CA and one certificate for 127.0.0.1, valid as a server's and as a client's: every star serves
- *  with it and, under mtls, presents it on its hops. */
-function starCerts(): { dir: string; ca: string; cert: string; key: string } {
-  const dir = tempDir('svcd-hop-certs-');
-  const openssl = (args: string[]): void => { execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] }); };
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=svcd hop test CA']);
-  writeFileSync(join(dir, 'star.ext'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
-  openssl(['req', ...ec, '-keyout', 'star.key', '-out', 'star.csr', '-subj', '/CN=127.0.0.1']);
-  openssl(['x509', '-req', '-in', 'star.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'star.pem', '-days', '2', '-extfile', 'star.ext']);
-  return { dir, ca: join(dir, 'ca.pem'), cert: join(dir, 'star.pem'), key: join(dir, 'star.key') };
+/** One statement on its own connection, for what the test reads from the cluster's schema. */
+async function query<T extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<T[]> {
+  const sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+  await sql.connect();
+  try {
+    return (await sql.query<T>(text, params)).rows;
+  } finally {
+    await sql.end();
+  }
 }
 
 /** Every key created at star 0, then appended to and read at each star in turn: each request a star
@@ -55,55 +54,49 @@ async function everyKeyAtEveryStar(c: TestCluster, tlsClient: TlsClient | undefi
       assert.deepEqual(r.body.records.map((x: { body: string }) => x.body), c.stars.map((_, j) => `${k}@${j}`));
     }
   }
-  const sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-  await sql.connect();
-  try {
-    const rows = await sql.query<{ holder: string }>(`SELECT DISTINCT holder FROM ${c.schema}.leases WHERE bucket = 'hb'`);
-    return new Set(rows.rows.map((r) => r.holder));
-  } finally {
-    await sql.end();
-  }
+  const rows = await query<{ holder: string }>(`SELECT DISTINCT holder FROM ${c.schema}.leases WHERE bucket = 'hb'`);
+  return new Set(rows.map((r) => r.holder));
 }
 
-describe('bridge hops over TLS (auth off; the stars trust the CA through NODE_EXTRA_CA_CERTS)', { skip }, () => {
-  let c: TestCluster | undefined;
-  let certs: ReturnType<typeof starCerts> | undefined;
-  before(async () => {
-    certs = starCerts();
-    c = await startCluster(2, ['--tls-cert', certs.cert, '--tls-key', certs.key], { NODE_EXTRA_CA_CERTS: certs.ca });
-    await membershipSeen(c, 'star-1');
-  });
-  after(async () => {
-    await c?.close();
-    if (certs) removeDir(certs.dir);
-  });
+/** The two TLS clusters: the stars' flags and environment, and what the test's client presents. */
+const TLS_CASES: { name: string; test: string; args(certs: ReturnType<typeof makeStarCerts>): string[]; env(certs: ReturnType<typeof makeStarCerts>): Record<string, string>; client(certs: ReturnType<typeof makeStarCerts>): TlsClient }[] = [
+  {
+    name: 'bridge hops over TLS (auth off; the stars trust the CA through NODE_EXTRA_CA_CERTS)',
+    test: 'every request a star does not lead reaches its leader over TLS',
+    args: (k) => ['--tls-cert', k.cert, '--tls-key', k.key],
+    env: (k) => ({ NODE_EXTRA_CA_CERTS: k.ca }),
+    client: (k) => ({ ca: readFileSync(k.ca) }),
+  },
+  {
+    name: 'bridge hops under mtls: the hop presents the star\'s own certificate',
+    test: 'every request a star does not lead reaches its leader, which trusts the hopping star\'s certificate',
+    args: (k) => ['--auth', 'mtls', '--tls-cert', k.cert, '--tls-key', k.key, '--tls-client-ca', k.ca],
+    env: () => ({}),
+    client: (k) => ({ ca: readFileSync(k.ca), cert: readFileSync(k.cert), key: readFileSync(k.key) }),
+  },
+];
 
-  test('every request a star does not lead reaches its leader over TLS', async () => {
-    assert.ok(c && certs);
-    const holders = await everyKeyAtEveryStar(c, { ca: readFileSync(certs.ca) });
-    assert.deepEqual([...holders].sort(), ['star-0', 'star-1'], 'both stars led some of the keys, so hops went both ways');
-  });
-});
+for (const tc of TLS_CASES) {
+  describe(tc.name, { skip }, () => {
+    let c: TestCluster | undefined;
+    let certs: ReturnType<typeof makeStarCerts> | undefined;
+    before(async () => {
+      certs = makeStarCerts();
+      c = await startCluster(2, tc.args(certs), tc.env(certs));
+      await membershipSeen(c, 'star-1');
+    });
+    after(async () => {
+      await c?.close();
+      if (certs) removeDir(certs.dir);
+    });
 
-describe('bridge hops under mtls: the hop presents the star\'s own certificate', { skip }, () => {
-  let c: TestCluster | undefined;
-  let certs: ReturnType<typeof starCerts> | undefined;
-  before(async () => {
-    certs = starCerts();
-    c = await startCluster(2, ['--auth', 'mtls', '--tls-cert', certs.cert, '--tls-key', certs.key, '--tls-client-ca', certs.ca]);
-    await membershipSeen(c, 'star-1');
+    test(tc.test, async () => {
+      assert.ok(c && certs);
+      const holders = await everyKeyAtEveryStar(c, tc.client(certs));
+      assert.deepEqual([...holders].sort(), ['star-0', 'star-1'], 'both stars led some of the keys, so hops went both ways');
+    });
   });
-  after(async () => {
-    await c?.close();
-    if (certs) removeDir(certs.dir);
-  });
-
-  test('every request a star does not lead reaches its leader, which trusts the hopping star\'s certificate', async () => {
-    assert.ok(c && certs);
-    const holders = await everyKeyAtEveryStar(c, { ca: readFileSync(certs.ca), cert: readFileSync(certs.cert), key: readFileSync(certs.key) });
-    assert.deepEqual([...holders].sort(), ['star-0', 'star-1']);
-  });
-});
+}
 
 describe('a star without a data bridge (--listen \'\') in a cluster', { skip }, () => {
   let c: TestCluster | undefined;
@@ -116,19 +109,7 @@ describe('a star without a data bridge (--listen \'\') in a cluster', { skip }, 
   before(async () => {
     c = await startCluster(2);
     dataDir = tempDir('svcd-bridgeless-');
-    const proc = spawn(process.execPath, [...starEntry(), ...c.args(2), '--listen', '', '--data-dir', dataDir], { cwd: REPO_ROOT, env: { ...process.env, ...c.s3.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    bridgeless = proc;
-    let out = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no gRPC line:\n${out}`)), START_WAIT_MS_MAX);
-      const onData = (d: Buffer): void => {
-        out += d.toString();
-        if (/svcd grpc listening on/.test(out)) { clearTimeout(timer); resolve(); }
-      };
-      proc.stdout.on('data', onData);
-      proc.stderr.on('data', onData);
-      proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code}:\n${out}`)); });
-    });
+    bridgeless = (await spawnStar([...c.args(2), '--listen', '', '--data-dir', dataDir], c.s3.env, /svcd grpc listening on/)).proc;
     await membershipSeen(c, 'star-2');
     trap = http.createServer((req, res) => { trapped.push(`${req.method} ${req.url}`); res.end('{}'); });
     await new Promise<void>((resolve) => { trap!.once('error', () => { trap = undefined; resolve(); }); trap!.listen(80, '127.0.0.1', resolve); });
@@ -142,15 +123,8 @@ describe('a star without a data bridge (--listen \'\') in a cluster', { skip }, 
 
   test('it is home to no vacant stream: every key is served at either bridge, and nothing goes to an empty address', async () => {
     assert.ok(c);
-    // Its heartbeat is in the membership once the bridged stars have read it (a second or two).
-    const sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-    await sql.connect();
-    try {
-      const row = await sql.query<{ bridge_address: string }>(`SELECT bridge_address FROM ${c.schema}.stars WHERE star_id = 'star-2'`);
-      assert.equal(row.rows[0]?.bridge_address, '', 'star-2 joined without a bridge');
-    } finally {
-      await sql.end();
-    }
+    const [row] = await query<{ bridge_address: string }>(`SELECT bridge_address FROM ${c.schema}.stars WHERE star_id = 'star-2'`);
+    assert.equal(row?.bridge_address, '', 'star-2 joined without a bridge');
     const holders = await everyKeyAtEveryStar(c, undefined);
     assert.ok(!holders.has('star-2'), `no stream led by the star without a bridge: ${[...holders].join(', ')}`);
     assert.deepEqual(trapped, [], 'no hop went to port 80');
@@ -165,23 +139,12 @@ describe('a star whose bridge listens on every interface (0.0.0.0)', { skip }, (
   before(async () => {
     c = await startCluster(1);
     dataDir = tempDir('svcd-wide-');
-    const grpcPort = await freePort();
+    const grpcPort = await closedPort();
     // --advertise-address names the host other machines dial; the bridge is advertised on it too.
     const args = [...c.args(1), '--listen', '0.0.0.0:0', '--grpc-listen', `127.0.0.1:${grpcPort}`, '--advertise-address', `127.0.0.1:${grpcPort}`, '--data-dir', dataDir];
-    const proc = spawn(process.execPath, [...starEntry(), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...c.s3.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    wide = proc;
-    let out = '';
-    bridgePort = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no start line:\n${out}`)), START_WAIT_MS_MAX);
-      const onData = (d: Buffer): void => {
-        out += d.toString();
-        const m = /svcd listening on http:\/\/0\.0\.0\.0:(\d+)/.exec(out);
-        if (m && /svcd grpc listening on/.test(out)) { clearTimeout(timer); resolve(Number(m[1])); }
-      };
-      proc.stdout.on('data', onData);
-      proc.stderr.on('data', onData);
-      proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code}:\n${out}`)); });
-    });
+    const star = await spawnStar(args, c.s3.env, /svcd listening on http:\/\/0\.0\.0\.0:(\d+)[^]*svcd grpc listening on/);
+    wide = star.proc;
+    bridgePort = Number(star.match[1]);
     await membershipSeen(c, 'star-1');
   });
   after(async () => {
@@ -192,17 +155,10 @@ describe('a star whose bridge listens on every interface (0.0.0.0)', { skip }, (
 
   test('it is advertised at --advertise-address\'s host with its bridge\'s port, and hops reach it there', async () => {
     assert.ok(c);
-    const sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-    await sql.connect();
-    try {
-      const row = await sql.query<{ bridge_address: string }>(`SELECT bridge_address FROM ${c.schema}.stars WHERE star_id = 'star-1'`);
-      assert.equal(row.rows[0]?.bridge_address, `127.0.0.1:${bridgePort}`, 'not 0.0.0.0, which no other star can dial');
-    } finally {
-      await sql.end();
-    }
+    const [row] = await query<{ bridge_address: string }>(`SELECT bridge_address FROM ${c.schema}.stars WHERE star_id = 'star-1'`);
+    assert.equal(row?.bridge_address, `127.0.0.1:${bridgePort}`, 'not 0.0.0.0, which no other star can dial');
     // Its share of the keys is created and appended through star 0, which hops there.
     assert.equal((await request(c.url(0), 'POST', '/v1/buckets/wb', { body: {} })).status, 201);
-    let hopped = 0;
     for (const k of KEYS) {
       assert.equal((await request(c.url(0), 'POST', `/v1/streams/wb/${k}`, { body: {} })).status, 201);
       const a = await request(c.url(0), 'POST', `/v1/streams/wb/${k}/records`, { body: { records: [{ body: k }] } });
@@ -210,13 +166,8 @@ describe('a star whose bridge listens on every interface (0.0.0.0)', { skip }, (
       const r = await request(`http://127.0.0.1:${bridgePort}`, 'GET', `/v1/streams/wb/${k}/records/tail`);
       assert.equal(r.body.seq_num, 1);
     }
-    const sql2 = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-    await sql2.connect();
-    try {
-      hopped = Number((await sql2.query<{ n: string }>(`SELECT count(*) AS n FROM ${c.schema}.leases WHERE bucket = 'wb' AND holder = 'star-1'`)).rows[0].n);
-    } finally {
-      await sql2.end();
-    }
+    const [led] = await query<{ n: string }>(`SELECT count(*) AS n FROM ${c.schema}.leases WHERE bucket = 'wb' AND holder = 'star-1'`);
+    const hopped = Number(led.n);
     assert.ok(hopped > 0, 'some keys are led by the 0.0.0.0 star, reached through star 0');
   });
 });
@@ -225,27 +176,12 @@ describe('a star whose bridge listens on every interface (0.0.0.0)', { skip }, (
  *  twice since first seen, so a full heartbeat period passed in which each other star read the
  *  membership at least once. */
 async function membershipSeen(c: TestCluster, starId: string): Promise<void> {
-  const sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-  await sql.connect();
-  try {
-    const seen = new Set<string>();
-    const deadline = Date.now() + START_WAIT_MS_MAX;
-    while (seen.size < 3) {
-      assert.ok(Date.now() < deadline, `${starId}'s heartbeat did not move`);
-      const r = await sql.query<{ at: Date }>(`SELECT heartbeat_at AS at FROM ${c.schema}.stars WHERE star_id = $1`, [starId]);
-      if (r.rows[0]) seen.add(r.rows[0].at.toISOString());
-      await new Promise((res) => setTimeout(res, 100));
-    }
-  } finally {
-    await sql.end();
+  const seen = new Set<string>();
+  const deadline = Date.now() + MEMBERSHIP_WAIT_MS_MAX;
+  while (seen.size < 3) {
+    assert.ok(Date.now() < deadline, `${starId}'s heartbeat did not move`);
+    const [r] = await query<{ at: Date }>(`SELECT heartbeat_at AS at FROM ${c.schema}.stars WHERE star_id = $1`, [starId]);
+    if (r) seen.add(r.at.toISOString());
+    await new Promise((res) => setTimeout(res, 100));
   }
-}
-
-/** A port nothing listens on now (the OS's pick, released). */
-async function freePort(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as { port: number };
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
 }

@@ -2,6 +2,9 @@
 // s3rver bucket that the test starts itself, each with its own data dir. Stars are stopped, killed
 // (SIGKILL), paused (SIGSTOP) and restarted for real.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before } from 'node:test';
 import pg from 'pg';
 import { startServer, tempDir, removeDir, waitForOutput, type RunningServer } from '../helpers/server.ts';
@@ -116,4 +119,17 @@ export function clusterForSuite(): { readonly c: TestCluster; readonly sql: pg.C
     get c() { assert.ok(c, 'the cluster started'); return c; },
     get sql() { assert.ok(sql, 'the client connected'); return sql; },
   };
+}
+
+/** A CA and one certificate for 127.0.0.1 valid both as a server and as a client certificate: every
+ *  star serves with it and presents it to its peers (mtls). */
+export function makeStarCerts(): { dir: string; ca: string; cert: string; key: string } {
+  const dir = tempDir('svcd-peer-certs-');
+  const openssl = (args: string[]): void => { execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] }); };
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=svcd peer test CA']);
+  writeFileSync(join(dir, 'star.ext'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
+  openssl(['req', ...ec, '-keyout', 'star.key', '-out', 'star.csr', '-subj', '/CN=127.0.0.1']);
+  openssl(['x509', '-req', '-in', 'star.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'star.pem', '-days', '2', '-extfile', 'star.ext']);
+  return { dir, ca: join(dir, 'ca.pem'), cert: join(dir, 'star.pem'), key: join(dir, 'star.key') };
 }

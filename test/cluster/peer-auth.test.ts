@@ -3,16 +3,14 @@
 // (SettleStar) with its peer credential. Real star processes; what is asserted is who was answered
 // what, and what the serving star logged, never how long anything took.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { postgresSkipReason } from '../helpers/postgres.ts';
-import { removeDir, tempDir, waitForOutput } from '../helpers/server.ts';
+import { removeDir, waitForOutput } from '../helpers/server.ts';
 import { mint, startIssuer, type Issuer } from '../auth-http/kit.ts';
 import { bearer, bytes, call, callMd, connect, failureMd, type Clients } from '../grpc/client.ts';
-import { startCluster, type TestCluster } from './kit.ts';
+import { makeStarCerts, startCluster, type TestCluster } from './kit.ts';
 
 const skip = await postgresSkipReason();
 
@@ -68,19 +66,6 @@ describe('peers under jwt with a symmetric source', { skip }, () => {
     assert.equal(denied.code, grpc.status.PERMISSION_DENIED);
   });
 });
-
-/** A CA and one certificate for 127.0.0.1 valid both as a server and as a client certificate: every
- *  star serves with it and presents it to its peers (mtls). */
-function makeStarCerts(): { dir: string; ca: string; cert: string; key: string } {
-  const dir = tempDir('svcd-peer-certs-');
-  const openssl = (args: string[]): void => { execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] }); };
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=svcd peer test CA']);
-  writeFileSync(join(dir, 'star.ext'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
-  openssl(['req', ...ec, '-keyout', 'star.key', '-out', 'star.csr', '-subj', '/CN=127.0.0.1']);
-  openssl(['x509', '-req', '-in', 'star.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'star.pem', '-days', '2', '-extfile', 'star.ext']);
-  return { dir, ca: join(dir, 'ca.pem'), cert: join(dir, 'star.pem'), key: join(dir, 'star.key') };
-}
 
 describe('peers under mtls', { skip }, () => {
   let c: TestCluster;

@@ -135,6 +135,25 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   };
 }
 
+/** A star started on exactly `args` (no --listen added), for the ones startServer cannot wait for:
+ *  its data bridge off, or on every interface. Resolves once its output matches `ready`. */
+export async function spawnStar(args: readonly string[], env: Record<string, string>, ready: RegExp): Promise<{ proc: ChildProcess; match: RegExpExecArray; output(): string }> {
+  const proc = spawn(process.execPath, [...starEntry(), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`the star did not print ${ready}:\n${out}`)); }, START_TIMEOUT_MS);
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      const m = ready.exec(out);
+      if (m) { clearTimeout(timer); resolve(m); }
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', onData);
+    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`the star exited (${code}):\n${out}`)); });
+  });
+  return { proc, match, output: () => out };
+}
+
 /** A star expected to refuse its boot waits at most this long; one still running is killed. */
 const REFUSED_BOOT_WAIT_MS_MAX = 30_000;
 
