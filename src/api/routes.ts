@@ -264,6 +264,7 @@ export const ROUTES: readonly Route[] = [
     handle: (svc, c, pre) => {
       const input = pre ?? decodeAppend(c.body);
       checkFencingPin(c.principal, 'Append', input.fencing_token);
+      if (c.principal.expMs !== undefined) input.deadlineMs = c.principal.expMs;
       return svc.append(c.params.bucket, c.params.key, input).then((ack): RouteResult => ({ kind: 'json', status: 200, body: ack, text: encodeAppendAck(ack) }));
     },
   },

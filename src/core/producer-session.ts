@@ -134,7 +134,13 @@ export class ProducerSession {
   private watching = false;
   private unwatch: (() => void) | undefined;
 
+  /** The caller's credential expires then: every batch carries it as its deadline (AppendInput). */
+  private deadlineMs: number | undefined;
+
   constructor(private readonly d: ProducerSessionDeps, private readonly sink: ProducerSessionSink) {}
+
+  /** The caller's exp, once authorized: a batch not sequenced by then is refused, never written. */
+  setDeadline(ms: number | undefined): void { this.deadlineMs = ms; }
 
   /** True once the session has ended (or was aborted): further calls do nothing. */
   get ended(): boolean { return this.phase === 'done'; }
@@ -401,6 +407,7 @@ export class ProducerSession {
     const input: AppendInput = { records };
     if (g.match !== undefined) input.match_seq_num = g.match;
     if (this.token !== undefined) input.fencing_token = this.token;
+    if (this.deadlineMs !== undefined) input.deadlineMs = this.deadlineMs;
     const go = (): Promise<AppendAck> => (this.stopping ? Promise.reject(NOT_SENT) : this.d.service.append(this.bucket, this.key, input));
     if (this.gate || !this.streamExists) {
       // The stream is being auto-created by the first batch: send one at a time until it exists.

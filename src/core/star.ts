@@ -13,7 +13,7 @@ import { packRow, packedHasSegments, packedStreamId, unpackRow, unpackRowHead, t
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import { checkStoredSegments } from '../storage/segments/segment-check.ts';
 import { OrderedMap } from './ordered-keys.ts';
-import { ServiceError, invalid, notFound } from './errors.ts';
+import { ServiceError, credentialExpired, invalid, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
 import { Settling } from './settling.ts';
 import { Retention, movedAway } from './retention.ts';
@@ -791,6 +791,8 @@ export class Star implements StreamService {
     if (p.waitMs > APPEND_PACE_WAIT_MS_MAX) {
       throw new ServiceError('resource_exhausted', `the stream's throughput cap (${st.config.throughput_max_bytes_per_second} bytes/s) is reached; retry in ${Math.ceil(p.waitMs / 1000)} s`);
     }
+    // A wait that outlasts the caller's credential is refused now, taking nothing from the bucket.
+    if (input.deadlineMs !== undefined && this.d.clock.nowMs() + p.waitMs >= input.deadlineMs) throw credentialExpired();
     st.paced = p.next;
     if (p.waitMs > 0) await new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, p.waitMs); });
     return this.appendAfterWaits(bucket, key, input);
@@ -839,6 +841,7 @@ export class Star implements StreamService {
 
   /** The refusals that do not depend on the tail, in the order they are reported. */
   private admit(st: StreamState, bucket: string, key: string, input: AppendInput): void {
+    if (input.deadlineMs !== undefined && this.d.clock.nowMs() >= input.deadlineMs) throw credentialExpired();
     if (st.evicted) throw movedAway(st);
     if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
     if (this.walDown || this.d.log.failed()) throw new ServiceError('unavailable', `the write-ahead log cannot be written (${this.d.log.failureCause()}); not accepting appends until it recovers`);

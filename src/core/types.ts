@@ -73,4 +73,8 @@ export interface AppendInput {
   encoded?: EncodedBatch;
   match_seq_num?: number;
   fencing_token?: string;
+  /** The caller's credential expires then (its exp, the request's deadline): an append not
+   *  sequenced by then is refused and never written, so an expired caller is never told "failed"
+   *  for a batch that lands later. Absent: no deadline (auth off, a trusted peer). */
+  deadlineMs?: number;
 }

@@ -111,6 +111,10 @@ export class ServiceError extends Error {
 
 export const invalid = (message: string): ServiceError => new ServiceError('invalid_argument', message);
 export const notFound = (message: string): ServiceError => new ServiceError('not_found', message);
+/** An append whose caller's credential expired (its exp is the request's deadline) before it was
+ *  sequenced: nothing was written, so a retry with a fresh token is safe. */
+export const credentialExpired = (): ServiceError =>
+  new ServiceError('unauthenticated', 'credential expired (exp) before the append was sequenced; nothing was written: refresh the token and retry');
 
 /** Any thrown value as a ServiceError; unknown ones become `internal` (the caller logs them as bugs).
  *  The core's asServiceError also knows the storage dependencies' failures. */

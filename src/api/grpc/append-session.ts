@@ -65,6 +65,7 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
         verb: 'AppendSession', plane: 'data', metadata: call.metadata, bucket, key, ...(token !== undefined ? { fencing_token: token } : {}),
       });
       if (session.ended) return;
+      session.setDeadline(caller.expMs);
       // The slot is taken once the caller is authorized, so callers without a grant cannot hold the
       // star's sessions; an ended session gives it back (cleanup runs on every ending).
       const release = ctx.live.takeSessionSlot();

@@ -24,13 +24,16 @@ interface Addressed {
  *  at the credential's exp. `fencingToken`: the token a pinned verb presents. */
 async function streamAddress(
   ctx: GrpcContext, verb: string, req: Addressed, call: UnaryCallState, fencingToken?: string,
-): Promise<{ bucket: string; key: string }> {
+): Promise<{ bucket: string; key: string; expMs: number | undefined }> {
   const { bucket, key } = await decodeAfterAuth(ctx, call.metadata, () => addressFromWire(req));
   const caller = await authorize(ctx, {
     verb, plane: 'data', metadata: call.metadata, bucket, key, ...(fencingToken !== undefined ? { fencing_token: fencingToken } : {}),
   });
-  call.deadlineAt(caller.expMs);
-  return { bucket, key };
+  // An Append carries its deadline into the core instead (AppendInput.deadlineMs): answering
+  // DEADLINE_EXCEEDED at exp while a batch already sequenced commits after it would invite a retry
+  // that writes it twice.
+  if (verb !== 'Append') call.deadlineAt(caller.expMs);
+  return { bucket, key, expMs: caller.expMs };
 }
 
 /** Decodes the bucket and runs the auth hook for a bucket-level verb. */
@@ -45,12 +48,13 @@ export function dataServiceHandlers(ctx: GrpcContext): DataServiceHandlers {
   return {
     Append: unary(async (req, _md, c) => {
       const token = req.fencing_token !== undefined ? fencingTokenFromWire(req.fencing_token) : undefined;
-      const { bucket, key } = await streamAddress(ctx, 'Append', req, c, token);
+      const { bucket, key, expMs } = await streamAddress(ctx, 'Append', req, c, token);
       const { records } = recordsFromWire(req.records);
       const ack = await svc.append(bucket, key, {
         records,
         ...(req.match_seq_num !== undefined ? { match_seq_num: positionFromWire(req.match_seq_num, 'match_seq_num') } : {}),
         ...(token !== undefined ? { fencing_token: token } : {}),
+        ...(expMs !== undefined ? { deadlineMs: expMs } : {}),
       });
       return { start: positionToWire(ack.start), end: positionToWire(ack.end), tail: positionToWire(ack.tail) };
     }),
