@@ -23,6 +23,9 @@ export interface ReadCtx {
   header(name: string): string | undefined;
   nowMs: () => number;
   longPollMs: number;
+  /** The caller's exp: a live read ends at it (a long-poll answers 204, as at its timeout; an event
+   *  stream ends), so no DS subscription outlives its credential. */
+  expiresAtMs?: number;
   /** Calls `cb` when the star stops (at once if it has): a long-poll answers as if it timed out, an
    *  event stream ends. Returns how to take `cb` back, which the read does when it ends. */
   onStop(cb: () => void): () => void;
@@ -139,6 +142,11 @@ export async function readCatchUp(c: ReadCtx, start: number): Promise<DsAnswer> 
   return pageAnswer(c, start, await readPage(c, start), []);
 }
 
+/** Milliseconds until the caller's credential expires (never negative; Infinity without one). */
+function untilExpiry(c: ReadCtx): number {
+  return c.expiresAtMs === undefined ? Infinity : Math.max(0, c.expiresAtMs - c.nowMs());
+}
+
 /** Long-poll: data at the offset answers at once; at the tail it waits for the next commit, or
  *  answers 204 after longPollMs. A closed stream at its tail answers 204 with Stream-Closed at once. */
 export async function readLongPoll(c: ReadCtx, start: number): Promise<DsAnswer> {
@@ -153,7 +161,7 @@ export async function readLongPoll(c: ReadCtx, start: number): Promise<DsAnswer>
   let offStop = (): void => {};
   try {
     const timeout = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), c.longPollMs);
+      timer = setTimeout(() => resolve(undefined), Math.min(c.longPollMs, untilExpiry(c)));
       offStop = c.onStop(() => resolve(undefined));
     });
     for (let at = first.next; ;) {
@@ -214,14 +222,15 @@ function write(sink: SseSink, chunk: string): Promise<boolean> {
  *  data event; ends at closure, after DS_SSE_CONNECTION_MS, or when the client goes. */
 export async function pumpSse(c: ReadCtx, sink: SseSink, start: number, onEnd: () => void): Promise<void> {
   const ct = c.st.meta!.contentType;
-  const deadline = c.nowMs() + DS_SSE_CONNECTION_MS;
+  const lifeMs = Math.min(DS_SSE_CONNECTION_MS, untilExpiry(c));
+  const deadline = c.nowMs() + lifeMs;
   let sub: Subscription | undefined;
   let timer: NodeJS.Timeout | undefined;
   let offStop = (): void => {};
   const ended = new Promise<undefined>((resolve) => {
     sink.onClose(() => resolve(undefined));
     offStop = c.onStop(() => resolve(undefined));
-    timer = setTimeout(() => resolve(undefined), DS_SSE_CONNECTION_MS);
+    timer = setTimeout(() => resolve(undefined), lifeMs);
   });
   try {
     let at = start;

@@ -4,11 +4,12 @@
 // through the exchange. See README: Durable Streams for the mapping onto svcd streams.
 
 import type { StreamService } from '../../core/service-api.ts';
-import { authorize, type Authenticator, type Operation } from '../../auth/index.ts';
+import { authorize, checkFencingPin, type Authenticator, type Principal } from '../../auth/index.ts';
 import type { HttpExchange } from '../exchange.ts';
 import { HOP_HEADER, asHop, hopOrHere } from '../proxy.ts';
 import { ServiceError } from '../../core/errors.ts';
 import { dsFailure, dsError, dsNotFound } from './errors.ts';
+import { sourceKeyOf } from './fork.ts';
 import { DS_METHODS, baseHeaders, preflightHeaders, type HeaderList } from './headers.ts';
 import { DS_BODY_BYTES_MAX, DS_LIVE_CONNECTIONS_MAX, DS_PREFIX, DS_STREAM_PATH } from './limits.ts';
 import { headStream, liveParam, offsetParam, pumpSse, readCatchUp, readLongPoll, sseHeaders, startSeq, type ReadCtx } from './read.ts';
@@ -33,7 +34,28 @@ export interface DsDeps {
 
 const NO_BODY = Buffer.alloc(0);
 
-const OPERATION: Record<string, Operation> = { GET: 'Read', HEAD: 'Read', PUT: 'Append', POST: 'Append', DELETE: 'Append' };
+const DS_WRITE_METHODS = new Set(['PUT', 'POST', 'DELETE']);
+const DS_READ_METHODS = new Set(['GET', 'HEAD']);
+
+/** What a DS request asks of the caller's grants, as the data plane's verbs would (spec, scope
+ *  grammar): GET and HEAD read; POST appends; PUT creates the stream (CreateStream), and appends too
+ *  when it carries data, and reads the source of a fork; DELETE deletes. The `ds` bucket a first PUT
+ *  makes rides on that PUT's grant, as autocreate rides its triggering action. A credential that pins
+ *  a fencing token cannot write through DS, which has no way to present one: POST and PUT write
+ *  records (an open), so they are refused under a pin. */
+function authorizeDs(principal: Principal, method: string, bucket: string, key: string, header: (n: string) => string | undefined, body: Buffer): void {
+  if (DS_READ_METHODS.has(method)) { authorize(principal, 'Read', { bucket, key }); return; }
+  if (method === 'DELETE') { authorize(principal, 'DeleteStream', { bucket, key }); return; }
+  if (method === 'PUT') {
+    authorize(principal, 'CreateStream', { bucket, key });
+    if (body.length > 0) authorize(principal, 'Append', { bucket, key });
+    const from = header('stream-forked-from');
+    if (from !== undefined) authorize(principal, 'Read', { bucket, key: sourceKeyOf(from) });
+  } else {
+    authorize(principal, 'Append', { bucket, key });
+  }
+  checkFencingPin(principal, 'Append', undefined);
+}
 
 export const isDsPath = (path: string): boolean => path === DS_PREFIX || path.startsWith(`${DS_PREFIX}/`);
 
@@ -80,20 +102,25 @@ export class DsSurface {
     const hopped = ex.header(HOP_HEADER) !== undefined;
     let body: Buffer = NO_BODY;
     let key = '';
+    let expMs: number | undefined;
     try {
       if (ex.method === 'OPTIONS') { ex.respond(204, preflightHeaders(origin), ''); return 204; }
       key = this.keyOf(ex.path);
-      const op = OPERATION[ex.method];
-      if (!op) throw dsError('method_not_allowed', `${ex.method} is not a DS method`);
-      if (this.deps.authenticator) {
-        const principal = await this.deps.authenticator.authenticate(ex.header('authorization'), { clientCertVerified: ex.clientCertVerified });
-        authorize(principal, op, { bucket: this.deps.bucket, key });
-      }
+      if (!DS_READ_METHODS.has(ex.method) && !DS_WRITE_METHODS.has(ex.method)) throw dsError('method_not_allowed', `${ex.method} is not a DS method`);
+      // Authenticated before the body is read (an unknown caller's body is never taken in), and
+      // authorized after it (whether a PUT carries data decides what it asks).
+      const principal = this.deps.authenticator
+        ? await this.deps.authenticator.authenticate(ex.header('authorization'), { clientCertVerified: ex.clientCertVerified })
+        : undefined;
       if (ex.method === 'PUT' || ex.method === 'POST') {
         const read = ex.readBody(DS_BODY_BYTES_MAX);
         body = read instanceof Promise ? await read : read;
       }
-      return this.answer(ex, base, hopped ? await asHop(() => this.route(ex, key, base, body)) : await this.route(ex, key, base, body));
+      if (principal) authorizeDs(principal, ex.method, this.deps.bucket, key, (n) => ex.header(n), body);
+      // The credential's exp is the request's deadline: appends not sequenced by then are refused, and
+      // live reads end at it (spec, Claims).
+      expMs = principal?.expMs;
+      return this.answer(ex, base, hopped ? await asHop(() => this.route(ex, key, base, body, expMs)) : await this.route(ex, key, base, body, expMs));
     } catch (err) {
       let failure = err;
       // Only the request's own stream hops: a not_owner about another (a fork's source, a parent it
@@ -105,7 +132,7 @@ export class DsSurface {
         const mode = new URLSearchParams(ex.query).get('live'); // the leader checks it; here it only picks the sockets
         const live = ex.method === 'GET' && (mode === 'long-poll' || mode === 'sse');
         try {
-          const r = await hopOrHere(() => hop(ex, body, leader, base, live), () => (ex.aborted ? undefined : this.route(ex, key, base, body)));
+          const r = await hopOrHere(() => hop(ex, body, leader, base, live), () => (ex.aborted ? undefined : this.route(ex, key, base, body, expMs)));
           return 'relayed' in r ? r.relayed : this.answer(ex, base, r.here);
         } catch (hopErr) {
           failure = hopErr;
@@ -129,13 +156,14 @@ export class DsSurface {
   }
 
   /** Answers the request; undefined when it became an event stream (answered as it goes). */
-  private async route(ex: HttpExchange, key: string, base: HeaderList, body: Buffer): Promise<DsAnswer | undefined> {
+  private async route(ex: HttpExchange, key: string, base: HeaderList, body: Buffer, expMs: number | undefined): Promise<DsAnswer | undefined> {
     const now = Date.now();
     const { svc } = this.deps;
     if (ex.method === 'PUT' || ex.method === 'POST' || ex.method === 'DELETE') {
       const host = ex.header('host') ?? 'localhost';
       const c: WriteCtx = {
         svc, states: this.states, key, nowMs: now, header: (n) => ex.header(n), body, url: `${this.deps.scheme}://${host}${ex.path}`,
+        ...(expMs !== undefined ? { deadlineMs: expMs } : {}),
       };
       if (ex.method === 'PUT') return createStream(c);
       if (ex.method === 'POST') return appendStream(c);
@@ -148,7 +176,7 @@ export class DsSurface {
     const live = liveParam(query);
     const start = startSeq(offset, st);
     st.lastAccessMs = now;
-    const c: ReadCtx = { svc, states: this.states, key, st, query, header: (n) => ex.header(n), nowMs: () => Date.now(), longPollMs: this.deps.longPollMs, onStop: this.onStop };
+    const c: ReadCtx = { svc, states: this.states, key, st, query, header: (n) => ex.header(n), nowMs: () => Date.now(), longPollMs: this.deps.longPollMs, onStop: this.onStop, ...(expMs !== undefined ? { expiresAtMs: expMs } : {}) };
     if (live === 'none') return readCatchUp(c, start);
     // A live read waits on the stream's leader (a subscription): in a cluster, lead it (or learn who
     // does: not_owner, and the request hops there) before anything is answered.

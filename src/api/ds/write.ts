@@ -31,6 +31,8 @@ export interface WriteCtx {
   body: Buffer;
   /** The stream's absolute URL, for Location. */
   url: string;
+  /** The caller's exp: records not sequenced by then are refused (AppendInput.deadlineMs). */
+  deadlineMs?: number;
 }
 
 const TTL_RE = /^(0|[1-9]\d*)$/;
@@ -80,8 +82,10 @@ async function removeStream(svc: StreamService, states: DsStates, key: string): 
 }
 
 /** Appends a batch at the state's tail and folds it into the state. */
-async function commit(c: Pick<WriteCtx, 'svc' | 'states' | 'key'>, st: DsState, batch: RecordInput[]): Promise<AppendAck> {
-  const ack = await c.svc.append(c.states.bucket, c.key, { records: batch, match_seq_num: st.tail });
+async function commit(c: Pick<WriteCtx, 'svc' | 'states' | 'key' | 'deadlineMs'>, st: DsState, batch: RecordInput[]): Promise<AppendAck> {
+  const ack = await c.svc.append(c.states.bucket, c.key, {
+    records: batch, match_seq_num: st.tail, ...(c.deadlineMs !== undefined ? { deadlineMs: c.deadlineMs } : {}),
+  });
   batch.forEach((r, i) => applyRecord(st, { seq_num: ack.start.seq_num + i, timestamp_ms: ack.start.timestamp_ms, headers: r.headers, body: r.body }));
   st.tail = ack.end.seq_num;
   return ack;
