@@ -20,10 +20,13 @@ export interface CredentialRow {
   state: CredentialState;
   created_at_unix_ms: number;
   revoked_at_unix_ms?: number;
+  /** Set on a row that a root seed made or took over, when it did: a newer seed under another key
+   *  id revokes it (spec: "Regenerating the seed is the rotation"). Never listed. */
+  seeded_at_unix_ms?: number;
 }
 
 /** A row as listings show it: never the secret, never its hash. */
-export type CredentialInfo = Omit<CredentialRow, 'secret_hash'>;
+export type CredentialInfo = Omit<CredentialRow, 'secret_hash' | 'seeded_at_unix_ms'>;
 
 export interface CreatedCredential extends CredentialInfo {
   /** Shown this once; only its hash is stored. */
@@ -79,7 +82,7 @@ function hashesEqual(aHex: string, bHex: string): boolean {
 const DUMMY_HASH = hashSecret('svcd-no-such-credential');
 
 function info(row: CredentialRow): CredentialInfo {
-  const { secret_hash: _hash, ...rest } = row;
+  const { secret_hash: _hash, seeded_at_unix_ms: _seeded, ...rest } = row;
   return rest;
 }
 
@@ -178,13 +181,28 @@ export class CredentialRegistry {
     parseStoredScope(seed.scope, (token, reason) => this.log(`auth: root seed ${seed.key_id}: scope token '${token}' grants nothing and is skipped: ${reason}`));
     const row = await this.store.get(seed.key_id);
     const hash = seed.secret_hash.toLowerCase();
+    const now = this.now();
+    let outcome: 'created' | 'updated' | 'unchanged';
+    let seededAt: number;
     if (row === undefined) {
-      await this.store.put({ key_id: seed.key_id, secret_hash: hash, scope: seed.scope, state: 'active', created_at_unix_ms: this.now() });
-      return 'created';
+      seededAt = now;
+      await this.store.put({ key_id: seed.key_id, secret_hash: hash, scope: seed.scope, state: 'active', created_at_unix_ms: now, seeded_at_unix_ms: seededAt });
+      outcome = 'created';
+    } else {
+      seededAt = row.seeded_at_unix_ms ?? now;
+      outcome = row.secret_hash === hash && row.scope === seed.scope ? 'unchanged' : 'updated';
+      if (outcome === 'updated' || row.seeded_at_unix_ms === undefined) {
+        await this.store.put({ ...row, secret_hash: hash, scope: seed.scope, seeded_at_unix_ms: seededAt });
+      }
     }
-    if (row.secret_hash === hash && row.scope === seed.scope) return 'unchanged';
-    await this.store.put({ ...row, secret_hash: hash, scope: seed.scope });
-    return 'updated';
+    // A seed under a new key id is a rotation: every older seed's row is revoked. Only older ones: a
+    // star restarted with the previous seed during a rolling change must not revoke the new one.
+    for (const other of await this.store.list()) {
+      if (other.key_id === seed.key_id || other.state !== 'active' || other.seeded_at_unix_ms === undefined || other.seeded_at_unix_ms >= seededAt) continue;
+      await this.store.put({ ...other, state: 'revoked', revoked_at_unix_ms: now });
+      this.log(`auth: root seed rotated to ${seed.key_id}; the previous seed ${other.key_id} is revoked`);
+    }
+    return outcome;
   }
 }
 

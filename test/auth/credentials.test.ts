@@ -126,3 +126,27 @@ test('root seed converges: created when absent, hash and scope overwritten when 
   await reg.convergeRootSeed({ ...seed, secret_hash: hashSecret('s2'), scope: 'svc:admin' });
   assert.equal((await store.get('root'))?.state, 'revoked');
 });
+
+test('a root seed under a new key id rotates: the previous seed is revoked, not a credential made otherwise, and an older seed coming back revokes nothing', async () => {
+  const store = new MemoryCredentialStore();
+  let now = 1000;
+  const logged: string[] = [];
+  const reg = new CredentialRegistry(store, { now: () => now, log: (m) => logged.push(m) });
+  const old = { key_id: 'root-a', secret_hash: hashSecret('old secret'), scope: 'svc:admin' };
+  assert.equal(await reg.convergeRootSeed(old), 'created');
+  const other = await reg.create('svc:read:b:*');
+  now += 1;
+  const rotated = { key_id: 'root-b', secret_hash: hashSecret('new secret'), scope: 'svc:admin' };
+  assert.equal(await reg.convergeRootSeed(rotated), 'created');
+  await assert.rejects(reg.verifySecret('root-a', 'old secret'), code('permission_denied'));
+  assert.equal((await reg.verifySecret('root-b', 'new secret')).scope.admin, true);
+  assert.equal((await store.get(other.key_id))?.state, 'active', 'a credential no seed made is kept');
+  assert.match(logged.join('\n'), /root seed rotated to root-b; the previous seed root-a is revoked/);
+  // A star restarted with the previous seed (a rolling change under way) leaves the new one alone.
+  now += 1;
+  await reg.convergeRootSeed(old);
+  assert.equal((await store.get('root-b'))?.state, 'active');
+  assert.equal((await store.get('root-a'))?.state, 'revoked');
+  // Listings never show the seed marker.
+  assert.ok((await reg.list()).items.every((r) => !('seeded_at_unix_ms' in r)));
+});
