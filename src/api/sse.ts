@@ -130,11 +130,14 @@ export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts:
   /** A next() is pending (the slow path): poll() must not run meanwhile. */
   let slowPending = false;
   let expiry: ReturnType<typeof setTimeout> | undefined;
+  /** Armed while the socket is full: the consumer is cut off once it has not drained for stallMs. */
+  let stallCut: ReturnType<typeof setTimeout> | undefined;
   const finish = (tail?: string, hard = false): void => {
     if (ended) return;
     ended = true;
     clearInterval(hb);
     if (expiry) clearTimeout(expiry);
+    if (stallCut) clearTimeout(stallCut);
     sub.close();
     if (!sink.closed) {
       if (hard) sink.destroy();
@@ -148,11 +151,10 @@ export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts:
   const hbMs = opts.heartbeatMs ?? SSE_HEARTBEAT_MS;
   const stallMs = opts.stallMs ?? SSE_STALL_MS;
   const hb = setInterval(() => {
-    if (stalledSince && Date.now() - stalledSince >= stallMs) { finish(undefined, true); return; }
     // The heartbeat is written on the pump's turn, so thousands of subscribers' timers firing
     // together are served in bounded slices like any other write.
     if (!stalledSince) { hbDue = true; fanOut.enqueue(pump); }
-  }, Math.min(hbMs, stallMs));
+  }, hbMs);
   // Timers hold at most 2^31-1 ms (about 24.8 days): a later exp re-arms until it is in reach.
   const armExpiry = (at: number): void => {
     const left = at - Date.now();
@@ -187,7 +189,15 @@ export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts:
     sink.cork(corked);
     if (!ok) {
       stalledSince = Date.now();
-      sink.onWritable(() => { stalledSince = 0; fanOut.enqueue(pump); });
+      // Exactly stallMs after the write that found the socket full (a check on the heartbeat's
+      // interval cut it anywhere up to a heartbeat later).
+      stallCut = setTimeout(() => finish(undefined, true), stallMs);
+      sink.onWritable(() => {
+        stalledSince = 0;
+        clearTimeout(stallCut);
+        stallCut = undefined;
+        fanOut.enqueue(pump);
+      });
       return;
     }
     if (sub.atTail && sub.onReady && sub.atTail()) sub.onReady(ready);

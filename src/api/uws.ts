@@ -6,7 +6,10 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import type * as UWS from '@trufflesuite/uws-js-unofficial';
 import { ServiceError, invalid } from '../core/errors.ts';
-import { APPEND_BODY_BYTES_MAX, UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX, UWS_BODY_FIRST_BYTES_MAX, UWS_BODY_WAIT_SWEEP_MS, UWS_BODY_WAITING_MAX } from '../config/limits.ts';
+import {
+  APPEND_BODY_BYTES_MAX, UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX, UWS_BODY_FIRST_BYTES_MAX, UWS_BODY_WAIT_SWEEP_MS, UWS_BODY_WAITING_MAX,
+  UWS_STALL_REARM_MS,
+} from '../config/limits.ts';
 import type { BodyMeter, Dispatcher, MeteredExchange } from './dispatch.ts';
 import { SSE_OPENING, STATUS_TEXT, type SseSink } from './exchange.ts';
 import { FOLLOW_HEADER, HOP_HEADER } from './proxy.ts';
@@ -354,6 +357,23 @@ class UwsSseSink implements SseSink {
   private chunk: string | Buffer = '';
   private wrote = false;
   private readonly writeOne = (): void => { this.wrote = this.res.write(this.chunk); };
+  /** While the socket is full: re-arms uWS's own 10 s close every UWS_STALL_REARM_MS, so only
+   *  the pump's stall bound (the spec's 60 s) ends a stream whose consumer paused. */
+  private rearm: ReturnType<typeof setInterval> | undefined;
+  private readonly keepWaiting = (): void => {
+    if (this.closed) { this.stopRearm(); return; }
+    // pause() hangs the timer and resume() arms it again at 10 s (uWS HttpResponse), restoring the
+    // socket's polling as it was; no byte is written, so the buffered frames stay as they are and
+    // the writable event that ends the wait still comes.
+    this.res.pause();
+    this.res.resume();
+  };
+  private full(): void {
+    this.rearm ??= setInterval(this.keepWaiting, UWS_STALL_REARM_MS);
+  }
+  private stopRearm(): void {
+    if (this.rearm !== undefined) { clearInterval(this.rearm); this.rearm = undefined; }
+  }
 
   constructor(private readonly res: UWS.HttpResponse) {}
 
@@ -365,6 +385,7 @@ class UwsSseSink implements SseSink {
       res.write(SSE_OPENING);
     });
     res.onWritable(() => {
+      this.stopRearm();
       const w = this.writable;
       this.writable = undefined;
       w?.();
@@ -375,16 +396,22 @@ class UwsSseSink implements SseSink {
   /** The client went away (uWS onAborted). */
   aborted(): void {
     this.closed = true;
+    this.stopRearm();
     for (const f of this.closeCbs) f();
     this.writable?.();
   }
 
   write(chunk: string | Buffer): boolean {
     if (this.closed) return false;
-    if (this.corked) return this.res.write(chunk);
+    if (this.corked) {
+      const ok = this.res.write(chunk);
+      if (!ok) this.full();
+      return ok;
+    }
     this.chunk = chunk;
     this.res.cork(this.writeOne);
     this.chunk = '';
+    if (!this.wrote) this.full();
     return this.wrote;
   }
 
@@ -400,6 +427,7 @@ class UwsSseSink implements SseSink {
   end(): void {
     if (this.closed) return;
     this.closed = true;
+    this.stopRearm();
     this.res.cork(() => this.res.end());
     for (const f of this.closeCbs) f();
   }
@@ -407,6 +435,7 @@ class UwsSseSink implements SseSink {
   destroy(): void {
     if (this.closed) return;
     this.closed = true;
+    this.stopRearm();
     this.res.close();
     for (const f of this.closeCbs) f();
   }

@@ -28,6 +28,11 @@ export const APPEND_SESSIONS_PER_STAR_MAX = 16_384;
 export const SSE_CONNECTIONS_PER_HOST_MAX = 4096;
 export const SSE_HEARTBEAT_MS = 15_000;
 export const SSE_STALL_MS = 60_000;
+/** uWebSockets.js 20.30 closes a response's socket 10 s after a write finds it full (its
+ *  HTTP_TIMEOUT_S, which JavaScript cannot set), long before SSE_STALL_MS. An event stream whose
+ *  consumer stopped reading re-arms that timer this often (pause() and resume(): see UwsSseSink)
+ *  until the socket drains or the pump's own stall bound ends the stream. */
+export const UWS_STALL_REARM_MS = 4_000;
 export const SCOPE_TOKENS_MAX = 64;
 export const EXCHANGE_TTL_SECONDS_DEFAULT = 15 * 60;
 export const EXCHANGE_TTL_SECONDS_MAX = 60 * 60;

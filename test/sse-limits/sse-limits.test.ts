@@ -107,3 +107,57 @@ for (const engine of ENGINES) {
     });
   });
 }
+
+/** uWebSockets.js closes a socket 10 s after a write found it full (its own timeout, which
+ *  JavaScript cannot set). A consumer paused longer than that, well within the spec's 60 s stall
+ *  bound, must lose nothing: before, the uws engine cut it at 10 s. */
+const PAUSE_PAST_UWS_TIMEOUT_MS = 12_000;
+/** Appends made while the consumer is paused: far more than the kernel's socket buffers hold. */
+const PAUSED_APPENDS = 40;
+const RECORDS_PER_APPEND = 4;
+
+/** Reads on until `marker` has arrived (matched across chunk edges without keeping the stream). */
+function readUntilMarker(s: Socket, marker: string, waitMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let carry = '';
+    let bytes = 0;
+    const timer = setTimeout(() => { cleanup(); reject(new Error(`no ${JSON.stringify(marker)} after ${bytes} bytes`)); }, waitMs);
+    const onData = (c: Buffer): void => {
+      bytes += c.length;
+      const text = carry + c.toString('latin1');
+      if (text.includes(marker)) { cleanup(); resolve(); return; }
+      carry = text.slice(-marker.length);
+    };
+    const onEnd = (): void => { cleanup(); reject(new Error(`the stream ended after ${bytes} bytes without ${JSON.stringify(marker)}`)); };
+    const cleanup = (): void => { clearTimeout(timer); s.off('data', onData); s.off('end', onEnd); };
+    s.on('data', onData);
+    s.on('end', onEnd);
+  });
+}
+
+test('a consumer paused past uWS\'s own 10 s, within the 60 s stall bound, keeps its stream and gets every record (both engines)', { timeout: 120_000 }, async () => {
+  await Promise.all(ENGINES.map(async (engine) => {
+    const srv = await startServer({ engine });
+    const key = `/v1/streams/lim/paused-${engine}`;
+    try {
+      assert.equal((await post(srv.baseUrl, '/v1/buckets/lim', {})).status, 201);
+      assert.equal((await post(srv.baseUrl, key, {})).status, 201);
+      const s = rawSubscribe(srv.port, `${key}/records/subscribe?seq_num=0`);
+      try {
+        await readUntil(s, (t) => t.includes('\r\n\r\n'));
+        s.pause();
+        const body = 'x'.repeat(256 * 1024);
+        for (let i = 0; i < PAUSED_APPENDS; i++) {
+          const r = await post(srv.baseUrl, `${key}/records`, { records: Array.from({ length: RECORDS_PER_APPEND }, () => ({ body })) });
+          assert.equal(r.status, 200);
+        }
+        await new Promise((r) => setTimeout(r, PAUSE_PAST_UWS_TIMEOUT_MS));
+        const done = readUntilMarker(s, `id: ${PAUSED_APPENDS * RECORDS_PER_APPEND}\n`, WAIT_MS * 2);
+        s.resume();
+        await done;
+      } finally { s.destroy(); }
+    } finally {
+      await srv.stop();
+    }
+  }));
+});
