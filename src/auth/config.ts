@@ -346,6 +346,9 @@ export function parseAuthConfig(
   }
   const seed = parseRootSeed(read, env);
   if (seed !== undefined) config.rootSeed = seed;
+  // Not refused (a shared environment may set the seed for every star), but said: under auth off no
+  // registry is kept and the seed converges nowhere.
+  if (seed !== undefined && mode === 'off') warn(`auth: warning: the root seed ${seed.key_id} is ignored under --auth off (no credential registry is kept)`);
   return config;
 }
 

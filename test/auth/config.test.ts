@@ -227,3 +227,13 @@ test('AUTH_SETTINGS lists every flag with an SVCD_ variable and help', () => {
     assert.ok(flags.includes(f), f);
   }
 });
+
+test('a root seed under --auth off boots with one warning line (it converges nowhere)', () => {
+  const warnings: string[] = [];
+  parse({ 'root-key-id': 'ck_root' }, { SVCD_ROOT_SECRET: 'a-root-secret-of-at-least-32-bytes!!' }, false, warnings);
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /^auth: warning: the root seed ck_root is ignored under --auth off/);
+  const quiet: string[] = [];
+  parse({ auth: 'off' }, {}, false, quiet);
+  assert.deepEqual(quiet, []);
+});
