@@ -11,7 +11,7 @@ import { mint, startGrpcChild, type GrpcChild } from '../grpc/child.ts';
 /** Tokens that must expire during a test live this long (exp has one-second resolution). */
 const SHORT_TTL_S = 2;
 /** A record appended this long after such a token's exp must not reach its live read. */
-const AFTER_EXP_MS = 1500;
+const AFTER_EXP_MS = 3000;
 
 describe('DS authorization and expiry (jwt)', () => {
   let c: GrpcChild;
