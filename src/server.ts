@@ -304,7 +304,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     ...(tls.ca !== undefined && authConfig.mode === 'mtls' ? { ca: readFileSync(tls.ca) } : {}),
     ...(authConfig.mode === 'mtls' ? { cert: readFileSync(tls.cert), key: readFileSync(tls.key) } : {}),
   };
-  const proxy = cluster ? new LeaderProxy(starId, (id) => cluster.starGone(id), hopTls) : undefined;
+  const proxy = cluster ? new LeaderProxy(starId, (id) => cluster.starGone(id), hopTls, cfg.sse.stallMs) : undefined;
   if (proxy) life.started('leader proxy', 'leadership', () => proxy.close());
   if (cluster && proxy && log instanceof ClusterCommitLog) {
     const c = cluster;

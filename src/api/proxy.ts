@@ -6,7 +6,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import http from 'node:http';
 import https from 'node:https';
-import { PROXY_HEAD_MS_MAX, PROXY_LEADER_CHECK_MS, PROXY_SOCKETS_PER_PEER_MAX, SSE_CONNECTIONS_PER_HOST_MAX } from '../config/limits.ts';
+import { PROXY_HEAD_MS_MAX, PROXY_LEADER_CHECK_MS, PROXY_SOCKETS_PER_PEER_MAX, SSE_CONNECTIONS_PER_HOST_MAX, SSE_STALL_MS } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
 import { SSE_OPENING, type HttpExchange } from './exchange.ts';
 
@@ -95,7 +95,13 @@ export class LeaderProxy {
 
   /** `leaderGone(starId)`: the membership saw that star's heartbeat go stale (it is frozen, cut off
    *  or dead); a hop open to it is then given up on. `tls`: the bridges serve TLS. */
-  constructor(private readonly starId: string, private readonly leaderGone: (starId: string) => boolean = () => false, private readonly tls?: HopTls) {}
+  constructor(
+    private readonly starId: string,
+    private readonly leaderGone: (starId: string) => boolean = () => false,
+    private readonly tls?: HopTls,
+    /** A relayed event stream's stalled-consumer bound (--sse-stall-ms). */
+    private readonly sseStallMs: number = SSE_STALL_MS,
+  ) {}
 
   private agentFor(address: string, live: boolean): http.Agent {
     const agents = live ? this.liveAgents : this.agents;
@@ -158,7 +164,7 @@ export class LeaderProxy {
         }
         const status = res.statusCode ?? 502;
         if ((res.headers['content-type'] ?? '').startsWith('text/event-stream') && status === 200) {
-          relayStream(ex, res, out, req);
+          relayStream(ex, res, out, req, this.sseStallMs);
           resolve(status);
           return;
         }
@@ -195,10 +201,13 @@ export class LeaderProxy {
   }
 }
 
-/** An event stream relayed with backpressure: the leader's socket pauses while the caller's is full. */
-function relayStream(ex: HttpExchange, res: http.IncomingMessage, headers: [string, string][], req: http.ClientRequest): void {
+/** An event stream relayed with backpressure: the leader's socket pauses while the caller's is full,
+ *  and a caller that has not drained for `stallMs` is cut off here, as the leader's own pump would
+ *  (the leader may not see the stall: the relay's buffers take a quiet stream's frames for long). */
+function relayStream(ex: HttpExchange, res: http.IncomingMessage, headers: [string, string][], req: http.ClientRequest, stallMs: number): void {
   const sink = ex.startStream(headers);
-  sink.onClose(() => req.destroy());
+  let stallCut: ReturnType<typeof setTimeout> | undefined;
+  sink.onClose(() => { clearTimeout(stallCut); req.destroy(); });
   // The local sink opened with its own comment; the leader's, first on its stream, is not repeated.
   let opening = true;
   res.on('data', (data: Buffer) => {
@@ -211,7 +220,12 @@ function relayStream(ex: HttpExchange, res: http.IncomingMessage, headers: [stri
     if (sink.closed) return;
     if (!sink.write(chunk)) {
       res.pause();
-      sink.onWritable(() => res.resume());
+      stallCut ??= setTimeout(() => { sink.destroy(); req.destroy(); }, stallMs);
+      sink.onWritable(() => {
+        clearTimeout(stallCut);
+        stallCut = undefined;
+        res.resume();
+      });
     }
   });
   res.on('error', () => undefined);

@@ -189,7 +189,10 @@ export class CredentialRegistry {
       await this.store.put({ key_id: seed.key_id, secret_hash: hash, scope: seed.scope, state: 'active', created_at_unix_ms: now, seeded_at_unix_ms: seededAt });
       outcome = 'created';
     } else {
-      seededAt = row.seeded_at_unix_ms ?? now;
+      // A row without the mark (made before the mark existed, or by hand) is dated by its creation,
+      // never by this start: a star restarted with an old seed mid-rollout must find it older than
+      // the new seed, not newer.
+      seededAt = row.seeded_at_unix_ms ?? row.created_at_unix_ms;
       outcome = row.secret_hash === hash && row.scope === seed.scope ? 'unchanged' : 'updated';
       if (outcome === 'updated' || row.seeded_at_unix_ms === undefined) {
         await this.store.put({ ...row, secret_hash: hash, scope: seed.scope, seeded_at_unix_ms: seededAt });

@@ -150,3 +150,20 @@ test('a root seed under a new key id rotates: the previous seed is revoked, not 
   // Listings never show the seed marker.
   assert.ok((await reg.list()).items.every((r) => !('seeded_at_unix_ms' in r)));
 });
+
+test('a seed row from before the mark: a newer seed leaves it, and a star started with it never revokes the newer one', async () => {
+  const store = new MemoryCredentialStore();
+  let now = 5000;
+  const reg = new CredentialRegistry(store, { now: () => now, log: () => {} });
+  // The old seed's row, written by a build that did not mark seeds.
+  await store.put({ key_id: 'root-old', secret_hash: hashSecret('old secret'), scope: 'svc:admin', state: 'active', created_at_unix_ms: 1000 });
+  now += 1;
+  await reg.convergeRootSeed({ key_id: 'root-new', secret_hash: hashSecret('new secret'), scope: 'svc:admin' });
+  assert.equal((await store.get('root-old'))?.state, 'active', 'unmarked: left as it is');
+  now += 1;
+  await reg.convergeRootSeed({ key_id: 'root-old', secret_hash: hashSecret('old secret'), scope: 'svc:admin' });
+  assert.equal((await store.get('root-new'))?.state, 'active', 'the old seed, dated by its creation, is older');
+  now += 1;
+  await reg.convergeRootSeed({ key_id: 'root-new', secret_hash: hashSecret('new secret'), scope: 'svc:admin' });
+  assert.equal((await store.get('root-old'))?.state, 'revoked', 'now marked, the old seed goes at the new one\'s next start');
+});

@@ -5,11 +5,14 @@
 // ends /v1 subscriptions. Before, every DS write needed only `append`, a pinned credential wrote
 // freely, and a 2 s token's long-poll or event stream delivered records appended after it expired.
 import { strict as assert } from 'node:assert';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { mint, startGrpcChild, type GrpcChild } from '../grpc/child.ts';
 
 /** Tokens that must expire during a test live this long (exp has one-second resolution). */
 const SHORT_TTL_S = 2;
+/** A body a caller without the grant announces: it must be refused from its head, none of it read. */
+const ANNOUNCED_BODY_BYTES = 90 * 1024 * 1024;
 /** A record appended this long after such a token's exp must not reach its live read. */
 const AFTER_EXP_MS = 3000;
 
@@ -48,6 +51,25 @@ describe('DS authorization and expiry (jwt)', () => {
     assert.equal(await records('a1'), 2, 'the meta record and the append');
     assert.equal(await status(ds('a1', { method: 'DELETE' }, await mint('svc:delete:ds:*', 600))), 204);
     assert.equal(await records('a1'), -1);
+  });
+
+  it('a caller without the grant is refused from its head: an announced 90 MiB body is never waited for', async () => {
+    const reader = await mint('svc:read:ds:*', 600);
+    const sock = connect(c.server.port, '127.0.0.1');
+    try {
+      const answer = new Promise<string>((resolve, reject) => {
+        let text = '';
+        sock.on('data', (d: Buffer) => { text += d.toString('latin1'); if (text.includes('\r\n\r\n')) resolve(text); });
+        sock.on('error', reject);
+        sock.on('close', () => resolve(text));
+      });
+      sock.write(`PUT /ds/v1/stream/big HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${reader}\r\nContent-Type: text/plain\r\nContent-Length: ${ANNOUNCED_BODY_BYTES}\r\n\r\n`);
+      sock.write(Buffer.alloc(1024, 0x61)); // the body starts, and stops: only an answer from the head can come
+      assert.match(await answer, /^HTTP\/1\.1 403/);
+    } finally {
+      sock.destroy();
+    }
+    assert.equal(await records('big'), -1);
   });
 
   it('a fork reads its source: without read on it, 403 and no fork', async () => {

@@ -39,22 +39,29 @@ const DS_READ_METHODS = new Set(['GET', 'HEAD']);
 
 /** What a DS request asks of the caller's grants, as the data plane's verbs would (spec, scope
  *  grammar): GET and HEAD read; POST appends; PUT creates the stream (CreateStream), and appends too
- *  when it carries data, and reads the source of a fork; DELETE deletes. The `ds` bucket a first PUT
+ *  when its head says it carries data, and reads the source of a fork; DELETE deletes. The `ds` bucket a first PUT
  *  makes rides on that PUT's grant, as autocreate rides its triggering action. A credential that pins
  *  a fencing token cannot write through DS, which has no way to present one: POST and PUT write
  *  records (an open), so they are refused under a pin. */
-function authorizeDs(principal: Principal, method: string, bucket: string, key: string, header: (n: string) => string | undefined, body: Buffer): void {
+function authorizeDs(principal: Principal, method: string, bucket: string, key: string, header: (n: string) => string | undefined): void {
   if (DS_READ_METHODS.has(method)) { authorize(principal, 'Read', { bucket, key }); return; }
   if (method === 'DELETE') { authorize(principal, 'DeleteStream', { bucket, key }); return; }
   if (method === 'PUT') {
     authorize(principal, 'CreateStream', { bucket, key });
-    if (body.length > 0) authorize(principal, 'Append', { bucket, key });
+    if (mayCarryBody(header)) authorize(principal, 'Append', { bucket, key });
     const from = header('stream-forked-from');
     if (from !== undefined) authorize(principal, 'Read', { bucket, key: sourceKeyOf(from) });
   } else {
     authorize(principal, 'Append', { bucket, key });
   }
   checkFencingPin(principal, 'Append', undefined);
+}
+
+/** Whether a request says it has a body (read from its head, so grants are checked before any of it
+ *  is taken in; a PUT that says so and sends none asked for no more than it needed). */
+function mayCarryBody(header: (n: string) => string | undefined): boolean {
+  const length = header('content-length');
+  return header('transfer-encoding') !== undefined || (length !== undefined && length.trim() !== '0');
 }
 
 export const isDsPath = (path: string): boolean => path === DS_PREFIX || path.startsWith(`${DS_PREFIX}/`);
@@ -107,16 +114,16 @@ export class DsSurface {
       if (ex.method === 'OPTIONS') { ex.respond(204, preflightHeaders(origin), ''); return 204; }
       key = this.keyOf(ex.path);
       if (!DS_READ_METHODS.has(ex.method) && !DS_WRITE_METHODS.has(ex.method)) throw dsError('method_not_allowed', `${ex.method} is not a DS method`);
-      // Authenticated before the body is read (an unknown caller's body is never taken in), and
-      // authorized after it (whether a PUT carries data decides what it asks).
+      // Authenticated and authorized before the body is read: a caller without the grant never has
+      // its body taken in.
       const principal = this.deps.authenticator
         ? await this.deps.authenticator.authenticate(ex.header('authorization'), { clientCertVerified: ex.clientCertVerified })
         : undefined;
+      if (principal) authorizeDs(principal, ex.method, this.deps.bucket, key, (n) => ex.header(n));
       if (ex.method === 'PUT' || ex.method === 'POST') {
         const read = ex.readBody(DS_BODY_BYTES_MAX);
         body = read instanceof Promise ? await read : read;
       }
-      if (principal) authorizeDs(principal, ex.method, this.deps.bucket, key, (n) => ex.header(n), body);
       // The credential's exp is the request's deadline: appends not sequenced by then are refused, and
       // live reads end at it (spec, Claims).
       expMs = principal?.expMs;

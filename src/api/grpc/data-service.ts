@@ -23,16 +23,16 @@ interface Addressed {
 /** Decodes (bucket, key), runs the auth hook for a stream-level verb and arms the call's deadline
  *  at the credential's exp. `fencingToken`: the token a pinned verb presents. */
 async function streamAddress(
-  ctx: GrpcContext, verb: string, req: Addressed, call: UnaryCallState, fencingToken?: string,
+  ctx: GrpcContext, verb: string, req: Addressed, call: UnaryCallState, fencingToken?: string, deadline: 'arm' | 'carry' = 'arm',
 ): Promise<{ bucket: string; key: string; expMs: number | undefined }> {
   const { bucket, key } = await decodeAfterAuth(ctx, call.metadata, () => addressFromWire(req));
   const caller = await authorize(ctx, {
     verb, plane: 'data', metadata: call.metadata, bucket, key, ...(fencingToken !== undefined ? { fencing_token: fencingToken } : {}),
   });
-  // An Append carries its deadline into the core instead (AppendInput.deadlineMs): answering
-  // DEADLINE_EXCEEDED at exp while a batch already sequenced commits after it would invite a retry
-  // that writes it twice.
-  if (verb !== 'Append') call.deadlineAt(caller.expMs);
+  // 'carry': the caller takes the exp into the core itself (Append: AppendInput.deadlineMs), as
+  // answering DEADLINE_EXCEEDED at exp while a batch already sequenced commits after it would invite
+  // a retry that writes it twice.
+  if (deadline === 'arm') call.deadlineAt(caller.expMs);
   return { bucket, key, expMs: caller.expMs };
 }
 
@@ -48,7 +48,7 @@ export function dataServiceHandlers(ctx: GrpcContext): DataServiceHandlers {
   return {
     Append: unary(async (req, _md, c) => {
       const token = req.fencing_token !== undefined ? fencingTokenFromWire(req.fencing_token) : undefined;
-      const { bucket, key, expMs } = await streamAddress(ctx, 'Append', req, c, token);
+      const { bucket, key, expMs } = await streamAddress(ctx, 'Append', req, c, token, 'carry');
       const { records } = recordsFromWire(req.records);
       const ack = await svc.append(bucket, key, {
         records,
