@@ -121,24 +121,55 @@ export class FanOut {
 
 const fanOut = new FanOut();
 
-/** Runs one subscription's event stream; the answer ends it cleanly (a stopping star). */
-export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts: SsePumpOptions = {}): () => void {
-  let ended = false;
-  let stalledSince = 0;
+/**
+ * One subscription's event stream, as the fan-out runs it. A class, not closures: the fan-out touches
+ * every caught-up subscriber on every batch, and its state here is in one object (a closure-based pump
+ * was an object plus its context, two heap objects a delivery, each a likely cache miss at 16,384
+ * subscribers). The bound functions are made once per pump, never per write.
+ */
+class SsePump implements Runnable {
+  queued = false;
+  private ended = false;
+  /** Set while the socket is full: the consumer is cut off once it has not drained for stallMs. */
+  private stallCut: ReturnType<typeof setTimeout> | undefined;
   /** A heartbeat is owed: written on the pump's next turn. */
-  let hbDue = false;
+  private hbDue = false;
   /** A next() is pending (the slow path): poll() must not run meanwhile. */
-  let slowPending = false;
-  let expiry: ReturnType<typeof setTimeout> | undefined;
-  /** Armed while the socket is full: the consumer is cut off once it has not drained for stallMs. */
-  let stallCut: ReturnType<typeof setTimeout> | undefined;
-  const finish = (tail?: string, hard = false): void => {
-    if (ended) return;
-    ended = true;
-    clearInterval(hb);
-    if (expiry) clearTimeout(expiry);
-    if (stallCut) clearTimeout(stallCut);
-    sub.close();
+  private slowPending = false;
+  private expiry: ReturnType<typeof setTimeout> | undefined;
+  private readonly hb: ReturnType<typeof setInterval>;
+  private readonly stallMs: number;
+  /** writeFrames' input and the socket's verdict, for `corked` (res.cork takes no arguments). */
+  private first: SubscriptionBatch | undefined;
+  private ok = true;
+
+  constructor(private readonly sink: SseSink, private readonly sub: Subscription, private readonly base64: boolean, private readonly opts: SsePumpOptions) {
+    this.stallMs = opts.stallMs ?? SSE_STALL_MS;
+    // The heartbeat is written on the pump's turn, so thousands of subscribers' timers firing
+    // together are served in bounded slices like any other write.
+    this.hb = setInterval(() => {
+      if (this.stallCut === undefined) { this.hbDue = true; fanOut.enqueue(this); }
+    }, opts.heartbeatMs ?? SSE_HEARTBEAT_MS);
+    if (opts.expiresAtMs !== undefined) this.armExpiry(opts.expiresAtMs);
+    sink.onClose(() => this.finish());
+  }
+
+  /** Timers hold at most 2^31-1 ms (about 24.8 days): a later exp re-arms until it is in reach. */
+  private armExpiry(at: number): void {
+    const left = at - Date.now();
+    this.expiry = left > TIMER_MS_MAX
+      ? setTimeout(() => this.armExpiry(at), TIMER_MS_MAX)
+      : setTimeout(() => this.finish(AUTH_EXPIRED_FRAME), Math.max(0, left));
+  }
+
+  finish(tail?: string, hard = false): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearInterval(this.hb);
+    if (this.expiry) clearTimeout(this.expiry);
+    if (this.stallCut) clearTimeout(this.stallCut);
+    this.sub.close();
+    const sink = this.sink;
     if (!sink.closed) {
       if (hard) sink.destroy();
       else {
@@ -146,98 +177,87 @@ export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts:
         sink.end();
       }
     }
-    opts.onEnd?.();
-  };
-  const hbMs = opts.heartbeatMs ?? SSE_HEARTBEAT_MS;
-  const stallMs = opts.stallMs ?? SSE_STALL_MS;
-  const hb = setInterval(() => {
-    // The heartbeat is written on the pump's turn, so thousands of subscribers' timers firing
-    // together are served in bounded slices like any other write.
-    if (!stalledSince) { hbDue = true; fanOut.enqueue(pump); }
-  }, hbMs);
-  // Timers hold at most 2^31-1 ms (about 24.8 days): a later exp re-arms until it is in reach.
-  const armExpiry = (at: number): void => {
-    const left = at - Date.now();
-    expiry = left > TIMER_MS_MAX
-      ? setTimeout(() => armExpiry(at), TIMER_MS_MAX)
-      : setTimeout(() => finish(AUTH_EXPIRED_FRAME), Math.max(0, left));
-  };
-  if (opts.expiresAtMs !== undefined) armExpiry(opts.expiresAtMs);
-  sink.onClose(() => finish());
+    this.opts.onEnd?.();
+  }
 
-  // The corked part of writeFrames, one function for the pump's life (no closure per write): it reads
-  // its input from `first` and leaves the socket's verdict in `ok`.
-  let first: SubscriptionBatch | undefined;
-  let ok = true;
-  const corked = (): void => {
-    if (hbDue) { hbDue = false; sink.write(': hb\n\n'); }
-    let bytes = 0;
-    let b = first ?? sub.poll?.();
-    first = undefined;
-    while (b) {
-      const f = encodeBatchFrame(b, base64);
-      ok = sink.write(f);
-      bytes += f.length;
-      if (!ok || bytes >= SSE_COALESCE_BYTES_MAX) break;
-      b = sub.poll?.();
-    }
-  };
-  const writeFrames = (b: SubscriptionBatch | undefined): void => {
-    // Frames already committed go out together in one corked write, up to SSE_COALESCE_BYTES_MAX.
-    first = b;
-    ok = true;
-    sink.cork(corked);
-    if (!ok) {
-      stalledSince = Date.now();
-      // Exactly stallMs after the write that found the socket full (a check on the heartbeat's
-      // interval cut it anywhere up to a heartbeat later).
-      stallCut = setTimeout(() => finish(undefined, true), stallMs);
-      sink.onWritable(() => {
-        stalledSince = 0;
-        clearTimeout(stallCut);
-        stallCut = undefined;
-        fanOut.enqueue(pump);
-      });
+  run(): void {
+    if (this.ended || this.sink.closed) return;
+    if (this.slowPending || this.stallCut !== undefined) {
+      // Queued by a heartbeat while a read is pending (or the socket filled since): only the
+      // heartbeat, never a second reader of the subscription.
+      if (this.hbDue && this.stallCut === undefined) { this.hbDue = false; this.sink.write(': hb\n\n'); }
       return;
     }
-    if (sub.atTail && sub.onReady && sub.atTail()) sub.onReady(ready);
-    else fanOut.enqueue(pump); // more at hand, a history read, or an error for next() to raise
+    const sub = this.sub;
+    const b = sub.poll?.();
+    if (b) this.writeFrames(b);
+    else if (this.hbDue) this.writeFrames(undefined);
+    else if (sub.atTail && sub.onReady && sub.atTail()) sub.onReady(this.ready);
+    else void this.slow();
+  }
+
+  /** One callback for every wait at the tail (no closure per batch). */
+  private readonly ready = (): void => fanOut.enqueue(this);
+
+  /** The corked part of writeFrames: frames already committed go out together in one corked write,
+   *  up to SSE_COALESCE_BYTES_MAX. */
+  private readonly corked = (): void => {
+    const sink = this.sink;
+    if (this.hbDue) { this.hbDue = false; sink.write(': hb\n\n'); }
+    let bytes = 0;
+    let b = this.first ?? this.sub.poll?.();
+    this.first = undefined;
+    while (b) {
+      const f = encodeBatchFrame(b, this.base64);
+      this.ok = sink.write(f);
+      bytes += f.length;
+      if (!this.ok || bytes >= SSE_COALESCE_BYTES_MAX) break;
+      b = this.sub.poll?.();
+    }
   };
-  // The slow path: a read from history or settled segments, a generic Subscription, or an error.
-  const slow = async (): Promise<void> => {
+
+  private writeFrames(b: SubscriptionBatch | undefined): void {
+    this.first = b;
+    this.ok = true;
+    this.sink.cork(this.corked);
+    if (!this.ok) {
+      // Cut exactly stallMs after the write that found the socket full.
+      this.stallCut = setTimeout(() => this.finish(undefined, true), this.stallMs);
+      this.sink.onWritable(this.drained);
+      return;
+    }
+    const sub = this.sub;
+    if (sub.atTail && sub.onReady && sub.atTail()) sub.onReady(this.ready);
+    else fanOut.enqueue(this); // more at hand, a history read, or an error for next() to raise
+  }
+
+  private readonly drained = (): void => {
+    clearTimeout(this.stallCut);
+    this.stallCut = undefined;
+    fanOut.enqueue(this);
+  };
+
+  /** The slow path: a read from history or settled segments, a generic Subscription, or an error. */
+  private async slow(): Promise<void> {
     let batch: SubscriptionBatch;
-    slowPending = true;
+    this.slowPending = true;
     try {
-      batch = await sub.next();
+      batch = await this.sub.next();
     } catch (err) {
       const e = asServiceError(err);
-      finish(`event: error\ndata: ${JSON.stringify(e.toBody())}\n\n`);
+      this.finish(`event: error\ndata: ${JSON.stringify(e.toBody())}\n\n`);
       return;
     } finally {
-      slowPending = false;
+      this.slowPending = false;
     }
-    if (ended || sink.closed) return;
-    writeFrames(batch);
-  };
-  const pump: Runnable = {
-    queued: false,
-    run() {
-      if (ended || sink.closed) return;
-      if (slowPending || stalledSince) {
-        // Queued by a heartbeat while a read is pending (or the socket filled since): only the
-        // heartbeat, never a second reader of the subscription.
-        if (hbDue && !stalledSince) { hbDue = false; sink.write(': hb\n\n'); }
-        return;
-      }
-      const b = sub.poll?.();
-      if (b) writeFrames(b);
-      else if (hbDue) writeFrames(undefined);
-      else if (sub.atTail && sub.onReady && sub.atTail()) sub.onReady(ready);
-      else void slow();
-    },
-  };
-  // One callback for every wait at the tail (no closure per batch).
-  const ready = (): void => fanOut.enqueue(pump);
+    if (this.ended || this.sink.closed) return;
+    this.writeFrames(batch);
+  }
+}
+
+/** Runs one subscription's event stream; the answer ends it cleanly (a stopping star). */
+export function pumpSse(sink: SseSink, sub: Subscription, base64: boolean, opts: SsePumpOptions = {}): () => void {
+  const pump = new SsePump(sink, sub, base64, opts);
   fanOut.enqueue(pump);
-  return () => finish();
+  return () => pump.finish();
 }
