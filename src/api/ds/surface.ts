@@ -1,7 +1,7 @@
 // The Durable Streams protocol on the data bridge: every request under DS_PREFIX comes here (one hook
 // in dispatch.ts), whichever HTTP engine carries it. Routes by method, authenticates and authorizes
-// like the data plane (read for GET/HEAD, append for PUT/POST/DELETE, on the DS bucket), and answers
-// through the exchange. See README: Durable Streams for the mapping onto svcd streams.
+// as the data plane's verbs would (authorizeDs), on the DS bucket, and answers through the exchange.
+// See README: Durable Streams for the mapping onto svcd streams.
 
 import type { StreamService } from '../../core/service-api.ts';
 import { authorize, checkFencingPin, type Authenticator, type Principal } from '../../auth/index.ts';
@@ -39,10 +39,10 @@ const DS_READ_METHODS = new Set(['GET', 'HEAD']);
 
 /** What a DS request asks of the caller's grants, as the data plane's verbs would (spec, scope
  *  grammar): GET and HEAD read; POST appends; PUT creates the stream (CreateStream), and appends too
- *  when its head says it carries data, and reads the source of a fork; DELETE deletes. The `ds` bucket a first PUT
- *  makes rides on that PUT's grant, as autocreate rides its triggering action. A credential that pins
- *  a fencing token cannot write through DS, which has no way to present one: POST and PUT write
- *  records (an open), so they are refused under a pin. */
+ *  when its head says it carries data, and reads the source of a fork; DELETE deletes. The `ds`
+ *  bucket a first PUT makes rides on that PUT's grant, as autocreate rides its triggering action. A
+ *  credential that pins a fencing token cannot write through DS, which has no way to present one:
+ *  POST and PUT write records (an open), so they are refused under a pin. */
 function authorizeDs(principal: Principal, method: string, bucket: string, key: string, header: (n: string) => string | undefined): void {
   if (DS_READ_METHODS.has(method)) { authorize(principal, 'Read', { bucket, key }); return; }
   if (method === 'DELETE') { authorize(principal, 'DeleteStream', { bucket, key }); return; }
