@@ -15,9 +15,15 @@ import type { MemBatch, StreamState, TailParker } from './stream-state.ts';
 import type { SequencedRecord } from './types.ts';
 
 const shared = new WeakMap<MemBatch, SubscriptionBatch>();
+/** The batch asked for last: a fan-out hands one batch to thousands of subscribers in a row, so this
+ *  one-entry memo answers nearly every lookup without the WeakMap's hashing (held batches carry no
+ *  field for it: they are kept by the million, see HeldBatch). */
+let lastMem: MemBatch | undefined;
+let lastShared: SubscriptionBatch | undefined;
 
 /** The one batch object every subscriber at `b.firstSeq` receives. */
 function sharedBatch(b: MemBatch): SubscriptionBatch {
+  if (b === lastMem) return lastShared!;
   let v = shared.get(b);
   if (!v) {
     const records: SequencedRecord[] = [];
@@ -25,6 +31,8 @@ function sharedBatch(b: MemBatch): SubscriptionBatch {
     v = { records, tail: { seq_num: b.firstSeq + b.count, timestamp_ms: b.maxTs } };
     shared.set(b, v);
   }
+  lastMem = b;
+  lastShared = v;
   return v;
 }
 
