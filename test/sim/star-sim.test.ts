@@ -250,7 +250,13 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
       batches.set(batch.id, batch);
       const records = Array.from({ length: batch.size }, (_, i) => ({ headers: [], body: Buffer.from(`${batch.id}.${i}`) }));
       const star = b.star;
-      const input = { records, ...(batch.match !== undefined ? { match_seq_num: batch.match } : {}), ...(token !== '' ? { fencing_token: token } : {}) };
+      // Now and then the caller's credential expires within the next few seconds of virtual time: an
+      // append still waiting then (on a metadata write, a match) is refused and must never appear.
+      const deadline = random() < 0.1 ? world.nowMs + pick(3000) : undefined;
+      const input = {
+        records, ...(batch.match !== undefined ? { match_seq_num: batch.match } : {}), ...(token !== '' ? { fencing_token: token } : {}),
+        ...(deadline !== undefined ? { deadlineMs: deadline } : {}),
+      };
       star.append(BUCKET, `k${stream}`, input).then(
         (ack) => {
           if (star !== b.star) return; // a crashed star's late answer never reaches a producer
@@ -267,7 +273,7 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
           trace.push(`refused ${batch.id} ${err.code}`);
         },
       );
-      trace.push(`append ${batch.id} k${stream} x${batch.size}${batch.match !== undefined ? ` match ${batch.match}` : ''}`);
+      trace.push(`append ${batch.id} k${stream} x${batch.size}${batch.match !== undefined ? ` match ${batch.match}` : ''}${deadline !== undefined ? ` deadline +${deadline - world.nowMs}` : ''}`);
     } else if (r < 0.56) {
       trace.push(`flush ${b.inc.log.flush()}`);
     } else if (r < 0.66) {

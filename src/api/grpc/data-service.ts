@@ -21,7 +21,8 @@ interface Addressed {
 }
 
 /** Decodes (bucket, key), runs the auth hook for a stream-level verb and arms the call's deadline
- *  at the credential's exp. `fencingToken`: the token a pinned verb presents. */
+ *  at the credential's exp ('arm'), or answers the exp for the caller to carry ('carry'), see
+ *  below. `fencingToken`: the token a pinned verb presents. */
 async function streamAddress(
   ctx: GrpcContext, verb: string, req: Addressed, call: UnaryCallState, fencingToken?: string, deadline: 'arm' | 'carry' = 'arm',
 ): Promise<{ bucket: string; key: string; expMs: number | undefined }> {
