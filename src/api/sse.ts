@@ -1,49 +1,32 @@
-// The SSE pump and the fan-out that drives it. A subscriber has one batch in flight: its frame is
+// The SSE pump: one subscription's event stream. A subscriber has one batch in flight: its frame is
 // written, and the next only after the socket took it (or drained). Each committed batch's frame is
 // encoded once per encoding and the same bytes go to every subscriber that receives that batch.
 //
-// Why a scheduler: at 4096 subscribers on one stream, a tail move woke 4096 promise chains in one
-// microtask burst, and each wrote its own socket (the profile: 70 % of the busy main thread in the
-// uWS write, the rest promise and microtask churn); producers' appends waited behind the whole
-// burst. Now a woken subscriber is queued, and each event-loop turn serves at most
-// SSE_SOCKETS_PER_TURN_MAX sockets, synchronously (poll(), no promise per batch), then yields, so
-// appends are read and acked between slices. A subscriber that is behind by several batches by its
+// Why a scheduler (sse-fanout.ts): at 4096 subscribers on one stream, a tail move woke 4096 promise
+// chains in one microtask burst, and each wrote its own socket (the profile: 70 % of the busy main
+// thread in the uWS write, the rest promise and microtask churn); producers' appends waited behind
+// the whole burst. Now a pump with something to write is queued, and each event-loop turn serves at
+// most SSE_SOCKETS_PER_TURN_MAX sockets, synchronously (poll(), no promise per batch), then yields,
+// so appends are read and acked between slices. A subscriber that is behind by several batches by its
 // turn gets them all in one corked write (one syscall), so the cost per batch falls as load rises.
+// A caught-up pump joins its stream's cohort (sse-cohort.ts), which waits at the tail once for all
+// of its members and writes each new batch to them in the same bounded slices; a pump leaves it when
+// its socket fills or its stream ends, and serves itself until it is caught up again.
 // Heartbeats every 15 s; a consumer that has not drained for 60 s is cut off.
 //
 // uWS's own publish/subscribe (one buffer to many sockets natively) does not fit: in uWS.js 20.30
 // topics exist only on WebSockets (WebSocket.subscribe, App.publish); an HttpResponse, which an
 // event stream is, cannot join one. So the bytes are shared, and each socket still gets its write.
 
-import { SSE_COALESCE_BYTES_MAX, SSE_HEARTBEAT_MS, SSE_SOCKETS_PER_TURN_MAX, SSE_STALL_MS } from '../config/limits.ts';
+import { SSE_COALESCE_BYTES_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS } from '../config/limits.ts';
 import { asServiceError } from '../core/errors.ts';
 import type { Subscription, SubscriptionBatch } from '../core/service-api.ts';
 import type { SseSink } from './exchange.ts';
-import { encodeRecord } from './wire.ts';
+import { cohortFor, type Cohort, type CohortMember } from './sse-cohort.ts';
+import { encodeBatchFrame, fanOut, type Runnable } from './sse-fanout.ts';
 
 /** The last frame of a stream whose credential expired (spec: Events). */
 export const AUTH_EXPIRED_FRAME = 'event: auth-expired\ndata: {}\n\n';
-
-const frames = [new WeakMap<SubscriptionBatch, Buffer>(), new WeakMap<SubscriptionBatch, Buffer>()];
-/** The frame written last, per encoding: a fan-out writes one batch to thousands of subscribers in a
- *  row, so this one-entry memo answers nearly every lookup without touching the WeakMap. */
-const lastBatch: (SubscriptionBatch | undefined)[] = [undefined, undefined];
-const lastFrame: (Buffer | undefined)[] = [undefined, undefined];
-
-export function encodeBatchFrame(b: SubscriptionBatch, base64: boolean): Buffer {
-  const k = base64 ? 1 : 0;
-  if (lastBatch[k] === b) return lastFrame[k]!;
-  const cache = frames[k];
-  let f = cache.get(b);
-  if (!f) {
-    const data = JSON.stringify({ records: b.records.map((r) => encodeRecord(r, base64)), tail: b.tail });
-    f = Buffer.from(`id: ${b.tail.seq_num}\ndata: ${data}\n\n`, 'utf8');
-    cache.set(b, f);
-  }
-  lastBatch[k] = b;
-  lastFrame[k] = f;
-  return f;
-}
 
 /** The longest delay a Node timer takes. */
 const TIMER_MS_MAX = 2 ** 31 - 1;
@@ -62,73 +45,22 @@ export interface SsePumpOptions {
   onEnd?: () => void;
 }
 
-/** A pump the fan-out can run: one turn writes what its subscriber has at hand. */
-export interface Runnable {
-  queued: boolean;
-  run(): void;
-}
-
-/**
- * The ready queue. A pump is in it at most once (the `queued` flag), so it holds at most one entry
- * per open subscription: bounded by SUBSCRIPTIONS_PER_STAR_MAX and the per-host SSE connection cap.
- * FIFO, so a pump that goes again after a full write waits behind every other ready subscriber.
- */
-export class FanOut {
-  /** Runnables served per turn: SSE_SOCKETS_PER_TURN_MAX (a test may pass a smaller bound). */
-  constructor(private readonly perTurnMax: number = SSE_SOCKETS_PER_TURN_MAX) {}
-
-  private queue: (Runnable | undefined)[] = [];
-  private head = 0;
-  private scheduled = false;
-
-  enqueue(p: Runnable): void {
-    if (p.queued) return;
-    p.queued = true;
-    this.queue.push(p);
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    // setImmediate, not a microtask: I/O (appends, acks, new subscribers) runs between slices.
-    setImmediate(this.turn);
-  }
-
-  private readonly turn = (): void => {
-    this.scheduled = false;
-    const end = Math.min(this.queue.length, this.head + this.perTurnMax);
-    while (this.head < end) {
-      const p = this.queue[this.head];
-      this.queue[this.head++] = undefined;
-      if (!p) continue;
-      p.queued = false;
-      p.run();
-    }
-    if (this.head >= this.queue.length) {
-      this.queue.length = 0;
-      this.head = 0;
-    } else {
-      // Served entries are dropped once they are the larger part, so the array stays near the queue's size.
-      if (this.head >= this.queue.length - this.head) {
-        this.queue = this.queue.slice(this.head);
-        this.head = 0;
-      }
-      this.schedule();
-    }
-  };
-}
-
-const fanOut = new FanOut();
-
 /**
  * One subscription's event stream, as the fan-out runs it. A class, not closures: the fan-out touches
  * every caught-up subscriber on every batch, and its state here is in one object (a closure-based pump
  * was an object plus its context, two heap objects a delivery, each a likely cache miss at 16,384
  * subscribers). The bound functions are made once per pump, never per write.
  */
-class SsePump implements Runnable {
+class SsePump implements Runnable, CohortMember {
   queued = false;
+  /** The cohort it is in while caught up (sse-cohort.ts), and its place and cursor there. */
+  private cohort: Cohort | undefined;
+  cohortAt = -1;
+  cohortSeq = 0;
+  /** deliver()'s frames and how many the socket took, for `corkedFrames`. */
+  private batchFrames: readonly Buffer[] = [];
+  private batchCount = 0;
+  private wroteFrames = 0;
   private ended = false;
   /** Set while the socket is full: the consumer is cut off once it has not drained for stallMs. */
   private stallCut: ReturnType<typeof setTimeout> | undefined;
@@ -168,6 +100,7 @@ class SsePump implements Runnable {
     clearInterval(this.hb);
     if (this.expiry) clearTimeout(this.expiry);
     if (this.stallCut) clearTimeout(this.stallCut);
+    if (this.cohort) { this.cohort.leave(this); this.cohort = undefined; }
     this.sub.close();
     const sink = this.sink;
     if (!sink.closed) {
@@ -182,6 +115,15 @@ class SsePump implements Runnable {
 
   run(): void {
     if (this.ended || this.sink.closed) return;
+    if (this.cohort) {
+      // In a cohort only a heartbeat is its own to write (the cohort writes the frames); one that
+      // finds the socket full takes it out, as a frame would.
+      if (this.hbDue) {
+        this.hbDue = false;
+        if (!this.sink.write(': hb\n\n')) this.released(this.cohort.leave(this), true);
+      }
+      return;
+    }
     if (this.slowPending || this.stallCut !== undefined) {
       // Queued by a heartbeat while a read is pending (or the socket filled since): only the
       // heartbeat, never a second reader of the subscription.
@@ -192,8 +134,52 @@ class SsePump implements Runnable {
     const b = sub.poll?.();
     if (b) this.writeFrames(b);
     else if (this.hbDue) this.writeFrames(undefined);
-    else if (sub.atTail && sub.onReady && sub.atTail()) sub.onReady(this.ready);
+    else if (sub.atTail && sub.onReady && sub.atTail()) this.waitAtTail();
     else void this.slow();
+  }
+
+  /** Caught up: joins its stream's cohort, or (a subscription that cannot be shared) parks alone. */
+  private waitAtTail(): void {
+    const sub = this.sub;
+    const c = cohortFor(sub, this.base64);
+    if (c === undefined) { sub.onReady!(this.ready); return; }
+    this.cohort = c;
+    c.join(this, sub.cursor);
+  }
+
+  /** A cohort's round: its frames, written corked; how many the socket took (CohortMember). */
+  deliver(frames: readonly Buffer[], n: number): number {
+    if (this.sink.closed) return 0;
+    this.batchFrames = frames;
+    this.batchCount = n;
+    this.wroteFrames = 0;
+    this.sink.cork(this.corkedFrames);
+    this.batchFrames = [];
+    return this.wroteFrames;
+  }
+
+  private readonly corkedFrames = (): void => {
+    const sink = this.sink;
+    const frames = this.batchFrames;
+    for (let i = 0; i < this.batchCount; i++) {
+      this.wroteFrames = i + 1;
+      if (!sink.write(frames[i])) return;
+    }
+  };
+
+  /** The cohort let it go at `seq` (CohortMember): it serves itself from there. */
+  released(seq: number, full: boolean): void {
+    this.cohort = undefined;
+    this.sub.advanceTo!(seq);
+    if (this.ended || this.sink.closed) return;
+    if (full) this.stalled();
+    else fanOut.enqueue(this);
+  }
+
+  /** The socket is full: cut exactly stallMs after the write that found it so, unless it drains. */
+  private stalled(): void {
+    this.stallCut = setTimeout(() => this.finish(undefined, true), this.stallMs);
+    this.sink.onWritable(this.drained);
   }
 
   /** One callback for every wait at the tail (no closure per batch). */
@@ -220,14 +206,9 @@ class SsePump implements Runnable {
     this.first = b;
     this.ok = true;
     this.sink.cork(this.corked);
-    if (!this.ok) {
-      // Cut exactly stallMs after the write that found the socket full.
-      this.stallCut = setTimeout(() => this.finish(undefined, true), this.stallMs);
-      this.sink.onWritable(this.drained);
-      return;
-    }
+    if (!this.ok) { this.stalled(); return; }
     const sub = this.sub;
-    if (sub.atTail && sub.onReady && sub.atTail()) sub.onReady(this.ready);
+    if (sub.atTail && sub.onReady && sub.atTail()) this.waitAtTail();
     else fanOut.enqueue(this); // more at hand, a history read, or an error for next() to raise
   }
 

@@ -55,6 +55,21 @@ export class LiveSubscription implements Subscription, TailParker {
 
   get cursor(): number { return this.seq; }
 
+  /** The stream's state: every subscription of one stream shares it (see Subscription.shareKey). */
+  get shareKey(): object { return this.st; }
+
+  /** Another subscription at this cursor, closed on its own; it counts against nothing but the
+   *  stream's subscriber count (which keeps the stream from going dormant while it is open). */
+  fork(): LiveSubscription {
+    return new LiveSubscription(this.st, this.seq, this.reader, () => {});
+  }
+
+  /** Moves the cursor forward to `seq`, a batch boundary a fork of this stream delivered through. */
+  advanceTo(seq: number): void {
+    if (seq < this.seq) throw new ServiceError('internal', `a subscription cannot move back from ${this.seq} to ${seq}`);
+    this.seq = seq;
+  }
+
   async next(): Promise<SubscriptionBatch> {
     for (;;) {
       if (this.closed) throw new ServiceError('unavailable', 'subscription closed');

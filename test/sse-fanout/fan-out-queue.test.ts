@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { recordingSink } from '../helpers/sse-sink.ts';
-import { FanOut, pumpSse, type Runnable } from '../../src/api/sse.ts';
+import { pumpSse } from '../../src/api/sse.ts';
+import { FanOut, type Runnable } from '../../src/api/sse-fanout.ts';
 import type { Subscription, SubscriptionBatch } from '../../src/core/service-api.ts';
 import { SSE_SOCKETS_PER_TURN_MAX } from '../../src/config/limits.ts';
 

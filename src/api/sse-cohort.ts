@@ -1,0 +1,211 @@
+// A cohort: the caught-up subscribers of one stream (in one encoding), served as one. Alone, each
+// caught-up subscriber parks at the stream's tail, is woken and queued when it moves, polls the
+// batch, writes it and parks again: five steps through four objects of its own on every delivery,
+// which at 16,384 subscribers kept the main thread saturated where a bare broadcaster had room.
+// In a cohort one subscription of its own (a fork) parks and polls for all of them; each new
+// batch's frame is encoded once, and a round writes it to every member in bounded slices, touching
+// each member once. A member whose write finds the socket full, whose heartbeat is due, or whose
+// stream ends leaves the cohort with its cursor and goes back to its own pump; back at the tail, it
+// joins again.
+//
+// Order and exactly-once: rounds are contiguous ([from, to), then [to, …)) and a member receives a
+// round only when its cursor is the round's start. A member that joined at a later batch boundary
+// waits for the round that starts there; any other cursor (a round cut inside its gap) sends it
+// back to its own pump, which reads from its cursor as before.
+
+import { SSE_COALESCE_BYTES_MAX } from '../config/limits.ts';
+import type { Subscription } from '../core/service-api.ts';
+import { encodeBatchFrame, fanOut, type Runnable } from './sse-fanout.ts';
+
+export interface CohortMember {
+  /** Its index in the cohort's members, -1 outside one (only the cohort writes it). */
+  cohortAt: number;
+  /** Its cursor while in the cohort: the stream position its next frame starts at. */
+  cohortSeq: number;
+  /** Writes the frames [0, n) corked, stopping after a write that finds the socket full; returns how
+   *  many it wrote (uWS keeps a write that filled the socket whole, so that one counts). */
+  deliver(frames: readonly Buffer[], n: number): number;
+  /** The cohort let the member go at `seq` (its socket filled, or the cohort dissolved, or the
+   *  member's cursor fell inside a round); it serves itself from there. */
+  released(seq: number, full: boolean): void;
+}
+
+/** Cohorts by stream (Subscription.shareKey), one map per encoding (raw, base64). */
+const cohorts = [new Map<object, Cohort>(), new Map<object, Cohort>()];
+
+/** The cohort of `sub`'s stream in this encoding, made (with a fork of `sub` at its cursor) when
+ *  there is none; undefined when the subscription cannot be shared (no fork). */
+export function cohortFor(sub: Subscription, base64: boolean): Cohort | undefined {
+  const key = sub.shareKey;
+  if (key === undefined || sub.fork === undefined) return undefined;
+  const map = cohorts[base64 ? 1 : 0];
+  let c = map.get(key);
+  if (c === undefined) {
+    c = new Cohort(sub.fork(), base64, () => map.delete(key));
+    map.set(key, c);
+  }
+  return c;
+}
+
+export class Cohort implements Runnable {
+  queued = false;
+  /** Members; [0, next) have this round's frames (or were past its start), [next, …) not yet. A
+   *  member is in one cohort at most, so the array is bounded by the star's subscription cap. */
+  private members: CohortMember[] = [];
+  private next = 0;
+  /** The round: frames for [from, to), and the stream position after each; idle when from === to. */
+  private frames: Buffer[] = [];
+  private ends: number[] = [];
+  private from: number;
+  private to: number;
+  /** The tail moved (or more was at hand) while a round was being written: another round follows. */
+  private moved = false;
+  private closed = false;
+
+  constructor(private readonly driver: Subscription, private readonly base64: boolean, private readonly forget: () => void) {
+    this.from = this.to = driver.cursor;
+    this.park();
+  }
+
+  get size(): number { return this.members.length; }
+
+  /** Adds `m`, whose cursor is `seq` (at or past the cohort's: a member joins at the stream's tail). */
+  join(m: CohortMember, seq: number): void {
+    m.cohortSeq = seq;
+    m.cohortAt = this.members.length;
+    this.members.push(m);
+  }
+
+  /** Takes `m` out; returns its cursor. The members before `next` stay before it. */
+  leave(m: CohortMember): number {
+    const at = m.cohortAt;
+    if (at < 0 || this.members[at] !== m) return m.cohortSeq;
+    // A served member first trades places with the served part's last, which then counts as unserved
+    // (it is past the round's start, so the round skips it); then the list's last fills its slot.
+    if (at < this.next) {
+      this.next -= 1;
+      this.swap(at, this.next);
+    }
+    const last = this.members.pop()!;
+    if (last !== m) {
+      this.members[m.cohortAt] = last;
+      last.cohortAt = m.cohortAt;
+    }
+    m.cohortAt = -1;
+    if (this.members.length === 0) this.close();
+    return m.cohortSeq;
+  }
+
+  private swap(i: number, k: number): void {
+    const list = this.members;
+    const a = list[i];
+    const b = list[k];
+    list[i] = b;
+    b.cohortAt = i;
+    list[k] = a;
+    a.cohortAt = k;
+  }
+
+  private readonly ready = (): void => {
+    if (this.closed) return;
+    if (this.from !== this.to) this.moved = true;
+    else this.startRound();
+  };
+
+  /** Waits for the driver's tail to move; when it is not at the tail (more is at hand), a round
+   *  is owed instead. */
+  private park(): void {
+    const d = this.driver;
+    if (d.atTail?.() && d.onReady) d.onReady(this.ready);
+    else {
+      this.moved = true;
+      if (this.from === this.to) fanOut.enqueue(this);
+    }
+  }
+
+  /** Reads what the driver has at hand (whole batches in memory, up to SSE_COALESCE_BYTES_MAX) as
+   *  the next round; with nothing at hand and not at the tail (a history read, a deleted or trimmed
+   *  stream), dissolves: every member goes back to its own pump, which handles it as before. */
+  private startRound(): void {
+    this.moved = false;
+    const d = this.driver;
+    let bytes = 0;
+    this.frames.length = 0;
+    this.ends.length = 0;
+    for (let b = d.poll?.(); b; b = bytes < SSE_COALESCE_BYTES_MAX ? d.poll?.() : undefined) {
+      const f = encodeBatchFrame(b, this.base64);
+      this.frames.push(f);
+      this.ends.push(b.tail.seq_num);
+      bytes += f.length;
+    }
+    if (this.frames.length === 0) {
+      if (d.atTail?.() && d.onReady) d.onReady(this.ready);
+      else this.dissolve();
+      return;
+    }
+    this.from = this.to;
+    this.to = this.ends[this.ends.length - 1];
+    this.next = 0;
+    this.park();
+    fanOut.enqueue(this);
+  }
+
+  run(budget: number): number {
+    if (this.closed) return 0;
+    if (this.from === this.to) {
+      if (this.moved) this.startRound();
+      return 0;
+    }
+    const list = this.members;
+    const { frames, ends, from, to } = this;
+    let served = 0;
+    while (this.next < list.length && served < budget) {
+      const m = list[this.next];
+      const seq = m.cohortSeq;
+      if (seq === from) {
+        served++;
+        const n = m.deliver(frames, frames.length);
+        if (m.cohortAt < 0) continue; // it left while writing (its client went away)
+        if (n < frames.length) {
+          m.cohortSeq = n === 0 ? from : ends[n - 1];
+          m.released(this.leave(m), true);
+          continue;
+        }
+        m.cohortSeq = to;
+        // Another member's leaving while this one wrote may have moved it: it belongs to the served part.
+        if (m.cohortAt !== this.next) this.swap(m.cohortAt, this.next);
+      } else if (seq < to) {
+        // Not at a round boundary the cohort will pass (or behind it): its own pump serves it.
+        m.released(this.leave(m), false);
+        continue;
+      }
+      this.next++;
+    }
+    if (this.next < list.length) fanOut.enqueue(this);
+    else this.roundDone();
+    return served;
+  }
+
+  private roundDone(): void {
+    this.from = this.to;
+    if (this.closed) return;
+    if (this.moved) this.startRound();
+  }
+
+  private dissolve(): void {
+    const list = this.members;
+    this.members = [];
+    this.close();
+    for (const m of list) {
+      m.cohortAt = -1;
+      m.released(m.cohortSeq, false);
+    }
+  }
+
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.driver.close();
+    this.forget();
+  }
+}
