@@ -181,7 +181,7 @@ export class Cohort implements Runnable {
       }
       this.next++;
     }
-    if (this.next < list.length) fanOut.enqueue(this);
+    if (this.next < list.length) fanOut.resume(this);
     else this.roundDone();
     return served;
   }

@@ -39,6 +39,9 @@ export interface Runnable {
  * The ready queue. A pump is in it at most once (the `queued` flag), so it holds at most one entry
  * per open subscription: bounded by SUBSCRIPTIONS_PER_STAR_MAX and the per-host SSE connection cap.
  * FIFO, so a pump that goes again after a full write waits behind every other ready subscriber.
+ * A cohort's round that ran out of a turn's budget goes on first in the next turn (`resume`): one
+ * batch reaches all its subscribers before the next batch's round starts, as when each subscriber
+ * was queued on its own. Taking turns between rounds instead delays every batch by all the others.
  */
 export class FanOut {
   /** Runnables served per turn: SSE_SOCKETS_PER_TURN_MAX (a test may pass a smaller bound). */
@@ -47,11 +50,22 @@ export class FanOut {
   private queue: (Runnable | undefined)[] = [];
   private head = 0;
   private scheduled = false;
+  /** Served first in the next turn: the runnable whose work a turn's budget cut short. */
+  private front: Runnable | undefined;
 
   enqueue(p: Runnable): void {
     if (p.queued) return;
     p.queued = true;
     this.queue.push(p);
+    this.schedule();
+  }
+
+  /** Queues `p` ahead of every other: it goes on with work the last turn's budget cut short. */
+  resume(p: Runnable): void {
+    if (p.queued) return;
+    if (this.front !== undefined) { this.enqueue(p); return; }
+    p.queued = true;
+    this.front = p;
     this.schedule();
   }
 
@@ -67,6 +81,12 @@ export class FanOut {
     // Only what was queued before the turn: a runnable that queues itself again waits for the next.
     const end = this.queue.length;
     let budget = this.perTurnMax;
+    const first = this.front;
+    if (first !== undefined) {
+      this.front = undefined;
+      first.queued = false;
+      budget -= first.run(budget) ?? 1;
+    }
     while (this.head < end && budget > 0) {
       const p = this.queue[this.head];
       this.queue[this.head++] = undefined;
@@ -77,6 +97,7 @@ export class FanOut {
     if (this.head >= this.queue.length) {
       this.queue.length = 0;
       this.head = 0;
+      if (this.front !== undefined) this.schedule();
     } else {
       // Served entries are dropped once they are the larger part, so the array stays near the queue's size.
       if (this.head >= this.queue.length - this.head) {
