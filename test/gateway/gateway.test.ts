@@ -280,13 +280,18 @@ describe('gateway: edge verification and limits (auth jwt)', () => {
   });
 
   test('write_Bps is a rate, not a size: a full budget passes a body past it, then every body is 429 until the debt is repaid', async () => {
-    const token = await mint('svc:append:lim:*', 600, { limits: { write_Bps: 200 } });
+    // 10 B/s against a 425-byte body: a debt of about 40 s, which no stall between the two requests
+    // repays (at 200 B/s the second had to come within 260 ms to see the wait this test names).
+    const token = await mint('svc:append:lim:*', 600, { limits: { write_Bps: 10 } });
     const big = JSON.stringify({ records: [{ body: 'x'.repeat(400) }] });
     let r = await fetch(`${gw.url}/v1/streams/lim/w/records`, bearer(token, { method: 'POST', body: big }));
     assert.equal(r.status, 200, await r.text());
     r = await fetch(`${gw.url}/v1/streams/lim/w/records`, bearer(token, { method: 'POST', body: '{"records":[{"body":"ok"}]}' }));
     assert.equal(r.status, 429);
-    assert.match(((await r.json()) as { error: string }).error, /write_Bps ceiling: a \d+-byte body fits in [23] s/);
+    const m = /write_Bps ceiling: a \d+-byte body fits in (\d+) s/.exec(((await r.json()) as { error: string }).error);
+    assert.ok(m, 'the refusal says how long until the body fits');
+    const waitS = Number(m[1]);
+    assert.ok(waitS > 1 && waitS <= Math.ceil((big.length + 27) / 10), `the wait is the debt's, at 10 B/s: ${waitS} s`);
   });
 
   test('read_Bps: an event stream past its byte budget is paused, not dropped: every record still arrives', { timeout: 30_000 }, async () => {

@@ -195,7 +195,10 @@ describe('grpc append session', () => {
   it('coalesces batches arriving within batch_max_delay_ms into one durable batch, acked one by one', async () => {
     await call(h.data.CreateStream.bind(h.data), {
       bucket: BUCKET, key: bytes('linger'),
-      config: { batch_max_delay_ms: 300, batch_max_records: 10, timestamping_mode: 'TIMESTAMPING_MODE_ARRIVAL' },
+      // The longest linger: the 10-record cap and the half-close flush, never the timer, so a stall
+      // between the writes cannot split the batch (the timer's flush is tested on a virtual clock in
+      // test/core/producer-session.test.ts).
+      config: { batch_max_delay_ms: 60_000, batch_max_records: 10, timestamping_mode: 'TIMESTAMPING_MODE_ARRIVAL' },
     });
     const s = openSession(h);
     s.stream.write(open('linger'));

@@ -11,9 +11,11 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { REPO_ROOT, removeDir, startServer, tempDir, waitForOutput, type Engine } from '../helpers/server.ts';
 
-/** Throughput limit of the slow stream: an append of SLOW_APPEND_BYTES waits about 2 s for its turn. */
+/** Throughput limit of the slow stream: an append of SLOW_APPEND_BYTES waits about 4 s for its turn,
+ *  so SIGTERM has a wide window to land in while it waits, and the drain (at most
+ *  SHUTDOWN_REQUESTS_WAIT_MS_MAX, 5 s) still outlasts the wait. */
 const SLOW_BYTES_PER_S = 1000;
-const SLOW_APPEND_BYTES = 2000;
+const SLOW_APPEND_BYTES = 4000;
 
 for (const engine of ['uws', 'node'] as Engine[]) {
   describe(`SIGTERM drains (${engine})`, () => {
@@ -44,11 +46,15 @@ for (const engine of ['uws', 'node'] as Engine[]) {
         const dsPut = await fetch(`${url}/ds/v1/stream/lp`, { method: 'PUT', headers: { 'content-type': 'text/plain' } });
         assert.equal(dsPut.status, 201);
         const longPoll = fetch(`${url}/ds/v1/stream/lp?offset=now&live=long-poll`).then((r) => r.status, (err: unknown) => `no answer: ${String(err)}`);
+        let slowAnswered = false;
         const slow = fetch(`${url}/v1/streams/d/slow/records`, { method: 'POST', body: JSON.stringify({ records: [{ body: 'b'.repeat(SLOW_APPEND_BYTES) }] }) })
-          .then(async (r) => `${r.status} connection=${r.headers.get('connection') ?? ''} ${await r.text()}`, (err: unknown) => `no answer: ${String(err)}`);
-        // Everything is under way: the frame has arrived and the slow append is waiting for its turn.
+          .then(async (r) => `${r.status} connection=${r.headers.get('connection') ?? ''} ${await r.text()}`, (err: unknown) => `no answer: ${String(err)}`)
+          .finally(() => { slowAnswered = true; });
+        // Everything is under way: the frame has arrived and the slow append is waiting for its turn
+        // (300 ms for its request to reach the star; it then waits about 4 s).
         while (!streamed.includes('"one"')) await new Promise((r) => setTimeout(r, 20));
         await new Promise((r) => setTimeout(r, 300));
+        assert.equal(slowAnswered, false, `the slow append was answered before the drain began: ${await (slowAnswered ? slow : '')}`);
 
         // While it drains (the slow append is still waiting), the ops listener says it is not ready.
         const stopped = star.stop();
