@@ -12,7 +12,7 @@ import * as grpc from '@grpc/grpc-js';
 import { loadSvcProto } from '../../src/api/grpc/proto.ts';
 import { RequestBytesBudget } from '../../src/api/grpc/admission.ts';
 import {
-  BATCH_CONTENT_BYTES_MAX, EXCHANGE_FAILURES_PER_ADDRESS_BURST, GRPC_APPEND_MESSAGE_BYTES_MAX, GRPC_CONTROL_MESSAGE_BYTES_MAX,
+  BATCH_CONTENT_BYTES_MAX, EXCHANGE_FAILURES_PER_ADDRESS_BURST, EXCHANGE_FAILURES_PER_ADDRESS_PER_S, GRPC_APPEND_MESSAGE_BYTES_MAX, GRPC_CONTROL_MESSAGE_BYTES_MAX,
   GRPC_REQUEST_BYTES_IN_FLIGHT_PER_TENANT_MAX, RECORD_CONTENT_BYTES_MAX,
 } from '../../src/config/limits.ts';
 import { ServiceError } from '../../src/core/errors.ts';
@@ -297,12 +297,21 @@ describe('grpc admission under abuse (jwt, real star)', () => {
     assert.equal(a.code, grpc.status.INVALID_ARGUMENT);
     assert.match(a.details, /over the 65536-byte limit of \/svc.v1.DataService\/ExchangeToken/);
     // Wrong secrets for ever new key ids (so the per-key-id throttle never applies): the address's.
-    for (let i = 0; i < EXCHANGE_FAILURES_PER_ADDRESS_BURST; i++) {
-      const r = await rawUnary(raw, EXCHANGE, ser({ key_id: `ck_guess${i}`, secret: 'wrong', bucket: 'ta' }), new grpc.Metadata());
+    // The allowance refills EXCHANGE_FAILURES_PER_ADDRESS_PER_S a second from the first guess, so a
+    // slow machine sees a few more refusals: the throttle must answer once the burst and the refill of
+    // the time spent are used up, and no earlier than the burst.
+    const t0 = Date.now();
+    let r: Awaited<ReturnType<typeof rawUnary>>;
+    for (let i = 0; ; i++) {
+      r = await rawUnary(raw, EXCHANGE, ser({ key_id: `ck_guess${i}`, secret: 'wrong', bucket: 'ta' }), new grpc.Metadata());
+      if (r.code === grpc.status.RESOURCE_EXHAUSTED) {
+        assert.ok(i >= EXCHANGE_FAILURES_PER_ADDRESS_BURST, `throttled after only ${i} failed guesses`);
+        break;
+      }
       assert.equal(r.code, grpc.status.UNAUTHENTICATED, `guess ${i}: ${r.details}`);
+      const mayFail = EXCHANGE_FAILURES_PER_ADDRESS_BURST + Math.ceil(((Date.now() - t0) / 1000) * EXCHANGE_FAILURES_PER_ADDRESS_PER_S);
+      assert.ok(i < mayFail, `${i + 1} failed guesses and no throttle (it allows ${mayFail} by now)`);
     }
-    const r = await rawUnary(raw, EXCHANGE, ser({ key_id: 'ck_guessmore', secret: 'wrong', bucket: 'ta' }), new grpc.Metadata());
-    assert.equal(r.code, grpc.status.RESOURCE_EXHAUSTED);
     assert.match(r.details, /too many failed token exchanges from this client address; retry in 1 s/);
   });
 });
