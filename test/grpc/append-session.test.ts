@@ -247,11 +247,16 @@ describe('grpc append session', () => {
     for (let i = 1; i < total; i++) s.stream.write(batch(1, undefined, 100));
     // Acks back up in HTTP/2 flow control, the session's unacknowledged batches reach their bound,
     // and it stops reading: the committed tail plateaus well short of what was sent.
+    // A plateau is a tail past the session's bound that holds over PLATEAU_POLLS polls (a stall of the
+    // machine early on must not pass for one), looked for up to a liveness bound.
+    const PLATEAU_POLLS = 4;
+    const deadline = Date.now() + 30_000;
     let last = -1;
-    for (;;) {
+    for (let same = 0; same < PLATEAU_POLLS && Date.now() < deadline;) {
       await sleep(250);
-      const t = await tailOf(h, 'bp');
-      if (t === last) break;
+      const t = await tailOf(h, 'bp').catch(() => -1); // the session's open may not have made the stream yet
+      if (t === last && t > APPEND_SESSION_INFLIGHT_BATCHES_MAX) same += 1;
+      else same = 0;
       last = t;
     }
     assert.ok(last > APPEND_SESSION_INFLIGHT_BATCHES_MAX, `the session pipelined before stalling (tail ${last})`);
