@@ -169,8 +169,11 @@ export class ClusterService implements StreamService, Leadership {
     };
     void report().catch(() => undefined);
     every(STAR_HEARTBEAT_MS, report);
-    every(LEASE_RENEW_MS, () => this.renewAll());
-    every(LEASE_RENEW_MS, () => this.keepAuditorLease());
+    // At least three renewals a lease term, so two may come late (a loaded machine, a slow commit)
+    // before a lease lapses under a live leader: a shorter --lease-ttl-ms renews more often.
+    const renewMs = Math.max(1, Math.min(LEASE_RENEW_MS, Math.floor(this.ttlMs / 3)));
+    every(renewMs, () => this.renewAll());
+    every(renewMs, () => this.keepAuditorLease());
     this.d.star.auditor.useScope({
       mayScrub: () => this.auditorLease !== undefined && this.d.clock.nowMs() < this.auditorLease.validUntilMs,
       segments: () => this.clusterSegments(),
