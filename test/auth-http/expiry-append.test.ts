@@ -12,10 +12,12 @@ import { mint, startGrpcChild, type GrpcChild } from '../grpc/child.ts';
 
 /** The streams' cap: one full budget's append takes a second's worth, and the next waits. */
 const CAP_BPS = 1000;
-/** Tokens under test live this long: far less than the pacing wait an append below asks for. */
-const SHORT_TTL_S = 2;
-/** An append of this many content bytes on a stream whose budget is spent waits about 5 s. */
-const PACED_BYTES = 5 * CAP_BPS;
+/** Tokens under test live this long (3-4 s: exp is whole seconds), so one reaches the star before it
+ *  expires on a loaded machine too, and still far less than the pacing wait an append below asks for. */
+const SHORT_TTL_S = 4;
+/** An append of this many content bytes on a stream whose budget is spent waits about 8 s (under the
+ *  10 s APPEND_PACE_WAIT_MS_MAX, past which it would be 429 whatever its token). */
+const PACED_BYTES = 8 * CAP_BPS;
 
 describe('an append that cannot be sequenced before its credential expires', () => {
   let c: GrpcChild;

@@ -10,6 +10,8 @@ import {
   tempDir, unsignedToken, type Res, type Star,
 } from './kit.ts';
 
+/** How long past a token's exp an event stream may take to end before the test calls it stuck. */
+const EXPIRY_END_WAIT_MS_MAX = 15_000;
 const SECRET = 'jwt-conformance-secret-0123456789abcdef';
 const AUD = 'svcd-conformance';
 const ROOT = { key_id: 'root', secret: 'root-secret-for-the-conformance-suite' };
@@ -310,9 +312,11 @@ for (const engine of ENGINES) {
       const key = 'sse-expiry';
       assertStatus(await req('POST', streamPath('logs', key), admin, {}), 201, 'create');
       assertStatus(await append('logs', key, admin), 200, 'append');
-      const exp = nowS() + 2;
+      // 3-4 s of life (whole seconds), so the subscribe reaches the star before exp on a loaded machine;
+      // the read's bound is exp plus a liveness margin.
+      const exp = nowS() + 4;
       const short = await token('svc:read:logs:*', { exp });
-      const res = await readSse(star.baseUrl, `${streamPath('logs', key)}/records/subscribe?seq_num=0`, bearer(short), 8_000);
+      const res = await readSse(star.baseUrl, `${streamPath('logs', key)}/records/subscribe?seq_num=0`, bearer(short), 4_000 + EXPIRY_END_WAIT_MS_MAX);
       assert.equal(res.status, 200, res.text);
       assert.ok(res.ended, `the stream ended by itself within the bound:\n${res.text}`);
       assert.match(res.text, /data: \{"records"/, 'the batch arrived first');

@@ -235,7 +235,8 @@ describe('gateway: edge verification and limits (auth jwt)', () => {
     const append = await fetch(`${star.baseUrl}/v1/streams/lim/expiring/records`, bearer(admin, { method: 'POST', body: JSON.stringify({ records: [{ body: 'e'.repeat(6000) }] }) }));
     assert.equal(append.status, 200, await append.text());
     // 6 kB at 1 B/s: the stream is paused for 100 minutes after its first frame, far past exp.
-    const token = await mint('svc:read:lim:*', 2, { limits: { read_Bps: 1 } });
+    // 3-4 s of life (exp is whole seconds): time enough to reach the star on a loaded machine.
+    const token = await mint('svc:read:lim:*', 4, { limits: { read_Bps: 1 } });
     const res = await fetch(`${gw.url}/v1/streams/lim/expiring/records/subscribe?seq_num=0`, bearer(token, { signal: AbortSignal.timeout(EXPIRY_FRAME_WAIT_MS) }));
     assert.equal(res.status, 200);
     const text = await res.text(); // the stream ends after the expiry frame (or the wait gives up)
