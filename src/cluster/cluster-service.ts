@@ -44,6 +44,8 @@ export interface ClusterDeps {
   timers: Timers;
   leaseTtlMs?: number;
   leaseIdleMs?: number;
+  /** How often the vacant streams this star is home to are swept for unsettled chunks (default UNSETTLED_SWEEP_MS). */
+  unsettledSweepMs?: number;
   /** True while the request being handled was sent here by another star as the stream's home. */
   inHop?: () => boolean;
   /** The star this request's own hop found refusing connections (down): its leases are waited out. */
@@ -181,7 +183,7 @@ export class ClusterService implements StreamService, Leadership {
     });
     every(RETENTION_SWEEP_MS, () => this.releaseIdle());
     every(CHUNK_GC_MS, () => this.collectChunkObjects());
-    every(UNSETTLED_SWEEP_MS, () => this.sweepUnsettled());
+    every(this.d.unsettledSweepMs ?? UNSETTLED_SWEEP_MS, () => this.sweepUnsettled());
   }
 
   /** Gives every lease up, so the streams' next leaders need not wait them out, and leaves the live

@@ -3,7 +3,7 @@
 // framework's (./flags.ts), shared with the Gateway and the command-line tools.
 
 import {
-  BODY_BYTES_IN_FLIGHT_MAX, BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX, COMMIT_LINGER_MS_STANDARD, LEASE_IDLE_MS, READ_GRACE_MS_DEFAULT, AUDIT_SCRUB_MS_DEFAULT, LEASE_TTL_MS, READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
+  BODY_BYTES_IN_FLIGHT_MAX, BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX, COMMIT_LINGER_MS_STANDARD, LEASE_IDLE_MS, READ_GRACE_MS_DEFAULT, AUDIT_SCRUB_MS_DEFAULT, LEASE_TTL_MS, UNSETTLED_SWEEP_MS, READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
   WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, DS_LONG_POLL_MS,
 } from './limits.ts';
 import {
@@ -39,6 +39,7 @@ export const FLAGS: FlagSpec[] = [
   { name: 'wal-settle-after-ms', env: 'SVCD_WAL_SETTLE_AFTER_MS', help: 'a non-empty WAL file is sealed and settled this long after it was opened', default: String(WAL_SETTLE_AFTER_MS) },
   { name: 'lease-idle-ms', env: 'SVCD_LEASE_IDLE_MS', help: 'a stream stays leased this long after its last append (then vacant, shown idle)', default: String(LEASE_IDLE_MS) },
   { name: 'commit-linger-ms', env: 'SVCD_COMMIT_LINGER_MS', help: 'a cluster: how long a group commit of standard-class appends waits for more before its object PUT (express never waits)', default: String(COMMIT_LINGER_MS_STANDARD) },
+  { name: 'unsettled-sweep-ms', env: 'SVCD_UNSETTLED_SWEEP_MS', help: 'a cluster: each star adopts the vacant streams it is home to whose committed chunks are not settled, and settles them, this often', default: String(UNSETTLED_SWEEP_MS) },
   { name: 'lease-ttl-ms', env: 'SVCD_LEASE_TTL_MS', help: 'a cluster (--metadata postgres): a stream\'s lease runs out this long after its leader last renewed it; a dead leader\'s streams move within it', default: String(LEASE_TTL_MS) },
   { name: 'body-budget-bytes', env: 'SVCD_BODY_BUDGET_BYTES', help: 'request-body bytes received and not yet handled, for the whole star; past it 429', default: String(BODY_BYTES_IN_FLIGHT_MAX) },
   { name: 'body-budget-per-tenant-bytes', env: 'SVCD_BODY_BUDGET_PER_TENANT_BYTES', help: 'the same for one caller (a token\'s sub; jwt mode), so one tenant cannot take the star\'s whole budget', default: String(BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX) },
@@ -129,6 +130,7 @@ export interface Config {
   expressBucket: string;
   leaseIdleMs: number;
   leaseTtlMs: number;
+  unsettledSweepMs: number;
   commitLingerMs: number;
   /** --star-id as given ('' when the data dir's own id is to be used). */
   starId: string;
@@ -187,6 +189,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     expressBucket: get('express-bucket'),
     leaseIdleMs: nonNegativeInt(get('lease-idle-ms'), 'lease-idle-ms'),
     leaseTtlMs: positiveInt(get('lease-ttl-ms'), 'lease-ttl-ms'),
+    unsettledSweepMs: positiveInt(get('unsettled-sweep-ms'), 'unsettled-sweep-ms'),
     commitLingerMs: nonNegativeInt(get('commit-linger-ms'), 'commit-linger-ms'),
     starId: starIdValue(get('star-id')),
     advertiseAddress: get('advertise-address') === '' ? '' : advertised(get('advertise-address'), 'advertise-address'),

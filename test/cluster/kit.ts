@@ -101,13 +101,13 @@ export async function readBackRecorded(c: TestCluster, rec: Recorder, bucket: st
   }
 }
 
-/** A three-star cluster and a PostgreSQL client on its database for one describe block: started
- *  before its tests, stopped after them. Read `c` and `sql` inside tests (they exist from `before`). */
-export function clusterForSuite(): { readonly c: TestCluster; readonly sql: pg.Client } {
+/** A three-star cluster (`extraArgs` to every star) and a PostgreSQL client on its database for one
+ *  describe block: started before its tests, stopped after them. Read `c` and `sql` inside tests (they exist from `before`). */
+export function clusterForSuite(extraArgs: string[] = []): { readonly c: TestCluster; readonly sql: pg.Client } {
   let c: TestCluster | undefined;
   let sql: pg.Client | undefined;
   before(async () => {
-    c = await startCluster(3);
+    c = await startCluster(3, extraArgs);
     sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
     await sql.connect();
   });
