@@ -36,7 +36,7 @@ async function post(base: string, path: string, body: unknown): Promise<number> 
 describe('the auditor', () => {
   let s: OpsStar;
   before(async () => {
-    s = await startOpsStar({ engine: 'node', args: ['--wal-settle-after-ms', '200', '--readplan-ttl', '1s', '--read-grace', '3s', '--audit-scrub-interval', '500ms'] });
+    s = await startOpsStar({ engine: 'node', args: ['--wal-settle-after-ms', '200', '--readplan-ttl', '1s', '--read-grace', '10s', '--audit-scrub-interval', '500ms'] });
   });
   after(async () => { await s.stop(); removeDir(s.srv.dataDir); });
 

@@ -21,7 +21,7 @@ async function until(what: string, done: () => boolean | Promise<boolean>): Prom
 
 describe('a trimmed segment outlives the read plans that name it', () => {
   let c: GrpcChild;
-  before(async () => { c = await startGrpcChild({ args: ['--readplan-ttl', '3s', '--read-grace', '6s', '--wal-settle-after-ms', '100'] }); });
+  before(async () => { c = await startGrpcChild({ args: ['--readplan-ttl', '6s', '--read-grace', '12s', '--wal-settle-after-ms', '100'] }); });
   after(async () => { await c.stop(); });
 
   it('the URL answers with the same bytes after the trim, and the object is deleted once no plan can name it', async () => {
