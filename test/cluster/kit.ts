@@ -33,8 +33,9 @@ export interface TestCluster {
   close(): Promise<void>;
 }
 
-/** `env` goes to every star too (e.g. an auth secret, which has no flag). */
-export async function startCluster(n: number, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<TestCluster> {
+/** `extraArgs` go to every star (or, as a function, to star i its own); `env` goes to every star too
+ *  (e.g. an auth secret, which has no flag). */
+export async function startCluster(n: number, extraArgs: string[] | ((i: number) => string[]) = [], env: Record<string, string> = {}): Promise<TestCluster> {
   const schema = freshSchema('svcd_cluster');
   const s3 = await startS3('svcd-test', [TEST_EXPRESS_BUCKET]);
   const prefix = `${schema}/`;
@@ -42,7 +43,7 @@ export async function startCluster(n: number, extraArgs: string[] = [], env: Rec
   const args = (i: number): string[] => [
     '--metadata', 'postgres', '--postgres-url', TEST_POSTGRES_URL, '--postgres-schema', schema, ...s3Args(s3, prefix),
     '--star-id', `star-${i}`, '--lease-ttl-ms', String(TEST_LEASE_TTL_MS), '--grpc-listen', '127.0.0.1:0',
-    '--express-bucket', TEST_EXPRESS_BUCKET, ...extraArgs,
+    '--express-bucket', TEST_EXPRESS_BUCKET, ...(typeof extraArgs === 'function' ? extraArgs(i) : extraArgs),
   ];
   const start = async (i: number, fresh = false): Promise<RunningServer> => {
     if (fresh || !dirs[i]) dirs[i] = tempDir(`svcd-cluster-${i}-`);
