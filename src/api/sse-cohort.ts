@@ -22,9 +22,11 @@ export interface CohortMember {
   cohortAt: number;
   /** Its cursor while in the cohort: the stream position its next frame starts at. */
   cohortSeq: number;
-  /** Writes the frames [0, n) corked, stopping after a write that finds the socket full; returns how
-   *  many it wrote (uWS keeps a write that filled the socket whole, so that one counts). */
-  deliver(frames: readonly Buffer[], n: number): number;
+  /** Writes the frames corked, stopping after a write that finds the socket full; true when all were
+   *  written and the socket has room. When false, `delivered` says how many were written (the engines
+   *  keep a write that filled the socket whole, so that one counts). */
+  deliver(frames: readonly Buffer[]): boolean;
+  readonly delivered: number;
   /** The cohort let the member go at `seq` (its socket filled, or the cohort dissolved, or the
    *  member's cursor fell inside a round); it serves itself from there. */
   released(seq: number, full: boolean): void;
@@ -33,7 +35,7 @@ export interface CohortMember {
 /** Cohorts by stream (Subscription.shareKey), one map per encoding (raw, base64). */
 const cohorts = [new Map<object, Cohort>(), new Map<object, Cohort>()];
 
-/** The cohort of `sub`'s stream in this encoding, made (with a fork of `sub` at its cursor) when
+/** The cohort of `sub`'s stream in this encoding, made (with a fork of `sub` at the stream's tail) when
  *  there is none; undefined when the subscription cannot be shared (no fork). */
 export function cohortFor(sub: Subscription, base64: boolean): Cohort | undefined {
   const key = sub.shareKey;
@@ -69,11 +71,14 @@ export class Cohort implements Runnable {
 
   get size(): number { return this.members.length; }
 
-  /** Adds `m`, whose cursor is `seq` (at or past the cohort's: a member joins at the stream's tail). */
-  join(m: CohortMember, seq: number): void {
+  /** Adds `m`, whose cursor is `seq`; false (not added) when that is behind the cohort's, which has
+   *  gone past it (a member joins at the stream's tail, where the cohort is or is heading). */
+  join(m: CohortMember, seq: number): boolean {
+    if (this.closed || seq < this.to) return false;
     m.cohortSeq = seq;
     m.cohortAt = this.members.length;
     this.members.push(m);
+    return true;
   }
 
   /** Takes `m` out; returns its cursor. The members before `next` stay before it. */
@@ -164,9 +169,12 @@ export class Cohort implements Runnable {
       const seq = m.cohortSeq;
       if (seq === from) {
         served++;
-        const n = m.deliver(frames, frames.length);
+        const room = m.deliver(frames);
         if (m.cohortAt < 0) continue; // it left while writing (its client went away)
-        if (n < frames.length) {
+        if (!room) {
+          // Its socket is full (the round's last write may be the one that filled it): it leaves, and
+          // waits for the drain on its own, under its stall bound.
+          const n = m.delivered;
           m.cohortSeq = n === 0 ? from : ends[n - 1];
           m.released(this.leave(m), true);
           continue;
@@ -188,6 +196,9 @@ export class Cohort implements Runnable {
 
   private roundDone(): void {
     this.from = this.to;
+    // The frames go with the round: an idle stream's cohort must not hold its last batch's bytes.
+    this.frames.length = 0;
+    this.ends.length = 0;
     if (this.closed) return;
     if (this.moved) this.startRound();
   }

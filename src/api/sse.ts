@@ -57,10 +57,10 @@ class SsePump implements Runnable, CohortMember {
   private cohort: Cohort | undefined;
   cohortAt = -1;
   cohortSeq = 0;
-  /** deliver()'s frames and how many the socket took, for `corkedFrames`. */
+  /** deliver()'s frames, how many were written, and whether the socket still has room (`corkedFrames`). */
   private batchFrames: readonly Buffer[] = [];
-  private batchCount = 0;
-  private wroteFrames = 0;
+  delivered = 0;
+  private room = true;
   private ended = false;
   /** Set while the socket is full: the consumer is cut off once it has not drained for stallMs. */
   private stallCut: ReturnType<typeof setTimeout> | undefined;
@@ -120,7 +120,9 @@ class SsePump implements Runnable, CohortMember {
       // finds the socket full takes it out, as a frame would.
       if (this.hbDue) {
         this.hbDue = false;
-        if (!this.sink.write(': hb\n\n')) this.released(this.cohort.leave(this), true);
+        const room = this.sink.write(': hb\n\n');
+        // The write may have ended the stream (finish() takes the pump out of its cohort).
+        if (!room && this.cohort && !this.ended) this.released(this.cohort.leave(this), true);
       }
       return;
     }
@@ -142,28 +144,27 @@ class SsePump implements Runnable, CohortMember {
   private waitAtTail(): void {
     const sub = this.sub;
     const c = cohortFor(sub, this.base64);
-    if (c === undefined) { sub.onReady!(this.ready); return; }
+    if (c === undefined || !c.join(this, sub.cursor)) { sub.onReady!(this.ready); return; }
     this.cohort = c;
-    c.join(this, sub.cursor);
   }
 
-  /** A cohort's round: its frames, written corked; how many the socket took (CohortMember). */
-  deliver(frames: readonly Buffer[], n: number): number {
-    if (this.sink.closed) return 0;
+  /** A cohort's round: its frames, written corked; false when the socket filled (CohortMember). */
+  deliver(frames: readonly Buffer[]): boolean {
+    this.delivered = 0;
+    if (this.sink.closed) return false;
     this.batchFrames = frames;
-    this.batchCount = n;
-    this.wroteFrames = 0;
+    this.room = true;
     this.sink.cork(this.corkedFrames);
     this.batchFrames = [];
-    return this.wroteFrames;
+    return this.room;
   }
 
   private readonly corkedFrames = (): void => {
     const sink = this.sink;
     const frames = this.batchFrames;
-    for (let i = 0; i < this.batchCount; i++) {
-      this.wroteFrames = i + 1;
-      if (!sink.write(frames[i])) return;
+    for (let i = 0; i < frames.length; i++) {
+      this.delivered = i + 1;
+      if (!sink.write(frames[i])) { this.room = false; return; }
     }
   };
 

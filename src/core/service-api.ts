@@ -25,8 +25,9 @@ export interface Subscription {
   onReady?(cb: () => void): void;
   /** Optional, for a fan-out that reads once on behalf of many subscribers (LiveSubscription has
    *  them): subscriptions with the same `shareKey` read the same stream; `fork()` opens another
-   *  subscription there at this one's cursor; `advanceTo(seq)` moves the cursor forward to a batch
-   *  boundary another subscription of the stream delivered through (never call during a next()). */
+   *  subscription there at this one's cursor (at the committed tail when the cursor is past it);
+   *  `advanceTo(seq)` moves the cursor forward to a batch boundary another subscription of the
+   *  stream delivered through (never call during a next()). */
   readonly shareKey?: object;
   fork?(): Subscription;
   advanceTo?(seq: number): void;

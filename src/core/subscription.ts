@@ -58,10 +58,12 @@ export class LiveSubscription implements Subscription, TailParker {
   /** The stream's state: every subscription of one stream shares it (see Subscription.shareKey). */
   get shareKey(): object { return this.st; }
 
-  /** Another subscription at this cursor, closed on its own; it counts against nothing but the
-   *  stream's subscriber count (which keeps the stream from going dormant while it is open). */
+  /** Another subscription of this stream at this cursor, or at the committed tail when the cursor is
+   *  past it (a start not reached yet must not hold back others waiting at the tail); closed on its
+   *  own, it counts against nothing but the stream's subscriber count (which keeps the stream from
+   *  going dormant while it is open). */
   fork(): LiveSubscription {
-    return new LiveSubscription(this.st, this.seq, this.reader, () => {});
+    return new LiveSubscription(this.st, Math.min(this.seq, this.st.tail), this.reader, () => {});
   }
 
   /** Moves the cursor forward to `seq`, a batch boundary a fork of this stream delivered through. */

@@ -1,7 +1,8 @@
 // The SSE cohort (src/api/sse-cohort.ts): caught-up subscribers of one stream served as one. Seeded:
 // subscribers join at the tail and behind it while batches commit, their sockets fill and drain at
 // random, heartbeats fall between rounds, some subscribers leave; every subscriber still left must
-// have received every batch from its start exactly once, in order. Ordering only, no timing.
+// have received every batch from its start exactly once, in order, and no socket may be written while
+// full (before its drain). Ordering only, no timing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SseSink } from '../../src/api/exchange.ts';
@@ -10,7 +11,8 @@ import { StreamState, heldBatch } from '../../src/core/stream-state.ts';
 import { LiveSubscription } from '../../src/core/subscription.ts';
 import type { PageReader } from '../../src/core/page-reader.ts';
 import { DEFAULT_BUCKET_CONFIG, streamDefaultsOf } from '../../src/core/types.ts';
-import { encodeBatch, sealFrame } from '../../src/storage/format/record-codec.ts';
+import { encodeBatch, forEachRecord, sealFrame } from '../../src/storage/format/record-codec.ts';
+import type { SequencedRecord } from '../../src/core/types.ts';
 import { rng as makeRng } from '../helpers/rng.ts';
 
 const STREAM_ID = '00000000-0000-4000-8000-000000000001';
@@ -32,11 +34,27 @@ function commit(st: StreamState, count: number): void {
   st.wake();
 }
 
+/** Reads pages from the stream's batches in memory (all of this stream is), as a star's reader would
+ *  from its WAL: for subscribers whose cursor is not at a batch's start. */
+const memReader = {
+  async page(st: StreamState, start: number, lim: { limit: number }): Promise<SequencedRecord[]> {
+    const out: SequencedRecord[] = [];
+    for (const b of st.mem) {
+      if (b.firstSeq + b.count <= start) continue;
+      forEachRecord(b.frame, 0, Math.max(0, start - b.firstSeq), (r) => { out.push(r); return out.length < lim.limit; });
+      if (out.length >= lim.limit) break;
+    }
+    return out;
+  },
+} as unknown as PageReader;
+
 interface Client {
   start: number;
   /** Record bodies received, in order. */
   got: string[];
   closed: boolean;
+  /** Writes made while its socket was full (before the drain): the pump must wait for the drain. */
+  writesWhileFull: number;
   sink: SseSink;
   close(): void;
   /** Its socket is full: the drain the pump waits for, fired later by the test. */
@@ -47,17 +65,23 @@ interface Client {
 function client(start: number, rand: () => number, fullP: number): Client {
   let onClose: (() => void) | undefined;
   const state = { closed: false };
+  let full = false;
   const c: Client = {
-    start, got: [], closed: false, drain: undefined,
+    start, got: [], closed: false, drain: undefined, writesWhileFull: 0,
     sink: {
       get closed() { return state.closed; },
       write(chunk) {
+        if (full) c.writesWhileFull += 1;
         const text = String(chunk);
+        // A heartbeat never fills the socket here (the pump writes one ahead of frames in a corked
+        // write without looking at the answer; the frame's own write then reports the socket full).
+        if (text === ': hb\n\n') return !full;
         for (const m of text.matchAll(/"body":"(r\d+)"/g)) c.got.push(m[1]);
-        return rand() >= fullP;
+        full = rand() < fullP;
+        return !full;
       },
       cork(fn) { fn(); },
-      onWritable(cb) { c.drain = cb; },
+      onWritable(cb) { c.drain = () => { full = false; cb(); }; },
       onClose(cb) { onClose = cb; },
       end() { state.closed = true; },
       destroy() { state.closed = true; },
@@ -77,12 +101,17 @@ for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
     const boundaries = [0];
     const ends: (() => void)[] = [];
     const subscribe = (): void => {
-      // Most join at the tail; some from a batch boundary behind it (they catch up alone, then join).
-      // (A start inside a batch is a history read, which this in-memory stream has no reader for.)
-      const start = rand() < 0.7 ? st.tail : boundaries[Math.floor(rand() * boundaries.length)];
+      // Most join at the tail; some from behind it (they catch up alone, then join), inside a batch
+      // too; some from a cursor the stream has not reached (it pends until the stream gets there, and
+      // must not hold back those waiting at the tail).
+      const r = rand();
+      const start = r < 0.6 ? st.tail
+        : r < 0.75 ? boundaries[Math.floor(rand() * boundaries.length)]
+        : r < 0.9 ? Math.floor(rand() * (st.tail + 1))
+        : st.tail + 1 + Math.floor(rand() * 5);
       const c = client(start, rand, rand() < 0.3 ? 0.2 : 0);
       clients.push(c);
-      const sub = new LiveSubscription(st, start, {} as PageReader, () => undefined);
+      const sub = new LiveSubscription(st, start, memReader, () => undefined);
       ends.push(pumpSse(c.sink, sub, false, { heartbeatMs: 1 + Math.floor(rand() * 5), stallMs: 60_000 }));
     };
     // More than a turn's SSE_SOCKETS_PER_TURN_MAX (128), so a round spans turns and batches, joins
@@ -116,12 +145,13 @@ for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
         if (c.drain && !c.closed) { const d = c.drain; c.drain = undefined; d(); }
       }
       await turn();
-      if (clients.every((c) => c.closed || c.got.length === tail - c.start)) break;
+      if (clients.every((c) => c.closed || c.got.length === Math.max(0, tail - c.start))) break;
     }
     try {
       for (const [i, c] of clients.entries()) {
-        const want = Array.from({ length: (c.closed ? c.got.length : tail - c.start) }, (_, k) => `r${c.start + k}`);
+        const want = Array.from({ length: (c.closed ? c.got.length : Math.max(0, tail - c.start)) }, (_, k) => `r${c.start + k}`);
         assert.deepEqual(c.got, want, `subscriber ${i} (from ${c.start}${c.closed ? ', closed' : ''})`);
+        assert.equal(c.writesWhileFull, 0, `subscriber ${i}: written while its socket was full, before the drain`);
       }
     } finally {
       for (const end of ends) end();
@@ -129,3 +159,34 @@ for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
     assert.equal(st.subscribers, 0, 'every subscription, the cohort\'s own included, is closed');
   });
 }
+
+test('cohort: a subscriber whose cursor the stream has not reached does not hold back those at the tail', async () => {
+  const st = stream();
+  commit(st, 2);
+  const ahead = client(5, () => 1, 0); // rand() 1: its socket never fills
+  const atTail = client(2, () => 1, 0);
+  // The one ahead is caught up first (nothing to send it yet), so the stream's cohort starts with it.
+  const ends = [
+    pumpSse(ahead.sink, new LiveSubscription(st, 5, memReader, () => undefined), false, {}),
+    pumpSse(atTail.sink, new LiveSubscription(st, 2, memReader, () => undefined), false, {}),
+  ];
+  try {
+    for (let i = 0; i < 5; i++) await turn();
+    // Each batch reaches the one at the tail before the stream reaches the other's cursor.
+    commit(st, 1); // [2, 3)
+    for (let i = 0; i < 50 && atTail.got.length < 1; i++) await turn();
+    assert.deepEqual(atTail.got, ['r2']);
+    commit(st, 2); // [3, 5)
+    for (let i = 0; i < 50 && atTail.got.length < 3; i++) await turn();
+    assert.deepEqual(atTail.got, ['r2', 'r3', 'r4']);
+    assert.deepEqual(ahead.got, [], 'nothing below its cursor');
+    commit(st, 2); // [5, 7)
+    for (let i = 0; i < 50 && atTail.got.length < 5; i++) await turn();
+    assert.deepEqual(atTail.got, ['r2', 'r3', 'r4', 'r5', 'r6'], 'the one at the tail gets every batch as it commits');
+    for (let i = 0; i < 50 && ahead.got.length < 2; i++) await turn();
+    assert.deepEqual(ahead.got, ['r5', 'r6'], 'the one ahead starts where it asked');
+  } finally {
+    for (const end of ends) end();
+  }
+  assert.equal(st.subscribers, 0);
+});
