@@ -43,8 +43,10 @@ export interface StartOptions {
   cleanEnv?: boolean;
 }
 
-/** A star that does not exit this long after SIGTERM is killed (a bound, not a speed). */
-const STOP_WAIT_MS_MAX = 10_000;
+/** A star that does not exit this long after SIGTERM is killed (a bound, not a speed): past its own
+ *  worst graceful stop (5 s for requests on their way, 5 s of gRPC grace, then its logs), so a slow
+ *  machine's graceful stop is not turned into a SIGKILL that a test then misreads. */
+const STOP_WAIT_MS_MAX = 30_000;
 
 /** The environment a star child sees (see StartOptions.cleanEnv). */
 export function childEnv(opts: Pick<StartOptions, 'env' | 'cleanEnv'>): NodeJS.ProcessEnv {
@@ -124,7 +126,10 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     output: () => out,
     async stop() {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
-      const bounded = setTimeout(() => proc.kill('SIGKILL'), STOP_WAIT_MS_MAX);
+      const bounded = setTimeout(() => {
+        process.stderr.write(`test: a star did not stop within ${STOP_WAIT_MS_MAX} ms of SIGTERM; SIGKILLed\n`);
+        proc.kill('SIGKILL');
+      }, STOP_WAIT_MS_MAX);
       await exited;
       clearTimeout(bounded);
     },
