@@ -171,8 +171,8 @@ export class ClusterService implements StreamService, Leadership {
     };
     void report().catch(() => undefined);
     every(STAR_HEARTBEAT_MS, report);
-    // At least three renewals a lease term, so two may come late (a loaded machine, a slow commit)
-    // before a lease lapses under a live leader: a shorter --lease-ttl-ms renews more often.
+    // At least three renewals a lease term, so one may fail or come late (a loaded machine, a slow
+    // commit) and the next still lands in time: a shorter --lease-ttl-ms renews more often.
     const renewMs = Math.max(1, Math.min(LEASE_RENEW_MS, Math.floor(this.ttlMs / 3)));
     every(renewMs, () => this.renewAll());
     every(renewMs, () => this.keepAuditorLease());

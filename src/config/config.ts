@@ -7,7 +7,7 @@ import {
   WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, DS_LONG_POLL_MS,
 } from './limits.ts';
 import {
-  boolValue, durationMs, FlagError as ConfigError, hostPort, listValue, nonNegativeInt, parseFlags, positiveInt, usageText, type FlagSpec,
+  boolValue, durationMs, FlagError as ConfigError, hostPort, listValue, nonNegativeInt, parseFlags, positiveInt, timerMs, usageText, type FlagSpec,
 } from './flags.ts';
 import { isBucketName, isReservedBucketName } from '../protocol/rules.ts';
 
@@ -189,7 +189,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     expressBucket: get('express-bucket'),
     leaseIdleMs: nonNegativeInt(get('lease-idle-ms'), 'lease-idle-ms'),
     leaseTtlMs: positiveInt(get('lease-ttl-ms'), 'lease-ttl-ms'),
-    unsettledSweepMs: positiveInt(get('unsettled-sweep-ms'), 'unsettled-sweep-ms'),
+    unsettledSweepMs: timerMs(get('unsettled-sweep-ms'), 'unsettled-sweep-ms'),
     commitLingerMs: nonNegativeInt(get('commit-linger-ms'), 'commit-linger-ms'),
     starId: starIdValue(get('star-id')),
     advertiseAddress: get('advertise-address') === '' ? '' : advertised(get('advertise-address'), 'advertise-address'),

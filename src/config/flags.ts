@@ -186,6 +186,16 @@ export function positiveInt(v: string, flag: string): number {
   return n;
 }
 
+/** The longest delay a Node timer keeps (a longer one fires after 1 ms). */
+export const TIMER_DELAY_MS_MAX = 2 ** 31 - 1;
+
+/** A positive number of milliseconds a timer can wait: at most TIMER_DELAY_MS_MAX (about 24.8 days). */
+export function timerMs(v: string, flag: string): number {
+  const n = positiveInt(v, flag);
+  if (n > TIMER_DELAY_MS_MAX) throw new FlagError(`--${flag} must be at most ${TIMER_DELAY_MS_MAX} ms, got ${v}`);
+  return n;
+}
+
 const DURATION_UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** A positive duration: `250ms`, `30s`, `5m`, `1h`, or a bare number of milliseconds. */

@@ -165,8 +165,9 @@ export const LEASE_IDLE_MS = 10_000;
 /** A cluster: a stream's lease runs this long past its last renewal (spec target: a stream accepts
  *  appends again within the lease TTL + 1 s of its leader's death). */
 export const LEASE_TTL_MS = 3000;
-/** Leases are renewed this often (a third of the TTL: two renewals may fail before one runs out); a
- *  shorter --lease-ttl-ms renews every third of it instead. */
+/** Leases are renewed this often (a third of the TTL), and a shorter --lease-ttl-ms every third of it:
+ *  one renewal may fail or come late and the next still lands before the lease, less
+ *  LEASE_SAFETY_MARGIN_MS, runs out. */
 export const LEASE_RENEW_MS = 1000;
 /** A leader stops serving from memory this long before its lease would run out by its own clock,
  *  so clock drift between it and PostgreSQL cannot let it serve past the lease. */

@@ -37,8 +37,8 @@ describe('a relayed event stream whose consumer stops reading', { skip, timeout:
   let c: TestCluster;
   let sql: pg.Client;
   before(async () => {
-    // Star 0 leads (it takes the stream's lease with the first append) with the default stall bound;
-    // star 1 relays with a short one.
+    // Star 0 leads (it takes the stream's lease with the first append; the key `s0` hashes to it
+    // whether or not it has seen star 1 yet) with the default stall bound; star 1 relays with a short one.
     c = await startCluster(2, (i) => ['--metrics-listen', '127.0.0.1:0', ...(i === 1 ? ['--sse-stall-ms', String(RELAY_STALL_MS)] : [])]);
     sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
     await sql.connect();
@@ -52,9 +52,9 @@ describe('a relayed event stream whose consumer stops reading', { skip, timeout:
     const ops = async (i: number): Promise<string> => `http://127.0.0.1:${(await waitForOutput(c.stars[i], /svcd ops on http:\/\/127\.0\.0\.1:(\d+)/))[1]}`;
     const leaderOps = await ops(0);
     assert.equal((await request(c.url(0), 'POST', '/v1/buckets/rs', {}, REQUEST_MS_MAX)).status, 201);
-    assert.equal((await request(c.url(0), 'POST', '/v1/streams/rs/s', {}, REQUEST_MS_MAX)).status, 201);
-    assert.equal((await request(c.url(0), 'POST', '/v1/streams/rs/s/records', { records: [{ body: 'first' }] }, REQUEST_MS_MAX)).status, 200);
-    const holder = (await sql.query<{ holder: string }>(`SELECT holder FROM ${c.schema}.leases WHERE bucket = 'rs' AND key = $1`, [Buffer.from('s')])).rows[0]?.holder;
+    assert.equal((await request(c.url(0), 'POST', '/v1/streams/rs/s0', {}, REQUEST_MS_MAX)).status, 201);
+    assert.equal((await request(c.url(0), 'POST', '/v1/streams/rs/s0/records', { records: [{ body: 'first' }] }, REQUEST_MS_MAX)).status, 200);
+    const holder = (await sql.query<{ holder: string }>(`SELECT holder FROM ${c.schema}.leases WHERE bucket = 'rs' AND key = $1`, [Buffer.from('s0')])).rows[0]?.holder;
     assert.equal(holder, 'star-0', 'star 0 leads the stream');
 
     const sock: Socket = connect(c.stars[1].port, '127.0.0.1');
@@ -64,14 +64,14 @@ describe('a relayed event stream whose consumer stops reading', { skip, timeout:
     sock.on('close', () => { closed = true; });
     sock.on('error', () => undefined);
     try {
-      sock.write('GET /v1/streams/rs/s/records/subscribe?seq_num=0 HTTP/1.1\r\nHost: x\r\n\r\n');
+      sock.write('GET /v1/streams/rs/s0/records/subscribe?seq_num=0 HTTP/1.1\r\nHost: x\r\n\r\n');
       await until('the relayed stream\'s first frame', () => received.includes('first'), CUT_WAIT_MS_MAX);
       assert.match(received, /^HTTP\/1\.1 200 /);
       assert.equal(await sseOpen(leaderOps), 1, 'the leader serves the hop\'s subscription');
       sock.pause(); // the consumer stops reading: the relay's socket to it fills
       const body = 'x'.repeat(RECORD_BYTES);
       for (let i = 0; i < PAUSED_APPENDS; i++) {
-        const r = await request(c.url(0), 'POST', '/v1/streams/rs/s/records', { records: Array.from({ length: RECORDS_PER_APPEND }, () => ({ body })) }, REQUEST_MS_MAX);
+        const r = await request(c.url(0), 'POST', '/v1/streams/rs/s0/records', { records: Array.from({ length: RECORDS_PER_APPEND }, () => ({ body })) }, REQUEST_MS_MAX);
         assert.equal(r.status, 200);
       }
       // The relay cuts its consumer and drops its hop: the leader's subscription ends, long before

@@ -2,7 +2,7 @@
 // names each flag's variable.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FlagError, flagsHelp, nonNegativeInt, parseFlags, positiveInt, type FlagSpec } from '../../src/config/flags.ts';
+import { FlagError, flagsHelp, nonNegativeInt, parseFlags, positiveInt, TIMER_DELAY_MS_MAX, type FlagSpec } from '../../src/config/flags.ts';
 import { ConfigError, FLAGS, loadConfig } from '../../src/config/config.ts';
 import { GATEWAY_FLAGS } from '../../src/gateway/cli.ts';
 import { CREDENTIALS_FLAGS } from '../../src/cli/credentials.ts';
@@ -123,6 +123,12 @@ test('integers are decimal digits; a bad one is refused naming the flag', () => 
   }
   assert.match(refusal(() => positiveInt('0', 'n')).message, /^--n must be a positive integer/);
   assert.equal(parseFlags(['--listen', '7'], SPECS, {}).int('listen'), 7);
+});
+
+test('an interval a timer cannot hold is refused, not run every millisecond', () => {
+  assert.equal(loadConfig(['--unsettled-sweep-ms', String(TIMER_DELAY_MS_MAX)], {}).unsettledSweepMs, TIMER_DELAY_MS_MAX);
+  assert.match(refusal(() => loadConfig(['--unsettled-sweep-ms', String(TIMER_DELAY_MS_MAX + 1)], {})).message, /^--unsettled-sweep-ms must be at most 2147483647 ms/);
+  assert.match(refusal(() => loadConfig([], { SVCD_UNSETTLED_SWEEP_MS: '0' })).message, /^--unsettled-sweep-ms must be a positive integer/);
 });
 
 test('svcd refuses with the same error type (ConfigError is FlagError)', () => {

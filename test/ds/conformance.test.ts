@@ -52,6 +52,13 @@ for (const engine of ENGINES) {
         .map((a) => `${[...a.ancestorTitles, a.title].join(' > ')}: ${(a.failureMessages[0] ?? '').split('\n').slice(0, 6).join(' / ')}`));
       const passed = reports.reduce((n, r) => n + r.numPassedTests, 0);
       t.diagnostic(`${engine}: ${passed} passed, ${reports.reduce((n, r) => n + r.numFailedTests, 0)} failed`);
+      // A test that passed on its retry (vitest.config.ts) keeps its first attempt's error: named here,
+      // so a test that needs its retry often shows in the CI output rather than passing unseen.
+      for (const a of reports.flatMap((r) => r.testResults).flatMap((f) => f.assertionResults)) {
+        if (a.status === 'passed' && a.failureMessages.length > 0) {
+          t.diagnostic(`${engine}: passed on its retry: ${[...a.ancestorTitles, a.title].join(' > ')}: ${(a.failureMessages[0] ?? '').split('\n')[0]}`);
+        }
+      }
       // The patterns are complementary; the second must still name the suite's TTL group (a renamed
       // group would silently run with the rest again).
       assert.ok(reports[1].numPassedTests + reports[1].numFailedTests > 0, `no test matched ${TTL_GROUP}`);
