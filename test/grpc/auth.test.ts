@@ -92,7 +92,8 @@ describe('grpc auth (jwt)', () => {
 
   it('ends Subscribe and AppendSession at the token\'s exp with DEADLINE_EXCEEDED', async () => {
     await callMd(c.data.Append.bind(c.data), { bucket: 'b1', key: bytes('exp'), records: [{ body: bytes('x') }] }, admin);
-    const token = await mint('svc:append:b1:exp svc:read:b1:exp', 2);
+    // 3-4 s of life (exp is whole seconds): the calls reach the star before exp on a loaded machine.
+    const token = await mint('svc:append:b1:exp svc:read:b1:exp', 4);
     const expMs = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).exp * 1000;
     const md = bearer(token);
     const sub = c.data.Subscribe({ bucket: 'b1', key: bytes('exp'), seq_num: 0 }, md);
