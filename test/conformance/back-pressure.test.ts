@@ -24,6 +24,9 @@ const STAR_BUDGET_BYTES = 1024 * KiB;
 const TENANT_BUDGET_BYTES = 256 * KiB;
 /** What one stalled upload sends of its body before it stops. */
 const PART_BYTES = 100 * KiB;
+/** The star-wide test's parts: three fill its budget, so its stalled uploads are all open well within
+ *  the engines' fixed 10 s body idle cut, which would end the first ones on a slow machine. */
+const STAR_PART_BYTES = 300 * KiB;
 
 const SECRET = 'a-test-secret-of-at-least-32-bytes-for-hs256';
 
@@ -92,19 +95,19 @@ describe('both engines', { concurrency: true }, () => {
             slow.push(await stalledUpload(star.srv.port, path, 1));
             await until('the upload to hold what it sent', () => bodyBytesInFlight(star.ops), (n) => n === i + 1);
           }
-          // Uploads that send PART_BYTES each fill the budget; the one whose bytes cross it is refused.
-          const fitting = Math.floor((STAR_BUDGET_BYTES - 3) / PART_BYTES);
+          // Uploads that send STAR_PART_BYTES each fill the budget; the one whose bytes cross it is refused.
+          const fitting = Math.floor((STAR_BUDGET_BYTES - 3) / STAR_PART_BYTES);
           for (let i = 0; i < fitting; i++) {
-            slow.push(await stalledUpload(star.srv.port, path, PART_BYTES));
-            await until('the upload to hold its bytes', () => bodyBytesInFlight(star.ops), (n) => n === 3 + (i + 1) * PART_BYTES);
+            slow.push(await stalledUpload(star.srv.port, path, STAR_PART_BYTES));
+            await until('the upload to hold its bytes', () => bodyBytesInFlight(star.ops), (n) => n === 3 + (i + 1) * STAR_PART_BYTES);
           }
-          const refused = await stalledUpload(star.srv.port, path, PART_BYTES);
+          const refused = await stalledUpload(star.srv.port, path, STAR_PART_BYTES);
           try {
             await assertRefused429(refused, 'the upload past the star budget');
           } finally {
             refused.sock.destroy();
           }
-          assert.equal(await bodyBytesInFlight(star.ops), 3 + fitting * PART_BYTES, 'a refused upload holds nothing');
+          assert.equal(await bodyBytesInFlight(star.ops), 3 + fitting * STAR_PART_BYTES, 'a refused upload holds nothing');
           assert.equal(await appendOnce(star.srv.baseUrl, path), 200, 'a small append still fits in what is left');
           for (const s of slow) assert.equal(s.text(), '', 'the slow uploads are still being read');
         } finally {
