@@ -161,6 +161,12 @@ export class Cohort implements Runnable {
       if (this.moved) this.startRound();
       return 0;
     }
+    // Deleted, or trimmed past the round's start, since the round began: what is left of it is not
+    // written; every member goes back to its own pump, which ends its stream with the error event.
+    if (this.driver.readable?.(this.from) === false) {
+      this.dissolve();
+      return 0;
+    }
     const list = this.members;
     const { frames, ends, from, to } = this;
     let served = 0;

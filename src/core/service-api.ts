@@ -30,6 +30,8 @@ export interface Subscription {
    *  stream delivered through (never call during a next()). */
   readonly shareKey?: object;
   fork?(): Subscription;
+  /** Whether records from `seq` on may still be served (the stream is not deleted or trimmed past it). */
+  readable?(seq: number): boolean;
   advanceTo?(seq: number): void;
 }
 

@@ -119,6 +119,13 @@ export class LiveSubscription implements Subscription, TailParker {
     return b;
   }
 
+  /** True while records from `seq` on may still be served to a subscriber of this stream: it is not
+   *  deleted, nor trimmed past `seq`, and this subscription is open. */
+  readable(seq: number): boolean {
+    const st = this.st;
+    return !this.closed && !st.deleted && seq >= st.trimSeq;
+  }
+
   /** True when the cursor is at the committed tail of a live stream: nothing to do but wait. */
   atTail(): boolean {
     const st = this.st;

@@ -190,3 +190,31 @@ test('cohort: a subscriber whose cursor the stream has not reached does not hold
   }
   assert.equal(st.subscribers, 0);
 });
+
+test('cohort: a stream deleted while a round is being written gets no more of it: every subscriber ends with the error event', async () => {
+  const st = stream();
+  commit(st, 1);
+  // More subscribers than a turn serves (SSE_SOCKETS_PER_TURN_MAX, 128), so the round spans turns.
+  const clients = Array.from({ length: 400 }, () => client(1, () => 1, 0));
+  const writes = clients.map(() => [] as string[]);
+  clients.forEach((c, i) => {
+    const write = c.sink.write.bind(c.sink);
+    c.sink.write = (chunk) => { writes[i].push(String(chunk)); return write(chunk); };
+  });
+  const ends = clients.map((c) => pumpSse(c.sink, new LiveSubscription(st, 1, memReader, () => undefined), false, {}));
+  try {
+    for (let i = 0; i < 5; i++) await turn();
+    commit(st, 1); // the round for [1, 2) starts; one turn serves part of it
+    await turn();
+    const servedBefore = clients.filter((c) => c.got.length === 1).length;
+    assert.ok(servedBefore > 0 && servedBefore < clients.length, `the round is under way (${servedBefore} served)`);
+    st.deleted = true; // as Star deletes a stream: flagged, then woken
+    st.wake();
+    for (let i = 0; i < 50; i++) await turn();
+    assert.equal(clients.filter((c) => c.got.length === 1).length, servedBefore, 'nobody got the round after the delete');
+    for (const [i, w] of writes.entries()) assert.match(w.at(-1) ?? '', /^event: error\n/, `subscriber ${i} ended with the error event`);
+  } finally {
+    for (const end of ends) end();
+  }
+  assert.equal(st.subscribers, 0);
+});
