@@ -69,8 +69,6 @@ export class Cohort implements Runnable {
     this.park();
   }
 
-  get size(): number { return this.members.length; }
-
   /** Adds `m`, whose cursor is `seq`; false (not added) when that is behind the cohort's, which has
    *  gone past it (a member joins at the stream's tail, where the cohort is or is heading). */
   join(m: CohortMember, seq: number): boolean {

@@ -18,7 +18,7 @@
 // topics exist only on WebSockets (WebSocket.subscribe, App.publish); an HttpResponse, which an
 // event stream is, cannot join one. So the bytes are shared, and each socket still gets its write.
 
-import { SSE_COALESCE_BYTES_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS } from '../config/limits.ts';
+import { SSE_COALESCE_BYTES_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS, TIMER_DELAY_MS_MAX } from '../config/limits.ts';
 import { asServiceError } from '../core/errors.ts';
 import type { Subscription, SubscriptionBatch } from '../core/service-api.ts';
 import type { SseSink } from './exchange.ts';
@@ -27,9 +27,6 @@ import { encodeBatchFrame, fanOut, type Runnable } from './sse-fanout.ts';
 
 /** The last frame of a stream whose credential expired (spec: Events). */
 export const AUTH_EXPIRED_FRAME = 'event: auth-expired\ndata: {}\n\n';
-
-/** The longest delay a Node timer takes. */
-const TIMER_MS_MAX = 2 ** 31 - 1;
 
 export const SSE_HEADERS: [string, string][] = [
   ['Content-Type', 'text/event-stream'],
@@ -89,8 +86,8 @@ class SsePump implements Runnable, CohortMember {
   /** Timers hold at most 2^31-1 ms (about 24.8 days): a later exp re-arms until it is in reach. */
   private armExpiry(at: number): void {
     const left = at - Date.now();
-    this.expiry = left > TIMER_MS_MAX
-      ? setTimeout(() => this.armExpiry(at), TIMER_MS_MAX)
+    this.expiry = left > TIMER_DELAY_MS_MAX
+      ? setTimeout(() => this.armExpiry(at), TIMER_DELAY_MS_MAX)
       : setTimeout(() => this.finish(AUTH_EXPIRED_FRAME), Math.max(0, left));
   }
 

@@ -58,6 +58,12 @@ export interface ClusterDeps {
 
 type SettledView = ReturnType<Star['settledView']>;
 
+/** How often leases of `ttlMs` are renewed: LEASE_RENEW_MS, or a third of a shorter term, so one
+ *  renewal may fail or come late (a loaded machine, a slow commit) and the next still lands in time. */
+export function leaseRenewMs(ttlMs: number): number {
+  return Math.max(1, Math.min(LEASE_RENEW_MS, Math.floor(ttlMs / 3)));
+}
+
 /** A lease this star holds: its epoch, and until when (by this star's clock) it may serve from memory. */
 interface Held { bucket: string; key: string; epoch: number; validUntilMs: number; takenAtMs: number }
 
@@ -171,9 +177,7 @@ export class ClusterService implements StreamService, Leadership {
     };
     void report().catch(() => undefined);
     every(STAR_HEARTBEAT_MS, report);
-    // At least three renewals a lease term, so one may fail or come late (a loaded machine, a slow
-    // commit) and the next still lands in time: a shorter --lease-ttl-ms renews more often.
-    const renewMs = Math.max(1, Math.min(LEASE_RENEW_MS, Math.floor(this.ttlMs / 3)));
+    const renewMs = leaseRenewMs(this.ttlMs);
     every(renewMs, () => this.renewAll());
     every(renewMs, () => this.keepAuditorLease());
     this.d.star.auditor.useScope({

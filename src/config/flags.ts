@@ -18,6 +18,8 @@
 //
 // No node: imports: the module is pure, so its rules are testable without a process.
 
+import { TIMER_DELAY_MS_MAX } from './limits.ts';
+
 /** What a command accepts. The shape (name, env, help, default, boolean) is the svcd FLAGS table's. */
 export interface FlagSpec {
   /** Without dashes. '' for a setting read from its variable only (envOnly). */
@@ -185,9 +187,6 @@ export function positiveInt(v: string, flag: string): number {
   if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n <= 0) throw new FlagError(`--${flag} must be a positive integer, got ${JSON.stringify(v)}`);
   return n;
 }
-
-/** The longest delay a Node timer keeps (a longer one fires after 1 ms). */
-export const TIMER_DELAY_MS_MAX = 2 ** 31 - 1;
 
 /** A positive number of milliseconds a timer can wait: at most TIMER_DELAY_MS_MAX (about 24.8 days). */
 export function timerMs(v: string, flag: string): number {

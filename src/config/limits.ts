@@ -28,6 +28,9 @@ export const APPEND_SESSIONS_PER_STAR_MAX = 16_384;
 export const SSE_CONNECTIONS_PER_HOST_MAX = 4096;
 export const SSE_HEARTBEAT_MS = 15_000;
 export const SSE_STALL_MS = 60_000;
+/** The longest delay a Node timer keeps: a longer one fires after 1 ms. Flags that set an interval
+ *  are refused past it; a wait longer than it (a token's exp) is re-armed or capped. */
+export const TIMER_DELAY_MS_MAX = 2 ** 31 - 1;
 /** uWebSockets.js 20.30 closes a response's socket 10 s after a write finds it full (its
  *  HTTP_TIMEOUT_S, which JavaScript cannot set), long before SSE_STALL_MS. An event stream whose
  *  consumer stopped reading re-arms that timer this often (pause() and resume(): see UwsSseSink)

@@ -30,9 +30,9 @@ export interface Subscription {
    *  stream delivered through (never call during a next()). */
   readonly shareKey?: object;
   fork?(): Subscription;
+  advanceTo?(seq: number): void;
   /** Whether records from `seq` on may still be served (the stream is not deleted or trimmed past it). */
   readable?(seq: number): boolean;
-  advanceTo?(seq: number): void;
 }
 
 export interface SubscriptionBatch {

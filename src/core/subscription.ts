@@ -112,8 +112,7 @@ export class LiveSubscription implements Subscription, TailParker {
    *  undefined otherwise: then atTail() tells waiting (onReady) from calling next(). Never call while
    *  a next() is pending. */
   poll(): SubscriptionBatch | undefined {
-    const st = this.st;
-    if (this.closed || st.deleted || this.seq < st.trimSeq) return undefined;
+    if (!this.readable(this.seq)) return undefined;
     const b = this.memBatch();
     if (b) this.seq = b.tail.seq_num;
     return b;
@@ -128,8 +127,7 @@ export class LiveSubscription implements Subscription, TailParker {
 
   /** True when the cursor is at the committed tail of a live stream: nothing to do but wait. */
   atTail(): boolean {
-    const st = this.st;
-    return !this.closed && !st.deleted && this.seq >= st.trimSeq && this.seq >= st.tail;
+    return this.readable(this.seq) && this.seq >= this.st.tail;
   }
 
   /** Calls `cb` once, the next time the stream's tail moves (or it is deleted, trimmed or this

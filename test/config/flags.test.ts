@@ -2,7 +2,8 @@
 // names each flag's variable.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FlagError, flagsHelp, nonNegativeInt, parseFlags, positiveInt, TIMER_DELAY_MS_MAX, type FlagSpec } from '../../src/config/flags.ts';
+import { FlagError, flagsHelp, nonNegativeInt, parseFlags, positiveInt, type FlagSpec } from '../../src/config/flags.ts';
+import { TIMER_DELAY_MS_MAX } from '../../src/config/limits.ts';
 import { ConfigError, FLAGS, loadConfig } from '../../src/config/config.ts';
 import { GATEWAY_FLAGS } from '../../src/gateway/cli.ts';
 import { CREDENTIALS_FLAGS } from '../../src/cli/credentials.ts';

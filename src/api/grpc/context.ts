@@ -4,7 +4,7 @@
 
 import type { AuditView, ClusterView } from './admin-reads.ts';
 import * as grpc from '@grpc/grpc-js';
-import { APPEND_SESSIONS_PER_STAR_MAX } from '../../config/limits.ts';
+import { APPEND_SESSIONS_PER_STAR_MAX, TIMER_DELAY_MS_MAX } from '../../config/limits.ts';
 import type { Clock, Timers } from '../../core/ports.ts';
 import type { StreamService } from '../../core/service-api.ts';
 import type { GrpcAuthHooks, GrpcAuthRequest, GrpcCaller, ReadPlanVending } from './hooks.ts';
@@ -124,7 +124,7 @@ export function unary<Req, Res>(
         const ms = expMs - Date.now();
         const expired = (): void => answer(grpcFailure(grpc.status.DEADLINE_EXCEEDED, CREDENTIAL_EXPIRED));
         if (ms <= 0) expired();
-        else timer = setTimeout(expired, Math.min(ms, MAX_TIMER_MS));
+        else timer = setTimeout(expired, Math.min(ms, TIMER_DELAY_MS_MAX));
       },
     };
     let result: Promise<Res>;
@@ -140,13 +140,10 @@ export function unary<Req, Res>(
   };
 }
 
-/** setTimeout's ceiling (a longer delay fires at once). A credential living longer than ~24 days
- *  ends its call at this bound instead; no call runs that long. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /** Runs `onExpired` at `expMs` (the credential's exp); returns the cancel function. */
 export function atExpiry(expMs: number | undefined, onExpired: () => void): () => void {
   if (expMs === undefined) return () => {};
-  const t = setTimeout(onExpired, Math.min(Math.max(0, expMs - Date.now()), MAX_TIMER_MS));
+  // A credential living longer than TIMER_DELAY_MS_MAX (~24 days) ends its call at that bound; no call runs that long.
+  const t = setTimeout(onExpired, Math.min(Math.max(0, expMs - Date.now()), TIMER_DELAY_MS_MAX));
   return () => clearTimeout(t);
 }
