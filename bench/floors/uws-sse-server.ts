@@ -62,14 +62,22 @@ function broadcast(m: SseFloorGo): void {
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const intervalMs = 1000 / m.batchesPerS;
+  const startRelNs = Number(process.hrtime.bigint() - base);
+  let lagMsMax = 0;
   let i = 0;
   const tick = (): void => {
-    const buf = frame(i, Number(process.hrtime.bigint() - base), m);
+    // A batch is stamped with the time it was due, as svcd's paced producer sends on time: a
+    // broadcaster that falls behind its pace (more writes a second than one thread can make) shows
+    // its backlog in the delays, instead of stamping each late tick when it finally runs.
+    const nowRelNs = Number(process.hrtime.bigint() - base);
+    const dueRelNs = startRelNs + Math.round(i * intervalMs * 1e6);
+    lagMsMax = Math.max(lagMsMax, (nowRelNs - dueRelNs) / 1e6);
+    const buf = frame(i, Math.min(nowRelNs, dueRelNs), m);
     for (const res of groups[i % m.streams] ?? []) res.cork(() => { res.write(buf); });
     i++;
     if (i < m.batches) { setTimeout(tick, Math.max(0, t0 + i * intervalMs - performance.now())); return; }
     const c = process.cpuUsage(cpu0);
-    toParent({ type: 'done', cpuMs: (c.user + c.system) / 1000, elapsedMs: performance.now() - t0 });
+    toParent({ type: 'done', cpuMs: (c.user + c.system) / 1000, elapsedMs: performance.now() - t0, lagMsMax });
   };
   tick();
 }
