@@ -3,7 +3,7 @@
 // framework's (./flags.ts), shared with the Gateway and the command-line tools.
 
 import {
-  BODY_BYTES_IN_FLIGHT_MAX, BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX, COMMIT_LINGER_MS_STANDARD, LEASE_IDLE_MS, READ_GRACE_MS_DEFAULT, AUDIT_SCRUB_MS_DEFAULT, LEASE_TTL_MS, UNSETTLED_SWEEP_MS, READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
+  BODY_BYTES_IN_FLIGHT_MAX, BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX, COMMIT_LINGER_MS_STANDARD, LEASE_IDLE_MS, READ_GRACE_MS_DEFAULT, AUDIT_SCRUB_MS_DEFAULT, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS, LEASE_TTL_MS_MIN, UNSETTLED_SWEEP_MS, READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
   WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, DS_LONG_POLL_MS,
 } from './limits.ts';
 import {
@@ -40,7 +40,7 @@ export const FLAGS: FlagSpec[] = [
   { name: 'lease-idle-ms', env: 'SVCD_LEASE_IDLE_MS', help: 'a stream stays leased this long after its last append (then vacant, shown idle)', default: String(LEASE_IDLE_MS) },
   { name: 'commit-linger-ms', env: 'SVCD_COMMIT_LINGER_MS', help: 'a cluster: how long a group commit of standard-class appends waits for more before its object PUT (express never waits)', default: String(COMMIT_LINGER_MS_STANDARD) },
   { name: 'unsettled-sweep-ms', env: 'SVCD_UNSETTLED_SWEEP_MS', help: 'a cluster: each star adopts the vacant streams it is home to whose committed chunks are not settled, and settles them, this often', default: String(UNSETTLED_SWEEP_MS) },
-  { name: 'lease-ttl-ms', env: 'SVCD_LEASE_TTL_MS', help: 'a cluster (--metadata postgres): a stream\'s lease runs out this long after its leader last renewed it; a dead leader\'s streams move within it', default: String(LEASE_TTL_MS) },
+  { name: 'lease-ttl-ms', env: 'SVCD_LEASE_TTL_MS', help: 'a cluster (--metadata postgres): a stream\'s lease runs out this long after its leader last renewed it; a dead leader\'s streams move within it (at least 1000)', default: String(LEASE_TTL_MS) },
   { name: 'body-budget-bytes', env: 'SVCD_BODY_BUDGET_BYTES', help: 'request-body bytes received and not yet handled, for the whole star; past it 429', default: String(BODY_BYTES_IN_FLIGHT_MAX) },
   { name: 'body-budget-per-tenant-bytes', env: 'SVCD_BODY_BUDGET_PER_TENANT_BYTES', help: 'the same for one caller (a token\'s sub; jwt mode), so one tenant cannot take the star\'s whole budget', default: String(BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX) },
   { name: 'ops-allowed-hosts', env: 'SVCD_OPS_ALLOWED_HOSTS', help: 'comma-separated host names the ops listener answers besides IP addresses, localhost and its own --metrics-listen host (a DNS-rebinding guard: any other Host header is 403)', default: '' },
@@ -188,7 +188,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     ds: { enabled: boolValue(get('ds-enabled'), 'ds-enabled'), bucket: checkDsBucket(get('ds-bucket')), longPollMs: positiveInt(get('ds-long-poll-ms'), 'ds-long-poll-ms') },
     expressBucket: get('express-bucket'),
     leaseIdleMs: nonNegativeInt(get('lease-idle-ms'), 'lease-idle-ms'),
-    leaseTtlMs: positiveInt(get('lease-ttl-ms'), 'lease-ttl-ms'),
+    leaseTtlMs: leaseTtlValue(get('lease-ttl-ms')),
     unsettledSweepMs: timerMs(get('unsettled-sweep-ms'), 'unsettled-sweep-ms'),
     commitLingerMs: nonNegativeInt(get('commit-linger-ms'), 'commit-linger-ms'),
     starId: starIdValue(get('star-id')),
@@ -214,6 +214,12 @@ function checkDsBucket(v: string): string {
   if (!isBucketName(v)) throw new ConfigError(`--ds-bucket ${JSON.stringify(v)}: 1-128 of A-Z a-z 0-9 . _ - starting with a letter or digit`);
   if (isReservedBucketName(v)) throw new ConfigError(`--ds-bucket ${JSON.stringify(v)}: api is reserved (in any case) and is never a bucket`);
   return v;
+}
+
+function leaseTtlValue(v: string): number {
+  const n = positiveInt(v, 'lease-ttl-ms');
+  if (n < LEASE_TTL_MS_MIN) throw new ConfigError(`--lease-ttl-ms must be at least ${LEASE_TTL_MS_MIN} ms (a leader serves for the TTL less ${LEASE_SAFETY_MARGIN_MS} ms, renewing every third of it), got ${v}`);
+  return n;
 }
 
 function dataDirValue(v: string): string {

@@ -168,6 +168,12 @@ export const LEASE_IDLE_MS = 10_000;
 /** A cluster: a stream's lease runs this long past its last renewal (spec target: a stream accepts
  *  appends again within the lease TTL + 1 s of its leader's death). */
 export const LEASE_TTL_MS = 3000;
+/** The shortest --lease-ttl-ms a star accepts. A leader serves from memory for the TTL less
+ *  LEASE_SAFETY_MARGIN_MS of each renewal, and renews every third of the TTL: at 1 s that is 750 ms
+ *  of service a renewal, one PostgreSQL round trip every 333 ms per star. Shorter leases would spend
+ *  the star on renewals (a 3 ms TTL renewed every millisecond), and one at or under the margin would
+ *  never let its leader serve. */
+export const LEASE_TTL_MS_MIN = 1000;
 /** Leases are renewed this often (a third of the TTL), and a shorter --lease-ttl-ms every third of it:
  *  one renewal may fail or come late and the next still lands before the lease, less
  *  LEASE_SAFETY_MARGIN_MS, runs out. */

@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, durationMs, loadConfig } from '../../src/config/config.ts';
+import { LEASE_TTL_MS_MIN } from '../../src/config/limits.ts';
 
 test('durations take ms, s, m and h, and a bare number is milliseconds', () => {
   assert.equal(durationMs('250ms', 'x'), 250);
@@ -25,6 +26,14 @@ test('refused at parse: --ds-bucket api in any case, --lease-ttl-ms 0, an empty 
   assert.equal(loadConfig(['--audit-scrub-interval', '0'], {}).auditScrubMs, 0);
   assert.equal(loadConfig(['--audit-scrub-interval', '0m'], {}).auditScrubMs, 0);
   assert.throws(() => loadConfig(['--audit-scrub-interval', '-1'], {}), /or 0: each segment is verified once/);
+});
+
+test('--lease-ttl-ms is at least LEASE_TTL_MS_MIN: a shorter lease would renew every few milliseconds, or never let its leader serve', () => {
+  assert.equal(loadConfig(['--lease-ttl-ms', String(LEASE_TTL_MS_MIN)], {}).leaseTtlMs, LEASE_TTL_MS_MIN);
+  for (const v of [String(LEASE_TTL_MS_MIN - 1), '250', '3']) {
+    assert.throws(() => loadConfig(['--lease-ttl-ms', v], {}), /--lease-ttl-ms must be at least/, v);
+  }
+  assert.throws(() => loadConfig([], { SVCD_LEASE_TTL_MS: '10' }), /--lease-ttl-ms must be at least/);
 });
 
 test('--readplan-ttl defaults to 5 minutes and reads its variable', () => {
