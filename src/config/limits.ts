@@ -410,11 +410,15 @@ export const SSE_BATCH_BYTES_MAX = 1 * MiB;
 export const SSE_RETRY_AFTER_S = 1;
 /** The fan-out writes to at most this many subscriber sockets per event-loop turn, then yields
  *  (setImmediate) so appends and their acks are read and answered between slices. One socket write
- *  costs about 6–25 µs here, so a slice holds the loop for about 1–3 ms. Swept on 2026-11-26 (4096
- *  subscribers on one stream, 20 batches/s, load 1–2.6, three runs each): producer ack p99 7–10 ms
- *  at 32, 9–15 at 64, 10–17 at 128, 25–27 at 512, 44–52 at 4096, while delivery p99 was 69–95 ms at
- *  32 and 57–84 from 64 up; 128 keeps acks near the smaller slices without their delivery cost. */
-export const SSE_SOCKETS_PER_TURN_MAX = 128;
+ *  costs about 6–25 µs here, so a slice holds the loop for about 0.5–1.5 ms. Swept on 2026-11-26
+ *  (4096 subscribers on one stream, 20 batches/s, load 1–2.6, three runs each): producer ack p99 7–10
+ *  ms at 32, 9–15 at 64, 10–17 at 128, 25–27 at 512, 44–52 at 4096, while delivery p99 was 69–95 ms
+ *  at 32 and 57–84 from 64 up. Swept again with cohorts on 2026-11-28 (both SSE cells, a slower
+ *  host where one thread cannot keep up with 82,000 writes a second, load 1.5–2.3, 2–4 runs each):
+ *  ack p50 3.1–3.8 ms at 32, 4.3–4.8 at 64, 5.3–6.4 at 128, and ack p99 about 15, 17 and 24; the
+ *  delivery p99 and the CPU a delivery did not move outside the runs' spread (11.4–11.7 µs on one
+ *  stream, 13.6–14.1 across). 64 keeps most of the smaller slice's acks. */
+export const SSE_SOCKETS_PER_TURN_MAX = 64;
 /** A subscriber that is behind by several committed batches gets them in one corked write (one
  *  syscall) up to this many bytes of frames; the rest waits for its next turn. */
 export const SSE_COALESCE_BYTES_MAX = 64 * KiB;

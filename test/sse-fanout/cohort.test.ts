@@ -114,7 +114,7 @@ for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
       const sub = new LiveSubscription(st, start, memReader, () => undefined);
       ends.push(pumpSse(c.sink, sub, false, { heartbeatMs: 1 + Math.floor(rand() * 5), stallMs: 60_000 }));
     };
-    // More than a turn's SSE_SOCKETS_PER_TURN_MAX (128), so a round spans turns and batches, joins
+    // More than a turn's SSE_SOCKETS_PER_TURN_MAX (64), so a round spans turns and batches, joins
     // and leaves fall inside it.
     for (let i = 0; i < 400; i++) subscribe();
     for (let step = 0; step < 300; step++) {
@@ -194,7 +194,7 @@ test('cohort: a subscriber whose cursor the stream has not reached does not hold
 test('cohort: a stream deleted while a round is being written gets no more of it: every subscriber ends with the error event', async () => {
   const st = stream();
   commit(st, 1);
-  // More subscribers than a turn serves (SSE_SOCKETS_PER_TURN_MAX, 128), so the round spans turns.
+  // More subscribers than a turn serves (SSE_SOCKETS_PER_TURN_MAX, 64), so the round spans turns.
   const clients = Array.from({ length: 400 }, () => client(1, () => 1, 0));
   const writes = clients.map(() => [] as string[]);
   clients.forEach((c, i) => {
