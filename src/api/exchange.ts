@@ -40,6 +40,26 @@ export interface HttpExchange {
   readonly startedAt?: number;
 }
 
+/**
+ * The stalled-consumer cut, one mechanism for every event stream a star serves (the SSE pump, a
+ * stream relayed from its leader, the Durable Streams reader). Called when a write found `sink` full:
+ * `onDrained` runs once it drains, unless `stallMs` pass first; then the connection is dropped
+ * (destroy: its buffered bytes are abandoned) and the sink's onClose callbacks do the cleanup, as for
+ * a client that went away; then `onCut` runs, for a caller that waits on neither. Returns a cancel,
+ * for a stream that ends while it waits.
+ */
+export function awaitDrain(sink: SseSink, stallMs: number, onDrained: () => void, onCut?: () => void): () => void {
+  const cut = setTimeout(() => {
+    sink.destroy();
+    onCut?.();
+  }, stallMs);
+  sink.onWritable(() => {
+    clearTimeout(cut);
+    onDrained();
+  });
+  return () => clearTimeout(cut);
+}
+
 /** What every event stream a star serves begins with: a comment, so the caller sees it open. */
 export const SSE_OPENING = ': open\n\n';
 

@@ -8,7 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { PROXY_HEAD_MS_MAX, PROXY_LEADER_CHECK_MS, PROXY_SOCKETS_PER_PEER_MAX, SSE_CONNECTIONS_PER_HOST_MAX, SSE_STALL_MS } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
-import { SSE_OPENING, type HttpExchange } from './exchange.ts';
+import { awaitDrain, SSE_OPENING, type HttpExchange } from './exchange.ts';
 
 /** The header that marks a hop (its value is the forwarding star's id). */
 export const HOP_HEADER = 'svcd-hop';
@@ -206,8 +206,9 @@ export class LeaderProxy {
  *  (the leader may not see the stall: the relay's buffers take a quiet stream's frames for long). */
 function relayStream(ex: HttpExchange, res: http.IncomingMessage, headers: [string, string][], req: http.ClientRequest, stallMs: number): void {
   const sink = ex.startStream(headers);
-  let stallCut: ReturnType<typeof setTimeout> | undefined;
-  sink.onClose(() => { clearTimeout(stallCut); req.destroy(); });
+  let drainWait: (() => void) | undefined;
+  // A stall cut (awaitDrain drops the caller's connection) closes the sink too: the leader's request goes with it.
+  sink.onClose(() => { drainWait?.(); req.destroy(); });
   // The local sink opened with its own comment; the leader's, first on its stream, is not repeated.
   let opening = true;
   res.on('data', (data: Buffer) => {
@@ -218,12 +219,10 @@ function relayStream(ex: HttpExchange, res: http.IncomingMessage, headers: [stri
       if (chunk.length === 0) return;
     }
     if (sink.closed) return;
-    if (!sink.write(chunk)) {
+    if (!sink.write(chunk) && drainWait === undefined) {
       res.pause();
-      stallCut ??= setTimeout(() => { sink.destroy(); req.destroy(); }, stallMs);
-      sink.onWritable(() => {
-        clearTimeout(stallCut);
-        stallCut = undefined;
+      drainWait = awaitDrain(sink, stallMs, () => {
+        drainWait = undefined;
         res.resume();
       });
     }

@@ -21,7 +21,7 @@
 import { SSE_COALESCE_BYTES_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS, TIMER_DELAY_MS_MAX } from '../config/limits.ts';
 import { asServiceError } from '../core/errors.ts';
 import type { Subscription, SubscriptionBatch } from '../core/service-api.ts';
-import type { SseSink } from './exchange.ts';
+import { awaitDrain, type SseSink } from './exchange.ts';
 import { cohortFor, type Cohort, type CohortMember } from './sse-cohort.ts';
 import { encodeBatchFrame, fanOut, type Runnable } from './sse-fanout.ts';
 
@@ -59,8 +59,9 @@ class SsePump implements Runnable, CohortMember {
   delivered = 0;
   private room = true;
   private ended = false;
-  /** Set while the socket is full: the consumer is cut off once it has not drained for stallMs. */
-  private stallCut: ReturnType<typeof setTimeout> | undefined;
+  /** Set while the socket is full (awaitDrain's cancel): the consumer is cut off once it has not
+   *  drained for stallMs. */
+  private drainWait: (() => void) | undefined;
   /** A heartbeat is owed: written on the pump's next turn. */
   private hbDue = false;
   /** A next() is pending (the slow path): poll() must not run meanwhile. */
@@ -77,7 +78,7 @@ class SsePump implements Runnable, CohortMember {
     // The heartbeat is written on the pump's turn, so thousands of subscribers' timers firing
     // together are served in bounded slices like any other write.
     this.hb = setInterval(() => {
-      if (this.stallCut === undefined) { this.hbDue = true; fanOut.enqueue(this); }
+      if (this.drainWait === undefined) { this.hbDue = true; fanOut.enqueue(this); }
     }, opts.heartbeatMs ?? SSE_HEARTBEAT_MS);
     if (opts.expiresAtMs !== undefined) this.armExpiry(opts.expiresAtMs);
     sink.onClose(() => this.finish());
@@ -91,21 +92,20 @@ class SsePump implements Runnable, CohortMember {
       : setTimeout(() => this.finish(AUTH_EXPIRED_FRAME), Math.max(0, left));
   }
 
-  finish(tail?: string, hard = false): void {
+  /** Ends the stream (with `tail` written first, if given). A stalled consumer is cut by awaitDrain,
+   *  which drops the connection; its close brings the pump here. */
+  finish(tail?: string): void {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.hb);
     if (this.expiry) clearTimeout(this.expiry);
-    if (this.stallCut) clearTimeout(this.stallCut);
+    this.drainWait?.();
     if (this.cohort) { this.cohort.leave(this); this.cohort = undefined; }
     this.sub.close();
     const sink = this.sink;
     if (!sink.closed) {
-      if (hard) sink.destroy();
-      else {
-        if (tail) sink.write(tail);
-        sink.end();
-      }
+      if (tail) sink.write(tail);
+      sink.end();
     }
     this.opts.onEnd?.();
   }
@@ -123,10 +123,10 @@ class SsePump implements Runnable, CohortMember {
       }
       return;
     }
-    if (this.slowPending || this.stallCut !== undefined) {
+    if (this.slowPending || this.drainWait !== undefined) {
       // Queued by a heartbeat while a read is pending (or the socket filled since): only the
       // heartbeat, never a second reader of the subscription.
-      if (this.hbDue && this.stallCut === undefined) { this.hbDue = false; this.sink.write(': hb\n\n'); }
+      if (this.hbDue && this.drainWait === undefined) { this.hbDue = false; this.sink.write(': hb\n\n'); }
       return;
     }
     const sub = this.sub;
@@ -176,8 +176,7 @@ class SsePump implements Runnable, CohortMember {
 
   /** The socket is full: cut exactly stallMs after the write that found it so, unless it drains. */
   private stalled(): void {
-    this.stallCut = setTimeout(() => this.finish(undefined, true), this.stallMs);
-    this.sink.onWritable(this.drained);
+    this.drainWait = awaitDrain(this.sink, this.stallMs, this.drained);
   }
 
   /** One callback for every wait at the tail (no closure per batch). */
@@ -211,8 +210,7 @@ class SsePump implements Runnable, CohortMember {
   }
 
   private readonly drained = (): void => {
-    clearTimeout(this.stallCut);
-    this.stallCut = undefined;
+    this.drainWait = undefined;
     fanOut.enqueue(this);
   };
 

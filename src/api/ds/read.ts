@@ -4,7 +4,7 @@
 
 import type { StreamService, Subscription, SubscriptionBatch } from '../../core/service-api.ts';
 import { contentBytes, type SequencedRecord } from '../../protocol/records.ts';
-import type { SseSink } from '../exchange.ts';
+import { awaitDrain, type SseSink } from '../exchange.ts';
 import { isJson, isText, readBody } from './content.ts';
 import { dsError, dsInvalid } from './errors.ts';
 import { nextCursor, type HeaderList } from './headers.ts';
@@ -213,8 +213,7 @@ function write(sink: SseSink, chunk: string): Promise<boolean> {
   if (sink.closed) return Promise.resolve(false);
   if (sink.write(chunk)) return Promise.resolve(true);
   return new Promise((resolve) => {
-    const t = setTimeout(() => { sink.destroy(); resolve(false); }, DS_SSE_STALL_MS);
-    sink.onWritable(() => { clearTimeout(t); resolve(!sink.closed); });
+    awaitDrain(sink, DS_SSE_STALL_MS, () => resolve(!sink.closed), () => resolve(false));
   });
 }
 
