@@ -252,13 +252,16 @@ describe('grpc append session', () => {
     const PLATEAU_POLLS = 4;
     const deadline = Date.now() + 30_000;
     let last = -1;
-    for (let same = 0; same < PLATEAU_POLLS && Date.now() < deadline;) {
+    let same = 0;
+    while (same < PLATEAU_POLLS && Date.now() < deadline) {
       await sleep(250);
       const t = await tailOf(h, 'bp').catch(() => -1); // the session's open may not have made the stream yet
       if (t === last && t > APPEND_SESSION_INFLIGHT_BATCHES_MAX) same += 1;
       else same = 0;
       last = t;
     }
+    // A tail still creeping up at the deadline is a server that keeps reading, however slowly.
+    assert.equal(same, PLATEAU_POLLS, `the tail never held still past the session's bound (last ${last})`);
     assert.ok(last > APPEND_SESSION_INFLIGHT_BATCHES_MAX, `the session pipelined before stalling (tail ${last})`);
     assert.ok(last < total, `the server kept reading a producer that reads no acks (tail ${last})`);
     s.stream.resume();
