@@ -318,7 +318,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     cors: new CorsPolicy(cfg.corsAllowedOrigins),
     ...(proxy ? { proxy } : {}),
     ds: cfg.ds.enabled ? new DsSurface({
-      svc, bucket: cfg.ds.bucket, longPollMs: cfg.ds.longPollMs, scheme: tls ? 'https' : 'http', logError,
+      svc, bucket: cfg.ds.bucket, longPollMs: cfg.ds.longPollMs, sseStallMs: cfg.sse.stallMs, scheme: tls ? 'https' : 'http', logError,
       ...(auth ? { authenticator: auth.authenticator } : {}),
       // A hopped long-poll answers only at its timeout when nothing comes: the hop waits that long more.
       ...(proxy ? {

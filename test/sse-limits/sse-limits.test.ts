@@ -105,6 +105,31 @@ for (const engine of ENGINES) {
       });
       assert.equal(ended, true);
     });
+
+    test('a Durable Streams event stream whose consumer stops reading is cut after the same stall limit', async () => {
+      const ds = `${srv.baseUrl}/ds/v1/stream/stall`;
+      const put = await fetch(ds, { method: 'PUT', headers: { 'Content-Type': 'text/plain' } });
+      assert.ok(put.status === 201 || put.status === 200, `PUT ${put.status}`);
+      await put.arrayBuffer();
+      const s = rawSubscribe(srv.port, '/ds/v1/stream/stall?offset=-1&live=sse');
+      await readUntil(s, (t) => t.includes('\r\n\r\n'));
+      s.pause();
+      const body = 'y'.repeat(256 * 1024);
+      for (let i = 0; i < 40; i++) {
+        const r = await fetch(ds, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body });
+        assert.ok(r.status >= 200 && r.status < 300, `append ${i}: ${r.status}`);
+        await r.arrayBuffer();
+      }
+      // Past --sse-stall-ms (1 s here; the reader had a fixed 60 s before), then read on: it must end.
+      await new Promise((r) => setTimeout(r, 2500));
+      const ended = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), WAIT_MS);
+        s.on('close', () => { clearTimeout(timer); resolve(true); });
+        s.on('error', () => undefined);
+        s.resume();
+      });
+      assert.equal(ended, true);
+    });
   });
 }
 

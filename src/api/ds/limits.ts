@@ -43,8 +43,6 @@ export const DS_STALE_STATE_ATTEMPTS_MAX = 3;
 export const DS_SSE_CONNECTION_MS = 60_000;
 /** Live requests (long-polls and SSE) open at once on this star; past it 503 with Retry-After. */
 export const DS_LIVE_CONNECTIONS_MAX = 4096;
-/** An SSE consumer whose socket stays backpressured this long is disconnected. */
-export const DS_SSE_STALL_MS = 60_000;
 /** Stream-Cursor intervals (the protocol's cache-busting cursor): one step per this many ms. */
 export const DS_CURSOR_INTERVAL_MS = 20_000;
 /** Cursors count intervals from this instant (2024-10-09T00:00:00Z, the protocol's suggested epoch). */

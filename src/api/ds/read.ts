@@ -8,7 +8,7 @@ import { awaitDrain, type SseSink } from '../exchange.ts';
 import { isJson, isText, readBody } from './content.ts';
 import { dsError, dsInvalid } from './errors.ts';
 import { nextCursor, type HeaderList } from './headers.ts';
-import { DS_READ_BYTES_MAX, DS_READ_PARTS_MAX, DS_READ_RECORDS_MAX, DS_SSE_CONNECTION_MS, DS_SSE_STALL_MS } from './limits.ts';
+import { DS_READ_BYTES_MAX, DS_READ_PARTS_MAX, DS_READ_RECORDS_MAX, DS_SSE_CONNECTION_MS } from './limits.ts';
 import { formatOffset, parseOffset } from './offsets.ts';
 import { kindOf } from './records.ts';
 import type { DsState, DsStates } from './state.ts';
@@ -23,6 +23,8 @@ export interface ReadCtx {
   header(name: string): string | undefined;
   nowMs: () => number;
   longPollMs: number;
+  /** An event stream whose consumer has not drained for this long is cut (--sse-stall-ms). */
+  sseStallMs: number;
   /** The caller's exp: a live read ends at it (a long-poll answers 204, as at its timeout; an event
    *  stream ends), so no DS subscription outlives its credential. */
   expiresAtMs?: number;
@@ -208,12 +210,12 @@ export function sseHeaders(st: DsState): HeaderList {
   return h;
 }
 
-/** Writes one chunk, waiting (at most DS_SSE_STALL_MS) while the socket is backpressured. */
-function write(sink: SseSink, chunk: string): Promise<boolean> {
+/** Writes one chunk, waiting (at most `stallMs`) while the socket is backpressured. */
+function write(sink: SseSink, chunk: string, stallMs: number): Promise<boolean> {
   if (sink.closed) return Promise.resolve(false);
   if (sink.write(chunk)) return Promise.resolve(true);
   return new Promise((resolve) => {
-    awaitDrain(sink, DS_SSE_STALL_MS, () => resolve(!sink.closed), () => resolve(false));
+    awaitDrain(sink, stallMs, () => resolve(!sink.closed), () => resolve(false));
   });
 }
 
@@ -251,7 +253,7 @@ export async function pumpSse(c: ReadCtx, sink: SseSink, start: number, onEnd: (
       let out = '';
       if (p.messages.length > 0) out += sseData(p.messages, ct);
       if (p.messages.length > 0 || upToDate || closed) out += sseControl(p.next, upToDate, closed, cursor);
-      if (out !== '' && !(await write(sink, out))) return;
+      if (out !== '' && !(await write(sink, out, c.sseStallMs))) return;
       at = p.next;
       if (closed) return;
       if (upToDate) caughtUp = true;

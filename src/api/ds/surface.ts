@@ -24,6 +24,9 @@ export interface DsDeps {
   authenticator?: Authenticator;
   /** How long a long-poll waits before 204 (--ds-long-poll-ms). */
   longPollMs: number;
+  /** An event stream whose consumer has not drained for this long is cut (--sse-stall-ms, shared
+   *  with /v1's event streams). */
+  sseStallMs: number;
   /** 'https' when the bridge serves TLS (for Location). */
   scheme: 'http' | 'https';
   logError(msg: string, err?: unknown): void;
@@ -183,7 +186,7 @@ export class DsSurface {
     const live = liveParam(query);
     const start = startSeq(offset, st);
     st.lastAccessMs = now;
-    const c: ReadCtx = { svc, states: this.states, key, st, query, header: (n) => ex.header(n), nowMs: () => Date.now(), longPollMs: this.deps.longPollMs, onStop: this.onStop, ...(expMs !== undefined ? { expiresAtMs: expMs } : {}) };
+    const c: ReadCtx = { svc, states: this.states, key, st, query, header: (n) => ex.header(n), nowMs: () => Date.now(), longPollMs: this.deps.longPollMs, sseStallMs: this.deps.sseStallMs, onStop: this.onStop, ...(expMs !== undefined ? { expiresAtMs: expMs } : {}) };
     if (live === 'none') return readCatchUp(c, start);
     // A live read waits on the stream's leader (a subscription): in a cluster, lead it (or learn who
     // does: not_owner, and the request hops there) before anything is answered.
