@@ -106,7 +106,7 @@ async function runFloorCell(cfg: BenchConfig, spec: CellSpec, report: Report, lo
       const done = await server.next<{ type: string; cpuMs: number; elapsedMs: number; lagMsMax: number }>('done');
       // A floor that could not keep its pace is saturated: its delays (from each batch's due time)
       // then include its backlog, and this says how far behind it fell.
-      report.notes.push(`sse ${spec.cell}: the broadcaster took ${(done.elapsedMs / 1000).toFixed(1)} s for ${((batches / spec.batchesPerS)).toFixed(1)} s of batches; its latest tick ran ${done.lagMsMax.toFixed(1)} ms after it was due`);
+      report.notes.push(`sse ${spec.cell}: the broadcaster took ${(done.elapsedMs / 1000).toFixed(1)} s for ${((batches / spec.batchesPerS)).toFixed(1)} s of batches; at worst a tick ran ${done.lagMsMax.toFixed(1)} ms after it was due`);
       const res = await swarmResult(swarm, new Array<number>(batches).fill(-1));
       return {
         ...outcome(cfg, spec, batches, res), fromAck: undefined, ackHist: undefined, appendErrors: 0,

@@ -83,8 +83,8 @@ export function sseTable(r: Report): string {
     'from ack p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'from send p50 ms', 'from send p99 ms', 'from send max ms', 'producer ack p50/p99 ms',
     'arrived before ack', 'server CPU %', 'server CPU µs/delivery', 'swarm CPU %', 'load avg 1 min',
   ], rows) + '\n\nDelay from ack = receipt − the moment the producer read the append\'s answer, 0 when the frame arrived first '
-    + '("arrived before ack"). Delay from send = receipt − the send time carried in the batch (the floor stamps each batch with the time it was due, '
-    + 'so a floor that falls behind its pace shows the backlog). "reordered": batches sequenced in another order than sent, because slow acks left several appends in '
+    + '("arrived before ack"). Delay from send = receipt − the send time carried in the batch (the floor and the svcd cells\' producer both stamp each batch with the time it was due, '
+    + 'so a sender that falls behind its pace shows the backlog). "reordered": batches sequenced in another order than sent, because slow acks left several appends in '
     + 'flight. "producer ack" is the append round trip while the fan-out runs. Server CPU per delivery (svcd: all threads, from the '
     + 'first append until the last delivery) is the figure to compare between runs on this shared 2-core machine: the delays move '
     + 'with the load average. The floor row is a bare uWS server writing the same frame to every socket in one loop, to the same '

@@ -49,6 +49,9 @@ export async function runPacedProducer(spec: ProducerSpec): Promise<ProducerResu
     if (spec.batches === 0) { resolve(); return; }
     const t0 = performance.now();
     const intervalMs = 1000 / spec.batchesPerS;
+    // Batch i is stamped with the time it was due (or sent, if earlier), as the SSE floor stamps its
+    // batches: a late tick of this process's own timer is charged to the delays, not hidden.
+    const startRelNs = Number(process.hrtime.bigint() - spec.base);
     let settled = 0;
     let idx = 0;
     const settle = (): void => { if (++settled === spec.batches) resolve(); };
@@ -56,7 +59,8 @@ export async function runPacedProducer(spec: ProducerSpec): Promise<ProducerResu
     const sendOn = (c: number, i: number): void => {
       busy[c] = true;
       const sent = process.hrtime.bigint();
-      conns[c]!.send(buildRequest('POST', spec.pathOf ? spec.pathOf(i) : spec.path, spec.body(i, Number(sent - spec.base))), (err, res) => {
+      const stampNs = Math.min(Number(sent - spec.base), startRelNs + Math.round(i * intervalMs * 1e6));
+      conns[c]!.send(buildRequest('POST', spec.pathOf ? spec.pathOf(i) : spec.path, spec.body(i, stampNs)), (err, res) => {
         const now = process.hrtime.bigint();
         busy[c] = false;
         if (err || !res || res.status < 200 || res.status > 299) { fail(err?.message ?? `HTTP ${res?.status} ${res?.body.toString().slice(0, 200)}`); return; }

@@ -11,7 +11,8 @@ export interface SseSink {
   onWritable(cb: () => void): void;
   onClose(cb: () => void): void;
   end(): void;
-  /** Drops the connection at once (a stalled consumer: its buffered bytes are abandoned). */
+  /** Drops the connection at once (a stalled consumer: its buffered bytes are abandoned); `closed` is
+   *  true from then on, and the onClose callbacks run (at once on uWS, a tick later on node:http). */
   destroy(): void;
   readonly closed: boolean;
 }
@@ -42,22 +43,29 @@ export interface HttpExchange {
 
 /**
  * The stalled-consumer cut, one mechanism for every event stream a star serves (the SSE pump, a
- * stream relayed from its leader, the Durable Streams reader). Called when a write found `sink` full:
- * `onDrained` runs once it drains, unless `stallMs` pass first; then the connection is dropped
- * (destroy: its buffered bytes are abandoned) and the sink's onClose callbacks do the cleanup, as for
- * a client that went away; then `onCut` runs, for a caller that waits on neither. Returns a cancel,
- * for a stream that ends while it waits.
+ * stream relayed from its leader, the Durable Streams reader). Called when a write found `sink` full,
+ * it settles once: `onDrained` runs when the sink drains (or closes: then `sink.closed` is true), or,
+ * if `stallMs` pass first, the connection is dropped (destroy: its buffered bytes are abandoned) and
+ * `onCut` runs. The sink's onClose callbacks also run for a cut, on uWS before `onCut`, on node:http a
+ * tick after it. Returns a cancel, for a stream that ends while it waits; neither callback runs after it.
  */
 export function awaitDrain(sink: SseSink, stallMs: number, onDrained: () => void, onCut?: () => void): () => void {
+  let settled = false;
   const cut = setTimeout(() => {
+    settled = true;
     sink.destroy();
     onCut?.();
   }, stallMs);
   sink.onWritable(() => {
+    if (settled) return;
+    settled = true;
     clearTimeout(cut);
     onDrained();
   });
-  return () => clearTimeout(cut);
+  return () => {
+    settled = true;
+    clearTimeout(cut);
+  };
 }
 
 /** What every event stream a star serves begins with: a comment, so the caller sees it open. */

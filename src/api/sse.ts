@@ -93,7 +93,7 @@ class SsePump implements Runnable, CohortMember {
   }
 
   /** Ends the stream (with `tail` written first, if given). A stalled consumer is cut by awaitDrain,
-   *  which drops the connection; its close brings the pump here. */
+   *  which drops the connection and brings the pump here (cutOff). */
   finish(tail?: string): void {
     if (this.ended) return;
     this.ended = true;
@@ -176,7 +176,7 @@ class SsePump implements Runnable, CohortMember {
 
   /** The socket is full: cut exactly stallMs after the write that found it so, unless it drains. */
   private stalled(): void {
-    this.drainWait = awaitDrain(this.sink, this.stallMs, this.drained);
+    this.drainWait = awaitDrain(this.sink, this.stallMs, this.drained, this.cutOff);
   }
 
   /** One callback for every wait at the tail (no closure per batch). */
@@ -208,6 +208,10 @@ class SsePump implements Runnable, CohortMember {
     if (sub.atTail && sub.onReady && sub.atTail()) this.waitAtTail();
     else fanOut.enqueue(this); // more at hand, a history read, or an error for next() to raise
   }
+
+  /** Cut off at the stall bound: the connection is gone; end the pump now (the sink's close would
+   *  too, but on node:http only a tick later). */
+  private readonly cutOff = (): void => { this.drainWait = undefined; this.finish(); };
 
   private readonly drained = (): void => {
     this.drainWait = undefined;

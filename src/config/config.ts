@@ -40,7 +40,7 @@ export const FLAGS: FlagSpec[] = [
   { name: 'lease-idle-ms', env: 'SVCD_LEASE_IDLE_MS', help: 'a stream stays leased this long after its last append (then vacant, shown idle)', default: String(LEASE_IDLE_MS) },
   { name: 'commit-linger-ms', env: 'SVCD_COMMIT_LINGER_MS', help: 'a cluster: how long a group commit of standard-class appends waits for more before its object PUT (express never waits)', default: String(COMMIT_LINGER_MS_STANDARD) },
   { name: 'unsettled-sweep-ms', env: 'SVCD_UNSETTLED_SWEEP_MS', help: 'a cluster: each star adopts the vacant streams it is home to whose committed chunks are not settled, and settles them, this often', default: String(UNSETTLED_SWEEP_MS) },
-  { name: 'lease-ttl-ms', env: 'SVCD_LEASE_TTL_MS', help: 'a cluster (--metadata postgres): a stream\'s lease runs out this long after its leader last renewed it; a dead leader\'s streams move within it (at least 1000)', default: String(LEASE_TTL_MS) },
+  { name: 'lease-ttl-ms', env: 'SVCD_LEASE_TTL_MS', help: `a cluster (--metadata postgres): a stream's lease runs out this long after its leader last renewed it; a dead leader's streams move within it (at least ${LEASE_TTL_MS_MIN})`, default: String(LEASE_TTL_MS) },
   { name: 'body-budget-bytes', env: 'SVCD_BODY_BUDGET_BYTES', help: 'request-body bytes received and not yet handled, for the whole star; past it 429', default: String(BODY_BYTES_IN_FLIGHT_MAX) },
   { name: 'body-budget-per-tenant-bytes', env: 'SVCD_BODY_BUDGET_PER_TENANT_BYTES', help: 'the same for one caller (a token\'s sub; jwt mode), so one tenant cannot take the star\'s whole budget', default: String(BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX) },
   { name: 'ops-allowed-hosts', env: 'SVCD_OPS_ALLOWED_HOSTS', help: 'comma-separated host names the ops listener answers besides IP addresses, localhost and its own --metrics-listen host (a DNS-rebinding guard: any other Host header is 403)', default: '' },
@@ -196,8 +196,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     advertiseBridgeAddress: get('advertise-bridge-address') === '' ? '' : advertised(get('advertise-bridge-address'), 'advertise-bridge-address'),
     readplanVending: vending,
     sse: {
-      heartbeatMs: positiveInt(get('sse-heartbeat-ms'), 'sse-heartbeat-ms'),
-      stallMs: positiveInt(get('sse-stall-ms'), 'sse-stall-ms'),
+      heartbeatMs: timerMs(get('sse-heartbeat-ms'), 'sse-heartbeat-ms'),
+      stallMs: timerMs(get('sse-stall-ms'), 'sse-stall-ms'),
       connectionsMax: positiveInt(get('sse-connections-max'), 'sse-connections-max'),
     },
     wal: {

@@ -294,8 +294,9 @@ describe('gateway: edge verification and limits (auth jwt)', () => {
     const m = /write_Bps ceiling: a \d+-byte body fits in (\d+) s/.exec(((await r.json()) as { error: string }).error);
     assert.ok(m, 'the refusal says how long until the body fits');
     const waitS = Number(m[1]);
-    // The debt is the big body less the one second the bucket held; what has passed since the first
-    // request (an upper bound on what was repaid) is all that may shorten the wait.
+    // The wait is the debt (the big body less the one second the bucket held) plus the second it takes
+    // to refill the 10 tokens the next body needs: big.length / 10 s. What has passed since the first
+    // request (an upper bound on what was repaid) is all that may shorten it.
     const repaidS = (Date.now() - startedAt) / 1000;
     const lowS = Math.floor(big.length / 10 - repaidS);
     assert.ok(waitS >= lowS && waitS <= Math.ceil((big.length + 27) / 10), `the wait is the debt's, at 10 B/s: ${waitS} s (at least ${lowS})`);
