@@ -414,10 +414,11 @@ export const SSE_RETRY_AFTER_S = 1;
  *  (4096 subscribers on one stream, 20 batches/s, load 1–2.6, three runs each): producer ack p99 7–10
  *  ms at 32, 9–15 at 64, 10–17 at 128, 25–27 at 512, 44–52 at 4096, while delivery p99 was 69–95 ms
  *  at 32 and 57–84 from 64 up. Swept again with cohorts on 2026-11-28 (both SSE cells, a slower
- *  host where one thread cannot keep up with 82,000 writes a second, load 1.5–2.3, 2–4 runs each):
- *  ack p50 3.1–3.8 ms at 32, 4.3–4.8 at 64, 5.3–6.4 at 128, and ack p99 about 15, 17 and 24; the
- *  delivery p99 and the CPU a delivery did not move outside the runs' spread (11.4–11.7 µs on one
- *  stream, 13.6–14.1 across). 64 keeps most of the smaller slice's acks. */
+ *  host where one thread cannot keep up with 82,000 writes a second, load 1.5–2.3, 2–6 runs each):
+ *  ack p50 3.1–3.8 ms at 32, 4.2–4.8 at 64, 5.3–6.4 at 128, and ack p99 about 15, 16 and 21. The
+ *  CPU a delivery did not move (11.4–11.7 µs on one stream, 13.5–14.1 across), nor the one-stream
+ *  delivery p99; across streams it was 928–1,087 ms at 64 against 836–1,062 at 128 (four and six
+ *  runs), a few per cent worse if anything. 64 trades that for a fifth off the producer's acks. */
 export const SSE_SOCKETS_PER_TURN_MAX = 64;
 /** A subscriber that is behind by several committed batches gets them in one corked write (one
  *  syscall) up to this many bytes of frames; the rest waits for its next turn. */
