@@ -19,6 +19,18 @@ function rawSubscribe(port: number, path: string): Socket {
   return s;
 }
 
+/** Waits past the stall bound (1 s in these stars), then reads on: true when the server had ended the
+ *  stream (the socket closes within WAIT_MS), false when it is still open. */
+async function closedOnceResumed(s: Socket): Promise<boolean> {
+  await new Promise((r) => setTimeout(r, 2500));
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), WAIT_MS);
+    s.on('close', () => { clearTimeout(timer); resolve(true); });
+    s.on('error', () => undefined);
+    s.resume();
+  });
+}
+
 function readUntil(s: Socket, pred: (text: string) => boolean): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = '';
@@ -96,14 +108,7 @@ for (const engine of ENGINES) {
         assert.equal(r.status, 200);
       }
       // Wait past the stall limit, then read on: the server must have ended the stream.
-      await new Promise((r) => setTimeout(r, 2500));
-      const ended = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), WAIT_MS);
-        s.on('close', () => { clearTimeout(timer); resolve(true); });
-        s.on('error', () => undefined);
-        s.resume();
-      });
-      assert.equal(ended, true);
+      assert.equal(await closedOnceResumed(s), true);
     });
 
     test('a Durable Streams event stream whose consumer stops reading is cut after the same stall limit', async () => {
@@ -121,14 +126,7 @@ for (const engine of ENGINES) {
         await r.arrayBuffer();
       }
       // Past --sse-stall-ms (1 s here; the reader had a fixed 60 s before), then read on: it must end.
-      await new Promise((r) => setTimeout(r, 2500));
-      const ended = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), WAIT_MS);
-        s.on('close', () => { clearTimeout(timer); resolve(true); });
-        s.on('error', () => undefined);
-        s.resume();
-      });
-      assert.equal(ended, true);
+      assert.equal(await closedOnceResumed(s), true);
     });
   });
 }
