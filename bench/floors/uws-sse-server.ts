@@ -8,6 +8,7 @@
 // goes to group i mod streams, as the spread cell appends batch i to stream i mod S.
 import { loadNativeUws } from '../../src/api/uws.ts';
 import { toParent } from '../lib/child.ts';
+import { dueStampNs } from '../lib/pace.ts';
 
 export interface SseFloorGo {
   type: 'go';
@@ -66,13 +67,11 @@ function broadcast(m: SseFloorGo): void {
   let lagMsMax = 0;
   let i = 0;
   const tick = (): void => {
-    // A batch is stamped with the time it was due, as svcd's paced producer sends on time: a
-    // broadcaster that falls behind its pace (more writes a second than one thread can make) shows
-    // its backlog in the delays, instead of stamping each late tick when it finally runs.
+    // Stamped with the time it was due (dueStampNs), as the svcd cells' producer stamps its batches.
     const nowRelNs = Number(process.hrtime.bigint() - base);
-    const dueRelNs = startRelNs + Math.round(i * intervalMs * 1e6);
-    lagMsMax = Math.max(lagMsMax, (nowRelNs - dueRelNs) / 1e6);
-    const buf = frame(i, Math.min(nowRelNs, dueRelNs), m);
+    const stampNs = dueStampNs(nowRelNs, startRelNs, i, intervalMs);
+    lagMsMax = Math.max(lagMsMax, (nowRelNs - stampNs) / 1e6);
+    const buf = frame(i, stampNs, m);
     for (const res of groups[i % m.streams] ?? []) res.cork(() => { res.write(buf); });
     i++;
     if (i < m.batches) { setTimeout(tick, Math.max(0, t0 + i * intervalMs - performance.now())); return; }

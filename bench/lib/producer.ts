@@ -4,6 +4,7 @@
 // ack never shifts the pace.
 import { newHistogram, recordNs, type Histogram } from './hist.ts';
 import { buildRequest, Http1Conn } from './http1.ts';
+import { dueStampNs } from './pace.ts';
 
 /** Connections opened up front. */
 const CONNS_INITIAL = 4;
@@ -49,8 +50,7 @@ export async function runPacedProducer(spec: ProducerSpec): Promise<ProducerResu
     if (spec.batches === 0) { resolve(); return; }
     const t0 = performance.now();
     const intervalMs = 1000 / spec.batchesPerS;
-    // Batch i is stamped with the time it was due (or sent, if earlier), as the SSE floor stamps its
-    // batches: a late tick of this process's own timer is charged to the delays, not hidden.
+    // Batch i is stamped with the time it was due (dueStampNs), as the SSE floor stamps its batches.
     const startRelNs = Number(process.hrtime.bigint() - spec.base);
     let settled = 0;
     let idx = 0;
@@ -59,7 +59,7 @@ export async function runPacedProducer(spec: ProducerSpec): Promise<ProducerResu
     const sendOn = (c: number, i: number): void => {
       busy[c] = true;
       const sent = process.hrtime.bigint();
-      const stampNs = Math.min(Number(sent - spec.base), startRelNs + Math.round(i * intervalMs * 1e6));
+      const stampNs = dueStampNs(Number(sent - spec.base), startRelNs, i, intervalMs);
       conns[c]!.send(buildRequest('POST', spec.pathOf ? spec.pathOf(i) : spec.path, spec.body(i, stampNs)), (err, res) => {
         const now = process.hrtime.bigint();
         busy[c] = false;
