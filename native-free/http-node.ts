@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Server as NetServer, type AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import {
-  REQUEST_BODY_IDLE_MS_MAX,
+  REQUEST_BODY_IDLE_MS_MAX, STREAM_END_FLUSH_MS_MAX,
   UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX,
 } from '../src/config/limits.ts';
 import { ServiceError } from '../src/core/errors.ts';
@@ -162,7 +162,16 @@ class NodeExchange implements MeteredExchange {
         res.on('close', once);
       },
       onClose: (cb) => { closeCbs.push(cb); },
-      end: () => { if (!closed) res.end(); },
+      end: () => {
+        if (closed) return;
+        res.end();
+        // Bounded as uWS bounds it: a consumer that is not reading does not hold the socket past
+        // STREAM_END_FLUSH_MS_MAX (the pump's own stall bound ended with the stream). A response that
+        // finished closes (node:http emits close after finish too) and takes the bound back.
+        const flushBound = setTimeout(() => res.destroy(), STREAM_END_FLUSH_MS_MAX);
+        flushBound.unref();
+        res.once('close', () => clearTimeout(flushBound));
+      },
       destroy: () => { if (!closed) res.destroy(); },
     };
   }

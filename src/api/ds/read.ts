@@ -210,12 +210,15 @@ export function sseHeaders(st: DsState): HeaderList {
   return h;
 }
 
-/** Writes one chunk, waiting (at most `stallMs`) while the socket is backpressured. */
-function write(sink: SseSink, chunk: string, stallMs: number): Promise<boolean> {
+/** Writes one chunk, waiting (at most `stallMs`) while the socket is backpressured; false when the
+ *  stream is over: the sink closed, the consumer was cut, or `ended` (the star stops, the stream's
+ *  life or its credential ran out) came first, which takes the wait back. */
+function write(sink: SseSink, chunk: string, stallMs: number, ended: Promise<undefined>): Promise<boolean> {
   if (sink.closed) return Promise.resolve(false);
   if (sink.write(chunk)) return Promise.resolve(true);
   return new Promise((resolve) => {
-    awaitDrain(sink, stallMs, () => resolve(!sink.closed), () => resolve(false));
+    const cancel = awaitDrain(sink, stallMs, () => resolve(!sink.closed), () => resolve(false));
+    void ended.then(() => { cancel(); resolve(false); });
   });
 }
 
@@ -253,7 +256,7 @@ export async function pumpSse(c: ReadCtx, sink: SseSink, start: number, onEnd: (
       let out = '';
       if (p.messages.length > 0) out += sseData(p.messages, ct);
       if (p.messages.length > 0 || upToDate || closed) out += sseControl(p.next, upToDate, closed, cursor);
-      if (out !== '' && !(await write(sink, out, c.sseStallMs))) return;
+      if (out !== '' && !(await write(sink, out, c.sseStallMs, ended))) return;
       at = p.next;
       if (closed) return;
       if (upToDate) caughtUp = true;
