@@ -18,9 +18,10 @@
 // topics exist only on WebSockets (WebSocket.subscribe, App.publish); an HttpResponse, which an
 // event stream is, cannot join one. So the bytes are shared, and each socket still gets its write.
 
-import { SSE_COALESCE_BYTES_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS, TIMER_DELAY_MS_MAX } from '../config/limits.ts';
+import { SSE_COALESCE_BYTES_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS } from '../config/limits.ts';
 import { asServiceError } from '../core/errors.ts';
 import type { Subscription, SubscriptionBatch } from '../core/service-api.ts';
+import { atWallClock } from '../core/wall-timer.ts';
 import { awaitDrain, type SseSink } from './exchange.ts';
 import { cohortFor, type Cohort, type CohortMember } from './sse-cohort.ts';
 import { encodeBatchFrame, fanOut, type Runnable } from './sse-fanout.ts';
@@ -66,7 +67,7 @@ class SsePump implements Runnable, CohortMember {
   private hbDue = false;
   /** A next() is pending (the slow path): poll() must not run meanwhile. */
   private slowPending = false;
-  private expiry: ReturnType<typeof setTimeout> | undefined;
+  private cancelExpiry: (() => void) | undefined;
   private readonly hb: ReturnType<typeof setInterval>;
   private readonly stallMs: number;
   /** writeFrames' input and the socket's verdict, for `corked` (res.cork takes no arguments). */
@@ -80,16 +81,8 @@ class SsePump implements Runnable, CohortMember {
     this.hb = setInterval(() => {
       if (this.drainWait === undefined) { this.hbDue = true; fanOut.enqueue(this); }
     }, opts.heartbeatMs ?? SSE_HEARTBEAT_MS);
-    if (opts.expiresAtMs !== undefined) this.armExpiry(opts.expiresAtMs);
+    if (opts.expiresAtMs !== undefined) this.cancelExpiry = atWallClock(opts.expiresAtMs, () => this.finish(AUTH_EXPIRED_FRAME));
     sink.onClose(() => this.finish());
-  }
-
-  /** Timers hold at most 2^31-1 ms (about 24.8 days): a later exp re-arms until it is in reach. */
-  private armExpiry(at: number): void {
-    const left = at - Date.now();
-    this.expiry = left > TIMER_DELAY_MS_MAX
-      ? setTimeout(() => this.armExpiry(at), TIMER_DELAY_MS_MAX)
-      : setTimeout(() => this.finish(AUTH_EXPIRED_FRAME), Math.max(0, left));
   }
 
   /** Ends the stream (with `tail` written first, if given). A stalled consumer is cut by awaitDrain,
@@ -98,7 +91,7 @@ class SsePump implements Runnable, CohortMember {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.hb);
-    if (this.expiry) clearTimeout(this.expiry);
+    this.cancelExpiry?.();
     this.drainWait?.();
     if (this.cohort) { this.cohort.leave(this); this.cohort = undefined; }
     this.sub.close();

@@ -4,9 +4,10 @@
 
 import type { AuditView, ClusterView } from './admin-reads.ts';
 import * as grpc from '@grpc/grpc-js';
-import { APPEND_SESSIONS_PER_STAR_MAX, TIMER_DELAY_MS_MAX } from '../../config/limits.ts';
+import { APPEND_SESSIONS_PER_STAR_MAX } from '../../config/limits.ts';
 import type { Clock, Timers } from '../../core/ports.ts';
 import type { StreamService } from '../../core/service-api.ts';
+import { atWallClock } from '../../core/wall-timer.ts';
 import type { GrpcAuthHooks, GrpcAuthRequest, GrpcCaller, ReadPlanVending } from './hooks.ts';
 import { grpcFailure, toGrpcFailure } from './status-mapping.ts';
 
@@ -109,22 +110,21 @@ export function unary<Req, Res>(
 ): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     let answered = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let cancelDeadline: (() => void) | undefined;
     const answer = (err: Parameters<grpc.sendUnaryData<Res>>[0], res?: Res): void => {
       if (answered) return;
       answered = true;
-      if (timer) clearTimeout(timer);
+      cancelDeadline?.();
       if (err) callback(err);
       else callback(null, res);
     };
     const state: UnaryCallState = {
       metadata: call.metadata,
       deadlineAt(expMs) {
-        if (expMs === undefined || timer || answered) return;
-        const ms = expMs - Date.now();
+        if (expMs === undefined || cancelDeadline || answered) return;
         const expired = (): void => answer(grpcFailure(grpc.status.DEADLINE_EXCEEDED, CREDENTIAL_EXPIRED));
-        if (ms <= 0) expired();
-        else timer = setTimeout(expired, Math.min(ms, TIMER_DELAY_MS_MAX));
+        if (expMs <= Date.now()) expired();
+        else cancelDeadline = atWallClock(expMs, expired);
       },
     };
     let result: Promise<Res>;
@@ -143,7 +143,5 @@ export function unary<Req, Res>(
 /** Runs `onExpired` at `expMs` (the credential's exp); returns the cancel function. */
 export function atExpiry(expMs: number | undefined, onExpired: () => void): () => void {
   if (expMs === undefined) return () => {};
-  // A credential living longer than TIMER_DELAY_MS_MAX (~24 days) ends its call at that bound; no call runs that long.
-  const t = setTimeout(onExpired, Math.min(Math.max(0, expMs - Date.now()), TIMER_DELAY_MS_MAX));
-  return () => clearTimeout(t);
+  return atWallClock(expMs, onExpired);
 }
