@@ -55,9 +55,9 @@ export interface SubscriptionTarget {
   /** `/v1/streams/{bucket}/{key}` */
   streamPath: string;
   checkTail(signal?: AbortSignal): Promise<Position>;
-  /** Where a start `offset` records before the tail is, by the server's rule (a read from
-   *  tail_offset): past the retained history it is the earliest retained record, never a trimmed
-   *  one, which a subscription could not start at (410). */
+  /** Where a start `offset` records before the tail is (a read from tail_offset, clamped): past the
+   *  retained history it is the earliest retained record, never a trimmed one, which a subscription
+   *  could not start at (410). */
   offsetStart(offset: number, signal?: AbortSignal): Promise<number>;
 }
 

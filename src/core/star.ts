@@ -1150,8 +1150,9 @@ export class Star implements StreamService {
   private async resolveStart(st: StreamState, start: ReadStart): Promise<number> {
     switch (start.kind) {
       case 'seq_num': return start.value;
-      // An offset reaching past the retained history starts at the earliest retained record.
-      case 'tail_offset': return Math.max(st.trimSeq, st.tail - start.value);
+      // Clamped at 0 (spec: Read query); a start below the trim watermark is then 410 unless the read
+      // clamps, as any start is.
+      case 'tail_offset': return Math.max(0, st.tail - start.value);
       case 'timestamp_ms': return this.reader.seqAtOrAfter(st, start.value);
     }
   }

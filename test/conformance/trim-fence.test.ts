@@ -44,6 +44,15 @@ for (const engine of ENGINES) {
       assert.deepEqual(off.records.map((r) => r.seq_num), [3, 4], 'tail_offset beyond the retained range, clamped');
     });
 
+    test('a tail_offset start below the watermark is 410 without clamp, as any start is (it is clamped at 0, not at the watermark)', async () => {
+      const { bucket, key, path } = await streamWith(5);
+      assert.equal((await c.post(`${path}/trim`, { seq_num: 3 })).status, 204);
+      assertError(await c.read(bucket, key, { tail_offset: 3 }), 410, 'start 2, below the watermark 3');
+      assertError(await c.read(bucket, key, { tail_offset: 100 }), 410, 'start clamped at 0, below the watermark');
+      const edge = await c.readOk(bucket, key, { tail_offset: 2 });
+      assert.deepEqual(edge.records.map((r) => r.seq_num), [3, 4], 'start 3, the earliest retained record');
+    });
+
     test('the watermark only advances: a lower trim is a no-op 204', async () => {
       const { bucket, key, path } = await streamWith(6);
       assert.equal((await c.post(`${path}/trim`, { seq_num: 4 })).status, 204);

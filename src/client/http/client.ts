@@ -269,7 +269,7 @@ export class SvcClient {
       transport: this.transport, streamPath: SvcClient.streamPath(a),
       checkTail: (signal) => this.checkTail(a, signal ? { signal } : {}),
       offsetStart: async (offset, signal) => {
-        const page = await this.readPage(a, { start: { tailOffset: offset }, limit: 1, ...(signal ? { signal } : {}) });
+        const page = await this.readPage(a, { start: { tailOffset: offset }, limit: 1, clamp: true, ...(signal ? { signal } : {}) });
         return page.records[0]?.seq_num ?? page.tail.seq_num;
       },
     }, opts);

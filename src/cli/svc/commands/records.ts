@@ -223,7 +223,8 @@ export const tail: Command = {
     const n = ctx.args.int('lines') ?? 10;
     const c = ctx.client();
     if (!ctx.args.bool('follow')) {
-      await printRecords(ctx, c.read(addr, { start: { tailOffset: n } }), format);
+      // The last n records there are: fewer when the stream was trimmed (clamp), never a 410.
+      await printRecords(ctx, c.read(addr, { start: { tailOffset: n }, clamp: true }), format);
       return;
     }
     const silence = ctx.args.int('heartbeat-silence-ms');
