@@ -94,7 +94,7 @@ export class SvcError extends Error {
   readonly retryable: boolean;
   /** The request may have taken effect: no answer, a timeout, or a 5xx to a write. */
   readonly ambiguous: boolean;
-  /** seq_mismatch: the committed tail (tail.seq_num is the match_seq_num to try next); also on 416. */
+  /** seq_mismatch: the committed tail (tail.seq_num is the match_seq_num to try next). */
   readonly tail: Position | undefined;
   /** fence_mismatch: the installed fencing token. */
   readonly fencingToken: string | undefined;

@@ -100,10 +100,12 @@ export class ServiceError extends Error {
 
   get retryable(): boolean { return ERROR_TABLE[this.code].retryable; }
 
-  /** The spec's error envelope: {error} plus the one machine field the code carries. */
+  /** The spec's error envelope: {error} plus the one machine field the code carries, and only
+   *  there: `tail` on a match_seq_num miss (a read past the tail, 416, has the tail in its detail for
+   *  gRPC's status, not in the HTTP envelope, which the spec gives `tail` only on the 412). */
   toBody(): ErrorBody {
     const body: ErrorBody = { error: this.message };
-    if (this.code === 'seq_mismatch' || this.code === 'range_not_satisfiable') body.tail = this.detail.tail;
+    if (this.code === 'seq_mismatch') body.tail = this.detail.tail;
     if (this.code === 'fence_mismatch') body.fencing_token = this.detail.fencing_token ?? '';
     return body;
   }

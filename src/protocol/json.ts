@@ -74,8 +74,8 @@ export interface FenceAnswer {
   tail: Position;
 }
 
-/** The error envelope. Two 412 variants add a machine field: `tail` on a match_seq_num miss (also on
- *  416), `fencing_token` on a fencing mismatch. */
+/** The error envelope. Two 412 variants add a machine field: `tail` on a match_seq_num miss,
+ *  `fencing_token` on a fencing mismatch. */
 export interface ErrorBody {
   error: string;
   tail?: Position;

@@ -110,13 +110,12 @@ for (const engine of ENGINES) {
       assert.equal((await c.tail(bucket, key)).seq_num, 0, 'nothing stored');
     });
 
-    test('seq_num up to 2^64-1 parses exactly: past the tail is 416 with the tail, with clamp an empty page at the tail', async () => {
+    test('seq_num up to 2^64-1 parses exactly: past the tail is 416, with clamp an empty page at the tail', async () => {
       const { bucket, key, path } = await c.freshStream();
       await c.appendOk(bucket, key, bodies(3));
       for (const seq of [U64_MAX, '9007199254740993', '9007199254740992', '100']) {
         const res = await c.get(`${path}/records?seq_num=${seq}`);
         assertError(res, 416, `seq_num=${seq}`);
-        assert.deepEqual(res.body.tail.seq_num, 3);
         assert.ok(res.body.error.includes(seq), `the error names the start asked for: ${res.body.error}`);
         const clamped = await c.get(`${path}/records?seq_num=${seq}&clamp=true`);
         assert.equal(clamped.status, 200, clamped.text);
