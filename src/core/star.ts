@@ -1352,10 +1352,14 @@ export class Star implements StreamService {
     if (this.subscriptions >= SUBSCRIPTIONS_PER_STAR_MAX) throw new ServiceError('resource_exhausted', 'subscriptions per star at cap');
     this.subscriptions += 1; // reserved before any await, so concurrent subscribes cannot pass the cap
     try {
-      const seq = await this.resolveStart(st, start);
+      let seq = await this.resolveStart(st, start);
       // A state that went dormant while the start was looked up (a slow store) is woken by no append:
       // the subscription follows the live state instead.
       const live = st.retired ? this.requireStream(bucket, key) : st;
+      // "The last n records, then follow" (gRPC's tail_offset start; a subscribe has no clamp) starts
+      // at the earliest retained record when fewer than n are retained: only a read's start is held
+      // to the watermark by 410 (spec: Read query).
+      if (start.kind === 'tail_offset' && seq < live.trimSeq) seq = live.trimSeq;
       if (seq < live.trimSeq) throw new ServiceError('trimmed', `records below ${live.trimSeq} were trimmed`);
       // A cursor past the tail pends until the stream reaches it and starts there (spec: Events, rules
       // 1 and 6: "starts at n"): records below it were not asked for and are never sent.

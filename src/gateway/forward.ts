@@ -18,6 +18,7 @@ import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { FOLLOW_HEADER, HOP_HEADER, LEADER_HEADER } from '../api/proxy.ts';
 import { AUTH_EXPIRED_FRAME } from '../api/sse.ts';
+import { atWallClock } from '../core/wall-timer.ts';
 import {
   GATEWAY_RESEND_BYTES_TOTAL_MAX, GATEWAY_UPSTREAM_HEAD_MS_MAX, GATEWAY_UPSTREAM_SOCKETS_MAX, GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX, SSE_HEARTBEAT_MS,
 } from '../config/limits.ts';
@@ -387,7 +388,7 @@ function relay(upRes: IncomingMessage, res: ServerResponse, hooks: ForwardHooks,
  * at most), then the expiry frame goes out and the star's stream is dropped.
  */
 class PacedStreamExpiry {
-  private readonly timer: NodeJS.Timeout;
+  private readonly cancelExpiry: () => void;
   private expired = false;
   private done = false;
 
@@ -395,12 +396,12 @@ class PacedStreamExpiry {
     private readonly res: ServerResponse, private readonly upRes: IncomingMessage, expiresAtMs: number,
     private readonly frames: FrameBoundary, private readonly onDone: () => void,
   ) {
-    this.timer = setTimeout(() => this.expire(), Math.max(0, expiresAtMs - Date.now()));
+    this.cancelExpiry = atWallClock(expiresAtMs, () => this.expire());
   }
 
   /** A chunk relayed before exp: the star's own expiry frame, come first, ends the stream itself. */
   saw(chunk: Buffer): void {
-    if (chunk.includes(STAR_EXPIRY_EVENT)) clearTimeout(this.timer);
+    if (chunk.includes(STAR_EXPIRY_EVENT)) this.cancelExpiry();
   }
 
   /** After exp: relays `chunk` up to the end of the frame under way, then ends; true once handled. */
@@ -433,6 +434,6 @@ class PacedStreamExpiry {
   }
 
   stop(): void {
-    clearTimeout(this.timer);
+    this.cancelExpiry();
   }
 }

@@ -16,7 +16,7 @@ for (let i = 0; i < 1000; i++) await producer.submit({ body: `order ${i}`, heade
 await producer.close();
 
 // Read the last ten records, then follow new ones (resuming by itself across drops and restarts).
-for await (const r of client.read(orders, { start: { tailOffset: 10 } })) {
+for await (const r of client.read(orders, { start: { tailOffset: 10 }, clamp: true })) {
   console.log(r.seq_num, new TextDecoder().decode(r.body));
 }
 const tail = await client.checkTail(orders);

@@ -27,19 +27,22 @@ test('a deadline 30 days out fires at 30 days, past the first timer bound', () =
   } finally { mock.timers.reset(); }
 });
 
-test('a passed deadline fires on the next turn; a cancelled one never', () => {
+test('a passed deadline fires on the next turn; a cancelled one never, even after it re-armed; one not cancelled fires', () => {
   mock.timers.enable({ apis: ['setTimeout'] });
   try {
-    const now = 5_000;
+    let now = 5_000;
     const fired: string[] = [];
+    const step = (ms: number): void => { now += ms; mock.timers.tick(ms); };
     atWallClock(now - 10, () => fired.push('passed'), () => now);
     const cancel = atWallClock(now + 40 * DAY_MS, () => fired.push('cancelled'), () => now);
+    atWallClock(now + 40 * DAY_MS, () => fired.push('kept'), () => now);
     assert.deepEqual(fired, [], 'not synchronously');
-    mock.timers.tick(0);
+    step(0);
     assert.deepEqual(fired, ['passed']);
+    step(TIMER_DELAY_MS_MAX); // both re-armed once
     cancel();
-    mock.timers.tick(TIMER_DELAY_MS_MAX);
-    mock.timers.tick(TIMER_DELAY_MS_MAX);
-    assert.deepEqual(fired, ['passed']);
+    step(40 * DAY_MS - TIMER_DELAY_MS_MAX);
+    step(TIMER_DELAY_MS_MAX);
+    assert.deepEqual(fired, ['passed', 'kept']);
   } finally { mock.timers.reset(); }
 });

@@ -75,6 +75,17 @@ describe('grpc subscribe', () => {
     await released();
   });
 
+  it('a tail_offset start reaching past a trimmed history follows from the earliest retained record (a subscribe has no clamp)', async () => {
+    await append(h, 'trimmed', 5);
+    await call(h.data.Trim.bind(h.data), { bucket: BUCKET, key: bytes('trimmed'), seq_num: 3 });
+    const stream = h.data.Subscribe({ bucket: BUCKET, key: bytes('trimmed'), tail_offset: 10 });
+    const got = collect(stream, 3);
+    await append(h, 'trimmed', 1, 5);
+    assert.deepEqual((await got).flatMap((b) => b.records.map((r) => r.seq_num)), [3, 4, 5]);
+    stream.cancel();
+    await released();
+  });
+
   it('resumes exactly after a reconnect from next_seq_num', async () => {
     const s1 = h.data.Subscribe({ bucket: BUCKET, key: bytes('a'), seq_num: 0 });
     const batches = await collect(s1, 2);
