@@ -302,6 +302,24 @@ describe('gateway: edge verification and limits (auth jwt)', () => {
     assert.ok(waitS >= lowS && waitS <= Math.ceil((big.length + 27) / 10), `the wait is the debt's, at 10 B/s: ${waitS} s (at least ${lowS})`);
   });
 
+  test('read_Bps: a token living past a Node timer\'s 24.8 days keeps its stream (the expiry timer re-arms; it fired at once before)', { timeout: 30_000 }, async () => {
+    const token = await mint('svc:read:lim:* svc:append:lim:*', 30 * 24 * 3600, { limits: { read_Bps: 100_000 } });
+    const ac = new AbortController();
+    const res = await fetch(`${gw.url}/v1/streams/lim/long-lived/records/subscribe?seq_num=0`, bearer(token, { signal: ac.signal }));
+    assert.equal(res.status, 200);
+    const append = await fetch(`${star.baseUrl}/v1/streams/lim/long-lived/records`, bearer(token, { method: 'POST', body: JSON.stringify({ records: [{ body: 'still-here' }] }) }));
+    assert.equal(append.status, 200, await append.text());
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('"still-here"')) {
+      const { value, done } = await reader.read();
+      assert.ok(!done, `the stream ended: ${text}`);
+      text += Buffer.from(value).toString();
+    }
+    assert.ok(!text.includes('auth-expired'), text);
+    ac.abort();
+  });
+
   test('read_Bps: an event stream past its byte budget is paused, not dropped: every record still arrives', { timeout: 30_000 }, async () => {
     const token = await mint('svc:read:lim:* svc:append:lim:*', 600, { limits: { read_Bps: 4000 } });
     const bodies = Array.from({ length: 12 }, (_, i) => `${i}:`.padEnd(900, 'r'));
