@@ -94,7 +94,8 @@ export class SvcError extends Error {
   readonly retryable: boolean;
   /** The request may have taken effect: no answer, a timeout, or a 5xx to a write. */
   readonly ambiguous: boolean;
-  /** seq_mismatch: the committed tail (tail.seq_num is the match_seq_num to try next). */
+  /** seq_mismatch: the committed tail (tail.seq_num is the match_seq_num to try next); also a gRPC
+   *  Read past the tail (range_not_satisfiable), whose OUT_OF_RANGE carries it. */
   readonly tail: Position | undefined;
   /** fence_mismatch: the installed fencing token. */
   readonly fencingToken: string | undefined;
@@ -165,15 +166,17 @@ export const GRPC = {
   UNIMPLEMENTED: 12, INTERNAL: 13, UNAVAILABLE: 14, DATA_LOSS: 15, UNAUTHENTICATED: 16,
 } as const;
 
-/** The error kind of a gRPC status; the typed details decide the two detail-carrying variants. */
-export function kindOfGrpc(code: number, detail: { tail?: Position; fencingToken?: string }): ErrorKind {
+/** The error kind of a gRPC status; the typed details decide the two detail-carrying variants.
+ *  OUT_OF_RANGE carries the tail both for an append's match_seq_num miss and for a Read past the
+ *  tail (the server's Sequence detail), so `read` says which call failed: a read's is HTTP's 416. */
+export function kindOfGrpc(code: number, detail: { tail?: Position; fencingToken?: string }, read = false): ErrorKind {
   switch (code) {
     case GRPC.INVALID_ARGUMENT: return 'invalid_argument';
     case GRPC.UNAUTHENTICATED: return 'unauthenticated';
     case GRPC.PERMISSION_DENIED: return 'permission_denied';
     case GRPC.NOT_FOUND: return 'not_found';
     case GRPC.ALREADY_EXISTS: return 'already_exists';
-    case GRPC.OUT_OF_RANGE: return detail.tail !== undefined ? 'seq_mismatch' : 'trimmed';
+    case GRPC.OUT_OF_RANGE: return detail.tail === undefined ? 'trimmed' : read ? 'range_not_satisfiable' : 'seq_mismatch';
     case GRPC.FAILED_PRECONDITION: return detail.fencingToken !== undefined ? 'fence_mismatch' : 'unavailable';
     case GRPC.RESOURCE_EXHAUSTED: return 'resource_exhausted';
     case GRPC.UNAVAILABLE: case GRPC.ABORTED: return 'unavailable';

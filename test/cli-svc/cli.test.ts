@@ -166,6 +166,8 @@ test('tail, check-tail, trim and fence (appends without the token exit 1 with th
   ok(await svc(['trim', addr, '--seq-num', '15']), 'trim');
   assert.equal((await svc(['read', addr])).code, EXIT.REFUSED, 'a read below the watermark is refused');
   assert.equal(ok(await svc(['read', addr, '--clamp', '--limit', '1']), 'read --clamp').out, 'r15\n');
+  // tail asks with clamp: the last ten of a stream holding five show those five, never a 410.
+  assert.equal(ok(await svc(['tail', addr, '-n', '10']), 'tail past the watermark').out, 'r15\nr16\nr17\nr18\nr19\n');
   ok(await svc(['fence', addr, 'epoch-7']), 'fence');
   const refused = await svc(['append', addr], { input: 'x\n' });
   assert.equal(refused.code, EXIT.REFUSED);

@@ -1,5 +1,5 @@
 // gRPC producer sessions against a real star: an ordered, pipelined session; typed errors with their
-// details (seq_mismatch with the tail, fence_mismatch with the installed token); the session producer
+// details (seq_mismatch with the tail, fence_mismatch with the installed token, a Read past the tail); the session producer
 // through a SIGKILL and restart (match_seq_num: exact), and a session cut by a SIGKILL without it
 // (surfaced as ambiguous, not retried).
 import { after, before, test } from 'node:test';
@@ -63,6 +63,9 @@ test('typed errors over gRPC: a match_seq_num miss carries the tail, a fence mis
   const s3 = await g.openSession(a, { fencingToken: 'f1' });
   assert.equal((await s3.append([{ body: 'y' }])).start.seq_num, 1);
   await s3.close();
+  // A Read past the tail carries the tail too, and is HTTP's 416, not a match miss.
+  await assert.rejects(g.readRange(a, 5, 1), (err: unknown) =>
+    err instanceof SvcError && err.kind === 'range_not_satisfiable' && err.code === 'OutOfRange' && err.grpcStatus === 11 && err.tail?.seq_num === 2);
 });
 
 test('the session producer through a SIGKILL and restart: under match_seq_num every record exactly once', async () => {

@@ -124,7 +124,7 @@ export class GrpcClient {
     const md = await this.metadata();
     return await new Promise<Res>((resolve, reject) => {
       method(req, md, { deadline: Date.now() + this.callTimeoutMs }, (err, res) => {
-        if (err) reject(fromGrpcError(err, what, false));
+        if (err) reject(fromGrpcError(err, what, false, what === 'Read'));
         else resolve(res as Res);
       });
     });

@@ -37,8 +37,9 @@ function detailsOf(err: StatusLike): { tail?: Position; fencingToken?: string; l
 /** grpc-js's words for a call whose channel never connected. */
 export const NEVER_CONNECTED = /No connection established/;
 
-/** `ambiguous`: the call may have taken effect (decided by the caller, who knows what it sent). */
-export function fromGrpcError(err: unknown, what: string, ambiguous: boolean): SvcError {
+/** `ambiguous`: the call may have taken effect (decided by the caller, who knows what it sent).
+ *  `read`: the call was a Read, whose OUT_OF_RANGE with a tail is past the tail (not a match miss). */
+export function fromGrpcError(err: unknown, what: string, ambiguous: boolean, read = false): SvcError {
   if (err instanceof SvcError) return err;
   const e = (err ?? {}) as StatusLike;
   if (typeof e.code !== 'number') return new SvcError('unknown', `${what}: ${String(err)}`, { ambiguous, cause: err });
@@ -49,7 +50,7 @@ export function fromGrpcError(err: unknown, what: string, ambiguous: boolean): S
     return new SvcError('connection', `${what}: could not connect (${why}): nothing was sent`, { grpcStatus: e.code, cause: err });
   }
   const detail = detailsOf(e);
-  const kind = kindOfGrpc(e.code, detail);
+  const kind = kindOfGrpc(e.code, detail, read);
   return new SvcError(kind, `${what}: ${e.details || e.message || `gRPC status ${e.code}`}`, {
     grpcStatus: e.code, ambiguous, ...detail, cause: err,
   });
