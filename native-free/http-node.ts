@@ -7,12 +7,13 @@ import { readFileSync } from 'node:fs';
 import { Server as NetServer, type AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import {
-  REQUEST_BODY_IDLE_MS_MAX, STREAM_END_FLUSH_MS_MAX,
+  REQUEST_BODY_IDLE_MS_MAX,
   UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX,
 } from '../src/config/limits.ts';
 import { ServiceError } from '../src/core/errors.ts';
 import type { BodyMeter, Dispatcher, MeteredExchange } from '../src/api/dispatch.ts';
 import { SSE_OPENING, type SseSink } from '../src/api/exchange.ts';
+import { endBounded } from '../src/api/end-bounded.ts';
 import { HEAD_BOUNDS, answerAndClose, fromError, refuseBadHeads, refusedHead, targetPath } from './head-refusal.ts';
 import { BootError } from '../src/config/boot-error.ts';
 
@@ -164,13 +165,8 @@ class NodeExchange implements MeteredExchange {
       onClose: (cb) => { closeCbs.push(cb); },
       end: () => {
         if (closed) return;
-        res.end();
-        // Bounded as uWS bounds it: a consumer that is not reading does not hold the socket past
-        // STREAM_END_FLUSH_MS_MAX (the pump's own stall bound ended with the stream). A response that
-        // finished closes (node:http emits close after finish too) and takes the bound back.
-        const flushBound = setTimeout(() => res.destroy(), STREAM_END_FLUSH_MS_MAX);
-        flushBound.unref();
-        res.once('close', () => clearTimeout(flushBound));
+        // Bounded as uWS bounds it (the pump's own stall bound ended with the stream).
+        endBounded(res);
       },
       destroy: () => { if (!closed) res.destroy(); },
     };

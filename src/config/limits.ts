@@ -37,9 +37,10 @@ export const TIMER_DELAY_MS_MAX = 2 ** 31 - 1;
  *  until the socket drains or the pump's own stall bound ends the stream. */
 export const UWS_STALL_REARM_MS = 4_000;
 /** An event stream that ends (token expiry, a stopping star, the end of a relayed or Durable Streams
- *  stream) while its consumer is not reading keeps its last bytes at most this long, then the
- *  connection is dropped. uWS does so on its own 10 s timeout once the response has ended (the
- *  stall re-arm above stops there); native-free/ matches it, as node:http has no write timeout. */
+ *  stream) while its consumer is not reading keeps its last bytes at most this long without the
+ *  consumer taking any, then the connection is dropped. uWS does so on its own 10 s timeout once the
+ *  response has ended (the stall re-arm above stops there); native-free/ and the Gateway match it
+ *  (api/end-bounded.ts), as node:http has no write timeout. */
 export const STREAM_END_FLUSH_MS_MAX = 10_000;
 export const SCOPE_TOKENS_MAX = 64;
 export const EXCHANGE_TTL_SECONDS_DEFAULT = 15 * 60;

@@ -17,6 +17,7 @@ import { request as httpRequest, Agent, type ClientRequest, type IncomingMessage
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { FOLLOW_HEADER, HOP_HEADER, LEADER_HEADER } from '../api/proxy.ts';
+import { endBounded } from '../api/end-bounded.ts';
 import { AUTH_EXPIRED_FRAME } from '../api/sse.ts';
 import { atWallClock } from '../core/wall-timer.ts';
 import {
@@ -376,7 +377,8 @@ function relay(upRes: IncomingMessage, res: ServerResponse, hooks: ForwardHooks,
     const waitMs = hooks.served(chunk.length);
     if (waitMs > 0) { hold(); setTimeout(unhold, waitMs); }
   });
-  upRes.on('end', () => { heartbeat?.stop(); expiry?.stop(); res.end(); });
+  // A caller not reading does not hold the ended answer's socket (node:http has no write timeout).
+  upRes.on('end', () => { heartbeat?.stop(); expiry?.stop(); endBounded(res); });
   upRes.on('error', () => { heartbeat?.stop(); expiry?.stop(); res.destroy(); });
 }
 
@@ -429,7 +431,7 @@ class PacedStreamExpiry {
   private finish(): void {
     this.done = true;
     this.onDone();
-    this.res.end(AUTH_EXPIRED_FRAME);
+    endBounded(this.res, AUTH_EXPIRED_FRAME);
     this.upRes.destroy();
   }
 

@@ -7,7 +7,7 @@ import { request, type IncomingHttpHeaders } from 'node:http';
 import { removeDir, startServer, type RunningServer } from '../helpers/server.ts';
 import { GATEWAY_START_WAIT_MS, runGateway, startGatewayChild, type Gateway } from './child.ts';
 import { JWT_SECRET, mint } from '../grpc/child.ts';
-import { SSE_HEARTBEAT_MS } from '../../src/config/limits.ts';
+import { SSE_HEARTBEAT_MS, STREAM_END_FLUSH_MS_MAX } from '../../src/config/limits.ts';
 import { deadPort } from '../auth-http/kit.ts';
 import { rawConn } from '../helpers/raw-conn.ts';
 
@@ -37,6 +37,9 @@ function onHost(host: string, url: string, method = 'GET', body?: string): Promi
 const EXPIRY_FRAME_WAIT_MS = 30_000;
 /** Frames a star sends in the held-frames test, one record each (far more than a 1 B/s budget passes). */
 const HELD_FRAMES = 20;
+/** Appends (4 records of STALLED_BODY each) made before a caller that stops reading subscribes. */
+const STALLED_APPENDS = 12;
+const STALLED_BODY = 's'.repeat(512 * 1024);
 const bearer = (token: string, init: RequestInit = {}): RequestInit => ({ ...init, headers: { ...(init.headers as Record<string, string> ?? {}), authorization: `Bearer ${token}` } });
 
 describe('gateway: hosts, health and event streams (auth off)', () => {
@@ -300,6 +303,31 @@ describe('gateway: edge verification and limits (auth jwt)', () => {
     const repaidS = (Date.now() - startedAt) / 1000;
     const lowS = Math.floor(big.length / 10 - repaidS);
     assert.ok(waitS >= lowS && waitS <= Math.ceil((big.length + 27) / 10), `the wait is the debt's, at 10 B/s: ${waitS} s (at least ${lowS})`);
+  });
+
+  test(`read_Bps: a stream the Gateway ends at exp while its caller is not reading lets go of the socket within ${STREAM_END_FLUSH_MS_MAX} ms`, { timeout: 90_000 }, async () => {
+    const admin = await mint('svc:admin', 600);
+    // Far more than the sockets between the Gateway and the caller hold.
+    for (let i = 0; i < STALLED_APPENDS; i++) {
+      const r = await fetch(`${star.baseUrl}/v1/streams/lim/stalled/records`, bearer(admin, { method: 'POST', body: JSON.stringify({ records: Array.from({ length: 4 }, () => ({ body: STALLED_BODY })) }) }));
+      assert.equal(r.status, 200, await r.text());
+    }
+    // A budget the stream never reaches: the Gateway paces it, so it ends it at exp itself.
+    const token = await mint('svc:read:lim:*', 4, { limits: { read_Bps: 1 << 30 } });
+    const expMs = (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { exp: number }).exp * 1000;
+    const conn = await rawConn(Number(new URL(gw.url).port));
+    conn.sock.write(`GET /v1/streams/lim/stalled/records/subscribe?seq_num=0 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    try {
+      for (const until = Date.now() + RAW_ANSWER_WAIT_MS; !conn.text().includes('\r\n\r\n') && Date.now() < until;) await new Promise((r) => setTimeout(r, 20));
+      assert.match(conn.text(), /^HTTP\/1\.1 200/, conn.text().slice(0, 300));
+      conn.sock.pause(); // the caller stops reading
+      await new Promise((r) => setTimeout(r, Math.max(0, expMs + STREAM_END_FLUSH_MS_MAX + 5000 - Date.now())));
+      conn.sock.resume();
+      for (const until = Date.now() + RAW_ANSWER_WAIT_MS; !conn.closed() && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));
+      // Held, the answer would end once read (its last chunk, then the connection kept alive).
+      assert.ok(!conn.text().endsWith('0\r\n\r\n'), 'the ended answer was held until the caller read it all');
+      assert.ok(conn.closed(), 'the connection is still open');
+    } finally { conn.sock.destroy(); }
   });
 
   test('read_Bps: a token living past a Node timer\'s 24.8 days keeps its stream (the expiry timer re-arms; it fired at once before)', { timeout: 30_000 }, async () => {
