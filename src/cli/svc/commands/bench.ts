@@ -3,7 +3,7 @@
 // with hdr-histogram-js. Modes: the batching producer over HTTP (default), over a gRPC session, or a
 // plain loop of one-record appends (the baseline a producer is measured against).
 
-import * as hdr from 'hdr-histogram-js';
+import type * as hdr from 'hdr-histogram-js';
 import { performance } from 'node:perf_hooks';
 import { parseStreamAddress, utf8DecodeLossy, type AppendRecord, type Producer, type SvcClient } from '../../../client/index.ts';
 import { UsageError } from '../args.ts';
@@ -19,7 +19,11 @@ const LATENCY_US_MAX = 60_000_000;
 const MODES = ['producer', 'grpc', 'plain'] as const;
 type Mode = (typeof MODES)[number];
 
-const newHist = (): hdr.Histogram => hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: LATENCY_US_MAX, numberOfSignificantValueDigits: 3 });
+/** Loaded by the command itself: every other `svc` command starts without it. */
+async function histograms(): Promise<() => hdr.Histogram> {
+  const { build } = await import('hdr-histogram-js');
+  return () => build({ lowestDiscernibleValue: 1, highestTrackableValue: LATENCY_US_MAX, numberOfSignificantValueDigits: 3 });
+}
 
 /** A body of `bytes` bytes (at least the stamp) that starts with its submit time in ms (performance.now). */
 function body(bytes: number, sentMs: number): string {
@@ -66,6 +70,7 @@ export const bench: Command = {
     // subscription below open (it kept the process alive).
     const grpc = mode === 'grpc' ? await ctx.grpcClient() : undefined;
     const c = ctx.client();
+    const newHist = await histograms();
     const start = (await c.checkTail(addr)).seq_num;
 
     // End-to-end: a live subscription from the current tail, timing each record it receives.
