@@ -4,10 +4,7 @@
 // from the SDK's usual chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, a profile, an instance
 // role). ReadPlan's presigned mode signs GETs with the same credentials (SigV4 query signing).
 
-import {
-  DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, ListObjectsCommand, NoSuchKey, PutObjectCommand, S3Client, S3ServiceException,
-} from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { S3_ATTEMPTS_MAX, S3_REQUEST_MS_MAX } from '../../config/limits.ts';
 import { DELETE_MANY_KEYS_MAX, type ByteRange, type ObjectStore, type S3ObjectStoreConfig } from './object-store.ts';
 import { BootError } from '../../config/boot-error.ts';
@@ -17,30 +14,47 @@ function missing(key: string): Error {
   return Object.assign(new Error(`object ${key} not found`), { code: 'ENOENT' });
 }
 
-function isMissing(err: unknown): boolean {
-  return err instanceof NoSuchKey || (err instanceof S3ServiceException && (err.name === 'NoSuchKey' || err.$metadata.httpStatusCode === 404));
+/** The SDK, loaded when the first S3 store is made: a star on the fs store (the embedded default)
+ *  and each of its piscina workers start without it (about 0.25 s of CPU apiece here). */
+interface Sdk { s3: typeof import('@aws-sdk/client-s3'); presigner: typeof import('@aws-sdk/s3-request-presigner') }
+let sdkLoading: Promise<Sdk> | undefined;
+function loadSdk(): Promise<Sdk> {
+  sdkLoading ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/s3-request-presigner')]).then(([s3, presigner]) => ({ s3, presigner }));
+  return sdkLoading;
 }
 
+function isMissing({ s3 }: Sdk, err: unknown): boolean {
+  return err instanceof s3.NoSuchKey || (err instanceof s3.S3ServiceException && (err.name === 'NoSuchKey' || err.$metadata.httpStatusCode === 404));
+}
+
+interface Loaded { sdk: Sdk; client: S3Client }
+
 export class S3ObjectStore implements ObjectStore {
-  private readonly client: S3Client;
+  /** The SDK and this store's client, once loaded; every call awaits it (one microtask after). */
+  private readonly ready: Promise<Loaded>;
 
   constructor(private readonly cfg: S3ObjectStoreConfig) {
-    this.client = new S3Client({
-      region: cfg.region,
-      ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}),
-      forcePathStyle: cfg.forcePathStyle,
-      maxAttempts: S3_ATTEMPTS_MAX,
-      requestHandler: { requestTimeout: S3_REQUEST_MS_MAX, connectionTimeout: S3_REQUEST_MS_MAX },
+    this.ready = loadSdk().then((sdk) => {
+      const client = new sdk.s3.S3Client({
+        region: cfg.region,
+        ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}),
+        forcePathStyle: cfg.forcePathStyle,
+        maxAttempts: S3_ATTEMPTS_MAX,
+        requestHandler: { requestTimeout: S3_REQUEST_MS_MAX, connectionTimeout: S3_REQUEST_MS_MAX },
+      });
+      return { sdk, client };
     });
+    this.ready.catch(() => undefined); // a failed load is each call's error, not an unhandled one
   }
 
   /** Fails unless the bucket answers with these credentials: a misconfigured store refuses the
    *  star's start rather than its first settle. */
   async check(): Promise<void> {
+    const { sdk, client } = await this.ready;
     try {
-      await this.client.send(new HeadBucketCommand({ Bucket: this.cfg.bucket }));
+      await client.send(new sdk.s3.HeadBucketCommand({ Bucket: this.cfg.bucket }));
     } catch (err) {
-      const status = err instanceof S3ServiceException ? ` (HTTP ${err.$metadata.httpStatusCode ?? '?'})` : '';
+      const status = err instanceof sdk.s3.S3ServiceException ? ` (HTTP ${err.$metadata.httpStatusCode ?? '?'})` : '';
       throw new BootError(`objects: s3 bucket ${this.cfg.bucket} at ${this.cfg.endpoint || 'AWS'} did not answer: ${(err as Error).name}${status}`);
     }
   }
@@ -51,13 +65,15 @@ export class S3ObjectStore implements ObjectStore {
   get bucket(): string { return this.cfg.bucket; }
 
   async put(key: string, body: Uint8Array): Promise<void> {
-    await this.client.send(new PutObjectCommand({ Bucket: this.cfg.bucket, Key: this.objectKey(key), Body: body, ContentLength: body.length }));
+    const { sdk, client } = await this.ready;
+    await client.send(new sdk.s3.PutObjectCommand({ Bucket: this.cfg.bucket, Key: this.objectKey(key), Body: body, ContentLength: body.length }));
   }
 
   async get(key: string, range?: ByteRange): Promise<Buffer> {
     if (range && range.length === 0) return Buffer.alloc(0);
+    const { sdk, client } = await this.ready;
     try {
-      const res = await this.client.send(new GetObjectCommand({
+      const res = await client.send(new sdk.s3.GetObjectCommand({
         Bucket: this.cfg.bucket,
         Key: this.objectKey(key),
         ...(range ? { Range: `bytes=${range.offset}-${range.offset + range.length - 1}` } : {}),
@@ -66,7 +82,7 @@ export class S3ObjectStore implements ObjectStore {
       const bytes = await res.Body.transformToByteArray();
       return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
     } catch (err) {
-      if (isMissing(err)) throw missing(key);
+      if (isMissing(sdk, err)) throw missing(key);
       throw err;
     }
   }
@@ -75,10 +91,11 @@ export class S3ObjectStore implements ObjectStore {
    *  s3rver cannot make on Node 20 (it ciphers them with DES, which OpenSSL 3 refuses), so a v2
    *  listing of more than one page failed there. Every S3-protocol server serves v1. */
   async list(prefix: string, limit = Infinity): Promise<string[]> {
+    const { sdk, client } = await this.ready;
     const out: string[] = [];
     let marker: string | undefined;
     for (;;) {
-      const page = await this.client.send(new ListObjectsCommand({
+      const page = await client.send(new sdk.s3.ListObjectsCommand({
         Bucket: this.cfg.bucket, Prefix: this.objectKey(prefix), ...(marker ? { Marker: marker } : {}),
         ...(Number.isFinite(limit) ? { MaxKeys: Math.min(limit - out.length, 1000) } : {}),
       }));
@@ -91,18 +108,20 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.cfg.bucket, Key: this.objectKey(key) }));
+    const { sdk, client } = await this.ready;
+    await client.send(new sdk.s3.DeleteObjectCommand({ Bucket: this.cfg.bucket, Key: this.objectKey(key) }));
   }
 
   /** DeleteObjects, quiet: the answer lists only the keys that failed. A request that fails as a
    *  whole ends the call with what the earlier ones deleted. */
   async deleteMany(keys: readonly string[]): Promise<string[]> {
+    const { sdk, client } = await this.ready;
     const deleted: string[] = [];
     for (let at = 0; at < keys.length; at += DELETE_MANY_KEYS_MAX) {
       const part = keys.slice(at, at + DELETE_MANY_KEYS_MAX);
       let failed: Set<string | undefined>;
       try {
-        const res = await this.client.send(new DeleteObjectsCommand({
+        const res = await client.send(new sdk.s3.DeleteObjectsCommand({
           Bucket: this.cfg.bucket, Delete: { Objects: part.map((k) => ({ Key: this.objectKey(k) })), Quiet: true },
         }));
         failed = new Set((res.Errors ?? []).map((e) => e.Key));
@@ -115,10 +134,13 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   /** A URL that GETs the object (the caller adds its own Range) until `expiresAtMs`. */
-  presignGet(key: string, expiresAtMs: number, nowMs: number): Promise<string> {
+  async presignGet(key: string, expiresAtMs: number, nowMs: number): Promise<string> {
     const expiresIn = Math.max(1, Math.ceil((expiresAtMs - nowMs) / 1000));
-    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.cfg.bucket, Key: this.objectKey(key) }), { expiresIn });
+    const { sdk, client } = await this.ready;
+    return sdk.presigner.getSignedUrl(client, new sdk.s3.GetObjectCommand({ Bucket: this.cfg.bucket, Key: this.objectKey(key) }), { expiresIn });
   }
 
-  close(): void { this.client.destroy(); }
+  close(): void {
+    void this.ready.then(({ client }) => client.destroy(), () => undefined);
+  }
 }
