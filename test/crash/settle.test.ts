@@ -1,5 +1,6 @@
-// Durability across settling: enough bytes to fill a WAL file (WAL_FILE_BYTES_MAX) so it is sealed and
-// settled into segments, then SIGKILL: reads must serve everything, the settled part from segments
+// Durability across settling: enough bytes to fill a WAL file (--wal-file-bytes-max, a quarter of the
+// default WAL_FILE_BYTES_MAX here: the same sealing and settling in a quarter of the bytes) so it is
+// sealed and settled into segments, then SIGKILL: reads must serve everything, the settled part from segments
 // (its WAL file is gone). Then a second fill killed right after the crossing batch is acknowledged,
 // while that file is (likely) still being settled, and a restart that settles it again.
 import { test } from 'node:test';
@@ -16,8 +17,11 @@ const BIG_BODY_CHARS = 64 * 1024;
 const BIG_BATCH_RECORDS = 100;
 /** Bytes one big batch takes in the WAL: frame header plus per-record fixed fields and body. */
 const BIG_FRAME_BYTES = 40 + BIG_BATCH_RECORDS * (4 + 8 + 4 + 4 + BIG_BODY_CHARS);
+/** The WAL file size this star seals at. */
+const WAL_FILE_BYTES = WAL_FILE_BYTES_MAX / 4;
+const STAR_ARGS = ['--wal-file-bytes-max', String(WAL_FILE_BYTES)];
 /** Big batches that fill one WAL file on their own (small load only adds to it). */
-const BIG_BATCHES_TO_FILL = Math.ceil(WAL_FILE_BYTES_MAX / BIG_FRAME_BYTES);
+const BIG_BATCHES_TO_FILL = Math.ceil(WAL_FILE_BYTES / BIG_FRAME_BYTES);
 const SETTLE_MAX_MS = 60_000;
 const LOAD_END_MAX_MS = 30_000;
 
@@ -33,12 +37,12 @@ async function appendBig(baseUrl: string, m: StreamModel, rng: Rng, id: string):
   m.ack(b, res.body);
 }
 
-test('a WAL file filled past WAL_FILE_BYTES_MAX settles into segments that serve reads after SIGKILL', { timeout: 120_000 }, async (t) => {
+test('a WAL file filled past --wal-file-bytes-max settles into segments that serve reads after SIGKILL', { timeout: 120_000 }, async (t) => {
   const seed = runSeed();
-  t.diagnostic(`seed ${seed}; ${BIG_BATCHES_TO_FILL} batches of ${BIG_BATCH_RECORDS} x ${BIG_BODY_CHARS} B fill a ${WAL_FILE_BYTES_MAX} B WAL file`);
+  t.diagnostic(`seed ${seed}; ${BIG_BATCHES_TO_FILL} batches of ${BIG_BATCH_RECORDS} x ${BIG_BODY_CHARS} B fill a ${WAL_FILE_BYTES} B WAL file`);
   const rng = new Rng(seed);
   const dataDir = tempDir('svcd-settle-');
-  let server: RunningServer = await startServer({ engine: 'uws', dataDir });
+  let server: RunningServer = await startServer({ engine: 'uws', dataDir, args: STAR_ARGS });
   let ok = false;
   try {
     const bucket = 'settle';
@@ -62,10 +66,10 @@ test('a WAL file filled past WAL_FILE_BYTES_MAX settles into segments that serve
     assert.ok(await within(load.done, LOAD_END_MAX_MS), 'small producers ended after the kill');
     assert.deepEqual(load.anomalies, []);
 
-    server = await startServer({ engine: 'uws', dataDir });
+    server = await startServer({ engine: 'uws', dataDir, args: STAR_ARGS });
     assert.ok(!walFiles(dataDir).some((f) => f.no === firstWal), `settled WAL file ${firstWal} came back`);
     const walBytes = walFiles(dataDir).reduce((n, f) => n + f.bytes, 0);
-    assert.ok(walBytes < WAL_FILE_BYTES_MAX, `the WAL holds ${walBytes} B: the settled records are not served from it`);
+    assert.ok(walBytes < WAL_FILE_BYTES, `the WAL holds ${walBytes} B: the settled records are not served from it`);
     let rb = await verifyStream(server.baseUrl, big);
     let rs = await verifyStream(server.baseUrl, small);
     assert.ok(rb.records >= BIG_BATCHES_TO_FILL * BIG_BATCH_RECORDS);
@@ -85,7 +89,7 @@ test('a WAL file filled past WAL_FILE_BYTES_MAX settles into segments that serve
     const walAtKill = walFiles(dataDir).map((f) => f.no);
     t.diagnostic(`phase 2: WAL files before ${JSON.stringify(walNow)}, at the kill ${JSON.stringify(walAtKill)}, ${segmentFiles(dataDir).length} segments`);
 
-    server = await startServer({ engine: 'uws', dataDir });
+    server = await startServer({ engine: 'uws', dataDir, args: STAR_ARGS });
     rb = await verifyStream(server.baseUrl, big);
     rs = await verifyStream(server.baseUrl, small);
     // Recovery settles the recovered files again; once done, everything must still read back.
@@ -101,7 +105,7 @@ test('a WAL file filled past WAL_FILE_BYTES_MAX settles into segments that serve
     load.stop();
     assert.ok(await within(load.done, LOAD_END_MAX_MS));
     await server.kill();
-    server = await startServer({ engine: 'uws', dataDir });
+    server = await startServer({ engine: 'uws', dataDir, args: STAR_ARGS });
     rb = await verifyStream(server.baseUrl, big);
     rs = await verifyStream(server.baseUrl, small);
     t.diagnostic(`phase 3: big ${rb.records} records, small ${rs.records} records, ${segmentFiles(dataDir).length} segments`);
