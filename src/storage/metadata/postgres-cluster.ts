@@ -11,7 +11,8 @@
 // - Statements go through a small pool of connections of their own, apart from the metadata store's
 //   one ordered connection, so a commit never queues behind a settle's row write.
 
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
 import { POSTGRES_CONNECT_MS_MAX, POSTGRES_STATEMENT_MS_MAX } from '../../config/limits.ts';
 import { MetadataUnavailableError } from './metadata-store.ts';
@@ -81,23 +82,28 @@ export function clusterApplicationName(schema: string, starId: string): string {
 }
 
 export class PostgresCluster {
-  private readonly pool: pg.Pool;
+  /** Made once the driver has loaded (pg-driver.ts); every statement awaits it. */
+  private readonly pool: Promise<pg.Pool>;
   private readonly s: string;
 
   constructor(url: string, schema: string, private readonly starId: string) {
     this.s = schema;
-    this.pool = new pg.Pool({
-      connectionString: url, max: CLUSTER_POOL_CONNECTIONS_MAX, connectionTimeoutMillis: POSTGRES_CONNECT_MS_MAX,
-      // The schema names the cluster: stars of two clusters on one server may share an id.
-      statement_timeout: POSTGRES_STATEMENT_MS_MAX, application_name: clusterApplicationName(schema, starId),
+    this.pool = loadPg().then((driver) => {
+      const pool = new driver.Pool({
+        connectionString: url, max: CLUSTER_POOL_CONNECTIONS_MAX, connectionTimeoutMillis: POSTGRES_CONNECT_MS_MAX,
+        // The schema names the cluster: stars of two clusters on one server may share an id.
+        statement_timeout: POSTGRES_STATEMENT_MS_MAX, application_name: clusterApplicationName(schema, starId),
+      });
+      // A dropped idle connection is replaced on next use; without a listener the error would end the process.
+      pool.on('error', () => undefined);
+      return pool;
     });
-    // A dropped idle connection is replaced on next use; without a listener the error would end the process.
-    this.pool.on('error', () => undefined);
   }
 
   private async q<T extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<T[]> {
+    const pool = await this.pool;
     try {
-      return (await this.pool.query<T>(sql, params)).rows;
+      return (await pool.query<T>(sql, params)).rows;
     } catch (err) {
       throw unavailable(err);
     }
@@ -286,6 +292,6 @@ export class PostgresCluster {
   }
 
   async close(): Promise<void> {
-    await this.pool.end().catch(() => undefined);
+    await (await this.pool).end().catch(() => undefined);
   }
 }

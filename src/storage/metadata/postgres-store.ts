@@ -19,7 +19,8 @@
 //   connection dropped mid-statement may or may not have committed; the star reads such rows back
 //   (readStream, readBucket) before it writes or acknowledges anything again.
 
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg, type PgDriver } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
 import {
   POSTGRES_CONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MIN, POSTGRES_STATEMENT_MS_MAX,
@@ -141,6 +142,8 @@ export const METADATA_SCHEMA_VERSION = MIGRATIONS.length;
 
 export class PostgresMetadataStore implements MetadataStore {
   private client: pg.Client | undefined;
+  /** The driver, loaded by the first connect (a client exists only after it). */
+  private driver: PgDriver | undefined;
   private readonly s: string;
   /** False from a lost connection until a new one answers. */
   private up = false;
@@ -161,7 +164,8 @@ export class PostgresMetadataStore implements MetadataStore {
 
   /** A new connection. */
   private async connect(): Promise<pg.Client> {
-    const client = new pg.Client({
+    const driver = this.driver ??= await loadPg();
+    const client = new driver.Client({
       connectionString: this.opts.url,
       connectionTimeoutMillis: POSTGRES_CONNECT_MS_MAX,
       statement_timeout: POSTGRES_STATEMENT_MS_MAX,
@@ -283,8 +287,9 @@ export class PostgresMetadataStore implements MetadataStore {
         // A broken connection also ends in 'error' or 'end', but maybe later; a plain statement error
         // leaves it usable. Classes 08 (connection exception) and 57P (the server ended the session,
         // e.g. pg_terminate_backend or a shutdown) mean it is gone.
-        const code = err instanceof pg.DatabaseError ? err.code ?? '' : '';
-        if (!(err instanceof pg.DatabaseError) || code.startsWith('08') || code.startsWith('57P')) this.lost(client, err);
+        const statementError = this.driver !== undefined && err instanceof this.driver.DatabaseError;
+        const code = statementError ? err.code ?? '' : '';
+        if (!statementError || code.startsWith('08') || code.startsWith('57P')) this.lost(client, err);
         throw err;
       });
     });
