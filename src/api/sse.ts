@@ -219,7 +219,11 @@ class SsePump implements Runnable, CohortMember {
       batch = await this.sub.next();
     } catch (err) {
       const e = asServiceError(err);
-      this.finish(`event: error\ndata: ${JSON.stringify(e.toBody())}\n\n`);
+      // A break the caller converges from by reconnecting with its cursor (the lease moved to
+      // another star, the star drains) simply ends the stream, as a shutdown does (spec: Events,
+      // rule 5: no error frame for a mid-stream break). The error frame is for an end that a
+      // reconnect would meet again: the stream trimmed under the cursor or deleted (rule 6).
+      this.finish(e.retryable ? undefined : `event: error\ndata: ${JSON.stringify(e.toBody())}\n\n`);
       return;
     } finally {
       this.slowPending = false;

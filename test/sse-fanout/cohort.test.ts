@@ -218,3 +218,45 @@ test('cohort: a stream deleted while a round is being written gets no more of it
   }
   assert.equal(st.subscribers, 0);
 });
+
+test('a stream whose lease moves to another star ends every subscriber\'s stream with no error frame (spec: Events, rule 5); a trim under the cursor still sends one', async () => {
+  const st = stream();
+  commit(st, 1);
+  const clients = Array.from({ length: 100 }, () => client(1, () => 1, 0));
+  const writes = clients.map(() => [] as string[]);
+  clients.forEach((c, i) => {
+    const write = c.sink.write.bind(c.sink);
+    c.sink.write = (chunk) => { writes[i].push(String(chunk)); return write(chunk); };
+  });
+  const ends = clients.map((c) => pumpSse(c.sink, new LiveSubscription(st, 1, memReader, () => undefined), false, {}));
+  try {
+    for (let i = 0; i < 5; i++) await turn();
+    commit(st, 1);
+    for (let i = 0; i < 5; i++) await turn();
+    assert.ok(clients.every((c) => c.got.length === 1), 'every subscriber had the batch before the move');
+    // As Star gives up a stream whose lease another star took (evictState, then dropStream): flagged
+    // moved and dropped, then woken.
+    st.evicted = true;
+    st.deleted = true;
+    st.wake();
+    for (let i = 0; i < 50; i++) await turn();
+    assert.ok(clients.every((c) => c.sink.closed), 'every stream ended');
+    for (const [i, w] of writes.entries()) assert.ok(!w.some((x) => x.startsWith('event: error')), `subscriber ${i} got an error frame: ${w.at(-1)}`);
+  } finally {
+    for (const end of ends) end();
+  }
+
+  // The control: a trim under the cursor is an end a reconnect would meet again, so it says why.
+  const trimmed = stream();
+  commit(trimmed, 3);
+  const c = client(0, () => 1, 0);
+  const frames: string[] = [];
+  const write = c.sink.write.bind(c.sink);
+  c.sink.write = (chunk) => { frames.push(String(chunk)); return write(chunk); };
+  trimmed.meta.trim_seq = 2; // trimmed past the cursor before it is read
+  const end = pumpSse(c.sink, new LiveSubscription(trimmed, 0, memReader, () => undefined), false, {});
+  try {
+    for (let i = 0; i < 20; i++) await turn();
+    assert.match(frames.at(-1) ?? '', /^event: error\n/);
+  } finally { end(); }
+});
