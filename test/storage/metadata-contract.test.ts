@@ -184,6 +184,9 @@ for (const be of backends) {
 }
 
 const pgSkip = backends[1].skip;
+/** Fresh schemas each opened by this many stores at once. */
+const FRESH_SCHEMA_ROUNDS = 10;
+const FRESH_SCHEMA_STORES = 4;
 
 describe('postgres metadata: stores share a schema, reconnect after a lost connection', { skip: pgSkip }, () => {
   const schemas: string[] = [];
@@ -225,6 +228,23 @@ describe('postgres metadata: stores share a schema, reconnect after a lost conne
     await other.close();
     await guarded.close();
     await first.close();
+  });
+
+  test('stars started together on a fresh schema all open it: the schema and its migrations table are made under the migration lock', async () => {
+    // Before, IF NOT EXISTS ran outside the lock, and two stars making the schema at once collided
+    // (a duplicate key in pg_type refused one of three, about one start in ten).
+    for (let round = 0; round < FRESH_SCHEMA_ROUNDS; round++) {
+      const schema = freshSchema();
+      schemas.push(schema);
+      const stores = Array.from({ length: FRESH_SCHEMA_STORES }, () => new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema }));
+      try {
+        const opened = await Promise.allSettled(stores.map((st) => st.load()));
+        const refused = opened.flatMap((o) => (o.status === 'rejected' ? [String(o.reason)] : []));
+        assert.deepEqual(refused, [], `round ${round}: stores refused`);
+      } finally {
+        for (const st of stores) await st.close();
+      }
+    }
   });
 
   test('after its connection is lost, the store refuses writes, reconnects by itself, and writes again', async () => {

@@ -220,12 +220,15 @@ export class PostgresMetadataStore implements MetadataStore {
   /** Applies the migrations this schema has not had yet, each in its own transaction. */
   private async migrate(client: pg.Client): Promise<void> {
     const s = this.s;
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (version int PRIMARY KEY, applied_unix_ms bigint NOT NULL)`);
     await client.query('BEGIN');
     try {
-      // One star migrates at a time; the others wait here, then find nothing left to do.
+      // One star migrates at a time; the others wait here, then find nothing left to do. The schema
+      // and the migrations table are made under the lock too: IF NOT EXISTS is not safe against a
+      // second star doing the same at once (a duplicate key in pg_type refused one of three stars
+      // started together on a fresh schema).
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svcd-migrate:${s}`]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (version int PRIMARY KEY, applied_unix_ms bigint NOT NULL)`);
       const done = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${s}.schema_migrations`);
       const from = done.rows[0]?.v ?? 0;
       if (from > MIGRATIONS.length) {
