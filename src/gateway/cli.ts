@@ -6,13 +6,13 @@
 
 import { AUTH_SETTINGS, createAuthenticator, createJwtVerifier, parseAuthConfig, type Authenticator, type JwtVerifier } from '../auth/index.ts';
 import { ConfigError } from '../config/config.ts';
-import { hostPort, listValue, parseFlags, positiveInt, usageText, type FlagSpec } from '../config/flags.ts';
+import { hostPort, listValue, parseFlags, positiveInt, timerMs, usageText, type FlagSpec } from '../config/flags.ts';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import {
   GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_HEALTH_INTERVAL_MS, GATEWAY_HEALTH_TIMEOUT_MS, GATEWAY_REQUESTS_PER_SUB_MAX,
-  GATEWAY_UPSTREAM_DOWN_MS,
+  GATEWAY_UPSTREAM_DOWN_MS, SSE_STALL_MS,
 } from '../config/limits.ts';
 import { GatewayLimiter } from './limiter.ts';
 import { CorsPolicy } from '../api/cors.ts';
@@ -35,6 +35,10 @@ export const GATEWAY_FLAGS: FlagSpec[] = [
   { name: 'tls-key', env: 'SVCD_GATEWAY_TLS_KEY', value: 'FILE', default: '', help: 'private key (PEM) of --tls-cert' },
   { name: 'dns-zone', env: 'SVCD_DNS_ZONE', help: 'zone of bucket hosts: {bucket}.{zone} carries the bucket, api.{zone} serves path-style (empty: path-style only)', default: '' },
   { name: 'gateway-limits', env: 'SVCD_GATEWAY_LIMITS', help: 'enforce the svc_aux.limits ceilings per sub: auto (on whenever --auth jwt verifies tokens at the edge), true (needs --auth jwt) or false', default: 'auto', boolean: true },
+  {
+    name: 'sse-stall-ms', env: 'SVCD_SSE_STALL_MS', default: String(SSE_STALL_MS),
+    help: 'a caller that takes nothing of an answer (an event stream above all) for this long is disconnected, as a star disconnects a stalled SSE consumer',
+  },
   {
     name: 'gateway-connections-default', env: 'SVCD_GATEWAY_CONNECTIONS_DEFAULT', default: String(GATEWAY_CONNECTIONS_PER_SUB_DEFAULT),
     help: 'concurrent subscriptions per caller (verified sub, else client address) when its token names no svc_aux.limits.connections; past it 429',
@@ -68,6 +72,8 @@ export interface GatewayConfig {
   limits: boolean | undefined;
   connectionsDefault: number;
   requestsPerSub: number;
+  /** --sse-stall-ms: a caller that takes nothing of an answer for this long is disconnected. */
+  stallMs: number;
   trustedProxies: Set<string>;
   /** Browser origins this Gateway allows (empty: the stars decide CORS). */
   corsAllowedOrigins: string[];
@@ -113,6 +119,7 @@ export function loadGatewayConfig(argv: readonly string[], env: NodeJS.ProcessEn
     limits: value('gateway-limits') === 'auto' ? undefined : flags.bool('gateway-limits'),
     connectionsDefault: positiveInt(value('gateway-connections-default'), 'gateway-connections-default'),
     requestsPerSub: positiveInt(value('gateway-requests-per-sub'), 'gateway-requests-per-sub'),
+    stallMs: timerMs(value('sse-stall-ms'), 'sse-stall-ms'),
     trustedProxies: addressList(value('gateway-trusted-proxies'), 'gateway-trusted-proxies'),
     corsAllowedOrigins: listValue(value('cors-allowed-origins')),
     help: flags.bool('help'),
@@ -184,7 +191,7 @@ export async function runGateway(argv: readonly string[], env: NodeJS.ProcessEnv
     running = await startGateway({
       host: cfg.listen.host, port: cfg.listen.port, upstreams: cfg.upstreams, zone: cfg.zone, authenticator,
       limiter: cfg.limits ? new GatewayLimiter(() => Date.now()) : undefined,
-      connectionsDefault: cfg.connectionsDefault, requestsPerSub: cfg.requestsPerSub, trustedProxies: cfg.trustedProxies, tls,
+      connectionsDefault: cfg.connectionsDefault, requestsPerSub: cfg.requestsPerSub, stallMs: cfg.stallMs, trustedProxies: cfg.trustedProxies, tls,
       ...(cfg.corsAllowedOrigins.length > 0 ? { cors: new CorsPolicy(cfg.corsAllowedOrigins) } : {}),
       health: { log: (line) => console.error(`svcd gateway: ${line}`) },
       logError: (msg, err) => console.error(`svcd gateway: ${msg}${err ? `: ${String(err)}` : ''}`),

@@ -102,7 +102,8 @@ export class Forwarder {
   /** Attempts waiting for a head, by star origin (abandon() gives up those of a wedged star). */
   private readonly waiting = new Map<string, Set<Waiting>>();
 
-  constructor(private readonly upstreams: Upstreams, private readonly logError: LogError) {}
+  /** `stallMs`: a caller that takes nothing of an answer for this long is disconnected (relay). */
+  constructor(private readonly upstreams: Upstreams, private readonly logError: LogError, private readonly stallMs: number) {}
 
   /** Forwards one request; resolves when the exchange with the caller is over. */
   async forward(f: ForwardRequest): Promise<void> {
@@ -234,7 +235,7 @@ export class Forwarder {
         relaying = true;
         body.release();
         settle({ kind: 'answered' });
-        relay(upRes, f.res, f.hooks, f.ownCors === true);
+        relay(upRes, f.res, f.hooks, f.ownCors === true, this.stallMs);
       });
       if (!body.sendTo(up)) {
         up.destroy();
@@ -349,7 +350,7 @@ class HeldStreamHeartbeat {
 }
 
 /** The star's answer to the caller, with backpressure and the read budget. */
-function relay(upRes: IncomingMessage, res: ServerResponse, hooks: ForwardHooks, ownCors: boolean): void {
+function relay(upRes: IncomingMessage, res: ServerResponse, hooks: ForwardHooks, ownCors: boolean, stallMs: number): void {
   hooks.onStatus?.(upRes.statusCode ?? 0);
   const headers: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(upRes.headersDistinct)) {
@@ -368,9 +369,20 @@ function relay(upRes: IncomingMessage, res: ServerResponse, hooks: ForwardHooks,
   const heartbeat = frames ? new HeldStreamHeartbeat(res, () => holds > 0, frames) : undefined;
   res.once('close', () => heartbeat?.stop());
   const expiry = frames && hooks.expiresAtMs !== undefined ? new PacedStreamExpiry(res, upRes, hooks.expiresAtMs, frames, () => heartbeat?.stop()) : undefined;
+  // A caller whose socket stays full for stallMs is disconnected, star and all (spec: Events, rule 3).
+  // The star cannot do it for the Gateway: its answer, paused here, no longer reads the star's socket,
+  // so the star's own cut (or its end) is never seen. A pause on the read budget is not a stall.
+  let stall: NodeJS.Timeout | undefined;
+  const stalled = (): void => { res.destroy(); upRes.destroy(); };
+  const drained = (): void => { clearTimeout(stall); stall = undefined; unhold(); };
+  res.once('close', () => clearTimeout(stall));
   upRes.on('data', (chunk: Buffer) => {
     if (expiry?.relayPast(chunk)) return;
-    if (!res.write(chunk)) { hold(); res.once('drain', unhold); }
+    if (!res.write(chunk)) {
+      hold();
+      stall ??= setTimeout(stalled, stallMs);
+      res.once('drain', drained);
+    }
     frames?.wrote(chunk);
     heartbeat?.wrote();
     expiry?.saw(chunk);

@@ -23,7 +23,7 @@ import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
   APPEND_BODY_BYTES_MAX, GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX, GATEWAY_UPSTREAM_QUEUE_MAX,
-  GATEWAY_UPSTREAM_SOCKETS_MAX, GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX,
+  GATEWAY_UPSTREAM_SOCKETS_MAX, GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX, SSE_STALL_MS,
 } from '../config/limits.ts';
 import { notFound, ServiceError } from '../protocol/errors.ts';
 import { HEAD_BOUNDS, refuseBadHeads, refusedHead } from '../../native-free/head-refusal.ts';
@@ -53,6 +53,8 @@ export interface GatewayOptions {
   connectionsDefault?: number;
   /** Concurrent requests per tenant in the request pool. */
   requestsPerSub?: number;
+  /** A caller that takes nothing of an answer for this long is disconnected (default SSE_STALL_MS). */
+  stallMs?: number;
   /** Peers (a TLS terminator, a load balancer) whose X-Forwarded-For names the client: its last
    *  entry is then the client address that per-address shares and throttles key on. */
   trustedProxies?: ReadonlySet<string>;
@@ -138,7 +140,7 @@ function preflight(cors: CorsPolicy, req: IncomingMessage, res: ServerResponse, 
 
 export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const upstreams = new Upstreams(o.upstreams);
-  const forwarder = new Forwarder(upstreams, o.logError);
+  const forwarder = new Forwarder(upstreams, o.logError, o.stallMs ?? SSE_STALL_MS);
   const requests = new UpstreamPool({ socketsMax: GATEWAY_UPSTREAM_SOCKETS_MAX, queueMax: GATEWAY_UPSTREAM_QUEUE_MAX, what: 'requests' });
   const streams = new UpstreamPool({ socketsMax: GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX, queueMax: 0, what: 'subscriptions' });
   const connectionsDefault = o.connectionsDefault ?? GATEWAY_CONNECTIONS_PER_SUB_DEFAULT;

@@ -154,6 +154,30 @@ describe('gateway: hosts, health and event streams (auth off)', () => {
     });
     assert.match(await received, /id: 1\ndata: \{"records":\[\{"seq_num":0,/);
   });
+
+  test(`a caller that stops reading an event stream is disconnected by the gateway after --sse-stall-ms (the star's own cut is never seen through the paused relay)`, { timeout: 60_000 }, async () => {
+    const stallMs = 3000;
+    const edge = await startGatewayChild(['--upstream', star.baseUrl, '--sse-stall-ms', String(stallMs)]);
+    const conn = await rawConn(Number(new URL(edge.url).port));
+    try {
+      assert.equal((await fetch(`${star.baseUrl}/v1/buckets/stall`, { method: 'POST', body: '{"create_stream_on_append":true,"create_stream_on_read":true}' })).status, 201);
+      conn.sock.write('GET /v1/streams/stall/k/records/subscribe?seq_num=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      for (const until = Date.now() + RAW_ANSWER_WAIT_MS; !conn.text().includes('\r\n\r\n') && Date.now() < until;) await new Promise((r) => setTimeout(r, 20));
+      assert.match(conn.text(), /^HTTP\/1\.1 200/, conn.text().slice(0, 300));
+      conn.sock.pause(); // the caller stops reading
+      for (let i = 0; i < STALLED_APPENDS; i++) {
+        const r = await fetch(`${star.baseUrl}/v1/streams/stall/k/records`, { method: 'POST', body: JSON.stringify({ records: Array.from({ length: 4 }, () => ({ body: STALLED_BODY })) }) });
+        assert.equal(r.status, 200, await r.text());
+      }
+      await new Promise((r) => setTimeout(r, stallMs + 5000));
+      conn.sock.resume();
+      for (const until = Date.now() + RAW_ANSWER_WAIT_MS; !conn.closed() && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(conn.closed(), 'the stalled caller is still connected: it would be held for as long as it does not read');
+    } finally {
+      conn.sock.destroy();
+      await edge.stop();
+    }
+  });
 });
 
 describe('gateway: edge verification and limits (auth jwt)', () => {
