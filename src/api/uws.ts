@@ -346,7 +346,10 @@ class UwsExchange implements MeteredExchange {
  * calls it for every subscriber on every batch: `closed` is a plain field, the methods are shared,
  * and a write outside cork() goes through one bound function instead of a closure per write.
  */
-class UwsSseSink implements SseSink {
+/** An empty cork: its uncork flushes what uWS holds for the socket. */
+const NOTHING = (): void => undefined;
+
+export class UwsSseSink implements SseSink {
   closed = false;
   /** Inside cork() the writes go straight to uWS's cork buffer (one send when it returns); outside,
    *  each write corks itself (uWS sends uncorked writes from JS one syscall at a time). */
@@ -386,6 +389,12 @@ class UwsSseSink implements SseSink {
     });
     res.onWritable(() => {
       this.stopRearm();
+      // With an onWritable handler registered, uWS leaves draining its own buffer to the handler's
+      // next write: the end of a frame it could not send (a write that found the socket full, or one
+      // it took whole and reported written) would wait for whatever comes next, a heartbeat up to 15 s
+      // away or, on a quiet /ds stream, the stream's end. An empty cork's uncork sends it now (and
+      // polls for the next writable event if it still does not fit).
+      if (!this.closed) res.cork(NOTHING);
       const w = this.writable;
       this.writable = undefined;
       w?.();
