@@ -62,7 +62,7 @@ export function startSeq(raw: string | undefined, st: DsState): number {
   return o.seq;
 }
 
-interface Page {
+export interface Page {
   messages: Uint8Array[];
   next: number;
   tail: number;
@@ -83,7 +83,7 @@ function pageOf(records: SequencedRecord[], start: number, tail: number): Page {
 
 /** One DS page from `start`: svcd reads joined across the settled frontier, up to the tail, within
  *  DS_READ_RECORDS_MAX records and DS_READ_BYTES_MAX bytes (the first record always). */
-async function readPage(c: ReadCtx, start: number): Promise<Page> {
+export async function readPage(c: ReadCtx, start: number): Promise<Page> {
   const records: SequencedRecord[] = [];
   let bytes = 0;
   let at = start;
@@ -193,6 +193,8 @@ function sseData(messages: Uint8Array[], contentType: string): string {
   else if (isJson(contentType)) payload = readBody(messages, contentType).toString('utf8');
   else payload = Buffer.concat(messages).toString('utf8');
   // Every line of the payload is its own data: field, so no byte of it can end the event early.
+  // `data:` bare, as the protocol's conformance suite requires: an SSE parser then strips a line's
+  // own leading space (the reference server's encoding, with the same loss; README, /ds).
   return `event: data\n${payload.split(/\r\n|\r|\n/).map((l) => `data:${l}`).join('\n')}\n\n`;
 }
 
@@ -223,8 +225,10 @@ function write(sink: SseSink, chunk: string, stallMs: number, ended: Promise<und
 }
 
 /** Pumps a stream as SSE from `start`: catch-up pages, then live batches, a control event after each
- *  data event; ends at closure, after DS_SSE_CONNECTION_MS, or when the client goes. */
-export async function pumpSse(c: ReadCtx, sink: SseSink, start: number, onEnd: () => void): Promise<void> {
+ *  data event; ends at closure, after DS_SSE_CONNECTION_MS, or when the client goes. `first` is the
+ *  page at `start`, read before the answer began (so a start below the trim watermark is 410, as a
+ *  long-poll's is, not a 200 that ends at once in an error event). */
+export async function pumpSse(c: ReadCtx, sink: SseSink, start: number, onEnd: () => void, first: Page): Promise<void> {
   const ct = c.st.meta!.contentType;
   const lifeMs = Math.min(DS_SSE_CONNECTION_MS, untilExpiry(c));
   const deadline = c.nowMs() + lifeMs;
@@ -239,11 +243,13 @@ export async function pumpSse(c: ReadCtx, sink: SseSink, start: number, onEnd: (
   try {
     let at = start;
     let caughtUp = false;
+    let read: Page | undefined = first;
     for (;;) {
       if (sink.closed || c.nowMs() >= deadline) return;
       let p: Page;
       if (!caughtUp) {
-        p = await readPage(c, at);
+        p = read ?? await readPage(c, at);
+        read = undefined;
       } else {
         sub ??= await c.svc.subscribe(c.states.bucket, c.key, { kind: 'seq_num', value: at });
         const batch: SubscriptionBatch | undefined = await Promise.race([sub.next(), ended]);

@@ -12,7 +12,7 @@ import { dsFailure, dsError, dsNotFound } from './errors.ts';
 import { sourceKeyOf } from './fork.ts';
 import { DS_METHODS, baseHeaders, preflightHeaders, type HeaderList } from './headers.ts';
 import { DS_BODY_BYTES_MAX, DS_LIVE_CONNECTIONS_MAX, DS_PREFIX, DS_STREAM_PATH } from './limits.ts';
-import { headStream, liveParam, offsetParam, pumpSse, readCatchUp, readLongPoll, sseHeaders, startSeq, type ReadCtx } from './read.ts';
+import { headStream, liveParam, offsetParam, pumpSse, readCatchUp, readLongPoll, readPage, sseHeaders, startSeq, type Page, type ReadCtx } from './read.ts';
 import { DsStates } from './state.ts';
 import { appendStream, createStream, deleteStream, liveState, type DsAnswer, type WriteCtx } from './write.ts';
 
@@ -200,8 +200,15 @@ export class DsSurface {
         this.live--;
       }
     }
+    let first: Page;
+    try {
+      first = await readPage(c, start);
+    } catch (err) {
+      this.live--;
+      throw err;
+    }
     const sink = ex.startStream([...base, ...sseHeaders(st)]);
-    void pumpSse(c, sink, start, () => { this.live--; });
+    void pumpSse(c, sink, start, () => { this.live--; }, first);
     return undefined;
   }
 }
