@@ -20,6 +20,7 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
+import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import {
   APPEND_BODY_BYTES_MAX, GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX, GATEWAY_UPSTREAM_QUEUE_MAX,
@@ -219,6 +220,8 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     await forwarder.forward({ req, res, method, target: path + query, subscribe, stream, hooks, ownCors }).finally(release);
   }
 
+  /** Each connection's exchange under way, settled when its answer is over (its `close`). */
+  const inFlight = new WeakMap<Socket, Promise<void>>();
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (refusedHead(req)) return;
     // The Gateway's CORS headers go on every answer it gives (its 401, 403, 429 and 404 included, or
@@ -226,7 +229,19 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     if (o.cors && isDataPlanePath(originForm(req.url ?? '/')?.url ?? '')) {
       for (const [k, v] of o.cors.responseHeaders(req.headers.origin) ?? []) res.setHeader(k, v);
     }
-    handle(req, res).catch((err: unknown) => fail(res, err, o.logError));
+    // A request pipelined behind one still being answered waits for that answer: node:http hands it
+    // over at once, and a read forwarded while the append ahead of it was under way answered the
+    // tail from before that append (HTTP/1.1 answers in order, so the caller expects them done so).
+    const socket = req.socket;
+    const ahead = inFlight.get(socket);
+    const done = new Promise<void>((resolve) => res.once('close', () => {
+      if (inFlight.get(socket) === done) inFlight.delete(socket);
+      resolve();
+    }));
+    inFlight.set(socket, done);
+    const run = (): void => { handle(req, res).catch((err: unknown) => fail(res, err, o.logError)); };
+    if (ahead) void ahead.then(run);
+    else run();
   };
   // node:https's Server is node:http's over TLS sockets: the same handler, timeouts and close. Heads
   // are bounded as on the node engine's bridge, and every refused one gets the envelope.

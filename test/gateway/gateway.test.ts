@@ -37,6 +37,8 @@ function onHost(host: string, url: string, method = 'GET', body?: string): Promi
 const EXPIRY_FRAME_WAIT_MS = 30_000;
 /** Frames a star sends in the held-frames test, one record each (far more than a 1 B/s budget passes). */
 const HELD_FRAMES = 20;
+/** Pipelined append-then-tail pairs, each on a new connection. */
+const PIPELINE_ROUNDS = 4;
 /** Appends (4 records of STALLED_BODY each) made before a caller that stops reading subscribes. */
 const STALLED_APPENDS = 12;
 const STALLED_BODY = 's'.repeat(512 * 1024);
@@ -153,6 +155,24 @@ describe('gateway: hosts, health and event streams (auth off)', () => {
       req.end();
     });
     assert.match(await received, /id: 1\ndata: \{"records":\[\{"seq_num":0,/);
+  });
+
+  test('a request pipelined behind an append is answered after it: the tail it reads includes the append', async () => {
+    assert.equal((await fetch(`${star.baseUrl}/v1/buckets/pipe`, { method: 'POST', body: '{"create_stream_on_append":true}' })).status, 201);
+    for (let round = 0; round < PIPELINE_ROUNDS; round++) {
+      const conn = await rawConn(Number(new URL(gw.url).port));
+      try {
+        const body = JSON.stringify({ records: [{ body: `r${round}` }] });
+        conn.sock.write(`POST /v1/streams/pipe/k/records HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+          + 'GET /v1/streams/pipe/k/records/tail HTTP/1.1\r\nHost: x\r\n\r\n');
+        const answered = (): RegExpMatchArray[] => [...conn.text().matchAll(/HTTP\/1\.1 (\d+)[^]*?\r\n\r\n(\{[^\r]*?\})(?=HTTP|$)/g)];
+        for (const until = Date.now() + RAW_ANSWER_WAIT_MS; answered().length < 2 && Date.now() < until;) await new Promise((r) => setTimeout(r, 20));
+        const [append, tail] = answered();
+        assert.ok(append && tail, `two answers: ${conn.text()}`);
+        const ack = JSON.parse(append[2]) as { end: { seq_num: number } };
+        assert.equal((JSON.parse(tail[2]) as { seq_num: number }).seq_num, ack.end.seq_num, `round ${round}: the tail read before the append was answered`);
+      } finally { conn.sock.destroy(); }
+    }
   });
 
   test(`a caller that stops reading an event stream is disconnected by the gateway after --sse-stall-ms (the star's own cut is never seen through the paused relay)`, { timeout: 60_000 }, async () => {
