@@ -93,6 +93,19 @@ function client(start: number, rand: () => number, fullP: number): Client {
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/** `count` subscribers of `st` from `start` whose sockets never fill, each pumped, with every chunk
+ *  written to each recorded. */
+function subscribedFrom(st: StreamState, start: number, count: number): { clients: Client[]; writes: string[][]; ends: (() => void)[] } {
+  const clients = Array.from({ length: count }, () => client(start, () => 1, 0));
+  const writes = clients.map(() => [] as string[]);
+  clients.forEach((c, i) => {
+    const write = c.sink.write.bind(c.sink);
+    c.sink.write = (chunk) => { writes[i].push(String(chunk)); return write(chunk); };
+  });
+  const ends = clients.map((c) => pumpSse(c.sink, new LiveSubscription(st, start, memReader, () => undefined), false, {}));
+  return { clients, writes, ends };
+}
+
 for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
   test(`cohort: every subscriber gets every batch from its start once, in order (seed ${seed})`, async () => {
     const rand = makeRng(seed);
@@ -195,13 +208,7 @@ test('cohort: a stream deleted while a round is being written gets no more of it
   const st = stream();
   commit(st, 1);
   // More subscribers than a turn serves (SSE_SOCKETS_PER_TURN_MAX, 64), so the round spans turns.
-  const clients = Array.from({ length: 400 }, () => client(1, () => 1, 0));
-  const writes = clients.map(() => [] as string[]);
-  clients.forEach((c, i) => {
-    const write = c.sink.write.bind(c.sink);
-    c.sink.write = (chunk) => { writes[i].push(String(chunk)); return write(chunk); };
-  });
-  const ends = clients.map((c) => pumpSse(c.sink, new LiveSubscription(st, 1, memReader, () => undefined), false, {}));
+  const { clients, writes, ends } = subscribedFrom(st, 1, 400);
   try {
     for (let i = 0; i < 5; i++) await turn();
     commit(st, 1); // the round for [1, 2) starts; one turn serves part of it
@@ -222,13 +229,7 @@ test('cohort: a stream deleted while a round is being written gets no more of it
 test('a stream whose lease moves to another star ends every subscriber\'s stream with no error frame (spec: Events, rule 5); a trim under the cursor still sends one', async () => {
   const st = stream();
   commit(st, 1);
-  const clients = Array.from({ length: 100 }, () => client(1, () => 1, 0));
-  const writes = clients.map(() => [] as string[]);
-  clients.forEach((c, i) => {
-    const write = c.sink.write.bind(c.sink);
-    c.sink.write = (chunk) => { writes[i].push(String(chunk)); return write(chunk); };
-  });
-  const ends = clients.map((c) => pumpSse(c.sink, new LiveSubscription(st, 1, memReader, () => undefined), false, {}));
+  const { clients, writes, ends } = subscribedFrom(st, 1, 100);
   try {
     for (let i = 0; i < 5; i++) await turn();
     commit(st, 1);
@@ -249,14 +250,10 @@ test('a stream whose lease moves to another star ends every subscriber\'s stream
   // The control: a trim under the cursor is an end a reconnect would meet again, so it says why.
   const trimmed = stream();
   commit(trimmed, 3);
-  const c = client(0, () => 1, 0);
-  const frames: string[] = [];
-  const write = c.sink.write.bind(c.sink);
-  c.sink.write = (chunk) => { frames.push(String(chunk)); return write(chunk); };
   trimmed.meta.trim_seq = 2; // trimmed past the cursor before it is read
-  const end = pumpSse(c.sink, new LiveSubscription(trimmed, 0, memReader, () => undefined), false, {});
+  const control = subscribedFrom(trimmed, 0, 1);
   try {
     for (let i = 0; i < 20; i++) await turn();
-    assert.match(frames.at(-1) ?? '', /^event: error\n/);
-  } finally { end(); }
+    assert.match(control.writes[0].at(-1) ?? '', /^event: error\n/);
+  } finally { for (const end of control.ends) end(); }
 });
