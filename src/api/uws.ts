@@ -341,14 +341,14 @@ class UwsExchange implements MeteredExchange {
   }
 }
 
+/** An empty cork: its uncork flushes what uWS holds for the socket. */
+const NOTHING = (): void => undefined;
+
 /**
  * An event stream on a uWS response. A class (not an object literal of closures) because the fan-out
  * calls it for every subscriber on every batch: `closed` is a plain field, the methods are shared,
  * and a write outside cork() goes through one bound function instead of a closure per write.
  */
-/** An empty cork: its uncork flushes what uWS holds for the socket. */
-const NOTHING = (): void => undefined;
-
 export class UwsSseSink implements SseSink {
   closed = false;
   /** Inside cork() the writes go straight to uWS's cork buffer (one send when it returns); outside,
