@@ -42,12 +42,8 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  // The data bridge's line comes first: tools and tests wait for it. Turned off, it says so rather
-  // than naming a port nothing listens on.
-  if (cfg.listen) console.log(`svcd listening on ${running.tls ? 'https' : 'http'}://${hostPortText(cfg.listen.host, running.port)} (engine ${running.engine}) data-dir ${resolve(cfg.dataDir)}`);
-  else console.log(`svcd data bridge off (--listen '') data-dir ${resolve(cfg.dataDir)}`);
-  if (running.grpcPort !== undefined) console.log(`svcd grpc listening on ${hostPortText(cfg.grpcListen!.host, running.grpcPort)}`);
-  if (running.opsPort !== undefined) console.log(`svcd ops on http://${hostPortText(cfg.metricsListen!.host, running.opsPort)} (/metrics /healthz /readyz /debug/pprof/${cfg.adminUi ? ' /admin/' : ''})`);
+  // The handlers go in before the listening lines: a supervisor may signal the moment it reads one,
+  // and a SIGTERM that came first would kill the star uncleanly.
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals): void => {
     if (stopping) return;
@@ -61,6 +57,12 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
+  // The data bridge's line comes first: tools and tests wait for it. Turned off, it says so rather
+  // than naming a port nothing listens on.
+  if (cfg.listen) console.log(`svcd listening on ${running.tls ? 'https' : 'http'}://${hostPortText(cfg.listen.host, running.port)} (engine ${running.engine}) data-dir ${resolve(cfg.dataDir)}`);
+  else console.log(`svcd data bridge off (--listen '') data-dir ${resolve(cfg.dataDir)}`);
+  if (running.grpcPort !== undefined) console.log(`svcd grpc listening on ${hostPortText(cfg.grpcListen!.host, running.grpcPort)}`);
+  if (running.opsPort !== undefined) console.log(`svcd ops on http://${hostPortText(cfg.metricsListen!.host, running.opsPort)} (/metrics /healthz /readyz /debug/pprof/${cfg.adminUi ? ' /admin/' : ''})`);
 }
 
 main().catch((err) => {

@@ -201,11 +201,13 @@ export async function runGateway(argv: readonly string[], env: NodeJS.ProcessEnv
     console.error(`svcd gateway: cannot listen on ${cfg.listen.host}:${cfg.listen.port}: ${(err as Error).message}`);
     return 2;
   }
-  console.log(`svcd gateway listening on ${tls ? 'https' : 'http'}://${cfg.listen.host}:${running.port} upstream ${cfg.upstreams.map((u) => u.origin).join(',')}${cfg.zone ? ` zone ${cfg.zone}` : ''}${authenticator ? ' (edge verification' : ''}${cfg.limits ? ', limits)' : authenticator ? ')' : ''}`);
+  // The handlers go in before the listening line: a supervisor (or a test) may signal the moment it
+  // reads it, and a SIGTERM that came first killed the gateway by the signal's default.
   const shutdown = (): void => {
     void running.close().then(() => { verifier?.close(); process.exit(0); });
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
+  console.log(`svcd gateway listening on ${tls ? 'https' : 'http'}://${cfg.listen.host}:${running.port} upstream ${cfg.upstreams.map((u) => u.origin).join(',')}${cfg.zone ? ` zone ${cfg.zone}` : ''}${authenticator ? ' (edge verification' : ''}${cfg.limits ? ', limits)' : authenticator ? ')' : ''}`);
   return undefined;
 }
