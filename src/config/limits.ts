@@ -352,6 +352,10 @@ export const GATEWAY_HEALTH_TIMEOUT_MS = 2000;
  *  (about 5 s): longer than a lease's default TTL, so the stars have moved its leases by then, and
  *  more than one slow /healthz of a star that is only loaded. */
 export const GATEWAY_UPSTREAM_WEDGED_PROBES = 2;
+/** A stopping Gateway closes its connections and waits this long for the listener to let go before
+ *  it destroys whatever sockets are left (a TLS handshake never finished, a peer that never closes):
+ *  SIGTERM ends the process within a bound, not when the last client leaves. */
+export const GATEWAY_CLOSE_WAIT_MS_MAX = 2000;
 
 // --- gRPC --------------------------------------------------------------------------------------
 /** Protobuf framing of one AppendRecord beyond its content: its own tag and length, its timestamp,

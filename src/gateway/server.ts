@@ -22,7 +22,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import {
-  APPEND_BODY_BYTES_MAX, GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX, GATEWAY_UPSTREAM_QUEUE_MAX,
+  APPEND_BODY_BYTES_MAX, GATEWAY_CLOSE_WAIT_MS_MAX, GATEWAY_CONNECTIONS_PER_SUB_DEFAULT, GATEWAY_REQUESTS_PER_SUB_MAX, GATEWAY_UPSTREAM_QUEUE_MAX,
   GATEWAY_UPSTREAM_SOCKETS_MAX, GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX, SSE_STALL_MS,
 } from '../config/limits.ts';
 import { notFound, ServiceError } from '../protocol/errors.ts';
@@ -246,6 +246,13 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   // are bounded as on the node engine's bridge, and every refused one gets the envelope.
   const server: Server = o.tls ? createTlsServer({ ...HEAD_BOUNDS, cert: o.tls.cert, key: o.tls.key }, onRequest) : createServer(HEAD_BOUNDS, onRequest);
   refuseBadHeads(server);
+  // Every socket, from its accept: closeAllConnections knows only those that became HTTP connections
+  // (over TLS, those whose handshake finished), and close() waits for all of them.
+  const sockets = new Set<Socket>();
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host: o.host, port: o.port, exclusive: true }, () => resolve());
@@ -257,7 +264,13 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     async close() {
       health.close();
       server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      let bound: NodeJS.Timeout | undefined;
+      const waited = new Promise<void>((r) => { bound = setTimeout(r, GATEWAY_CLOSE_WAIT_MS_MAX); });
+      await Promise.race([closed, waited]);
+      clearTimeout(bound);
+      for (const s of sockets) s.destroy();
+      await closed;
       forwarder.close();
     },
   };

@@ -4,6 +4,9 @@ import { REPO_ROOT, starEntry } from '../helpers/server.ts';
 
 /** How long a gateway may take to print its listening line, or to exit when refused. */
 export const GATEWAY_START_WAIT_MS = 60_000;
+/** How long a gateway may take to exit after SIGTERM before the test SIGKILLs it (and says so): a stuck
+ *  shutdown fails the test that checks it, not the whole run. */
+export const GATEWAY_STOP_WAIT_MS_MAX = 20_000;
 
 export interface Gateway { url: string; proc: ChildProcess; output(): string; stop(): Promise<void> }
 
@@ -21,7 +24,18 @@ export function runGateway(args: string[], env: Record<string, string> = {}): Pr
       const m = /svcd gateway listening on (https?:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve({ url: m[1], proc, output: () => out, async stop() { proc.kill('SIGTERM'); await exited; } });
+        resolve({
+          url: m[1], proc, output: () => out,
+          async stop() {
+            if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+            const bounded = setTimeout(() => {
+              process.stderr.write(`test: a gateway did not stop within ${GATEWAY_STOP_WAIT_MS_MAX} ms of SIGTERM; SIGKILLed\n`);
+              proc.kill('SIGKILL');
+            }, GATEWAY_STOP_WAIT_MS_MAX);
+            await exited;
+            clearTimeout(bounded);
+          },
+        });
       }
     };
     proc.stdout!.on('data', onData);

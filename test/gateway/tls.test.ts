@@ -8,26 +8,17 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash, X509Certificate } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { Socket, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { deadPort, makeCerts, mint, removeDir, startStar, type Certs, type Star } from '../auth-http/kit.ts';
-import { runGateway, startGatewayChild, type Gateway } from './child.ts';
+import { noBrowser, openBrowser } from '../helpers/browser.ts';
+import { GATEWAY_STOP_WAIT_MS_MAX, runGateway, startGatewayChild, type Gateway } from './child.ts';
 
 const SECRET = 'gateway-tls-secret-0123456789abcdefghij';
 const ENV = { SVCD_JWT_HMAC_SECRET: SECRET };
-/** Every curl gives up after this long (a bound, not a speed). */
+/** Every curl, and the browser's every fetch, gives up after this long (a bound, not a speed). */
 const CURL_MAX_S = 20;
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
-];
-// Under CI the browser test must run (.ci/run installs chromium); elsewhere it may be absent.
-const noBrowser = !existsSync(CHROMIUM) && process.env.CI !== 'true' ? `no browser at ${CHROMIUM}` : false;
 
 interface Curl { code: number; status: number; body: string; stderr: string }
 
@@ -104,26 +95,28 @@ describe('gateway over TLS, edge verification without --insecure-auth', () => {
     // The browser trusts exactly the gateway's key (by its SPKI hash), not every certificate.
     const spki = new X509Certificate(certs.read(certs.serverCert)).publicKey.export({ type: 'spki', format: 'der' });
     const pin = createHash('sha256').update(spki).digest('base64');
-    const profile = mkdtempSync(join(tmpdir(), 'svcd-chromium-'));
-    t.after(() => rmSync(profile, { recursive: true, force: true }));
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_ARGS, `--ignore-certificate-errors-spki-list=${pin}`],
-    });
-    t.after(() => context.close());
-    const page = context.pages()[0] ?? await context.newPage();
+    const browser = await openBrowser([`--ignore-certificate-errors-spki-list=${pin}`]);
+    t.after(() => browser.close());
+    const page = browser.page;
     // A page of the gateway's own origin, so the fetches below are same-origin (no CORS involved).
     const health = await page.goto(`${gw.url}/healthz`);
     assert.equal(health?.status(), 200);
     const token = await mint(SECRET, 'svc:read:tlsgw:* svc:append:tlsgw:*');
     // Page-side code reaches fetch through globalThis: this file is type-checked without the DOM's types.
-    const answers = await page.evaluate(async (bearer) => {
-      const f = (globalThis as unknown as { fetch: (u: string, i?: object) => Promise<{ status: number; text(): Promise<string> }> }).fetch;
+    // page.evaluate has no timeout of its own, so each fetch is bounded in the page.
+    const answers = await page.evaluate(async ({ bearer, fetchMs }) => {
+      const g = globalThis as unknown as {
+        fetch: (u: string, i?: object) => Promise<{ status: number; text(): Promise<string> }>;
+        AbortSignal: { timeout(ms: number): object };
+      };
+      // No named function in here: tsx would wrap it in a helper the page does not have.
       const headers = { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' };
-      const append = await f('/v1/streams/tlsgw/k/records', { method: 'POST', headers, body: '{"records":[{"body":"from a browser"}]}' });
-      const read = await f('/v1/streams/tlsgw/k/records?seq_num=0', { headers });
-      const anonymous = await f('/v1/streams/tlsgw/k/records?seq_num=0');
+      const url = '/v1/streams/tlsgw/k/records';
+      const append = await g.fetch(url, { method: 'POST', headers, body: '{"records":[{"body":"from a browser"}]}', signal: g.AbortSignal.timeout(fetchMs) });
+      const read = await g.fetch(`${url}?seq_num=0`, { headers, signal: g.AbortSignal.timeout(fetchMs) });
+      const anonymous = await g.fetch(`${url}?seq_num=0`, { signal: g.AbortSignal.timeout(fetchMs) });
       return { append: append.status, read: read.status, body: await read.text(), anonymous: anonymous.status };
-    }, token);
+    }, { bearer: token, fetchMs: CURL_MAX_S * 1000 });
     assert.equal(answers.append, 200);
     assert.equal(answers.read, 200);
     assert.deepEqual((JSON.parse(answers.body) as { records: { body: string }[] }).records.map((x) => x.body), ['over tls', 'from a browser']);
@@ -148,6 +141,29 @@ test('the star hears X-Forwarded-Proto: https from a TLS gateway', async () => {
     await gw?.stop();
     upstream.closeAllConnections();
     upstream.close();
+    removeDir(certs.dir);
+  }
+});
+
+test('SIGTERM stops a TLS gateway though a client connected and never began its handshake', async () => {
+  const certs = makeCerts();
+  let gw: Gateway | undefined;
+  const silent = new Socket();
+  try {
+    gw = await startGatewayChild(['--upstream', '127.0.0.1:1', '--tls-cert', certs.serverCert, '--tls-key', certs.serverKey]);
+    const port = Number(new URL(gw.url).port);
+    await new Promise<void>((resolve, reject) => { silent.once('error', reject); silent.connect(port, '127.0.0.1', resolve); });
+    const closedByGateway = new Promise<void>((r) => silent.once('close', () => r()));
+    silent.on('error', () => undefined);
+    // Not an HTTP connection yet, so closeAllConnections passes it by; before the close bound the
+    // gateway waited for it until node's TLS handshake timeout (120 s), past the stop's bound.
+    await gw.stop();
+    assert.equal(gw.proc.signalCode, null, `ended by ${gw.proc.signalCode}, not by itself (the stop SIGKILLs after ${GATEWAY_STOP_WAIT_MS_MAX} ms)`);
+    assert.equal(gw.proc.exitCode, 0);
+    await closedByGateway;
+  } finally {
+    silent.destroy();
+    await gw?.stop();
     removeDir(certs.dir);
   }
 });
