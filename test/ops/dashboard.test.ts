@@ -5,24 +5,15 @@
 // raises no script error or CSP violation.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { LIST_PAGE_MAX } from '../../src/config/limits.ts';
 import { bytes, callMd, connect } from '../grpc/client.ts';
+import { noBrowser, openBrowser } from '../helpers/browser.ts';
 import { data, inParallel, startOpsStar } from './kit.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
-];
-// Under CI the browser test must run (.ci/run installs chromium); elsewhere it may be absent.
-const skip = !existsSync(CHROMIUM) && process.env.CI !== 'true'
-  ? `no browser at ${CHROMIUM} (apt-get install -y chromium); this test runs whenever CI=true`
-  : false;
 
 const USER = 'op';
 const PASSWORD = 'dashboard-test-password';
@@ -47,7 +38,7 @@ async function go(page: Page, hash: string): Promise<void> {
 const cellTexts = (page: Page, column: number): Promise<string[]> =>
   page.locator(`main tbody tr td:nth-child(${column})`).allInnerTexts();
 
-test('the dashboard renders every page from the bridge and reads records', { skip }, async (t) => {
+test('the dashboard renders every page from the bridge and reads records', { skip: noBrowser }, async (t) => {
   const s = await startOpsStar({ grpc: true, args: ['--auth', 'basic', '--insecure-auth', '--admin-username', USER], env: { SVCD_ADMIN_PASSWORD: PASSWORD } });
   t.after(() => s.stop());
   const g = connect(s.grpcPort!);
@@ -86,11 +77,9 @@ test('the dashboard renders every page from the bridge and reads records', { ski
   await acked;
   t.after(async () => { session.end(); await sessionClosed; });
 
-  const profile = mkdtempSync(join(tmpdir(), 'svcd-chromium-'));
-  t.after(() => rmSync(profile, { recursive: true, force: true }));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-  t.after(() => context.close());
-  const page = context.pages()[0] ?? await context.newPage();
+  const browser = await openBrowser();
+  t.after(() => browser.close());
+  const page = browser.page;
   const problems: string[] = [];
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
   page.on('console', (msg) => { if (msg.type() === 'error') problems.push(`console: ${msg.text()} (${msg.location().url})`); });

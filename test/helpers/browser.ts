@@ -1,0 +1,57 @@
+// Debian's chromium, driven by playwright-core, for the tests that need a real browser (the dashboard,
+// the Gateway over TLS). Every wait on it is bounded: launching and page actions by playwright's own
+// timeouts, closing here, since a browser that will not close (a known playwright failure) must fail
+// at most its own test, never hang the run.
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+export const CHROMIUM = '/usr/bin/chromium';
+/** As the machine's probe starts it: without the background-networking flags Chromium's calls home are
+ *  refused by this machine's closed network, many at a time. */
+const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync',
+];
+/** How long a browser may take to close before its process is SIGKILLed. */
+const BROWSER_CLOSE_MS_MAX = 10_000;
+
+/** Under CI the browser tests must run (.ci/run installs chromium); elsewhere it may be absent. */
+export const noBrowser: string | false = !existsSync(CHROMIUM) && process.env.CI !== 'true'
+  ? `no browser at ${CHROMIUM} (apt-get install -y chromium); this test runs whenever CI=true`
+  : false;
+
+export interface OpenBrowser { page: Page; close(): Promise<void> }
+
+/** Races `p` with `ms`: true when `p` settled first. */
+async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let bound: NodeJS.Timeout | undefined;
+  const settled = await Promise.race([
+    p.then(() => true, () => true),
+    new Promise<boolean>((r) => { bound = setTimeout(() => r(false), ms); }),
+  ]);
+  clearTimeout(bound);
+  return settled;
+}
+
+/** A fresh headless browser (playwright gives it a new empty profile) with one page. Launched as a
+ *  server so that its process can be killed when closing it does not end. */
+export async function openBrowser(extraArgs: readonly string[] = []): Promise<OpenBrowser> {
+  const server = await chromium.launchServer({ executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs] });
+  let browser: Browser | undefined;
+  try {
+    browser = await chromium.connect(server.wsEndpoint());
+    const page = await (await browser.newContext()).newPage();
+    const connected = browser;
+    return {
+      page,
+      async close() {
+        if (await within(connected.close().then(() => server.close()), BROWSER_CLOSE_MS_MAX)) return;
+        process.stderr.write(`test: the browser did not close within ${BROWSER_CLOSE_MS_MAX} ms; SIGKILLed\n`);
+        await server.kill();
+      },
+    };
+  } catch (err) {
+    await server.kill();
+    throw err;
+  }
+}
