@@ -49,3 +49,13 @@ export async function startGatewayChild(args: string[], env: Record<string, stri
   if (!('url' in g)) throw new Error(`gateway exited (${g.code}):\n${g.out}`);
   return g;
 }
+
+/** A gateway expected to refuse its start: its exit code and output. One that starts instead is
+ *  stopped at once (`started`), so the failing test leaves no process keeping its file alive. */
+export async function runRefusedGateway(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; started: boolean }> {
+  const g = await runGateway(args, env);
+  if (!('url' in g)) return { ...g, started: false };
+  const out = g.output();
+  await g.stop();
+  return { code: null, out, started: true };
+}

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { removeDir, startServer, type RunningServer } from '../helpers/server.ts';
-import { GATEWAY_START_WAIT_MS, runGateway, startGatewayChild, type Gateway } from './child.ts';
+import { GATEWAY_START_WAIT_MS, runRefusedGateway, startGatewayChild, type Gateway } from './child.ts';
 import { JWT_SECRET, mint } from '../grpc/child.ts';
 import { SSE_HEARTBEAT_MS, STREAM_END_FLUSH_MS_MAX } from '../../src/config/limits.ts';
 import { deadPort } from '../auth-http/kit.ts';
@@ -474,11 +474,11 @@ describe('gateway: edge verification and limits (auth jwt)', () => {
 });
 
 test('the gateway refuses to start with limits but no edge verification, or a bad upstream', async () => {
-  let g = await runGateway(['--gateway-limits']);
-  assert.ok(!('url' in g) && g.code === 2, 'limits without --auth jwt');
-  assert.match((g as { out: string }).out, /--gateway-limits needs edge verification/);
-  g = await runGateway(['--upstream', 'ftp://x']);
-  assert.ok(!('url' in g) && g.code === 2);
-  g = await runGateway(['--auth', 'basic', '--insecure-auth', '--admin-username', 'a'], { SVCD_ADMIN_PASSWORD: 'p' });
-  assert.ok(!('url' in g) && g.code === 2, 'basic is not an edge mode');
+  let g = await runRefusedGateway(['--gateway-limits']);
+  assert.ok(!g.started && g.code === 2, 'limits without --auth jwt');
+  assert.match(g.out, /--gateway-limits needs edge verification/);
+  g = await runRefusedGateway(['--upstream', 'ftp://x']);
+  assert.ok(!g.started && g.code === 2);
+  g = await runRefusedGateway(['--auth', 'basic', '--insecure-auth', '--admin-username', 'a'], { SVCD_ADMIN_PASSWORD: 'p' });
+  assert.ok(!g.started && g.code === 2, 'basic is not an edge mode');
 });

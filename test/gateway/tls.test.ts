@@ -13,7 +13,7 @@ import { Socket, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { deadPort, makeCerts, mint, removeDir, startStar, type Certs, type Star } from '../auth-http/kit.ts';
 import { noBrowser, openBrowser } from '../helpers/browser.ts';
-import { GATEWAY_STOP_WAIT_MS_MAX, runGateway, startGatewayChild, type Gateway } from './child.ts';
+import { GATEWAY_STOP_WAIT_MS_MAX, runRefusedGateway, startGatewayChild, type Gateway } from './child.ts';
 
 const SECRET = 'gateway-tls-secret-0123456789abcdefghij';
 const ENV = { SVCD_JWT_HMAC_SECRET: SECRET };
@@ -180,9 +180,9 @@ test('the gateway refuses to start over plaintext verification, half a TLS pair,
       { args: ['--tls-cert', certs.serverCert, '--tls-key', certs.ca], reason: /not a usable certificate and key/ },
       { args: ['--tls-cert', certs.serverCert, '--tls-key', certs.clientKey], reason: /not a usable certificate and key/ },
     ];
-    const results = await Promise.all(cases.map((c) => runGateway(['--upstream', '127.0.0.1:1', ...c.args], ENV)));
+    const results = await Promise.all(cases.map((c) => runRefusedGateway(['--upstream', '127.0.0.1:1', ...c.args], ENV)));
     results.forEach((g, i) => {
-      assert.ok(!('url' in g), `${cases[i].args.join(' ')}: must not start`);
+      assert.ok(!g.started, `${cases[i].args.join(' ')}: must not start`);
       assert.equal(g.code, 2, `${cases[i].args.join(' ')}: exit 2`);
       const lines = g.out.trimEnd().split('\n');
       assert.equal(lines.length, 1, `one line, got:\n${g.out}`);
