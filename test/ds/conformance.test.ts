@@ -31,9 +31,16 @@ function runSuite(baseUrl: string, reportFile: string, pattern: string): Promise
     const child = spawn(process.execPath, [
       join(REPO_ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--config', 'test/ds/vitest.config.ts',
       '--reporter=json', `--outputFile=${reportFile}`, '--testNamePattern', pattern,
-    ], { cwd: REPO_ROOT, env: { ...process.env, DS_BASE_URL: baseUrl }, stdio: ['ignore', 'ignore', 'inherit'] });
-    child.once('error', reject);
-    child.once('exit', (code) => resolve(code));
+    ], { cwd: REPO_ROOT, env: { ...process.env, DS_BASE_URL: baseUrl }, stdio: ['ignore', 'ignore', 'pipe'] });
+    // Piped, not inherited: vitest and its workers must not hold the test runner's own stderr, or
+    // the run could not end while an orphaned worker lives.
+    child.stderr!.on('data', (d: Buffer) => process.stderr.write(d));
+    const bound = setTimeout(() => {
+      process.stderr.write(`test: vitest ran past ${SUITE_TIMEOUT_MS} ms; SIGKILLed\n`);
+      child.kill('SIGKILL');
+    }, SUITE_TIMEOUT_MS);
+    child.once('error', (err) => { clearTimeout(bound); reject(err); });
+    child.once('exit', (code) => { clearTimeout(bound); resolve(code); });
   });
 }
 

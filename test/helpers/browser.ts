@@ -14,6 +14,8 @@ const CHROMIUM_ARGS = [
 ];
 /** How long a browser may take to close before its process is SIGKILLed. */
 const BROWSER_CLOSE_MS_MAX = 10_000;
+/** How long connecting to the launched browser may take (playwright's default is no bound). */
+const BROWSER_CONNECT_MS_MAX = 30_000;
 
 /** Under CI the browser tests must run (.ci/run installs chromium); elsewhere it may be absent. */
 export const noBrowser: string | false = !existsSync(CHROMIUM) && process.env.CI !== 'true'
@@ -36,10 +38,15 @@ async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
 /** A fresh headless browser (playwright gives it a new empty profile) with one page. Launched as a
  *  server so that its process can be killed when closing it does not end. */
 export async function openBrowser(extraArgs: readonly string[] = []): Promise<OpenBrowser> {
-  const server = await chromium.launchServer({ executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs] });
+  // No signal handlers of playwright's: the test runner's SIGTERM must end the file's process
+  // (test/helpers/reap.ts kills the browser with the rest of its children).
+  const server = await chromium.launchServer({
+    executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs],
+    handleSIGTERM: false, handleSIGINT: false, handleSIGHUP: false,
+  });
   let browser: Browser | undefined;
   try {
-    browser = await chromium.connect(server.wsEndpoint());
+    browser = await chromium.connect(server.wsEndpoint(), { timeout: BROWSER_CONNECT_MS_MAX });
     const page = await (await browser.newContext()).newPage();
     const connected = browser;
     return {
