@@ -36,9 +36,10 @@
 //   - the stream is deleted: not_found;
 //   - the transport ends it (end(): a credential's expiry, shutdown), with the transport's reason.
 // Batches not yet handed to the core (coalescing, or waiting behind an auto-creating first batch)
-// are dropped then: they were never appended. A batch the transport refuses (refuse(): a message it
-// cannot decode) ends the session the same way, except that the batches before it, still coalescing,
-// are sent first: they were valid.
+// are dropped then: they were never appended. A batch refused as bad (refuse(): a message the
+// transport cannot decode, or one over the stream's caps) ends the session the same way, except that
+// every batch before it, still coalescing or waiting behind the creating batch, is appended and
+// acked first: they were valid, and the producer is owed their acks.
 //
 // Ordering relies on StreamService.append admitting calls in the order they are made. The one
 // exception is an append that first auto-creates its stream; so while the stream does not exist the
@@ -111,8 +112,10 @@ export class ProducerSession {
   private key = '';
   private token: string | undefined;
   private clientFinished = false;
-  /** Set once the session is ending: the reason it ends with, after the acks already owed. */
-  private stopping: { reason: unknown } | undefined;
+  /** Set once the session is ending: the reason it ends with, after the acks already owed, and
+   *  whether batches waiting behind the stream's creation are dropped (an end) or still sent (a
+   *  refused batch: the ones before it were valid). */
+  private stopping: { reason: unknown; dropWaiting: boolean } | undefined;
   private pumping = false;
   private paused = false;
   private inflightBytes = 0;
@@ -237,7 +240,7 @@ export class ProducerSession {
       return;
     }
     this.flush();
-    this.stop(reason);
+    this.stop(reason, false);
   }
 
   /** Ends the session with `reason` once every batch already handed to the core is acknowledged;
@@ -285,9 +288,9 @@ export class ProducerSession {
     else if (this.clientFinished && !this.filling && this.phase === 'open') this.finishOk();
   }
 
-  private stop(reason: unknown): void {
+  private stop(reason: unknown, dropWaiting = true): void {
     if (this.phase === 'done' || this.stopping) return;
-    this.stopping = { reason };
+    this.stopping = { reason, dropWaiting };
     this.lingerTimer?.cancel();
     this.lingerTimer = undefined;
     if (this.filling) {
@@ -408,7 +411,7 @@ export class ProducerSession {
     if (g.match !== undefined) input.match_seq_num = g.match;
     if (this.token !== undefined) input.fencing_token = this.token;
     if (this.deadlineMs !== undefined) input.deadlineMs = this.deadlineMs;
-    const go = (): Promise<AppendAck> => (this.stopping ? Promise.reject(NOT_SENT) : this.d.service.append(this.bucket, this.key, input));
+    const go = (): Promise<AppendAck> => (this.stopping?.dropWaiting ? Promise.reject(NOT_SENT) : this.d.service.append(this.bucket, this.key, input));
     if (this.gate || !this.streamExists) {
       // The stream is being auto-created by the first batch: send one at a time until it exists.
       const prev = this.gate ?? Promise.resolve();

@@ -212,6 +212,18 @@ describe('core producer session', () => {
     assert.deepEqual(frames(r).slice(-1), [3]);
   });
 
+  it('a refused batch on a stream the session creates: the batches before it, waiting for the creation, are appended and acked first', async () => {
+    const r = await boot();
+    const { s, t } = await openSession(r, 'auto-refused');
+    for (let i = 0; i < 5; i++) offer(s, 1);
+    s.refuse(new ServiceError('invalid_argument', 'a bad message'));
+    await landUntil(r, () => t.end !== undefined, 'the session ended');
+    assert.deepEqual(t.spans(), [[0, 1], [1, 2], [2, 3], [3, 4], [4, 5]], 'every batch before the refused one is acked');
+    assert.equal(t.failure().code, 'invalid_argument');
+    assert.equal(r.star.checkTail(BUCKET, 'auto-refused').seq_num, 5, 'and appended');
+    assert.ok(t.log.indexOf('end') === t.log.length - 1, 'the end comes after every ack');
+  });
+
   it('paces reading to throughput_max_bytes_per_second on the virtual clock', async () => {
     const r = await boot();
     await stream(r, 'slow', { throughput_max_bytes_per_second: 1000 });
