@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import descriptor from 'protobufjs/ext/descriptor/index.js';
-import { create, createFileRegistry, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { create, createFileRegistry, fromBinary, toBinary, toJson } from '@bufbuild/protobuf';
 import { FileDescriptorProtoSchema, FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 import { PROTO_ROOT } from '../../src/api/grpc/proto.ts';
 import { startGrpcChild, type GrpcChild } from './child.ts';
@@ -124,6 +124,9 @@ describe('grpc.health.v1 and server reflection (real star, --auth jwt)', () => {
       const back = fromBinary(request, toBinary(request, msg)) as unknown as { bucket: string; matchSeqNum?: bigint };
       assert.equal(back.bucket, 'b');
       assert.equal(back.matchSeqNum, 7n);
+      // Every field carries protoc's json_name, so the message's JSON has its proper keys.
+      assert.equal(matchSeqNum?.jsonName, 'matchSeqNum', `${version}: json_name is protoc's`);
+      assert.deepEqual(Object.keys(toJson(request, msg) as object).sort(), ['bucket', 'key', 'matchSeqNum', 'records'], `${version}: JSON keys`);
     }
   });
 

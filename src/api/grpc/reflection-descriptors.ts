@@ -5,7 +5,9 @@
 // clients that build a registry from the descriptors as sent (protobuf-es, buf's TypeScript runtime,
 // anything reading `grpcurl -protoset-out`) refuse them: `type_name StarState not found`. So every
 // reference is written fully qualified, optional fields are marked, and their synthetic oneofs go
-// after the real ones, as protoc orders them. The qualified names are what protobufjs itself resolved
+// after the real ones, as protoc orders them. protoc also gives every field its json_name, which
+// protobufjs leaves out: a registry built from the descriptors as sent (protobuf-es) then writes
+// every field's JSON under an empty key. The qualified names are what protobufjs itself resolved
 // the same files to (resolvedReferences): its relative spelling ignores shadowing (`Inner` may mean
 // the package's Inner from inside a message with an Inner of its own), so re-resolving the text by
 // protobuf's scoping rules is only the fallback (map entry types, which it names itself).
@@ -16,7 +18,7 @@ import protobuf from 'protobufjs';
 import descriptorModule from 'protobufjs/ext/descriptor/index.js';
 
 /** The parts of google.protobuf's descriptor messages (protobufjs's camel-cased decoding) this reads. */
-interface FieldDescriptor { name: string; typeName?: string; oneofIndex?: number; proto3Optional?: boolean }
+interface FieldDescriptor { name: string; typeName?: string; oneofIndex?: number; proto3Optional?: boolean; jsonName?: string }
 interface OneofDescriptor { name: string }
 interface EnumDescriptor { name: string }
 interface MessageDescriptor {
@@ -125,6 +127,11 @@ function collectNames(file: FileDescriptor, into: Set<string>): void {
   walk(packageScope(file), file.messageType, file.enumType);
 }
 
+/** A field's JSON name as protoc makes it: each underscore dropped and the letter after it upper-cased. */
+function jsonNameOf(name: string): string {
+  return name.replace(/_+([a-z0-9]?)/g, (_, c: string) => c.toUpperCase());
+}
+
 /** A reference as protobuf resolves it from `scope`: the innermost enclosing scope that defines it. */
 function resolve(ref: string | undefined, scope: string, known: ReadonlySet<string>): string | undefined {
   if (ref === undefined || ref === '' || ref.startsWith('.')) return ref;
@@ -139,7 +146,10 @@ function qualifyFile(file: FileDescriptor, known: ReadonlySet<string>, resolved:
   const walk = (scope: string, messages: MessageDescriptor[]): void => {
     for (const m of messages) {
       const name = `${scope}.${m.name}`;
-      for (const f of m.field) if (has(f, 'typeName')) f.typeName = resolved.get(`${name}.${f.name}`) ?? resolve(f.typeName, name, known);
+      for (const f of m.field) {
+        if (has(f, 'typeName')) f.typeName = resolved.get(`${name}.${f.name}`) ?? resolve(f.typeName, name, known);
+        if (!f.jsonName) f.jsonName = jsonNameOf(f.name);
+      }
       markOptionals(m);
       walk(name, m.nestedType);
     }
