@@ -201,6 +201,22 @@ describe('grpc admission under abuse (jwt, real star)', () => {
     assert.equal((await rawUnary(raw, APPEND, full, tenantA)).code, grpc.status.OK);
   });
 
+  it('a message that is not valid protobuf is INVALID_ARGUMENT (grpc-js says INTERNAL), on a unary call and in a session; the star serves on', { timeout: 60_000 }, async () => {
+    const tenantA = bearer(await mintFor('tenant-a', 'svc:append:ta:*'));
+    // A field's tag (3, length-delimited) and nothing after it: protobuf's decoder runs out of input.
+    const garbage = Buffer.from([0x1a]);
+    const unary = await rawUnary(raw, APPEND, garbage, tenantA);
+    assert.equal(unary.code, grpc.status.INVALID_ARGUMENT, unary.details);
+    assert.match(unary.details, /not valid protobuf/);
+    const session = raw.makeBidiStreamRequest('/svc.v1.DataService/AppendSession', (b: Buffer) => b, (b: Buffer) => b, tenantA);
+    const ended = new Promise<grpc.ServiceError>((resolve) => { session.on('error', resolve); session.on('data', () => undefined); });
+    session.write(garbage);
+    const err = await ended;
+    assert.equal(err.code, grpc.status.INVALID_ARGUMENT, err.details);
+    const good = await rawUnary(raw, APPEND, encodedAppend('ta', 'after-garbage', 10), tenantA);
+    assert.equal(good.code, grpc.status.OK, good.details);
+  });
+
   it('an AppendSession returns its bytes as batches are acked: far more than the tenant budget flows through one session', { timeout: 120_000 }, async () => {
     const tenantA = bearer(await mintFor('tenant-a', 'svc:append:ta:*'));
     const batches = Math.ceil((2 * GRPC_REQUEST_BYTES_IN_FLIGHT_PER_TENANT_MAX) / MiB) + 8;

@@ -152,6 +152,36 @@ function inflateMetered(
   return { result, abort: () => abort() };
 }
 
+/**
+ * A request message that is not valid protobuf is INVALID_ARGUMENT (the spec's malformed request),
+ * where grpc-js answers INTERNAL (a server bug, to a client). The call's base gets its own copy of
+ * the method's handler whose decoder, on failure, ends the call with INVALID_ARGUMENT first; grpc-js
+ * then catches the rethrown error and sends its INTERNAL, which the base drops, the call having
+ * ended. Private grpc-js shape, as the decoder above; without it grpc-js's answer stands.
+ */
+function refuseUndecodable(holder: DecoderHolder, path: string): void {
+  const registered = holder.handler;
+  const deserialize = registered?.deserialize;
+  if (registered === undefined || deserialize === undefined) return;
+  const sendStatus = holder.sendStatus.bind(holder);
+  let refused = false;
+  holder.handler = {
+    ...registered,
+    deserialize(bytes: Buffer): unknown {
+      try {
+        return deserialize(bytes);
+      } catch (err) {
+        if (!refused) {
+          refused = true;
+          sendStatus({ code: grpc.status.INVALID_ARGUMENT, details: `a request message of ${path} is not valid protobuf: ${(err as Error).message}` });
+        }
+        throw err;
+      }
+    },
+  };
+  holder.sendStatus = (status) => { if (!refused) sendStatus(status); };
+}
+
 function isRawDecoder(v: unknown): v is RawDecoder {
   return typeof v === 'object' && v !== null && typeof (v as { write?: unknown }).write === 'function';
 }
@@ -166,6 +196,8 @@ interface DecoderHolder {
   decoder: RawDecoder;
   decompressMessage?: Decompress;
   sendStatus(status: { code: grpc.status; details: string }): void;
+  /** The method's registration (shared by its calls): its request decoder. */
+  handler?: { deserialize?: (bytes: Buffer) => unknown };
 }
 
 function decoderHolder(call: grpc.ServerInterceptingCallInterface): DecoderHolder | undefined {
@@ -298,6 +330,7 @@ export function admissionInterceptor(ctx: GrpcContext, o: AdmissionOptions): grp
         };
       }
       const base = holder;
+      refuseUndecodable(holder, path);
       holder.decoder = {
         write(data: Buffer): Buffer[] {
           if (oversize !== undefined) return [];
