@@ -1,6 +1,6 @@
 // The Gateway as a real child process (`svcd gateway`), found through its listening line (http or https).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { REPO_ROOT, starEntry } from '../helpers/server.ts';
+import { REPO_ROOT, starEntry, stopBounded } from '../helpers/server.ts';
 
 /** How long a gateway may take to print its listening line, or to exit when refused. */
 export const GATEWAY_START_WAIT_MS = 60_000;
@@ -26,15 +26,7 @@ export function runGateway(args: string[], env: Record<string, string> = {}): Pr
         clearTimeout(timer);
         resolve({
           url: m[1], proc, output: () => out,
-          async stop() {
-            if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
-            const bounded = setTimeout(() => {
-              process.stderr.write(`test: a gateway did not stop within ${GATEWAY_STOP_WAIT_MS_MAX} ms of SIGTERM; SIGKILLed\n`);
-              proc.kill('SIGKILL');
-            }, GATEWAY_STOP_WAIT_MS_MAX);
-            await exited;
-            clearTimeout(bounded);
-          },
+          stop: () => stopBounded(proc, exited, 'a gateway', GATEWAY_STOP_WAIT_MS_MAX),
         });
       }
     };

@@ -98,6 +98,18 @@ export function starArgs(dataDir: string, engine: Engine, args: readonly string[
   return [...starEntry(), '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--http-engine', engine, ...args];
 }
 
+/** SIGTERM, then waits for the exit; SIGKILLs (and says so on stderr) once `boundMs` passes, so a
+ *  stuck shutdown fails the test that checks it rather than hanging its file. */
+export async function stopBounded(proc: ChildProcess, exited: Promise<unknown>, what: string, boundMs: number): Promise<void> {
+  if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+  const bounded = setTimeout(() => {
+    process.stderr.write(`test: ${what} did not stop within ${boundMs} ms of SIGTERM; SIGKILLed\n`);
+    proc.kill('SIGKILL');
+  }, boundMs);
+  await exited;
+  clearTimeout(bounded);
+}
+
 export async function startServer(opts: StartOptions = {}): Promise<RunningServer> {
   const dataDir = opts.dataDir ?? tempDir();
   const args = [...(opts.nodeArgs ?? []), ...starArgs(dataDir, opts.engine ?? 'uws', opts.args)];
@@ -124,15 +136,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     printedScheme: seen[1],
     proc,
     output: () => out,
-    async stop() {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
-      const bounded = setTimeout(() => {
-        process.stderr.write(`test: a star did not stop within ${STOP_WAIT_MS_MAX} ms of SIGTERM; SIGKILLed\n`);
-        proc.kill('SIGKILL');
-      }, STOP_WAIT_MS_MAX);
-      await exited;
-      clearTimeout(bounded);
-    },
+    stop: () => stopBounded(proc, exited, 'a star', STOP_WAIT_MS_MAX),
     async kill() {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
       await exited;
