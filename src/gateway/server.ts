@@ -79,6 +79,9 @@ const EXCHANGE_PATH = '/v1/token/exchange';
 
 /** The route a request names, or undefined for unknown paths, wrong methods and bad segments, which
  *  are left for the star to answer. */
+/** The methods uWS.js 20.30's HTTP parser accepts; it closes the connection on any other. */
+const UWS_PARSED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
+
 function routeOf(method: string, path: string): RouteMatch | undefined {
   try {
     const m = matchRoute(method, path);
@@ -186,6 +189,10 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       principal = await o.authenticator.authenticate(auth === undefined ? undefined : auth.join(', '));
       authorizeEarly(principal, route);
     }
+
+    // A method outside the few a uWS star's parser knows is dropped there unanswered, which would
+    // come back as a retryable 503; no route takes one, so it is the path's 405 (or 404) here.
+    if (!UWS_PARSED_METHODS.has(method) && !rawPath.startsWith('/ds/')) matchRoute(method, path);
 
     // A verified token's sub is the tenant; without one (no edge verification, the exchange, a
     // preflight) the client's address is: an unverified sub would let anyone take anyone's share.

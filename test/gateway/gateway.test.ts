@@ -116,6 +116,14 @@ describe('gateway: hosts, health and event streams (auth off)', () => {
     envelope(await raw('POST /v1/buckets/heads HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}'), 400, 'Content-Length twice');
     envelope(await raw('FOO /v1/buckets/heads HTTP/1.1\r\nHost: x\r\n\r\n'), 405, 'an unknown method');
     envelope(await raw('CONNECT /v1/buckets/heads HTTP/1.1\r\nHost: x\r\n\r\n'), 405, 'CONNECT');
+    // Methods node:http parses and uWS does not: the star would hang up, which the Gateway would
+    // have answered 503 with Retry-After, for a request no retry can serve.
+    for (const method of ['PROPFIND', 'QUERY', 'PURGE']) {
+      const answered = await raw(`${method} /v1/buckets/heads HTTP/1.1\r\nHost: x\r\n\r\n`);
+      envelope(answered, 405, method);
+      assert.match(answered.text, /\r\nallow: POST, GET, HEAD, PUT, DELETE\r\n/i, method);
+    }
+    envelope(await raw('PROPFIND /v2/nothing HTTP/1.1\r\nHost: x\r\n\r\n'), 404, 'PROPFIND on no route');
     envelope(await raw(`GET /v1/buckets/heads HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`), 431, 'a 20 kB head');
   });
 
