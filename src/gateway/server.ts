@@ -77,11 +77,11 @@ export interface RunningGateway {
 /** The one route the auth middleware exempts (spec: Api-key exchange). */
 const EXCHANGE_PATH = '/v1/token/exchange';
 
-/** The route a request names, or undefined for unknown paths, wrong methods and bad segments, which
- *  are left for the star to answer. */
 /** The methods uWS.js 20.30's HTTP parser accepts; it closes the connection on any other. */
 const UWS_PARSED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
 
+/** The route a request names, or undefined for unknown paths, wrong methods and bad segments, which
+ *  are left for the star to answer. */
 function routeOf(method: string, path: string): RouteMatch | undefined {
   try {
     const m = matchRoute(method, path);
@@ -192,6 +192,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
 
     // A method outside the few a uWS star's parser knows is dropped there unanswered, which would
     // come back as a retryable 503; no route takes one, so it is the path's 405 (or 404) here.
+    // (/ds is not in the route table: its surface answers its own methods.)
     if (!UWS_PARSED_METHODS.has(method) && !rawPath.startsWith('/ds/')) matchRoute(method, path);
 
     // A verified token's sub is the tenant; without one (no edge verification, the exchange, a

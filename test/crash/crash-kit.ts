@@ -7,6 +7,8 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeDir } from '../helpers/server.ts';
 
+export { within } from '../helpers/server.ts';
+
 /** Every request gives up after this long: a bounded wait, never an assertion on time. */
 export const REQUEST_TIMEOUT_MS = 20_000;
 /** Pages a whole-stream read may take before it is declared stuck. */
@@ -309,17 +311,6 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, maxMs: num
     if (await cond()) return true;
     if (Date.now() >= deadline) return false;
     await sleep(everyMs);
-  }
-}
-
-/** Answers whether `p` settled within `maxMs`; the timer never outlives the race. */
-export async function within(p: Promise<unknown>, maxMs: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<boolean>((r) => { timer = setTimeout(() => r(false), maxMs); });
-  try {
-    return await Promise.race([p.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -4,6 +4,7 @@
 // at most its own test, never hang the run.
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { within } from './server.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 /** As the machine's probe starts it: without the background-networking flags Chromium's calls home are
@@ -24,22 +25,11 @@ export const noBrowser: string | false = !existsSync(CHROMIUM) && process.env.CI
 
 export interface OpenBrowser { page: Page; close(): Promise<void> }
 
-/** Races `p` with `ms`: true when `p` settled first. */
-async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let bound: NodeJS.Timeout | undefined;
-  const settled = await Promise.race([
-    p.then(() => true, () => true),
-    new Promise<boolean>((r) => { bound = setTimeout(() => r(false), ms); }),
-  ]);
-  clearTimeout(bound);
-  return settled;
-}
-
 /** A fresh headless browser (playwright gives it a new empty profile) with one page. Launched as a
  *  server so that its process can be killed when closing it does not end. */
 export async function openBrowser(extraArgs: readonly string[] = []): Promise<OpenBrowser> {
   // No signal handlers of playwright's: the test runner's SIGTERM must end the file's process
-  // (test/helpers/reap.ts kills the browser with the rest of its children).
+  // (test/helpers/reap.mjs kills the browser with the rest of its children).
   const server = await chromium.launchServer({
     executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs],
     handleSIGTERM: false, handleSIGINT: false, handleSIGHUP: false,
@@ -52,7 +42,9 @@ export async function openBrowser(extraArgs: readonly string[] = []): Promise<Op
     return {
       page,
       async close() {
-        if (await within(connected.close().then(() => server.close()), BROWSER_CLOSE_MS_MAX)) return;
+        // A close that fails has ended as well; only one that hangs is killed.
+        const closing = connected.close().then(() => server.close()).catch(() => undefined);
+        if (await within(closing, BROWSER_CLOSE_MS_MAX)) return;
         process.stderr.write(`test: the browser did not close within ${BROWSER_CLOSE_MS_MAX} ms; SIGKILLed\n`);
         await server.kill();
       },

@@ -98,6 +98,17 @@ export function starArgs(dataDir: string, engine: Engine, args: readonly string[
   return [...starEntry(), '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--http-engine', engine, ...args];
 }
 
+/** Answers whether `p` settled within `maxMs`; the timer never outlives the race. */
+export async function within(p: Promise<unknown>, maxMs: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<boolean>((r) => { timer = setTimeout(() => r(false), maxMs); });
+  try {
+    return await Promise.race([p.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** SIGTERM, then waits for the exit; SIGKILLs (and says so on stderr) once `boundMs` passes, so a
  *  stuck shutdown fails the test that checks it rather than hanging its file. */
 export async function stopBounded(proc: ChildProcess, exited: Promise<unknown>, what: string, boundMs: number): Promise<void> {
