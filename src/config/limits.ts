@@ -356,6 +356,19 @@ export const GATEWAY_UPSTREAM_WEDGED_PROBES = 2;
  *  it destroys whatever sockets are left (a TLS handshake never finished, a peer that never closes):
  *  SIGTERM ends the process within a bound, not when the last client leaves. */
 export const GATEWAY_CLOSE_WAIT_MS_MAX = 2000;
+/** An event stream paced by its read budget reaches its caller in whole frames, so that a star that
+ *  cuts the paused relay (its own stall bound) leaves the caller at a frame's end, where the Gateway
+ *  can subscribe again from the last frame's id. The frame under way is held until it ends, up to
+ *  this many bytes (a history batch is at most SSE_BATCH_BYTES_MAX of content, which its JSON
+ *  encoding may double); a longer frame goes out as it comes and is not resumable until it ends. */
+export const GATEWAY_PACED_FRAME_HOLD_BYTES_MAX = 2 * MiB;
+/** Bytes held that way across all of a Gateway's paced streams; a stream that finds the budget spent
+ *  passes its frame through as it comes. */
+export const GATEWAY_PACED_FRAME_HOLD_BYTES_TOTAL_MAX = 256 * MiB;
+/** A paced stream is subscribed again after its star's side ends at most this many times in a row
+ *  without a new frame reaching the caller in between; then the caller's stream ends, and the caller
+ *  resumes with its cursor as from any ended stream. */
+export const GATEWAY_PACED_RESUMES_IDLE_MAX = 3;
 
 // --- gRPC --------------------------------------------------------------------------------------
 /** Protobuf framing of one AppendRecord beyond its content: its own tag and length, its timestamp,

@@ -11,7 +11,10 @@
 //      upstream list. A second 421 means the lease moved again while the request was on its way: 503
 //      with Retry-After: 1. The caller never sees a 421;
 //   4. the answer streams back (event streams included), paused while the caller's socket is full or
-//      its read budget (read_Bps) is spent.
+//      its read budget (read_Bps) is spent; an event stream paced by that budget goes out in whole
+//      frames, and when the star's side ends under it (the star's stall bound cannot tell the
+//      budget's pause from a consumer that stopped reading) it is subscribed again from its last
+//      frame, so the caller's stream pauses rather than drops (Relay).
 
 import { request as httpRequest, Agent, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
@@ -21,6 +24,7 @@ import { endBounded } from '../api/end-bounded.ts';
 import { AUTH_EXPIRED_FRAME } from '../api/sse.ts';
 import { atWallClock } from '../core/wall-timer.ts';
 import {
+  GATEWAY_PACED_FRAME_HOLD_BYTES_MAX, GATEWAY_PACED_FRAME_HOLD_BYTES_TOTAL_MAX, GATEWAY_PACED_RESUMES_IDLE_MAX,
   GATEWAY_RESEND_BYTES_TOTAL_MAX, GATEWAY_UPSTREAM_HEAD_MS_MAX, GATEWAY_UPSTREAM_SOCKETS_MAX, GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX, SSE_HEARTBEAT_MS,
 } from '../config/limits.ts';
 import { ServiceError } from '../protocol/errors.ts';
@@ -38,6 +42,9 @@ export interface ForwardHooks {
   onStatus?: (status: number) => void;
   /** The verified token's exp, for an event stream the read budget paces: the Gateway ends it then. */
   expiresAtMs?: number;
+  /** The caller's read budget (read_Bps) is in force: an event stream goes out in whole frames and is
+   *  subscribed again from its last frame when its star's side ends (Relay). */
+  paced?: boolean;
 }
 
 export interface ForwardRequest {
@@ -93,6 +100,18 @@ function forwardedHeaders(req: IncomingMessage): OutgoingHttpHeaders {
 
 interface Agents { request: Agent; stream: Agent }
 
+/** What an attempt sends as the request's body (RequestBody: the caller's, kept to send again). */
+type OutgoingBody = Pick<RequestBody, 'refused' | 'resendable' | 'sendTo' | 'detach' | 'release'>;
+
+/** A resumed subscription's request: a GET without a body. */
+const NO_BODY: OutgoingBody = {
+  refused: false,
+  resendable: true,
+  sendTo: (up) => { up.end(); return true; },
+  detach: () => undefined,
+  release: () => undefined,
+};
+
 /** An attempt still waiting for its answer's head, and how to give it up. */
 interface Waiting { sentAtMs: number; abandon(): void }
 
@@ -125,43 +144,55 @@ export class Forwarder {
       fail(res, new ServiceError('resource_exhausted', 'write_Bps ceiling: the write budget is spent (earlier bodies went into debt); retry shortly'), this.logError);
     });
     const headers = forwardedHeaders(f.req);
-    const attempt = (url: URL): Promise<Outcome> | undefined => {
-      if (closed || body.refused) return undefined;
-      return this.attempt(f, url, headers, body, (up) => { current = up; });
+    // A paced subscription is subscribed again from its last frame when its star's side ends (Relay).
+    const relay: Relay = new Relay(res, f.hooks, f.ownCors === true, this.stallMs, f.subscribe ? (lastId) => {
+      void send(NO_BODY, lastId === undefined ? headers : { ...headers, 'last-event-id': lastId });
+    } : undefined);
+    const attempt = (url: URL, out: OutgoingBody, hdrs: OutgoingHttpHeaders): Promise<Outcome> | undefined => {
+      if (closed || out.refused) return undefined;
+      return this.attempt(f, url, hdrs, out, relay, (up) => { current = up; });
     };
     const unavailable = (why: string): void => {
-      if (!closed && !body.refused) fail(res, new ServiceError('unavailable', why), this.logError);
+      if (closed || body.refused) return;
+      // A resumed stream's caller has its answer's head already: its stream ends, and it resumes
+      // with its cursor as from any ended stream.
+      if (res.headersSent) relay.end();
+      else fail(res, new ServiceError('unavailable', why), this.logError);
     };
     /** The stars in order until one answers (or names a leader), or a failure that cannot go on. */
-    const roundTheStars = async (): Promise<Outcome | undefined> => {
+    const roundTheStars = async (out: OutgoingBody, hdrs: OutgoingHttpHeaders): Promise<Outcome | undefined> => {
       let outcome: Outcome | undefined;
       for (const url of this.upstreams.order(f.stream)) {
-        outcome = await attempt(url);
+        outcome = await attempt(url, out, hdrs);
         if (outcome?.kind !== 'failed') break;
         if (outcome.connectFailed) this.upstreams.markDown(url);
         if (!outcome.resendable) break;
       }
       return outcome;
     };
-    try {
-      let outcome = await roundTheStars();
+    /** The request to the star that answers it, following a 421 to the leader once. */
+    const send = async (out: OutgoingBody, hdrs: OutgoingHttpHeaders): Promise<void> => {
+      let outcome = await roundTheStars(out, hdrs);
       if (outcome?.kind === 'misdirected') {
         const leader = leaderUrl(outcome.leader, outcome.from);
         if (leader === undefined) {
           unavailable('the star does not lead this stream and named no leader; retry shortly');
           return;
         }
-        outcome = await attempt(leader);
+        outcome = await attempt(leader, out, hdrs);
         if (outcome?.kind === 'failed' && outcome.connectFailed) this.upstreams.markDown(leader);
         // The named leader is dead or wedged: by the time that is known its lease has lapsed or moved,
         // so a request safe to send again goes round the stars once more instead of failing.
-        if (outcome?.kind === 'failed' && outcome.resendable) outcome = await roundTheStars();
+        if (outcome?.kind === 'failed' && outcome.resendable) outcome = await roundTheStars(out, hdrs);
         if (outcome?.kind === 'misdirected') {
           unavailable('the stream\'s lease moved while the request was on its way; retry');
           return;
         }
       }
       if (outcome?.kind === 'failed') unavailable(`the star did not answer (${outcome.err.message}); retry shortly`);
+    };
+    try {
+      await send(body, headers);
     } finally {
       body.release();
     }
@@ -184,7 +215,7 @@ export class Forwarder {
   }
 
   /** One star's turn: resolves at its answer's head (relayed from there on), a 421, or a failure. */
-  private attempt(f: ForwardRequest, url: URL, headers: OutgoingHttpHeaders, body: RequestBody, onRequest: (up: ClientRequest) => void): Promise<Outcome> {
+  private attempt(f: ForwardRequest, url: URL, headers: OutgoingHttpHeaders, body: OutgoingBody, relay: Relay, onRequest: (up: ClientRequest) => void): Promise<Outcome> {
     return new Promise<Outcome>((resolve) => {
       const agents = this.agentsFor(url);
       const up = (url.protocol === 'https:' ? httpsRequest : httpRequest)({
@@ -201,7 +232,7 @@ export class Forwarder {
       const waitingHere = this.waitingAt(url);
       waitingHere.add(waiting);
       let settled = false;
-      let relaying = false;
+      let relaying: IncomingMessage | undefined;
       const settle = (o: Outcome): void => {
         if (settled) return;
         settled = true;
@@ -210,8 +241,9 @@ export class Forwarder {
         resolve(o);
       };
       up.on('error', (err: NodeJS.ErrnoException) => {
-        // Mid-answer: cutting the caller's connection is the only honest signal left.
-        if (relaying) { f.res.destroy(); return; }
+        // Mid-answer: the relay decides (a paced stream resumes; any other is cut, the only honest
+        // signal left).
+        if (relaying) { relay.upstreamFailed(relaying); return; }
         body.detach(up);
         const connectFailed = CONNECT_ERRORS.has(err.code ?? '');
         // A star that was reached may have acted on the request: only a safe method goes again, and
@@ -232,10 +264,10 @@ export class Forwarder {
           settle({ kind: 'misdirected', from: url, leader: typeof leader === 'string' ? leader : undefined });
           return;
         }
-        relaying = true;
+        relaying = upRes;
         body.release();
         settle({ kind: 'answered' });
-        relay(upRes, f.res, f.hooks, f.ownCors === true, this.stallMs);
+        relay.attach(upRes);
       });
       if (!body.sendTo(up)) {
         up.destroy();
@@ -349,49 +381,307 @@ class HeldStreamHeartbeat {
   }
 }
 
-/** The star's answer to the caller, with backpressure and the read budget. */
-function relay(upRes: IncomingMessage, res: ServerResponse, hooks: ForwardHooks, ownCors: boolean, stallMs: number): void {
-  hooks.onStatus?.(upRes.statusCode ?? 0);
-  const headers: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(upRes.headersDistinct)) {
-    if (value === undefined || HOP_HEADERS.has(name) || CLUSTER_HEADERS.has(name) || STAR_IDENTITY_HEADERS.has(name)) continue;
-    // Under the Gateway's own policy its CORS headers (set on `res` already) stand; a star's Vary
-    // on the data plane is only ever Origin.
-    if (ownCors && (name.startsWith('access-control-') || name === 'vary')) continue;
-    headers[name] = value.length === 1 ? value[0] : value;
+/** Bytes held by paced streams' frames under way, across this Gateway (PacedFrames). */
+let pacedHeldBytes = 0;
+/** The bytes of a frame's start kept to read its `id:` or `event:` line. */
+const FRAME_HEAD_BYTES = 64;
+const ID_LINE = /^id: (\d+)\n/;
+
+/**
+ * Where a paced event stream stands (its caller's read_Bps in force), for going out in whole frames
+ * and for subscribing again where it stands. Alone, the relay writes what the star sends as it comes
+ * and pauses on the budget wherever the budget runs out, inside a frame as often as not; a star
+ * that cuts the paused relay (its stall bound: it cannot tell a budget's pause from a consumer that
+ * stopped reading) would leave the caller with half a frame. Here the frame under way is held until
+ * it ends (GATEWAY_PACED_FRAME_HOLD_BYTES_MAX, and a budget across streams) and the budget's pause
+ * comes between frames, so a cut finds the caller at a frame's end, after the last frame's id.
+ */
+class PacedFrames {
+  /** The star's side as seen so far (held, passing or written). */
+  incoming = new FrameBoundary();
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  /** The frame under way outgrew what may be held: it goes out as it comes, and the stream cannot be
+   *  resumed until it ends. */
+  passing = false;
+  private head: Buffer | undefined;
+  /** The id of the last whole frame the caller was sent: where a resumed subscription starts. */
+  lastId: string | undefined;
+  /** The caller was sent an `event:` frame (an error, auth-expired): its stream is over. */
+  final = false;
+  /** Resumes since the caller was last sent a frame with an id (GATEWAY_PACED_RESUMES_IDLE_MAX). */
+  idleResumes = 0;
+
+  /** Notes `piece` (which begins or continues the frame under way) as seen. */
+  saw(piece: Buffer): void {
+    const have = this.head?.length ?? 0;
+    if (have < FRAME_HEAD_BYTES) {
+      const more = piece.subarray(0, FRAME_HEAD_BYTES - have);
+      this.head = this.head === undefined ? Buffer.from(more) : Buffer.concat([this.head, more]);
+    }
+    this.incoming.wrote(piece);
   }
-  res.writeHead(upRes.statusCode ?? 502, headers);
-  // Paused while the caller's socket is full or its read budget is spent; resumed when both clear.
-  let holds = 0;
-  const hold = (): void => { if (holds++ === 0) upRes.pause(); };
-  const unhold = (): void => { if (--holds === 0 && !res.destroyed) upRes.resume(); };
-  const frames = /^text\/event-stream/i.test(String(upRes.headers['content-type'] ?? '')) ? new FrameBoundary() : undefined;
-  const heartbeat = frames ? new HeldStreamHeartbeat(res, () => holds > 0, frames) : undefined;
-  res.once('close', () => heartbeat?.stop());
-  const expiry = frames && hooks.expiresAtMs !== undefined ? new PacedStreamExpiry(res, upRes, hooks.expiresAtMs, frames, () => heartbeat?.stop()) : undefined;
+
+  /** Holds `piece` of the frame under way; false when it may not (it outgrew the bounds). */
+  hold(piece: Buffer): boolean {
+    if (this.heldBytes + piece.length > GATEWAY_PACED_FRAME_HOLD_BYTES_MAX || pacedHeldBytes + piece.length > GATEWAY_PACED_FRAME_HOLD_BYTES_TOTAL_MAX) return false;
+    this.held.push(piece);
+    this.heldBytes += piece.length;
+    pacedHeldBytes += piece.length;
+    return true;
+  }
+
+  /** The held pieces, handed over (to be written) and no longer counted. */
+  take(): Buffer[] {
+    const out = this.held;
+    this.drop();
+    return out;
+  }
+
+  drop(): void {
+    pacedHeldBytes -= this.heldBytes;
+    this.held = [];
+    this.heldBytes = 0;
+  }
+
+  /** The frame under way ended, and went to the caller whole (or passing). */
+  ended(): void {
+    const head = this.head?.toString('latin1') ?? '';
+    const id = ID_LINE.exec(head);
+    if (id) {
+      this.lastId = id[1];
+      this.idleResumes = 0;
+    } else if (head.startsWith('event:')) this.final = true;
+    this.head = undefined;
+    this.passing = false;
+  }
+
+  /** The star's side ended: begin again from the caller's last frame. */
+  restart(): void {
+    this.drop();
+    this.head = undefined;
+    this.passing = false;
+    this.incoming = new FrameBoundary();
+    this.idleResumes += 1;
+  }
+}
+
+/**
+ * The star's answer on its way to the caller, with backpressure and the read budget. A paced event
+ * stream outlives its star's side: when that ends (the star's stall bound cut the paused relay, the
+ * star stopped, the lease moved) while the caller stands at a frame's end, the Gateway subscribes
+ * again from the last frame's id (`onResume`) and goes on relaying into the same answer, so the
+ * caller's stream pauses rather than drops (spec: Events, rule 8). An `event:` frame (an error,
+ * auth-expired) ends it for good, as does a resumed subscription that is not answered 200.
+ */
+class Relay {
+  /** The star's side being relayed (a paced stream's is replaced when it resumes). */
+  private up: IncomingMessage | undefined;
+  private readonly gone = new WeakSet<IncomingMessage>();
+  /** Paused while the caller's socket is full or its read budget is spent; resumed when both clear. */
+  private holds = 0;
+  private stall: NodeJS.Timeout | undefined;
+  private frames: FrameBoundary | undefined;
+  private heartbeat: HeldStreamHeartbeat | undefined;
+  private expiry: PacedStreamExpiry | undefined;
+  private paced: PacedFrames | undefined;
+  /** What a budget's pause cut off a chunk, relayed when the pause ends. */
+  private stash: Buffer | undefined;
+  /** The star's side ended during a pause: resumed (or ended) when the pause is over. */
+  private goneDuringPause: { clean: boolean } | undefined;
+
+  /** `onResume` subscribes again, from the id given (undefined: the caller's own start), and attaches
+   *  the answer; given only for a subscription. */
+  constructor(
+    private readonly res: ServerResponse, private readonly hooks: ForwardHooks, private readonly ownCors: boolean,
+    private readonly stallMs: number, private readonly onResume: ((lastId: string | undefined) => void) | undefined,
+  ) {
+    res.once('close', () => {
+      clearTimeout(this.stall);
+      this.heartbeat?.stop();
+      this.expiry?.stop();
+      this.paced?.drop();
+    });
+  }
+
+  /** Relays `upRes`: the answer's head and body, or (a resumed subscription) its body. */
+  attach(upRes: IncomingMessage): void {
+    const res = this.res;
+    if (res.headersSent) {
+      if (res.writableEnded || res.destroyed) { upRes.destroy(); return; }
+      if (upRes.statusCode !== 200) { upRes.resume(); this.end(); return; }
+      this.listen(upRes);
+      return;
+    }
+    const status = upRes.statusCode ?? 502;
+    this.hooks.onStatus?.(status);
+    const headers: OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(upRes.headersDistinct)) {
+      if (value === undefined || HOP_HEADERS.has(name) || CLUSTER_HEADERS.has(name) || STAR_IDENTITY_HEADERS.has(name)) continue;
+      // Under the Gateway's own policy its CORS headers (set on `res` already) stand; a star's Vary
+      // on the data plane is only ever Origin.
+      if (this.ownCors && (name.startsWith('access-control-') || name === 'vary')) continue;
+      headers[name] = value.length === 1 ? value[0] : value;
+    }
+    res.writeHead(status, headers);
+    if (/^text\/event-stream/i.test(String(upRes.headers['content-type'] ?? ''))) {
+      const frames = new FrameBoundary();
+      this.frames = frames;
+      this.heartbeat = new HeldStreamHeartbeat(res, () => this.holds > 0, frames);
+      if (this.hooks.expiresAtMs !== undefined) {
+        this.expiry = new PacedStreamExpiry(res, this.hooks.expiresAtMs, frames, () => this.heartbeat?.stop(), {
+          flow: () => {
+            const rest = this.stash;
+            this.stash = undefined;
+            if (rest) this.onData(rest);
+            this.up?.resume();
+          },
+          drop: () => this.up?.destroy(),
+        });
+      }
+      if (this.hooks.paced === true && this.onResume !== undefined && status === 200) this.paced = new PacedFrames();
+    }
+    this.listen(upRes);
+  }
+
+  private listen(upRes: IncomingMessage): void {
+    this.up = upRes;
+    if (this.holds > 0) upRes.pause();
+    upRes.on('data', (chunk: Buffer) => this.onData(chunk));
+    upRes.on('end', () => this.upstreamGone(upRes, true));
+    upRes.on('error', () => this.upstreamGone(upRes, false));
+    // Closed without its end (a reset the parser did not report as an error).
+    upRes.on('close', () => this.upstreamGone(upRes, false));
+  }
+
+  /** The request to the star failed once its answer was being relayed. */
+  upstreamFailed(upRes: IncomingMessage): void {
+    this.upstreamGone(upRes, false);
+  }
+
+  /** Ends the caller's answer (a resumed stream that could not go on ends as any stream does). */
+  end(): void {
+    this.heartbeat?.stop();
+    this.expiry?.stop();
+    this.paced?.drop();
+    if (!this.res.writableEnded && !this.res.destroyed) endBounded(this.res);
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.expiry?.relayPast(chunk)) return;
+    if (this.paced !== undefined) { this.pacedData(chunk); return; }
+    this.write(chunk);
+    const waitMs = this.hooks.served(chunk.length);
+    if (waitMs > 0) this.pauseFor(waitMs);
+  }
+
+  /** A paced stream's bytes: whole frames to the caller, the budget's pause between them. */
+  private pacedData(chunk: Buffer): void {
+    const p = this.paced!;
+    let at = 0;
+    while (at < chunk.length && !this.res.writableEnded) {
+      const rest = at === 0 ? chunk : chunk.subarray(at);
+      const end = p.incoming.endIn(rest);
+      const piece = end < 0 ? rest : rest.subarray(0, end);
+      p.saw(piece);
+      at += piece.length;
+      let sent = 0;
+      if (p.passing) {
+        this.write(piece);
+        sent = piece.length;
+      } else if (end < 0) {
+        if (p.hold(piece)) return;
+        // Too long to hold: what was held and this go out now, the rest of the frame as it comes.
+        p.passing = true;
+        for (const b of [...p.take(), piece]) { this.write(b); sent += b.length; }
+      } else {
+        this.res.cork();
+        for (const b of [...p.take(), piece]) { this.write(b); sent += b.length; }
+        this.res.uncork();
+      }
+      if (end >= 0) p.ended();
+      const waitMs = this.hooks.served(sent);
+      // Held frames pause at their end; a passing one wherever its budget runs out, as before.
+      if (waitMs > 0 && (end >= 0 || p.passing)) {
+        if (at < chunk.length) this.stash = chunk.subarray(at);
+        this.pauseFor(waitMs);
+        return;
+      }
+    }
+  }
+
+  private write(chunk: Buffer): void {
+    const res = this.res;
+    if (res.writableEnded || res.destroyed) return;
+    if (!res.write(chunk)) {
+      this.hold();
+      this.stall ??= setTimeout(this.stalled, this.stallMs);
+      res.once('drain', this.drained);
+    }
+    this.frames?.wrote(chunk);
+    this.heartbeat?.wrote();
+    this.expiry?.saw(chunk);
+  }
+
   // A caller whose socket stays full for stallMs is disconnected, star and all (spec: Events, rule 3).
   // The star cannot do it for the Gateway: its answer, paused here, no longer reads the star's socket,
   // so the star's own cut (or its end) is never seen. A pause on the read budget is not a stall.
-  let stall: NodeJS.Timeout | undefined;
-  const stalled = (): void => { res.destroy(); upRes.destroy(); };
-  const drained = (): void => { clearTimeout(stall); stall = undefined; unhold(); };
-  res.once('close', () => clearTimeout(stall));
-  upRes.on('data', (chunk: Buffer) => {
-    if (expiry?.relayPast(chunk)) return;
-    if (!res.write(chunk)) {
-      hold();
-      stall ??= setTimeout(stalled, stallMs);
-      res.once('drain', drained);
+  private readonly stalled = (): void => { this.res.destroy(); this.up?.destroy(); };
+  private readonly drained = (): void => { clearTimeout(this.stall); this.stall = undefined; this.unhold(); };
+
+  private pauseFor(ms: number): void {
+    this.hold();
+    setTimeout(this.unhold, ms);
+  }
+
+  private hold(): void {
+    if (this.holds++ === 0) this.up?.pause();
+  }
+
+  private readonly unhold = (): void => {
+    if (--this.holds > 0 || this.res.destroyed || this.res.writableEnded) return;
+    const rest = this.stash;
+    if (rest) {
+      this.stash = undefined;
+      this.pacedData(rest);
+      if (this.holds > 0) return;
     }
-    frames?.wrote(chunk);
-    heartbeat?.wrote();
-    expiry?.saw(chunk);
-    const waitMs = hooks.served(chunk.length);
-    if (waitMs > 0) { hold(); setTimeout(unhold, waitMs); }
-  });
-  // A caller not reading does not hold the ended answer's socket (node:http has no write timeout).
-  upRes.on('end', () => { heartbeat?.stop(); expiry?.stop(); endBounded(res); });
-  upRes.on('error', () => { heartbeat?.stop(); expiry?.stop(); res.destroy(); });
+    const gone = this.goneDuringPause;
+    if (gone) {
+      this.goneDuringPause = undefined;
+      this.afterUpstream(gone.clean);
+      return;
+    }
+    this.up?.resume();
+  };
+
+  private upstreamGone(upRes: IncomingMessage, clean: boolean): void {
+    if (this.gone.has(upRes)) return;
+    this.gone.add(upRes);
+    if (upRes !== this.up) return;
+    // Bytes a pause still holds back come first: they may finish a frame.
+    if (this.holds > 0 && this.paced !== undefined) { this.goneDuringPause = { clean }; return; }
+    this.afterUpstream(clean);
+  }
+
+  /** The star's side is over: a paced stream at a frame's end subscribes again; any other ends. */
+  private afterUpstream(clean: boolean): void {
+    const p = this.paced;
+    const res = this.res;
+    this.up = undefined;
+    if (res.writableEnded || res.destroyed) return;
+    if (p !== undefined && this.onResume !== undefined && !p.final && !p.passing && this.frames?.atEnd !== false
+      && p.idleResumes < GATEWAY_PACED_RESUMES_IDLE_MAX) {
+      p.restart();
+      this.onResume(p.lastId);
+      return;
+    }
+    this.heartbeat?.stop();
+    this.expiry?.stop();
+    p?.drop();
+    if (clean) endBounded(res);
+    else res.destroy();
+  }
 }
 
 /**
@@ -406,9 +696,10 @@ class PacedStreamExpiry {
   private expired = false;
   private done = false;
 
+  /** `star`: lets the star's side flow past any pause (the rest of the frame under way), or drops it. */
   constructor(
-    private readonly res: ServerResponse, private readonly upRes: IncomingMessage, expiresAtMs: number,
-    private readonly frames: FrameBoundary, private readonly onDone: () => void,
+    private readonly res: ServerResponse, expiresAtMs: number, private readonly frames: FrameBoundary,
+    private readonly onDone: () => void, private readonly star: { flow(): void; drop(): void },
   ) {
     this.cancelExpiry = atWallClock(expiresAtMs, () => this.expire());
   }
@@ -437,14 +728,14 @@ class PacedStreamExpiry {
     if (this.res.destroyed || this.res.writableEnded) return;
     this.expired = true;
     if (this.frames.atEnd) { this.finish(); return; }
-    this.upRes.resume(); // the rest of the frame under way, past any pause
+    this.star.flow(); // the rest of the frame under way, past any pause
   }
 
   private finish(): void {
     this.done = true;
     this.onDone();
     endBounded(this.res, AUTH_EXPIRED_FRAME);
-    this.upRes.destroy();
+    this.star.drop();
   }
 
   stop(): void {

@@ -220,6 +220,8 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       served: (bytes) => (enforce ? enforce.limiter.served(sub, enforce.limits, bytes) : 0),
       // A paced event stream ends at the token's exp, not once its read debt is repaid (forward.ts).
       ...(enforce?.limits.read_Bps && token?.expMs !== undefined ? { expiresAtMs: token.expMs } : {}),
+      // A paced event stream goes out in whole frames and resumes from its last when the star cuts it.
+      ...(enforce?.limits.read_Bps ? { paced: true } : {}),
       ...(enforce?.limits.write_Bps && declaredHeader === undefined ? { meterBody } : {}),
       ...(isExchange ? { onStatus: (status: number) => { if (status === 401) exchangeThrottle.failed(address); } } : {}),
     };
