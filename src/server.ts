@@ -147,11 +147,16 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   const clusterCfg = cfg.metadata.backend === 'postgres' ? cfg.metadata : undefined;
   // One leadership for the star's acks and the store's guarded writes: the cluster's leases, or (a
   // star alone) every stream at epoch 0.
+  let pgCluster: PostgresCluster | undefined; // made below, once the metadata store has loaded
   const leadership: Leadership = clusterCfg ? { epochOf: (bucket, key) => cluster?.epochOf(bucket, key) } : soleLeadership;
   const metadata: MetadataStore = clusterCfg
     ? new PostgresMetadataStore({
       url: clusterCfg.url, schema: clusterCfg.schema, health: health.metadata,
       leaseGuard: { holder: starId, epochOf: (bucket, key) => leadership.epochOf(bucket, key) },
+      // The cluster's pool (made below): a star whose commits or leases hang is not ready either, and
+      // a connection found dead on either side makes the other start afresh.
+      alsoHealthy: () => pgCluster?.healthy() ?? true,
+      onConnectionLost: () => pgCluster?.dropConnections(),
     })
     : openMetadataStore(cfg.metadata, dataDir, health.metadata);
   life.started('metadata store', 'stores', () => metadata.close());
@@ -186,12 +191,11 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   let removeFile: (n: number) => void = () => undefined;
   /** Resolves once the log can take appends without waiting for its thread to start. */
   let logReady: Promise<void> = Promise.resolve();
-  let pgCluster: PostgresCluster | undefined;
   let expressObjects: TrackedObjectStore | undefined;
   // Assigned once the star exists (the cluster's settler reads its frames).
   const starRef: { star?: Star } = {};
   if (clusterCfg) {
-    const pg = new PostgresCluster(clusterCfg.url, clusterCfg.schema, starId);
+    const pg = new PostgresCluster(clusterCfg.url, clusterCfg.schema, starId, () => (metadata as PostgresMetadataStore).dropConnection('a cluster statement found its connection dead'));
     pgCluster = pg;
     life.started('cluster membership client', 'stores', () => pg.close());
     // Express-class chunks go to the express bucket (S3 Express One Zone in production), beside the

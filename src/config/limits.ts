@@ -290,6 +290,17 @@ export const POSTGRES_RECONNECT_MS_MIN = 100;
 export const POSTGRES_RECONNECT_MS_MAX = 5000;
 /** … and PostgreSQL cancels any one of its statements that runs longer than this. */
 export const POSTGRES_STATEMENT_MS_MAX = 30_000;
+/** A statement whose answer has not come this long after it was sent is given up by the star itself,
+ *  and its connection with it: PostgreSQL would have cancelled it by then (POSTGRES_STATEMENT_MS_MAX),
+ *  so the connection is dead without having said so (a peer gone without FIN or RST, a black-holed
+ *  route), and waiting on it would wedge every statement queued behind it. */
+export const POSTGRES_ANSWER_MS_MAX = POSTGRES_STATEMENT_MS_MAX + 2000;
+/** A statement still unanswered after this long marks the metadata store down (so /readyz says 503)
+ *  until an answer comes: a wedged connection shows long before POSTGRES_ANSWER_MS_MAX gives it up. */
+export const POSTGRES_ANSWER_SLOW_MS = 5000;
+/** TCP keepalive on idle PostgreSQL connections starts after this long, so one whose peer vanished is
+ *  found dead by the kernel, not only by the next statement's wait. */
+export const POSTGRES_KEEPALIVE_IDLE_MS = 10_000;
 /** The s3 object store gives one S3 request this long (connect, then the whole answer) … */
 export const S3_REQUEST_MS_MAX = 30_000;
 /** … and this many attempts, with the SDK's backoff, before the operation fails (a failed settle is

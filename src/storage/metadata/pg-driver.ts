@@ -1,7 +1,11 @@
 // The pg driver, loaded when the first PostgreSQL metadata store or cluster is made: a star on the
-// embedded default starts without it.
+// embedded default starts without it. Also what the store's connection and the cluster's pool share:
+// how a connection is opened, how a dead one is told from a refused statement, and how it is dropped.
 
 import type pg from 'pg';
+import {
+  POSTGRES_ANSWER_MS_MAX, POSTGRES_CONNECT_MS_MAX, POSTGRES_KEEPALIVE_IDLE_MS, POSTGRES_STATEMENT_MS_MAX,
+} from '../../config/limits.ts';
 
 export type PgDriver = typeof pg;
 
@@ -10,4 +14,40 @@ let loading: Promise<PgDriver> | undefined;
 export function loadPg(): Promise<PgDriver> {
   loading ??= import('pg').then((m) => m.default);
   return loading;
+}
+
+/** How every svcd connection to PostgreSQL is opened. The server cancels a statement past
+ *  POSTGRES_STATEMENT_MS_MAX; the client gives one up past POSTGRES_ANSWER_MS_MAX (its connection
+ *  is then dead without having said so: see isConnectionFailure); TCP keepalive finds an idle one
+ *  whose peer vanished. */
+export function pgConnectionOptions(url: string, applicationName: string): pg.ClientConfig {
+  return {
+    connectionString: url,
+    connectionTimeoutMillis: POSTGRES_CONNECT_MS_MAX,
+    statement_timeout: POSTGRES_STATEMENT_MS_MAX,
+    query_timeout: POSTGRES_ANSWER_MS_MAX,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: POSTGRES_KEEPALIVE_IDLE_MS,
+    application_name: applicationName,
+  };
+}
+
+/** Whether a failed statement means its connection is gone (and its outcome unknown): anything but a
+ *  statement error the server answered (a socket error, the driver's own answer timeout), or one of
+ *  classes 08 (connection exception) and 57P (the server ended the session: pg_terminate_backend, a
+ *  shutdown). A plain statement error leaves the connection usable. */
+export function isConnectionFailure(driver: PgDriver | undefined, err: unknown): boolean {
+  if (driver === undefined || !(err instanceof driver.DatabaseError)) return true;
+  const code = err.code ?? '';
+  return code.startsWith('08') || code.startsWith('57P');
+}
+
+/** The socket under a node-pg client (not in its types). */
+interface ClientSocket { connection?: { stream?: { destroy(): void } } }
+
+/** Drops a client whose connection failed. end() alone says goodbye and waits for the server, which
+ *  on a connection that stopped answering never comes; the socket is destroyed as well. */
+export function dropClient(client: pg.Client): void {
+  void client.end().catch(() => undefined);
+  (client as unknown as ClientSocket).connection?.stream?.destroy();
 }

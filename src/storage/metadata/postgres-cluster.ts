@@ -12,9 +12,9 @@
 //   one ordered connection, so a commit never queues behind a settle's row write.
 
 import type pg from 'pg';
-import { loadPg } from './pg-driver.ts';
+import { isConnectionFailure, loadPg, pgConnectionOptions, type PgDriver } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
-import { POSTGRES_CONNECT_MS_MAX, POSTGRES_STATEMENT_MS_MAX } from '../../config/limits.ts';
+import { POSTGRES_ANSWER_SLOW_MS } from '../../config/limits.ts';
 import { MetadataUnavailableError } from './metadata-store.ts';
 
 /** Connections the cluster's statements share (commits run one at a time; leases and heartbeats beside). */
@@ -82,29 +82,79 @@ export function clusterApplicationName(schema: string, starId: string): string {
 }
 
 export class PostgresCluster {
-  /** Made once the driver has loaded (pg-driver.ts); every statement awaits it. */
-  private readonly pool: Promise<pg.Pool>;
+  /** The pool statements go to, made once the driver has loaded (pg-driver.ts); replaced when one of
+   *  its connections is found dead (q). */
+  private pool: Promise<pg.Pool>;
+  private driver: PgDriver | undefined;
   private readonly s: string;
+  /** Statements waiting past POSTGRES_ANSWER_SLOW_MS for their answer, and whether the last one
+   *  failed on its connection: a cluster star's metadata readiness includes both (healthy()). */
+  private slowStatements = 0;
+  private connectionFailed = false;
+  private closed = false;
 
-  constructor(url: string, schema: string, private readonly starId: string) {
+  /** `onConnectionLost`: told when a statement finds its connection dead (not when dropConnections
+   *  was asked for); the metadata store's connection, to the same server, is suspect too. */
+  constructor(private readonly url: string, schema: string, private readonly starId: string, private readonly onConnectionLost?: () => void) {
     this.s = schema;
-    this.pool = loadPg().then((driver) => {
-      const pool = new driver.Pool({
-        connectionString: url, max: CLUSTER_POOL_CONNECTIONS_MAX, connectionTimeoutMillis: POSTGRES_CONNECT_MS_MAX,
-        // The schema names the cluster: stars of two clusters on one server may share an id.
-        statement_timeout: POSTGRES_STATEMENT_MS_MAX, application_name: clusterApplicationName(schema, starId),
-      });
+    this.pool = this.newPool();
+  }
+
+  /** The next statements go to a new pool, and the current one closes as its statements end (each
+   *  given up by its answer bound if its connection is dead). */
+  dropConnections(): void {
+    if (this.closed) return;
+    const old = this.pool;
+    this.pool = this.newPool();
+    void old.then((p) => p.end()).catch(() => undefined);
+  }
+
+  private newPool(): Promise<pg.Pool> {
+    return loadPg().then((driver) => {
+      this.driver = driver;
+      // The schema names the cluster: stars of two clusters on one server may share an id. A
+      // statement the driver gives up (pgConnectionOptions) ends in an error, and the pool then drops
+      // its connection instead of handing it out again.
+      const pool = new driver.Pool({ ...pgConnectionOptions(this.url, clusterApplicationName(this.s, this.starId)), max: CLUSTER_POOL_CONNECTIONS_MAX });
       // A dropped idle connection is replaced on next use; without a listener the error would end the process.
       pool.on('error', () => undefined);
       return pool;
     });
   }
 
+  /** False while a statement waits long for its answer or the last one lost its connection: a
+   *  cluster star's commits, leases and stream loads all run here, so it is not ready then. */
+  healthy(): boolean {
+    return this.slowStatements === 0 && !this.connectionFailed;
+  }
+
   private async q<T extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<T[]> {
-    const pool = await this.pool;
+    const current = this.pool;
+    const pool = await current;
+    let slow = false;
+    const timer = setTimeout(() => {
+      slow = true;
+      this.slowStatements += 1;
+    }, POSTGRES_ANSWER_SLOW_MS);
+    const settled = (failedConnection: boolean): void => {
+      clearTimeout(timer);
+      if (slow) this.slowStatements -= 1;
+      this.connectionFailed = failedConnection;
+    };
     try {
-      return (await pool.query<T>(sql, params)).rows;
+      const rows = (await pool.query<T>(sql, params)).rows;
+      settled(false);
+      return rows;
     } catch (err) {
+      const dead = isConnectionFailure(this.driver, err);
+      settled(dead);
+      // A connection that died without a word (its answer never came) was opened to the same server
+      // over the same path as its idle siblings, which would each cost the next statements the same
+      // wait: the next statements go to a new pool, and the old one closes as its statements end.
+      if (dead && current === this.pool && !this.closed) {
+        this.dropConnections();
+        this.onConnectionLost?.();
+      }
       throw unavailable(err);
     }
   }
@@ -292,6 +342,7 @@ export class PostgresCluster {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await (await this.pool).end().catch(() => undefined);
   }
 }

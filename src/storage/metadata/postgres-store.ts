@@ -20,10 +20,10 @@
 //   (readStream, readBucket) before it writes or acknowledges anything again.
 
 import type pg from 'pg';
-import { loadPg, type PgDriver } from './pg-driver.ts';
+import { dropClient, isConnectionFailure, loadPg, pgConnectionOptions, type PgDriver } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
 import {
-  POSTGRES_CONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MIN, POSTGRES_STATEMENT_MS_MAX,
+  POSTGRES_ANSWER_SLOW_MS, POSTGRES_RECONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MIN,
 } from '../../config/limits.ts';
 import { DependencyHealth } from '../dependency-health.ts';
 import {
@@ -42,6 +42,12 @@ export interface PostgresMetadataOptions {
   health?: DependencyHealth;
   /** Guards every stream write with this star's lease (absent: unguarded, as the tests of the store use it). */
   leaseGuard?: LeaseGuard;
+  /** Other statements on the same server that the star's appends wait for (a cluster star's commits
+   *  and leases): the store is not healthy while they are stuck either. */
+  alsoHealthy?: () => boolean;
+  /** Told when this store's connection is found dead (not when dropConnection was asked for): the
+   *  other connections to the same server, over the same path, are suspect too. */
+  onConnectionLost?: () => void;
 }
 
 /** Schema names the store accepts: a plain lower-case SQL identifier, so it is never quoted wrong
@@ -147,6 +153,8 @@ export class PostgresMetadataStore implements MetadataStore {
   private readonly s: string;
   /** False from a lost connection until a new one answers. */
   private up = false;
+  /** A statement has been waiting past POSTGRES_ANSWER_SLOW_MS for its answer. */
+  private slow = false;
   private closed = false;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   private reconnectDelayMs = POSTGRES_RECONNECT_MS_MIN;
@@ -165,12 +173,7 @@ export class PostgresMetadataStore implements MetadataStore {
   /** A new connection. */
   private async connect(): Promise<pg.Client> {
     const driver = this.driver ??= await loadPg();
-    const client = new driver.Client({
-      connectionString: this.opts.url,
-      connectionTimeoutMillis: POSTGRES_CONNECT_MS_MAX,
-      statement_timeout: POSTGRES_STATEMENT_MS_MAX,
-      application_name: 'svcd',
-    });
+    const client = new driver.Client(pgConnectionOptions(this.opts.url, 'svcd'));
     // Without a listener the client's 'error' event would end the process.
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, new Error('the connection ended')));
@@ -187,12 +190,20 @@ export class PostgresMetadataStore implements MetadataStore {
     return client;
   }
 
+  /** Drops the connection and makes a new one: another connection to the same server was found dead
+   *  without a word (a cluster statement's answer never came), so this one may be too, and a
+   *  statement waiting on it would wait out POSTGRES_ANSWER_MS_MAX as well. */
+  dropConnection(why: string): void {
+    if (this.client) this.lost(this.client, new Error(why), false);
+  }
+
   /** The current connection broke: refuse writes and start reconnecting. */
-  private lost(client: pg.Client, err: unknown): void {
+  private lost(client: pg.Client, err: unknown, tell = true): void {
     if (client !== this.client || this.closed) return;
+    if (tell) this.opts.onConnectionLost?.();
     this.client = undefined;
     this.up = false;
-    void client.end().catch(() => undefined);
+    dropClient(client);
     this.health.failed(`connection lost: ${(err as Error).message ?? String(err)}`);
     this.scheduleReconnect();
   }
@@ -281,18 +292,33 @@ export class PostgresMetadataStore implements MetadataStore {
   }
 
   /** Runs one statement once every earlier one has finished: one at a time on the one connection.
-   *  Refused at once while the store is down. */
+   *  Refused at once while the store is down. A statement without an answer for
+   *  POSTGRES_ANSWER_SLOW_MS marks the store down until it has one (statements queue behind it, so
+   *  appends are refused rather than left to hang), and the driver gives it up, with its connection,
+   *  at POSTGRES_ANSWER_MS_MAX. A lost connection is MetadataUnavailableError (503), a reader's too. */
   private serial<T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<T>> {
     const run = this.lastStatement.then(() => {
       const client = this.client;
       if (!this.up || !client) throw new MetadataUnavailableError('the metadata store (postgres) is unavailable; reconnecting');
-      return client.query<T>(sql, params).catch((err: unknown) => {
-        // A broken connection also ends in 'error' or 'end', but maybe later; a plain statement error
-        // leaves it usable. Classes 08 (connection exception) and 57P (the server ended the session,
-        // e.g. pg_terminate_backend or a shutdown) mean it is gone.
-        const statementError = this.driver !== undefined && err instanceof this.driver.DatabaseError;
-        const code = statementError ? err.code ?? '' : '';
-        if (!statementError || code.startsWith('08') || code.startsWith('57P')) this.lost(client, err);
+      const slow = setTimeout(() => {
+        this.slow = true;
+        this.health.failed(`a statement has had no answer for ${POSTGRES_ANSWER_SLOW_MS} ms`);
+      }, POSTGRES_ANSWER_SLOW_MS);
+      const answered = (): void => {
+        clearTimeout(slow);
+        if (!this.slow) return;
+        this.slow = false;
+        if (this.up) this.health.succeeded();
+      };
+      return client.query<T>(sql, params).then((res) => {
+        answered();
+        return res;
+      }, (err: unknown) => {
+        // A broken connection also ends in 'error' or 'end', but maybe later.
+        const gone = isConnectionFailure(this.driver, err);
+        if (gone) this.lost(client, err);
+        answered();
+        if (gone) throw new MetadataUnavailableError(`the metadata store (postgres) failed: ${(err as Error).message ?? String(err)}`, { cause: err });
         throw err;
       });
     });
@@ -490,7 +516,7 @@ export class PostgresMetadataStore implements MetadataStore {
     return res.rows[0]?.any ?? false;
   }
 
-  healthy(): boolean { return this.up; }
+  healthy(): boolean { return this.up && !this.slow && (this.opts.alsoHealthy?.() ?? true); }
 
   /** Waits for queued writes, then closes the connection. */
   async close(): Promise<void> {

@@ -1,0 +1,121 @@
+// A PostgreSQL connection that stops answering without closing (a peer gone without FIN or RST, a
+// black-holed route, a proxy that wedged) must not wedge a star. Its statements would wait forever:
+// PostgreSQL's statement_timeout cannot fire for a statement the server never received, and the
+// star runs its metadata statements one after another. A TCP proxy in this process stands between
+// a real star (PostgreSQL metadata: a cluster of one) and the real PostgreSQL, and at one moment
+// stops passing bytes on every connection it holds, keeping them open; new connections pass. The
+// star must stop being ready while an answer is overdue, answer the append caught in it (503, never
+// 500 or silence), give the dead connections up by itself and acknowledge again, losing nothing.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { POSTGRES_ANSWER_MS_MAX, POSTGRES_ANSWER_SLOW_MS } from '../../src/config/limits.ts';
+import { removeDir, startServer, tempDir, type RunningServer } from '../helpers/server.ts';
+import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
+import { Acks, ok, opsUrl, readyz, sleep, until, verifyAcks } from './fault-kit.ts';
+
+const pgSkip = await postgresSkipReason();
+
+/** An append caught in the dead connection is answered within the driver's bound plus room for a
+ *  loaded machine; past it the test fails instead of waiting (a bound on a hang, not a speed). */
+const STUCK_ANSWER_MS_MAX = POSTGRES_ANSWER_MS_MAX + 30_000;
+/** Readiness must drop once an answer is overdue (POSTGRES_ANSWER_SLOW_MS), well before the driver
+ *  gives the statement up. */
+const NOT_READY_WAIT_MS_MAX = POSTGRES_ANSWER_SLOW_MS + 15_000;
+
+/** Passes bytes between its clients and PostgreSQL until wedge(), which silences every connection it
+ *  holds at that moment (nothing forwarded either way, nothing closed). */
+class WedgingProxy {
+  private readonly pairs = new Set<{ client: Socket; upstream: Socket; dead: boolean }>();
+  private server: Server | undefined;
+  port = 0;
+
+  async start(target: URL): Promise<void> {
+    this.server = createServer((client) => {
+      const upstream = connect(Number(target.port || 5432), target.hostname);
+      const pair = { client, upstream, dead: false };
+      this.pairs.add(pair);
+      client.on('data', (d) => { if (!pair.dead) upstream.write(d); });
+      upstream.on('data', (d) => { if (!pair.dead) client.write(d); });
+      const end = (): void => { client.destroy(); upstream.destroy(); this.pairs.delete(pair); };
+      // A wedged connection stays open however its ends behave: the star must give it up itself.
+      client.on('close', () => { if (!pair.dead) end(); });
+      upstream.on('close', () => { if (!pair.dead) end(); });
+      client.on('error', () => undefined);
+      upstream.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    const addr = this.server.address();
+    this.port = typeof addr === 'object' && addr ? addr.port : 0;
+  }
+
+  wedge(): number {
+    for (const p of this.pairs) p.dead = true;
+    return this.pairs.size;
+  }
+
+  close(): void {
+    for (const p of this.pairs) { p.client.destroy(); p.upstream.destroy(); }
+    this.server?.close();
+  }
+}
+
+/** An append with its own bound, answered whatever its status. */
+async function append(baseUrl: string, body: string, boundMs: number): Promise<{ status: number; json: { start?: { seq_num: number }; error?: string } }> {
+  const res = await fetch(`${baseUrl}/v1/streams/b/s/records`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ records: [{ body }] }), signal: AbortSignal.timeout(boundMs),
+  });
+  return { status: res.status, json: await res.json() as { start?: { seq_num: number }; error?: string } };
+}
+
+describe('a PostgreSQL connection that hangs', { timeout: 300_000 }, () => {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  after(async () => { for (const c of cleanups.reverse()) await c(); });
+
+  test('the star is not ready while an answer is overdue, answers the caught append, drops the dead connections and acknowledges again', { skip: pgSkip }, async () => {
+    const proxy = new WedgingProxy();
+    await proxy.start(new URL(TEST_POSTGRES_URL));
+    cleanups.push(() => proxy.close());
+    const schema = freshSchema();
+    const dataDir = tempDir();
+    cleanups.push(() => removeDir(dataDir), () => dropSchema(schema));
+    const url = new URL(TEST_POSTGRES_URL);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const star: RunningServer = await startServer({
+      dataDir, args: ['--metadata', 'postgres', '--postgres-url', url.toString(), '--postgres-schema', schema, '--metrics-listen', '127.0.0.1:0'],
+    });
+    cleanups.push(() => star.stop());
+    const ops = await opsUrl(star);
+    await ok(star.baseUrl, 'POST', '/v1/buckets/b', {});
+    await ok(star.baseUrl, 'POST', '/v1/streams/b/s', {});
+    const acks = new Acks();
+    for (let i = 0; i < 5; i++) {
+      const a = await append(star.baseUrl, `before-${i}`, 10_000);
+      assert.equal(a.status, 200, JSON.stringify(a.json));
+      acks.bySeq.set(a.json.start!.seq_num, `before-${i}`);
+    }
+    assert.equal(await readyz(ops), 200);
+
+    assert.ok(proxy.wedge() > 0, 'the star had connections to silence');
+    // Its group commit goes to a silenced connection and gets no answer.
+    const caught = append(star.baseUrl, 'caught', STUCK_ANSWER_MS_MAX);
+    await until('/readyz to say 503 while the answer is overdue', async () => await readyz(ops) === 503, NOT_READY_WAIT_MS_MAX);
+    const c = await caught;
+    assert.equal(c.status, 503, `the caught append is refused as retryable, not ${c.status}: ${JSON.stringify(c.json)}`);
+
+    // The star gives the dead connections up itself (the proxy never closes them) and acknowledges again.
+    let after = 0;
+    await until('an append to be acknowledged again', async () => {
+      const a = await append(star.baseUrl, `after-${after}`, STUCK_ANSWER_MS_MAX).catch(() => undefined);
+      if (a?.status === 200) { acks.bySeq.set(a.json.start!.seq_num, `after-${after}`); after += 1; return true; }
+      assert.ok(a === undefined || a.status === 503, `refused as retryable meanwhile, not ${a?.status}: ${JSON.stringify(a?.json)}`);
+      await sleep(200);
+      return false;
+    }, STUCK_ANSWER_MS_MAX);
+    await until('/readyz to say 200 again', async () => await readyz(ops) === 200, NOT_READY_WAIT_MS_MAX);
+    assert.doesNotMatch(star.output(), /bug: unmapped error/);
+    // Every acknowledged record is where its ack said; the caught one was not acknowledged (it may or
+    // may not have landed: its outcome was unknown, and a 503 says so).
+    assert.ok(await verifyAcks(star.baseUrl, 'b', 's', acks) >= acks.count);
+  });
+});
