@@ -13,6 +13,8 @@ import { POSTGRES_ANSWER_MS_MAX, POSTGRES_ANSWER_SLOW_MS } from '../../src/confi
 import { removeDir, startServer, tempDir, type RunningServer } from '../helpers/server.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
 import { Acks, ok, opsUrl, readyz, sleep, until, verifyAcks } from './fault-kit.ts';
+import { PostgresMetadataStore } from '../../src/storage/metadata/postgres-store.ts';
+import { MetadataUnavailableError } from '../../src/storage/metadata/metadata-store.ts';
 
 const pgSkip = await postgresSkipReason();
 
@@ -47,6 +49,12 @@ class WedgingProxy {
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     const addr = this.server.address();
     this.port = typeof addr === 'object' && addr ? addr.port : 0;
+  }
+
+  /** Resets every connection it holds (the star sees ECONNRESET). */
+  reset(): void {
+    for (const p of this.pairs) { p.client.resetAndDestroy(); p.upstream.destroy(); }
+    this.pairs.clear();
   }
 
   wedge(): number {
@@ -117,5 +125,24 @@ describe('a PostgreSQL connection that hangs', { timeout: 300_000 }, () => {
     // Every acknowledged record is where its ack said; the caught one was not acknowledged (it may or
     // may not have landed: its outcome was unknown, and a 503 says so).
     assert.ok(await verifyAcks(star.baseUrl, 'b', 's', acks) >= acks.count);
+  });
+
+  test('a read whose connection is reset under it is MetadataUnavailableError (503), not the socket\'s error (500)', { skip: pgSkip }, async () => {
+    const proxy = new WedgingProxy();
+    await proxy.start(new URL(TEST_POSTGRES_URL));
+    cleanups.push(() => proxy.close());
+    const schema = freshSchema();
+    cleanups.push(() => dropSchema(schema));
+    const url = new URL(TEST_POSTGRES_URL);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const store = new PostgresMetadataStore({ url: url.toString(), schema });
+    cleanups.push(() => store.close());
+    await store.load();
+    // Reset while the read waits for its answer (the proxy holds its bytes back until then).
+    proxy.wedge();
+    const read = store.readBucket('b');
+    await sleep(100);
+    proxy.reset();
+    await assert.rejects(read, (err: unknown) => err instanceof MetadataUnavailableError, 'a lost connection on a read is the store being unavailable');
   });
 });
