@@ -34,6 +34,9 @@ export interface S3ObjectStoreConfig {
   endpoint: string;
   /** Bucket in the path rather than the host name (what most S3-protocol servers need). */
   forcePathStyle: boolean;
+  /** One request's bound (S3_REQUEST_MS_MAX when absent); a test of a server that never answers
+   *  sets less. */
+  requestMsMax?: number;
 }
 
 /** Plain data, so the settle workers can open the same store. */

@@ -40,7 +40,10 @@ export class S3ObjectStore implements ObjectStore {
         ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}),
         forcePathStyle: cfg.forcePathStyle,
         maxAttempts: S3_ATTEMPTS_MAX,
-        requestHandler: { requestTimeout: S3_REQUEST_MS_MAX, connectionTimeout: S3_REQUEST_MS_MAX },
+        // Without throwOnRequestTimeout the SDK's request timeout only logs a warning, and a request to
+        // an S3 that accepted it and went silent (stopped, wedged, black-holed) waits forever: a
+        // cluster star's acks wait on it, with nothing logged and /readyz 200 (chaos audit F7).
+        requestHandler: { requestTimeout: cfg.requestMsMax ?? S3_REQUEST_MS_MAX, connectionTimeout: cfg.requestMsMax ?? S3_REQUEST_MS_MAX, throwOnRequestTimeout: true },
       });
       return { sdk, client };
     });
