@@ -12,6 +12,7 @@ import {
   UNSETTLED_SWEEP_RETRY_MS, UNSETTLED_SWEEP_RUN_MS_MAX, UNSETTLED_SWEEP_STREAMS_MAX,
 } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
+import { OutageLog } from '../core/outage-log.ts';
 import type { Clock, Leadership, Timers } from '../core/ports.ts';
 import type {
   BucketCreate, ListPage, PlanResult, PlanStart, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
@@ -119,7 +120,11 @@ export class ClusterService implements StreamService, Leadership {
   private readonly sweepFailed = new Map<string, number>();
   readonly counters: ClusterCounters = { takeovers: 0, leasesTaken: 0, leasesLost: 0, leasesReleased: 0 };
 
+  /** Failures of retrying work while a dependency is away: once per interval, not once per retry. */
+  private readonly outages: OutageLog;
+
   constructor(private readonly d: ClusterDeps) {
+    this.outages = new OutageLog(d.log_error, () => d.clock.nowMs());
     this.ttlMs = d.leaseTtlMs ?? LEASE_TTL_MS;
     this.idleMs = d.leaseIdleMs ?? LEASE_IDLE_MS;
   }
@@ -161,7 +166,7 @@ export class ClusterService implements StreamService, Leadership {
       this.timers.push(this.d.timers.setInterval(() => {
         if (running || this.stopped) return;
         running = true;
-        void fn().catch((err: unknown) => this.d.log_error?.('cluster background task failed', err)).finally(() => { running = false; });
+        void fn().catch((err: unknown) => this.outages.error('background', 'cluster background task failed', err)).finally(() => { running = false; });
       }, ms));
     };
     const report = async (): Promise<void> => {
@@ -254,7 +259,7 @@ export class ClusterService implements StreamService, Leadership {
           this.d.star.evict(bucket, key);
           await this.d.pg.release([held]).catch(() => undefined);
           if (err instanceof ServiceError) throw err;
-          this.d.log_error?.(`loading ${bucket}/${key} after taking its lease failed`, err);
+          this.outages.error('load', `loading ${bucket}/${key} after taking its lease failed`, err);
           throw new ServiceError('unavailable', `the stream could not be loaded from what is committed (${(err as Error).message}); retry`);
         }
         return;
@@ -494,7 +499,7 @@ export class ClusterService implements StreamService, Leadership {
       // Taken meanwhile by a live star: whoever leads it settles it.
       if (err instanceof ServiceError && err.code === 'not_owner') return true;
       if (!this.sweepFailed.has(addr(bucket, key))) {
-        this.d.log_error?.(`sweep: vacant ${bucket}/${key} holds unsettled chunks and could not be led (tried again in ${UNSETTLED_SWEEP_RETRY_MS / 1000} s)`, err);
+        this.outages.error('sweep', `sweep: vacant ${bucket}/${key} holds unsettled chunks and could not be led (tried again in ${UNSETTLED_SWEEP_RETRY_MS / 1000} s)`, err);
       }
       return false;
     }

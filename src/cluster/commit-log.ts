@@ -14,6 +14,7 @@ import type { ChunkCommit, PostgresCluster } from '../storage/metadata/postgres-
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import type { LogPort, Timers } from '../core/ports.ts';
 import { COMMIT_LINGER_MS_EXPRESS, COMMIT_LINGER_MS_STANDARD } from '../config/limits.ts';
+import { OutageLog } from '../core/outage-log.ts';
 
 /** Frames waiting for a group commit, in bytes; past it appends are pushed back (429). */
 export const COMMIT_QUEUE_BYTES_MAX = 64 * 1024 * 1024;
@@ -79,7 +80,12 @@ export class ClusterCommitLog implements LogPort {
   /** Observes each group commit: the PUT's and the PostgreSQL statement's latencies in ms (metrics). */
   onCommit: ((putMs: number, commitMs: number) => void) | undefined;
 
-  constructor(private readonly d: CommitLogDeps) {}
+  /** Failed group commits while a dependency is away: once per interval, not once per commit. */
+  private readonly outages: OutageLog;
+
+  constructor(private readonly d: CommitLogDeps) {
+    this.outages = new OutageLog(d.log_error, () => Date.now());
+  }
 
   tryAppend(frame: Uint8Array): number {
     if (this.queuedBytes > 0 && this.queuedBytes + frame.length > COMMIT_QUEUE_BYTES_MAX) return -1;
@@ -246,7 +252,7 @@ export class ClusterCommitLog implements LogPort {
       } catch (err) {
         // The statement may have committed before the connection dropped: these streams' tails are
         // unknown here, so they are refused and reloaded from what PostgreSQL holds.
-        this.d.log_error?.(`group commit of ${live.length} stream(s) failed; their appends are refused`, err);
+        this.outages.error('commit', `group commit of ${live.length} stream(s) failed; their appends are refused`, err);
         const cause = `the commit failed (${(err as Error).message ?? String(err)})`;
         for (const c of live) this.refuse(c.stream_id, c.entries, cause);
       }

@@ -301,6 +301,9 @@ export const POSTGRES_ANSWER_SLOW_MS = 5000;
 /** TCP keepalive on idle PostgreSQL connections starts after this long, so one whose peer vanished is
  *  found dead by the kernel, not only by the next statement's wait. */
 export const POSTGRES_KEEPALIVE_IDLE_MS = 10_000;
+/** A retrying loop's failure caused by a dependency being away is logged at most this often for each
+ *  kind of work (core/outage-log.ts); the dependency's health logs the outage's start and end. */
+export const OUTAGE_LOG_INTERVAL_MS = 10_000;
 /** The s3 object store gives one S3 request this long (connect, then the whole answer) … */
 export const S3_REQUEST_MS_MAX = 30_000;
 /** … and this many attempts, with the SDK's backoff, before the operation fails (a failed settle is

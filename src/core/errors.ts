@@ -16,3 +16,12 @@ export function asServiceError(err: unknown): ServiceError {
   if (err instanceof ObjectStoreUnavailableError) return new ServiceError('unavailable', 'the object store is unavailable; retry shortly');
   return new ServiceError('internal', 'internal error');
 }
+
+/** Whether `err` (or what it wraps) is a storage dependency being away, which its health logs once an
+ *  outage, rather than a failure of its own. */
+export function isDependencyOutage(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (e instanceof MetadataUnavailableError || e instanceof ObjectStoreUnavailableError) return true;
+  }
+  return false;
+}
