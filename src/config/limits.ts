@@ -304,6 +304,10 @@ export const POSTGRES_KEEPALIVE_IDLE_MS = 10_000;
 /** A retrying loop's failure caused by a dependency being away is logged at most this often for each
  *  kind of work (core/outage-log.ts); the dependency's health logs the outage's start and end. */
 export const OUTAGE_LOG_INTERVAL_MS = 10_000;
+/** A statement PostgreSQL rolled back to break a deadlock is sent again at most this many times
+ *  (pg-driver.ts isConflict), after a pause of up to POSTGRES_CONFLICT_PAUSE_MS_MAX. */
+export const POSTGRES_CONFLICT_RETRIES_MAX = 3;
+export const POSTGRES_CONFLICT_PAUSE_MS_MAX = 50;
 /** The s3 object store gives one S3 request this long (connect, then the whole answer) … */
 export const S3_REQUEST_MS_MAX = 30_000;
 /** … and this many attempts, with the SDK's backoff, before the operation fails (a failed settle is

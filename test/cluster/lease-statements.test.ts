@@ -69,4 +69,42 @@ describe('lease statements', { skip }, () => {
     const next = await b.take('s', 'k', TTL_MS);
     assert.ok(next.taken, 'another star takes it at once');
   });
+
+  test('a renewal PostgreSQL picks to break a deadlock with another statement goes again and renews', async () => {
+    const { a, sql, schema } = await open();
+    const t1 = await a.take('s', 'k1', TTL_MS);
+    const t2 = await a.take('s', 'k2', TTL_MS);
+    assert.ok(t1.taken && t2.taken);
+    // Another session (this test's; it waits 10 s before looking for a deadlock, the star's session
+    // 1 s, so the star's statement is the one PostgreSQL rolls back) holds k2's row, the renewal takes
+    // k1's and waits for k2's, then the other session asks for k1's: a deadlock.
+    const deadlockCount = async (): Promise<number> => Number((await sql.query('SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()')).rows[0].deadlocks);
+    const before = await deadlockCount();
+    await sql.query('BEGIN');
+    await sql.query("SET LOCAL deadlock_timeout = '10s'");
+    await sql.query(`UPDATE ${schema}.leases SET expires_at = expires_at WHERE key = $1`, [Buffer.from('k2')]);
+    const renewing = a.renew([{ bucket: 's', key: 'k1', epoch: t1.epoch }, { bucket: 's', key: 'k2', epoch: t2.epoch }], TTL_MS);
+    let renewed: Set<number> | Error | undefined;
+    void renewing.then((r) => { renewed = r; }, (e: Error) => { renewed = e; });
+    // Until the renewal waits on k2's row.
+    for (let i = 0; i < 200; i++) {
+      const w = await sql.query("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'");
+      if (w.rows[0].n > 0) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await sql.query(`UPDATE ${schema}.leases SET expires_at = expires_at WHERE key = $1`, [Buffer.from('k1')]);
+    await sql.query('COMMIT');
+    await renewing.catch(() => undefined);
+    assert.ok(!(renewed instanceof Error), `the renewal failed: ${String(renewed)}`);
+    assert.deepEqual([...(renewed as Set<number>)].sort(), [0, 1], 'both leases renewed');
+    // The statistics are flushed within a second or so; the deadlock must have happened, or this test
+    // did not try what it claims to.
+    let after = before;
+    for (let i = 0; i < 40 && after === before; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await sql.query('SELECT pg_stat_clear_snapshot()');
+      after = await deadlockCount();
+    }
+    assert.ok(after > before, 'PostgreSQL broke a deadlock');
+  });
 });

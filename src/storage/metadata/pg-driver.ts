@@ -42,6 +42,16 @@ export function isConnectionFailure(driver: PgDriver | undefined, err: unknown):
   return code.startsWith('08') || code.startsWith('57P');
 }
 
+/** Whether a statement failed only because PostgreSQL chose it to break a deadlock (40P01) or a
+ *  serialization conflict (40001) with another: it was rolled back whole, and svcd's statements each
+ *  run alone (autocommit), so sending it again is safe. The cluster's statements lock lease rows in
+ *  whatever order their plans visit them (a renewal, a group commit and a guarded row write of one
+ *  star can run at once), so two of them can deadlock; the loser goes again. */
+export function isConflict(driver: PgDriver | undefined, err: unknown): boolean {
+  if (driver === undefined || !(err instanceof driver.DatabaseError)) return false;
+  return err.code === '40P01' || err.code === '40001';
+}
+
 /** The socket under a node-pg client (not in its types). */
 interface ClientSocket { connection?: { stream?: { destroy(): void } } }
 
