@@ -128,14 +128,17 @@ export class PostgresCluster {
     return this.slowStatements === 0 && !this.connectionFailed;
   }
 
-  private async q<T extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<T[]> {
+  /** Runs one statement. `watched` (the default): a statement appends wait on (a lease, a commit, a
+   *  stream's chunks), whose slow answer makes the star not ready; a scan in the background (the
+   *  sweeps, the chunk collector, the dashboard's counts) may take its time on a large schema. */
+  private async q<T extends pg.QueryResultRow>(sql: string, params: unknown[], watched = true): Promise<T[]> {
     const current = this.pool;
     const pool = await current;
     let slow = false;
-    const timer = setTimeout(() => {
+    const timer = watched ? setTimeout(() => {
       slow = true;
       this.slowStatements += 1;
-    }, POSTGRES_ANSWER_SLOW_MS);
+    }, POSTGRES_ANSWER_SLOW_MS) : undefined;
     const settled = (failedConnection: boolean): void => {
       clearTimeout(timer);
       if (slow) this.slowStatements -= 1;
@@ -203,7 +206,7 @@ export class PostgresCluster {
   /** Leases each star holds that have not run out. */
   async leaseCounts(): Promise<Map<string, number>> {
     const rows = await this.q<{ holder: string; n: number }>(
-      `SELECT holder, count(*)::int AS n FROM ${this.s}.leases WHERE expires_at > clock_timestamp() GROUP BY holder`, []);
+      `SELECT holder, count(*)::int AS n FROM ${this.s}.leases WHERE expires_at > clock_timestamp() GROUP BY holder`, [], false);
     return new Map(rows.map((r) => [r.holder, r.n]));
   }
 
@@ -322,13 +325,13 @@ export class PostgresCluster {
       `SELECT DISTINCT c.bucket, c.key, c.stream_id FROM ${this.s}.chunks c
        WHERE c.bucket IS NOT NULL AND (c.bucket, c.key, c.stream_id) > ($1, $2, $3)
          AND NOT EXISTS (SELECT 1 FROM ${this.s}.leases l WHERE l.bucket = c.bucket AND l.key = c.key AND l.expires_at > now())
-       ORDER BY c.bucket, c.key, c.stream_id LIMIT $4`, [after?.bucket ?? '', keyToBytes(after?.key ?? ''), after?.stream_id ?? '', limit]);
+       ORDER BY c.bucket, c.key, c.stream_id LIMIT $4`, [after?.bucket ?? '', keyToBytes(after?.key ?? ''), after?.stream_id ?? '', limit], false);
     return rows.map((r) => ({ bucket: r.bucket, key: keyFromBytes(r.key), stream_id: r.stream_id }));
   }
 
   /** Forgets a deleted stream's chunks (its objects are then collected like settled ones). */
   async dropChunks(streamId: string): Promise<void> {
-    await this.q(`DELETE FROM ${this.s}.chunks WHERE stream_id = $1`, [streamId]);
+    await this.q(`DELETE FROM ${this.s}.chunks WHERE stream_id = $1`, [streamId], false);
   }
 
   /** Chunk objects older than `graceMs` that no chunk row points at any more (all settled or their
@@ -339,13 +342,13 @@ export class PostgresCluster {
       `SELECT object_key FROM ${this.s}.chunk_objects c
        WHERE c.created_at < clock_timestamp() - $1 * interval '1 millisecond'
          AND NOT EXISTS (SELECT 1 FROM ${this.s}.chunks k WHERE k.object_key = c.object_key)
-       LIMIT $2`, [graceMs, limit]);
+       LIMIT $2`, [graceMs, limit], false);
     return rows.map((r) => r.object_key);
   }
 
   /** Forgets chunk objects the object store no longer holds. */
   async forgetChunkObjects(keys: string[]): Promise<void> {
-    if (keys.length > 0) await this.q(`DELETE FROM ${this.s}.chunk_objects WHERE object_key = ANY($1::text[])`, [keys]);
+    if (keys.length > 0) await this.q(`DELETE FROM ${this.s}.chunk_objects WHERE object_key = ANY($1::text[])`, [keys], false);
   }
 
   async close(): Promise<void> {
