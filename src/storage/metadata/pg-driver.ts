@@ -4,7 +4,8 @@
 
 import type pg from 'pg';
 import {
-  POSTGRES_ANSWER_MS_MAX, POSTGRES_CONNECT_MS_MAX, POSTGRES_KEEPALIVE_IDLE_MS, POSTGRES_STATEMENT_MS_MAX,
+  POSTGRES_ANSWER_MS_MAX, POSTGRES_CONFLICT_PAUSE_MS_MAX, POSTGRES_CONFLICT_RETRIES_MAX, POSTGRES_CONNECT_MS_MAX, POSTGRES_KEEPALIVE_IDLE_MS,
+  POSTGRES_STATEMENT_MS_MAX,
 } from '../../config/limits.ts';
 
 export type PgDriver = typeof pg;
@@ -50,6 +51,19 @@ export function isConnectionFailure(driver: PgDriver | undefined, err: unknown):
 export function isConflict(driver: PgDriver | undefined, err: unknown): boolean {
   if (driver === undefined || !(err instanceof driver.DatabaseError)) return false;
   return err.code === '40P01' || err.code === '40001';
+}
+
+/** Runs `statement`, again after a short pause each time PostgreSQL rolled it back to break a
+ *  conflict (isConflict), at most POSTGRES_CONFLICT_RETRIES_MAX times. */
+export async function retryingConflicts<T>(driver: () => PgDriver | undefined, statement: () => Promise<T>): Promise<T> {
+  for (let conflicts = 0; ; conflicts++) {
+    try {
+      return await statement();
+    } catch (err) {
+      if (!isConflict(driver(), err) || conflicts >= POSTGRES_CONFLICT_RETRIES_MAX) throw err;
+      await new Promise((r) => setTimeout(r, Math.random() * POSTGRES_CONFLICT_PAUSE_MS_MAX));
+    }
+  }
 }
 
 /** The socket under a node-pg client (not in its types). */

@@ -12,9 +12,9 @@
 //   one ordered connection, so a commit never queues behind a settle's row write.
 
 import type pg from 'pg';
-import { isConflict, isConnectionFailure, loadPg, pgConnectionOptions, type PgDriver } from './pg-driver.ts';
+import { isConnectionFailure, loadPg, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
-import { POSTGRES_ANSWER_SLOW_MS, POSTGRES_CONFLICT_PAUSE_MS_MAX, POSTGRES_CONFLICT_RETRIES_MAX } from '../../config/limits.ts';
+import { POSTGRES_ANSWER_SLOW_MS } from '../../config/limits.ts';
 import { MetadataUnavailableError } from './metadata-store.ts';
 
 /** Connections the cluster's statements share (commits run one at a time; leases and heartbeats beside). */
@@ -145,16 +145,10 @@ export class PostgresCluster {
       this.connectionFailed = failedConnection;
     };
     try {
-      for (let conflicts = 0; ; conflicts++) {
-        try {
-          const rows = (await pool.query<T>(sql, params)).rows;
-          settled(false);
-          return rows;
-        } catch (err) {
-          if (!isConflict(this.driver, err) || conflicts >= POSTGRES_CONFLICT_RETRIES_MAX) throw err;
-          await new Promise((r) => setTimeout(r, Math.random() * POSTGRES_CONFLICT_PAUSE_MS_MAX));
-        }
-      }
+      // A statement chosen to break a deadlock goes again.
+      const rows = (await retryingConflicts(() => this.driver, () => pool.query<T>(sql, params))).rows;
+      settled(false);
+      return rows;
     } catch (err) {
       const dead = isConnectionFailure(this.driver, err);
       settled(dead);

@@ -20,10 +20,10 @@
 //   (readStream, readBucket) before it writes or acknowledges anything again.
 
 import type pg from 'pg';
-import { dropClient, isConflict, isConnectionFailure, loadPg, pgConnectionOptions, type PgDriver } from './pg-driver.ts';
+import { dropClient, isConnectionFailure, loadPg, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
 import {
-  POSTGRES_ANSWER_SLOW_MS, POSTGRES_CONFLICT_PAUSE_MS_MAX, POSTGRES_CONFLICT_RETRIES_MAX, POSTGRES_RECONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MIN,
+  POSTGRES_ANSWER_SLOW_MS, POSTGRES_RECONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MIN,
 } from '../../config/limits.ts';
 import { DependencyHealth } from '../dependency-health.ts';
 import {
@@ -310,18 +310,8 @@ export class PostgresMetadataStore implements MetadataStore {
         this.slow = false;
         if (this.up) this.health.succeeded();
       };
-      // A statement chosen to break a deadlock goes again (isConflict), still in its place in the order.
-      const attempt = async (): Promise<pg.QueryResult<T>> => {
-        for (let conflicts = 0; ; conflicts++) {
-          try {
-            return await client.query<T>(sql, params);
-          } catch (err) {
-            if (!isConflict(this.driver, err) || conflicts >= POSTGRES_CONFLICT_RETRIES_MAX) throw err;
-            await new Promise((r) => setTimeout(r, Math.random() * POSTGRES_CONFLICT_PAUSE_MS_MAX));
-          }
-        }
-      };
-      return attempt().then((res) => {
+      // A statement chosen to break a deadlock goes again, still in its place in the order.
+      return retryingConflicts(() => this.driver, () => client.query<T>(sql, params)).then((res) => {
         answered();
         return res;
       }, (err: unknown) => {
