@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { STAR_ID_PATTERN, type Config } from './config/config.ts';
-import { LOG_RING_BYTES, PROXY_HEAD_MS_MAX, SHUTDOWN_CONNECTION_GRACE_MS, SHUTDOWN_REQUESTS_WAIT_MS_MAX, WAL_FLUSHER_START_MS_MAX, WAL_HEALTH_SAMPLE_MS } from './config/limits.ts';
+import { LOG_RING_BYTES, PROXY_HEAD_MS_MAX, S3_BOOT_WAIT_MS_MAX, SHUTDOWN_CONNECTION_GRACE_MS, SHUTDOWN_REQUESTS_WAIT_MS_MAX, WAL_FLUSHER_START_MS_MAX, WAL_HEALTH_SAMPLE_MS } from './config/limits.ts';
 import { Star } from './core/star.ts';
 import { ERROR_TABLE, ServiceError } from './core/errors.ts';
 import type { AppendInput } from './core/types.ts';
@@ -130,7 +130,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   const s3 = rawObjects instanceof S3ObjectStore ? rawObjects : undefined;
   if (s3) {
     life.started('object store client', 'stores', () => s3.close());
-    await s3.check();
+    await s3.check(S3_BOOT_WAIT_MS_MAX, (why) => console.error(`svcd: ${why}; waiting up to ${S3_BOOT_WAIT_MS_MAX / 1000} s for it`));
   }
   // What the star depends on, each up or down with one log line per outage and its /metrics series.
   const logLine = (line: string): void => { console.error(`svcd: ${line}`); };

@@ -313,6 +313,11 @@ export const S3_REQUEST_MS_MAX = 30_000;
 /** … and this many attempts, with the SDK's backoff, before the operation fails (a failed settle is
  *  retried in order by the star). */
 export const S3_ATTEMPTS_MAX = 3;
+/** A star starting while its S3 does not answer (or fails on its side) waits for it this long, asking
+ *  every S3_BOOT_RETRY_MS, then refuses to start; one that answers no (credentials, bucket) refuses
+ *  at once. */
+export const S3_BOOT_WAIT_MS_MAX = 30_000;
+export const S3_BOOT_RETRY_MS = 1000;
 /** After a failed journal write the local metadata store tries to recover after this long, doubling up to the max. */
 export const META_JOURNAL_RETRY_MS_MIN = 50;
 export const META_JOURNAL_RETRY_MS_MAX = 2000;

@@ -14,16 +14,17 @@ export interface TestS3 {
 /** s3rver's fixed credentials. */
 const S3RVER_KEY = 'S3RVER';
 
-export async function startS3(bucket = 'svcd-test', extraBuckets: string[] = []): Promise<TestS3> {
+/** `port` 0: any free one. */
+export async function startS3(bucket = 'svcd-test', extraBuckets: string[] = [], port = 0): Promise<TestS3> {
   const dir = tempDir('svcd-s3rver-');
-  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [bucket, ...extraBuckets].map((name) => ({ name })) });
-  const { port } = await server.run();
+  const server = new S3rver({ port, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [bucket, ...extraBuckets].map((name) => ({ name })) });
+  const { port: bound } = await server.run();
   const env = {
     AWS_ACCESS_KEY_ID: S3RVER_KEY, AWS_SECRET_ACCESS_KEY: S3RVER_KEY, AWS_REGION: 'us-east-1',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: `http://127.0.0.1:${bound}`,
     bucket,
     env,
     async close() {

@@ -5,7 +5,7 @@
 // role). ReadPlan's presigned mode signs GETs with the same credentials (SigV4 query signing).
 
 import type { S3Client } from '@aws-sdk/client-s3';
-import { S3_ATTEMPTS_MAX, S3_REQUEST_MS_MAX } from '../../config/limits.ts';
+import { S3_ATTEMPTS_MAX, S3_BOOT_RETRY_MS, S3_REQUEST_MS_MAX } from '../../config/limits.ts';
 import { DELETE_MANY_KEYS_MAX, type ByteRange, type ObjectStore, type S3ObjectStoreConfig } from './object-store.ts';
 import { BootError } from '../../config/boot-error.ts';
 
@@ -51,14 +51,25 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   /** Fails unless the bucket answers with these credentials: a misconfigured store refuses the
-   *  star's start rather than its first settle. */
-  async check(): Promise<void> {
+   *  star's start rather than its first settle. An S3 that answers no (403, 404: credentials, the
+   *  bucket's name) fails at once; one that does not answer, or fails on its side (5xx), is asked again
+   *  every S3_BOOT_RETRY_MS for up to `waitMs` (`onWait` told the first time), so a star restarted
+   *  during a short S3 outage comes up once it is back rather than exiting. */
+  async check(waitMs = 0, onWait?: (why: string) => void): Promise<void> {
     const { sdk, client } = await this.ready;
-    try {
-      await client.send(new sdk.s3.HeadBucketCommand({ Bucket: this.cfg.bucket }));
-    } catch (err) {
-      const status = err instanceof sdk.s3.S3ServiceException ? ` (HTTP ${err.$metadata.httpStatusCode ?? '?'})` : '';
-      throw new BootError(`objects: s3 bucket ${this.cfg.bucket} at ${this.cfg.endpoint || 'AWS'} did not answer: ${(err as Error).name}${status}`);
+    const deadline = Date.now() + waitMs;
+    for (let waited = false; ; waited = true) {
+      try {
+        await client.send(new sdk.s3.HeadBucketCommand({ Bucket: this.cfg.bucket }));
+        return;
+      } catch (err) {
+        const code = err instanceof sdk.s3.S3ServiceException ? err.$metadata.httpStatusCode : undefined;
+        const why = `objects: s3 bucket ${this.cfg.bucket} at ${this.cfg.endpoint || 'AWS'} did not answer: ${(err as Error).name}${code === undefined ? '' : ` (HTTP ${code})`}`;
+        const refused = code !== undefined && code < 500;
+        if (refused || Date.now() + S3_BOOT_RETRY_MS > deadline) throw new BootError(why);
+        if (!waited) onWait?.(why);
+        await new Promise((r) => setTimeout(r, S3_BOOT_RETRY_MS));
+      }
     }
   }
 
