@@ -379,6 +379,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   // 503 and sends nothing new.
   let draining = false; // set first thing when the star stops (registered last below)
   const starReady = (): boolean => !draining && !wal.failed() && star.metadataReady();
+  dispatcher.readiness(starReady);
   const grpcListen = cfg.grpcListen;
   const grpcServer = grpcListen
     ? await refusedAs(`cannot listen on ${hostPortText(grpcListen.host, grpcListen.port)} (gRPC)`, () => startGrpcServer({

@@ -152,6 +152,7 @@ class Context implements RequestCtx {
     readonly principal: Principal,
     readonly exchange: RequestCtx['exchange'],
     readonly vending: RequestCtx['vending'],
+    readonly ready: RequestCtx['ready'],
   ) {
     this.query = ex.query === '' ? EMPTY_QUERY : uniqueQuery(ex.query);
   }
@@ -167,6 +168,7 @@ export class Dispatcher {
   private requestsInFlight = 0;
   /** Presigned object URLs this star serves: set once it listens (the URLs name its address). */
   private vending: RequestCtx['vending'];
+  private ready: RequestCtx['ready'];
   private idleWaiters: (() => void)[] = [];
   private readonly bodyBudget: BodyBudget;
 
@@ -180,6 +182,8 @@ export class Dispatcher {
   /** Whether plain requests need their Origin header read (some origin is allowed). */
   /** Serves the presigned object URLs `v` signs (undefined: none, GetObject answers 404). */
   vendObjects(v: RequestCtx['vending']): void { this.vending = v; }
+  /** The star's readiness, once it is composed: the bridge's /healthz answers by it. */
+  readiness(ready: () => boolean): void { this.ready = ready; }
 
   get readsOrigin(): boolean { return this.deps.cors?.enabled ?? false; }
 
@@ -258,7 +262,7 @@ export class Dispatcher {
       const read = m.route.bodyBytesMax > 0 ? ex.readBody(m.route.bodyBytesMax) : EMPTY_BODY;
       body = read instanceof Promise ? await read : read;
       if (ex.aborted) return;
-      const ctx = new Context(ex, m.params, body, principal, this.deps.auth?.exchange, this.vending);
+      const ctx = new Context(ex, m.params, body, principal, this.deps.auth?.exchange, this.vending, this.ready);
       let pre: AppendInput | undefined;
       if (m.route.parseOffThread && this.deps.parseOffThread && body.length >= WORKER_PARSE_BYTES_MIN) {
         pre = await this.deps.parseOffThread(body);

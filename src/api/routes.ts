@@ -37,6 +37,8 @@ export interface RequestCtx {
   exchange?: (body: unknown) => Promise<ExchangedToken>;
   /** The presigned object URLs this star serves (ReadPlan vending on fs), once it listens. */
   vending?: ObjectVending;
+  /** Whether the star can take appends now (what /readyz says); absent: it can. */
+  ready?: () => boolean;
 }
 
 export type RouteResult =
@@ -179,7 +181,13 @@ const K = ':key';
 export const ROUTES: readonly Route[] = [
   {
     method: 'GET', path: ['healthz'], verb: 'Health', action: 'none', level: 'open', bodyBytesMax: 0,
-    handle: () => json(200, { status: 'ok' }),
+    // What the Gateway probes: a star that cannot take appends (its metadata store or WAL disk away,
+    // a PostgreSQL statement long unanswered, draining) answers 503, so new requests go to the other
+    // stars first and take its streams over once its leases lapse.
+    handle: (_svc, c) => {
+      if (c.ready?.() === false) throw new ServiceError('unavailable', 'this star cannot take appends now (see its /readyz); retry shortly');
+      return json(200, { status: 'ok' });
+    },
   },
   {
     method: 'POST', path: ['v1', 'token', 'exchange'], verb: 'ExchangeToken', action: 'none', level: 'open', bodyBytesMax: CONTROL_BODY_BYTES_MAX,

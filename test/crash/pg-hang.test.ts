@@ -108,6 +108,8 @@ describe('a PostgreSQL connection that hangs', { timeout: 300_000 }, () => {
     // Its group commit goes to a silenced connection and gets no answer.
     const caught = append(star.baseUrl, 'caught', STUCK_ANSWER_MS_MAX);
     await until('/readyz to say 503 while the answer is overdue', async () => await readyz(ops) === 503, NOT_READY_WAIT_MS_MAX);
+    // The bridge's /healthz, which a Gateway probes, says so too: new requests go to other stars first.
+    assert.equal((await fetch(`${star.baseUrl}/healthz`)).status, 503);
     const c = await caught;
     assert.equal(c.status, 503, `the caught append is refused as retryable, not ${c.status}: ${JSON.stringify(c.json)}`);
 
@@ -121,6 +123,7 @@ describe('a PostgreSQL connection that hangs', { timeout: 300_000 }, () => {
       return false;
     }, STUCK_ANSWER_MS_MAX);
     await until('/readyz to say 200 again', async () => await readyz(ops) === 200, NOT_READY_WAIT_MS_MAX);
+    assert.equal((await fetch(`${star.baseUrl}/healthz`)).status, 200);
     assert.doesNotMatch(star.output(), /bug: unmapped error/);
     // Every acknowledged record is where its ack said; the caught one was not acknowledged (it may or
     // may not have landed: its outcome was unknown, and a 503 says so).
