@@ -632,6 +632,7 @@ export class ClusterService implements StreamService, Leadership {
       const after = await this.d.star.reconfigureStream(bucket, key, patch);
       const h = this.held.get(addr(bucket, key));
       if (h && needsHandoff(before, after)) {
+        await this.d.star.quiesce(bucket, key);
         await this.letGo([h]).catch((err: unknown) => this.d.log_error?.(`releasing ${bucket}/${key} after its reconfiguration failed (the lease runs out by itself)`, err));
       }
       return after;

@@ -187,6 +187,9 @@ export const LEASE_RENEW_MS = 1000;
 /** A leader stops serving from memory this long before its lease would run out by its own clock,
  *  so clock drift between it and PostgreSQL cannot let it serve past the lease. */
 export const LEASE_SAFETY_MARGIN_MS = 250;
+/** A stream handed to a new leadership by a reconfiguration waits at most this long for the appends
+ *  it sequenced to commit (and be acked) before its lease is let go (Star.quiesce). */
+export const RECONFIGURE_HANDOFF_DRAIN_MS_MAX = 5000;
 /** A star reports to the stars table this often … */
 export const STAR_HEARTBEAT_MS = 500;
 /** … and counts as gone once its last report is this old: its leases are waited out and taken. */

@@ -14,6 +14,9 @@ import { clusterForSuite, TEST_EXPRESS_BUCKET, type TestCluster } from './kit.ts
 
 /** A sweep interval past any test's length: the sweep never runs in this file. */
 const UNSETTLED_SWEEP_OFF_MS = 3_600_000;
+/** Producers appending to one stream while it is handed to a new leadership this many times. */
+const HANDOFF_PRODUCERS = 8;
+const HANDOFF_PATCHES = 10;
 const skip = await postgresSkipReason();
 
 interface Ack { start: { seq_num: number }; end: { seq_num: number } }
@@ -243,6 +246,43 @@ describe('a cluster of three stars', { skip }, () => {
       assert.deepEqual((await readAll(c.url(i), 'cb', 'rc')).map((r) => r.body), ['s0', 's1', 'e0'], `star ${i}`);
       assert.equal((await ok(c.url(i), 'GET', '/v1/streams/cb/rc') as { class: string }).class, 'express');
     }
+  });
+
+  test('a PATCH that hands the stream to a new leadership acks what it had sequenced and refuses the rest: no append answered 503 is in the stream', async () => {
+    await ok(c.url(0), 'POST', '/v1/streams/cb/ho', {});
+    // Producers and PATCHes all on star 0, which takes the lease again after each hand-off: no hop,
+    // so a 503 is the star's own refusal, and the outcome of every append is known.
+    const acked = new Map<string, number>();
+    const refused = new Set<string>();
+    let stop = false;
+    let n = 0;
+    const producer = async (p: number): Promise<void> => {
+      while (!stop) {
+        const body = `p${p}-${n++}`;
+        const a = await call(c.url(0), 'POST', '/v1/streams/cb/ho/records', { records: [{ body }] });
+        if (a.status === 200) acked.set(body, (a.body as Ack).start.seq_num);
+        else {
+          assert.equal(a.status, 503, a.text);
+          refused.add(body);
+        }
+      }
+    };
+    const producers = Array.from({ length: HANDOFF_PRODUCERS }, (_, p) => producer(p));
+    try {
+      for (let i = 0; i < HANDOFF_PATCHES; i++) {
+        await sleep(200);
+        await ok(c.url(0), 'PATCH', '/v1/streams/cb/ho', { timestamping_mode: i % 2 === 0 ? 'arrival' : 'client-prefer' });
+      }
+      await sleep(200);
+    } finally {
+      stop = true;
+      await Promise.all(producers);
+    }
+    const history = await readAll(c.url(1), 'cb', 'ho');
+    const seqOf = new Map(history.map((r) => [r.body, r.seq_num]));
+    for (const [body, seq] of acked) assert.equal(seqOf.get(body), seq, `acked ${body} at ${seq}`);
+    assert.deepEqual([...refused].filter((b) => seqOf.has(b)), [], 'appends answered 503 ("not acknowledged; retry") were appended all the same');
+    assert.equal(history.length, acked.size, 'nothing but the acked appends');
   });
 
   test('an express-class stream commits its chunks to the express bucket; once its leader dies another star reads them back with no lease (vacant)', async () => {
