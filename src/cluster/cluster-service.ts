@@ -312,7 +312,7 @@ export class ClusterService implements StreamService, Leadership {
 
   /** This star drains: no new leases; what it holds settles, then each stream is handed over (its
    *  lease released at once, so the next request anywhere takes it with the next epoch) as soon as
-   *  none of its appends is in flight, the rest after DRAIN_HANDOFF_MS_MAX. */
+   *  none of its appends is in flight, the rest after DRAIN_HANDOFF_MS_MAX, quiesced first. */
   private drainHere(state: StarRow['state']): Promise<number> {
     if (state === 'decommissioned' || this.ownState === 'active') this.ownState = state;
     if (this.draining) return this.draining;
@@ -324,6 +324,8 @@ export class ClusterService implements StreamService, Leadership {
       while (this.held.size > 0 && !this.stopped) {
         const late = this.d.clock.nowMs() >= deadlineMs;
         const ready = [...this.held].filter(([a, h]) => !this.taking.has(a) && (late || this.d.star.quiet(h.bucket, h.key))).map(([, h]) => h);
+        // Never quiet (producers kept appending): what they had sequenced commits and is acked first.
+        if (late) await Promise.all(ready.map((h) => this.d.star.quiesce(h.bucket, h.key)));
         if (ready.length > 0) {
           await this.letGo(ready).catch((err: unknown) => this.d.log_error?.('releasing leases while draining failed (they run out by themselves)', err));
           moved += ready.length;

@@ -187,9 +187,6 @@ export const LEASE_RENEW_MS = 1000;
 /** A leader stops serving from memory this long before its lease would run out by its own clock,
  *  so clock drift between it and PostgreSQL cannot let it serve past the lease. */
 export const LEASE_SAFETY_MARGIN_MS = 250;
-/** A stream handed to a new leadership by a reconfiguration waits at most this long for the appends
- *  it sequenced to commit (and be acked) before its lease is let go (Star.quiesce). */
-export const RECONFIGURE_HANDOFF_DRAIN_MS_MAX = 5000;
 /** A star reports to the stars table this often … */
 export const STAR_HEARTBEAT_MS = 500;
 /** … and counts as gone once its last report is this old: its leases are waited out and taken. */
@@ -203,8 +200,9 @@ export const SHUTDOWN_REQUESTS_WAIT_MS_MAX = 5000;
 export const SHUTDOWN_CONNECTION_GRACE_MS = 250;
 /** Drain: a leader hands over each stream once nothing of it is in flight, checking this often … */
 export const DRAIN_POLL_MS = 20;
-/** … and after this long hands over the rest anyway (their appends in flight fail with a retryable
- *  503; none was acknowledged). */
+/** … and after this long hands over the rest the way a reconfiguration hands a stream over: new
+ *  appends refused (503, retry: the next leader takes them), those already sequenced committed and
+ *  acked first, for at most this long again (Star.quiesce). */
 export const DRAIN_HANDOFF_MS_MAX = 5000;
 /** Drain or Decommission of another star waits this long for it to hold no lease, then answers
  *  UNAVAILABLE (the drain goes on; asking again waits again). */

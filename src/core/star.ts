@@ -4,7 +4,7 @@
 
 import {
   APPEND_PACE_WAIT_MS_MAX, DORMANT_RETIRE_SLICE_STREAMS, LEASE_IDLE_MS, LIST_PAGE_MAX, MATCH_MISS_DRAIN_WAITS_MAX, READ_BYTES_MAX, READ_RECORDS_MAX, RETENTION_SWEEP_MS, STAR_INFLIGHT_BYTES_MAX,
-  STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX, UNSETTLED_BYTES_MAX, IDLE_UNSETTLED_HOLD_MS_MAX, RECONFIGURE_HANDOFF_DRAIN_MS_MAX,
+  STREAM_INFLIGHT_BYTES_MAX, WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, SUBSCRIPTIONS_PER_STAR_MAX, UNSETTLED_BYTES_MAX, IDLE_UNSETTLED_HOLD_MS_MAX, DRAIN_HANDOFF_MS_MAX,
 } from '../config/limits.ts';
 import { FrameArena } from './frame-arena.ts';
 import { contentBytes, encodeBatch, encodeRotate, patchBatch, type CodecRecord } from '../storage/format/record-codec.ts';
@@ -396,17 +396,18 @@ export class Star implements StreamService {
   /** Whether this star holds the stream in memory now. */
   holds(bucket: string, key: string): boolean { return this.streams.has(addr(bucket, key)); }
 
-  /** A reconfiguration's hand-off (a cluster star lets the stream go so that the next leadership loads
-   *  its new config): appends not yet sequenced are refused from now on (retryable: the next leader
-   *  takes them), and those already sequenced commit and are acknowledged first, for at most
-   *  RECONFIGURE_HANDOFF_DRAIN_MS_MAX. Let go with commits in flight, those answered "not
-   *  acknowledged; retry" although they had landed, and a producer that retried wrote them twice. */
+  /** A hand-off (a cluster star lets the stream go: a reconfiguration, so that the next leadership loads
+   *  its new config, or a drain that found it never quiet): appends not yet sequenced are refused from
+   *  now on (retryable: the next leader takes them), and those already sequenced commit and are
+   *  acknowledged first, for at most DRAIN_HANDOFF_MS_MAX. Let go with commits in flight, those
+   *  answered "not acknowledged; retry" although they had landed, and a producer that retried wrote
+   *  them twice. */
   async quiesce(bucket: string, key: string): Promise<void> {
     const st = this.streams.get(addr(bucket, key));
     if (st === undefined || st.deleted) return;
     st.handingOff = true;
     await new Promise<void>((resolve) => {
-      const bound = this.d.timers.setTimeout(resolve, RECONFIGURE_HANDOFF_DRAIN_MS_MAX);
+      const bound = this.d.timers.setTimeout(resolve, DRAIN_HANDOFF_MS_MAX);
       void st.drained().then(() => { bound.cancel(); resolve(); });
     });
   }
