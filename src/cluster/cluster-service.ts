@@ -7,7 +7,7 @@
 // taken with the next epoch. Bucket operations and listings read the shared store directly.
 
 import {
-  CHUNK_GC_MS, COMMITTED_SNAPSHOT_ATTEMPTS_MAX, DRAIN_HANDOFF_MS_MAX, DRAIN_POLL_MS, DRAIN_WAIT_MS_MAX, LEASE_IDLE_MS, LEASE_RENEW_MS, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS,
+  CHUNK_GC_MS, CHUNK_READBACK_CONCURRENT, COMMITTED_SNAPSHOT_ATTEMPTS_MAX, DRAIN_HANDOFF_MS_MAX, DRAIN_POLL_MS, DRAIN_WAIT_MS_MAX, LEASE_IDLE_MS, LEASE_RENEW_MS, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS,
   LIST_PAGE_MAX, RETENTION_SWEEP_MS, STAR_GONE_AFTER_MS, STAR_HEARTBEAT_MS, UNSETTLED_SWEEP_FAILED_KEPT_MAX, UNSETTLED_SWEEP_MS,
   UNSETTLED_SWEEP_RETRY_MS, UNSETTLED_SWEEP_RUN_MS_MAX, UNSETTLED_SWEEP_STREAMS_MAX,
 } from '../config/limits.ts';
@@ -423,9 +423,19 @@ export class ClusterService implements StreamService, Leadership {
   /** A stream's committed batches above its settled end, read back from its chunks in order. */
   private async committedBatches(row: StreamMeta): Promise<CommittedBatch[]> {
     const chunks = await this.d.pg.chunksOf(row.stream_id, row.settled_end_seq);
+    // Fetched CHUNK_READBACK_CONCURRENT at a time, each into its own slot: the frames stay in order.
+    const read: Awaited<ReturnType<ClusterService['chunkFrames']>>[] = new Array(chunks.length);
+    let next = 0;
+    const reader = async (): Promise<void> => {
+      while (next < chunks.length) {
+        const i = next++;
+        read[i] = await this.chunkFrames(chunks[i]);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CHUNK_READBACK_CONCURRENT, chunks.length) }, reader));
     const batches: CommittedBatch[] = [];
-    for (const c of chunks) {
-      for (const { info, frame } of await this.chunkFrames(c)) {
+    for (const frames of read) {
+      for (const { info, frame } of frames) {
         if (info.firstSeq + info.recordCount <= row.settled_end_seq) continue; // settled already
         const ts = frameTimestamps(frame);
         let content = 0;

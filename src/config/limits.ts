@@ -166,6 +166,10 @@ export const DORMANT_RETIRE_SLICE_STREAMS = 4096;
  *  streams on the fs store (bench/streams-at-scale.ts): idle 49-54 s after the burst against 56-67 s,
  *  and RSS then 2.2-2.6 KiB a stream against 3.0-4.0. */
 export const SETTLE_UPLOADS_CONCURRENT = 64;
+/** A cluster star taking a stream over reads its unsettled chunks back this many at a time (in order
+ *  of use): one at a time, a stream whose dead leader left 523 chunks took 24 s to load, and its
+ *  producers waited that long with no ack and no status. */
+export const CHUNK_READBACK_CONCURRENT = 16;
 /** A cluster star's settle task carries the frames of as many streams as fit in this many bytes (a
  *  stream whose frames are larger goes alone): one copy of them is in flight to the settle thread. */
 export const SETTLE_TASK_BYTES_MAX = 64 * 1024 * 1024;
