@@ -118,8 +118,9 @@ export class StreamState {
   /** Dropped from this star (its lease moved, or a commit of it failed): `deleted` is set too, so every
    *  path lets go of it, but callers are told to retry (503), not that it is gone. */
   evicted = false;
-  /** Being handed to a new leadership (a cluster star's reconfiguration, Star.quiesce): new appends are
-   *  refused (retry: the next leader takes them) while those sequenced already commit and are acked. */
+  /** Being handed to a new leadership (a cluster star's reconfiguration, or a drain past its bound:
+   *  Star.quiesce): new appends are refused (retry: the next leader takes them) while those sequenced
+   *  already commit and are acked. */
   handingOff = false;
   /** Live subscriptions reading this stream (a leader keeps a stream with subscribers). */
   subscribers = 0;
