@@ -5,7 +5,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'src/*.bundle.mjs', 'proto/gen/**', 'src/gen/**', 'loadtest/**'] },
+  { ignores: ['node_modules/**', 'data/**', 'src/*.bundle.mjs', 'src/*.chunk-*.mjs', 'proto/gen/**', 'src/gen/**', 'loadtest/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
