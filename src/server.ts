@@ -149,7 +149,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   // star alone) every stream at epoch 0.
   let pgCluster: PostgresCluster | undefined; // made below, once the metadata store has loaded
   const leadership: Leadership = clusterCfg ? { epochOf: (bucket, key) => cluster?.epochOf(bucket, key) } : soleLeadership;
-  const metadata: MetadataStore = clusterCfg
+  const pgMetadata = clusterCfg
     ? new PostgresMetadataStore({
       url: clusterCfg.url, schema: clusterCfg.schema, health: health.metadata,
       leaseGuard: { holder: starId, epochOf: (bucket, key) => leadership.epochOf(bucket, key) },
@@ -158,7 +158,8 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
       alsoHealthy: () => pgCluster?.healthy() ?? true,
       onConnectionLost: () => pgCluster?.dropConnections(),
     })
-    : openMetadataStore(cfg.metadata, dataDir, health.metadata);
+    : undefined;
+  const metadata: MetadataStore = pgMetadata ?? openMetadataStore(cfg.metadata, dataDir, health.metadata);
   life.started('metadata store', 'stores', () => metadata.close());
   // PostgreSQL away or its database missing is the operator's to fix: one line, not a stack.
   const state = clusterCfg
@@ -195,7 +196,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   // Assigned once the star exists (the cluster's settler reads its frames).
   const starRef: { star?: Star } = {};
   if (clusterCfg) {
-    const pg = new PostgresCluster(clusterCfg.url, clusterCfg.schema, starId, () => (metadata as PostgresMetadataStore).dropConnection('a cluster statement found its connection dead'));
+    const pg = new PostgresCluster(clusterCfg.url, clusterCfg.schema, starId, () => pgMetadata?.dropConnection('a cluster statement found its connection dead'));
     pgCluster = pg;
     life.started('cluster membership client', 'stores', () => pg.close());
     // Express-class chunks go to the express bucket (S3 Express One Zone in production), beside the

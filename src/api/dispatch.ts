@@ -179,12 +179,12 @@ export class Dispatcher {
   get openStreams(): number { return this.sseOpen; }
   get requestBodyBytesInFlight(): number { return this.bodyBudget.total; }
 
-  /** Whether plain requests need their Origin header read (some origin is allowed). */
   /** Serves the presigned object URLs `v` signs (undefined: none, GetObject answers 404). */
   vendObjects(v: RequestCtx['vending']): void { this.vending = v; }
   /** The star's readiness, once it is composed: the bridge's /healthz answers by it. */
   readiness(ready: () => boolean): void { this.ready = ready; }
 
+  /** Whether plain requests need their Origin header read (some origin is allowed). */
   get readsOrigin(): boolean { return this.deps.cors?.enabled ?? false; }
 
   private observe(verb: string, status: number, t0: number): void {

@@ -498,10 +498,15 @@ class Relay {
   ) {
     res.once('close', () => {
       clearTimeout(this.stall);
-      this.heartbeat?.stop();
-      this.expiry?.stop();
-      this.paced?.drop();
+      this.stopWatching();
     });
+  }
+
+  /** The caller's answer is over (or about to be): its timers stop and what was held goes. */
+  private stopWatching(): void {
+    this.heartbeat?.stop();
+    this.expiry?.stop();
+    this.paced?.drop();
   }
 
   /** Relays `upRes`: the answer's head and body, or (a resumed subscription) its body. */
@@ -561,9 +566,7 @@ class Relay {
 
   /** Ends the caller's answer (a resumed stream that could not go on ends as any stream does). */
   end(): void {
-    this.heartbeat?.stop();
-    this.expiry?.stop();
-    this.paced?.drop();
+    this.stopWatching();
     if (!this.res.writableEnded && !this.res.destroyed) endBounded(this.res);
   }
 
@@ -589,14 +592,16 @@ class Relay {
       if (p.passing) {
         this.write(piece);
         sent = piece.length;
-      } else if (end < 0) {
-        if (p.hold(piece)) return;
-        // Too long to hold: what was held and this go out now, the rest of the frame as it comes.
-        p.passing = true;
-        for (const b of [...p.take(), piece]) { this.write(b); sent += b.length; }
       } else {
+        if (end < 0) {
+          if (p.hold(piece)) return;
+          // Too long to hold: what was held and this go out now, the rest of the frame as it comes.
+          p.passing = true;
+        }
         this.res.cork();
-        for (const b of [...p.take(), piece]) { this.write(b); sent += b.length; }
+        for (const b of p.take()) { this.write(b); sent += b.length; }
+        this.write(piece);
+        sent += piece.length;
         this.res.uncork();
       }
       if (end >= 0) p.ended();
@@ -676,9 +681,7 @@ class Relay {
       this.onResume(p.lastId);
       return;
     }
-    this.heartbeat?.stop();
-    this.expiry?.stop();
-    p?.drop();
+    this.stopWatching();
     if (clean) endBounded(res);
     else res.destroy();
   }

@@ -4,24 +4,16 @@
 // star and a real s3rver, started on the star's endpoint only after the star.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { removeDir, startServer, tempDir } from '../helpers/server.ts';
 import { startS3 } from '../helpers/s3.ts';
 import { S3_BOOT_WAIT_MS_MAX } from '../../src/config/limits.ts';
+import { deadPort } from '../auth-http/kit.ts';
 
 /** How long the star is left facing a dead endpoint before s3rver comes up (well inside its wait). */
 const S3_LATE_MS = 2000;
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
-
 test(`a star whose S3 comes up ${S3_LATE_MS} ms after it starts waits for it (up to ${S3_BOOT_WAIT_MS_MAX / 1000} s) and serves`, { timeout: 120_000 }, async () => {
-  const port = await freePort();
+  const port = await deadPort();
   const dataDir = tempDir();
   const env = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
   const starting = startServer({

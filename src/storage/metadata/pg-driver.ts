@@ -4,7 +4,7 @@
 
 import type pg from 'pg';
 import {
-  POSTGRES_ANSWER_MS_MAX, POSTGRES_CONFLICT_PAUSE_MS_MAX, POSTGRES_CONFLICT_RETRIES_MAX, POSTGRES_CONNECT_MS_MAX, POSTGRES_KEEPALIVE_IDLE_MS,
+  POSTGRES_ANSWER_MS_MAX, POSTGRES_ANSWER_SLOW_MS, POSTGRES_CONFLICT_PAUSE_MS_MAX, POSTGRES_CONFLICT_RETRIES_MAX, POSTGRES_CONNECT_MS_MAX, POSTGRES_KEEPALIVE_IDLE_MS,
   POSTGRES_STATEMENT_MS_MAX,
 } from '../../config/limits.ts';
 
@@ -63,6 +63,28 @@ export async function retryingConflicts<T>(driver: () => PgDriver | undefined, s
       if (!isConflict(driver(), err) || conflicts >= POSTGRES_CONFLICT_RETRIES_MAX) throw err;
       await new Promise((r) => setTimeout(r, Math.random() * POSTGRES_CONFLICT_PAUSE_MS_MAX));
     }
+  }
+}
+
+/** Statements whose answer is overdue (past POSTGRES_ANSWER_SLOW_MS, long before the driver gives
+ *  them up): the store and the cluster's pool are not ready while any is. `onChange` is told when the
+ *  first falls overdue and when the last is answered. */
+export class OverdueAnswers {
+  count = 0;
+
+  constructor(private readonly onChange?: (overdue: boolean) => void) {}
+
+  /** Watches one statement from now; the function returned is called once it is answered or failed. */
+  watch(): () => void {
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      if (this.count++ === 0) this.onChange?.(true);
+    }, POSTGRES_ANSWER_SLOW_MS);
+    return () => {
+      clearTimeout(timer);
+      if (late && --this.count === 0) this.onChange?.(false);
+    };
   }
 }
 

@@ -12,9 +12,8 @@
 //   one ordered connection, so a commit never queues behind a settle's row write.
 
 import type pg from 'pg';
-import { isConnectionFailure, loadPg, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
+import { isConnectionFailure, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
-import { POSTGRES_ANSWER_SLOW_MS } from '../../config/limits.ts';
 import { MetadataUnavailableError } from './metadata-store.ts';
 
 /** Connections the cluster's statements share (commits run one at a time; leases and heartbeats beside). */
@@ -89,7 +88,7 @@ export class PostgresCluster {
   private readonly s: string;
   /** Statements waiting past POSTGRES_ANSWER_SLOW_MS for their answer, and whether the last one
    *  failed on its connection: a cluster star's metadata readiness includes both (healthy()). */
-  private slowStatements = 0;
+  private readonly overdue = new OverdueAnswers();
   private connectionFailed = false;
   private closed = false;
 
@@ -125,7 +124,7 @@ export class PostgresCluster {
   /** False while a statement waits long for its answer or the last one lost its connection: a
    *  cluster star's commits, leases and stream loads all run here, so it is not ready then. */
   healthy(): boolean {
-    return this.slowStatements === 0 && !this.connectionFailed;
+    return this.overdue.count === 0 && !this.connectionFailed;
   }
 
   /** Runs one statement. `watched` (the default): a statement appends wait on (a lease, a commit, a
@@ -134,14 +133,9 @@ export class PostgresCluster {
   private async q<T extends pg.QueryResultRow>(sql: string, params: unknown[], watched = true): Promise<T[]> {
     const current = this.pool;
     const pool = await current;
-    let slow = false;
-    const timer = watched ? setTimeout(() => {
-      slow = true;
-      this.slowStatements += 1;
-    }, POSTGRES_ANSWER_SLOW_MS) : undefined;
+    const answered = watched ? this.overdue.watch() : undefined;
     const settled = (failedConnection: boolean): void => {
-      clearTimeout(timer);
-      if (slow) this.slowStatements -= 1;
+      answered?.();
       this.connectionFailed = failedConnection;
     };
     try {

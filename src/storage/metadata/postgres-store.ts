@@ -20,7 +20,7 @@
 //   (readStream, readBucket) before it writes or acknowledges anything again.
 
 import type pg from 'pg';
-import { dropClient, isConnectionFailure, loadPg, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
+import { dropClient, isConnectionFailure, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
 import {
   POSTGRES_ANSWER_SLOW_MS, POSTGRES_RECONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MIN,
@@ -153,8 +153,11 @@ export class PostgresMetadataStore implements MetadataStore {
   private readonly s: string;
   /** False from a lost connection until a new one answers. */
   private up = false;
-  /** A statement has been waiting past POSTGRES_ANSWER_SLOW_MS for its answer. */
-  private slow = false;
+  /** The statement under way, once its answer is overdue: the store is down until it comes. */
+  private readonly overdue = new OverdueAnswers((late) => {
+    if (late) this.health.failed(`a statement has had no answer for ${POSTGRES_ANSWER_SLOW_MS} ms`);
+    else if (this.up) this.health.succeeded();
+  });
   private closed = false;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   private reconnectDelayMs = POSTGRES_RECONNECT_MS_MIN;
@@ -300,16 +303,7 @@ export class PostgresMetadataStore implements MetadataStore {
     const run = this.lastStatement.then(() => {
       const client = this.client;
       if (!this.up || !client) throw new MetadataUnavailableError('the metadata store (postgres) is unavailable; reconnecting');
-      const slow = setTimeout(() => {
-        this.slow = true;
-        this.health.failed(`a statement has had no answer for ${POSTGRES_ANSWER_SLOW_MS} ms`);
-      }, POSTGRES_ANSWER_SLOW_MS);
-      const answered = (): void => {
-        clearTimeout(slow);
-        if (!this.slow) return;
-        this.slow = false;
-        if (this.up) this.health.succeeded();
-      };
+      const answered = this.overdue.watch();
       // A statement chosen to break a deadlock goes again, still in its place in the order.
       return retryingConflicts(() => this.driver, () => client.query<T>(sql, params)).then((res) => {
         answered();
@@ -517,7 +511,7 @@ export class PostgresMetadataStore implements MetadataStore {
     return res.rows[0]?.any ?? false;
   }
 
-  healthy(): boolean { return this.up && !this.slow && (this.opts.alsoHealthy?.() ?? true); }
+  healthy(): boolean { return this.up && this.overdue.count === 0 && (this.opts.alsoHealthy?.() ?? true); }
 
   /** Waits for queued writes, then closes the connection. */
   async close(): Promise<void> {
