@@ -43,6 +43,18 @@ export function isConnectionFailure(driver: PgDriver | undefined, err: unknown):
   return code.startsWith('08') || code.startsWith('57P');
 }
 
+/** Whether a statement the server refused was refused for the server's state, not for the statement:
+ *  cancelled (57014: statement_timeout, pg_cancel_backend), out of resources (class 53: too many
+ *  connections, disk full, out of memory), a lock not granted (55P03), a read-only server (25006: a
+ *  standby, a failover under way), a system or I/O error (class 58), a conflict still there after
+ *  the retries (class 40). The same statement may well pass shortly: the caller is told the store is
+ *  unavailable (503, retry), not a bug (500). Anything else (a syntax or constraint error) is svcd's. */
+export function isServerTrouble(driver: PgDriver | undefined, err: unknown): boolean {
+  if (driver === undefined || !(err instanceof driver.DatabaseError)) return false;
+  const code = err.code ?? '';
+  return code === '57014' || code === '55P03' || code === '25006' || code.startsWith('53') || code.startsWith('58') || code.startsWith('40');
+}
+
 /** Whether a statement failed only because PostgreSQL chose it to break a deadlock (40P01) or a
  *  serialization conflict (40001) with another: it was rolled back whole, and svcd's statements each
  *  run alone (autocommit), so sending it again is safe. The cluster's statements lock lease rows in

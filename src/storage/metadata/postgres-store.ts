@@ -20,7 +20,7 @@
 //   (readStream, readBucket) before it writes or acknowledges anything again.
 
 import type pg from 'pg';
-import { dropClient, isConnectionFailure, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
+import { dropClient, isConnectionFailure, isServerTrouble, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
 import {
   POSTGRES_ANSWER_SLOW_MS, POSTGRES_RECONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MIN,
@@ -298,7 +298,9 @@ export class PostgresMetadataStore implements MetadataStore {
    *  Refused at once while the store is down. A statement without an answer for
    *  POSTGRES_ANSWER_SLOW_MS marks the store down until it has one (statements queue behind it, so
    *  appends are refused rather than left to hang), and the driver gives it up, with its connection,
-   *  at POSTGRES_ANSWER_MS_MAX. A lost connection is MetadataUnavailableError (503), a reader's too. */
+   *  at POSTGRES_ANSWER_MS_MAX. A lost connection, or a statement refused for the server's state
+   *  (isServerTrouble: cancelled, out of resources, read-only), is MetadataUnavailableError (503), a
+   *  reader's too. */
   private serial<T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<T>> {
     const run = this.lastStatement.then(() => {
       const client = this.client;
@@ -313,7 +315,9 @@ export class PostgresMetadataStore implements MetadataStore {
         const gone = isConnectionFailure(this.driver, err);
         if (gone) this.lost(client, err);
         answered();
-        if (gone) throw new MetadataUnavailableError(`the metadata store (postgres) failed: ${(err as Error).message ?? String(err)}`, { cause: err });
+        if (gone || isServerTrouble(this.driver, err)) {
+          throw new MetadataUnavailableError(`the metadata store (postgres) failed: ${(err as Error).message ?? String(err)}`, { cause: err });
+        }
         throw err;
       });
     });
