@@ -37,12 +37,17 @@ describe('a metadata statement PostgreSQL refuses for its own state', { timeout:
 
     const read = store.readBucket('b');
     read.catch(() => undefined);
-    // The store's backend, waiting on the lock this session holds.
+    // The store's backend, waiting on the lock the locker holds, seen from a third session: inside the
+    // locker's transaction pg_stat_activity would answer from the snapshot its first look took.
+    const watcher = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    watcher.on('error', () => undefined);
+    await watcher.connect();
+    cleanups.push(() => watcher.end());
     let pid: number | undefined;
     const deadline = Date.now() + LOCK_WAIT_SEEN_MS_MAX;
     while (pid === undefined) {
       assert.ok(Date.now() < deadline, 'the read never waited on the lock');
-      const res = await locker.query<{ pid: number }>(
+      const res = await watcher.query<{ pid: number }>(
         `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [`%${schema}.buckets%`]);
       pid = res.rows[0]?.pid;
       if (pid === undefined) await new Promise((r) => setTimeout(r, 50));
