@@ -13,10 +13,14 @@ export async function refusedAs<T>(what: string, step: () => Promise<T> | T): Pr
     return await step();
   } catch (err) {
     if (err instanceof BootError) throw err;
-    const e = err as NodeJS.ErrnoException;
-    const why = e instanceof Error && e.message !== '' ? e.message.split('\n')[0] : e?.code ?? String(err);
-    throw new BootError(`${what}: ${why}`, { cause: err });
+    throw new BootError(`${what}: ${reasonOf(err)}`, { cause: err });
   }
+}
+
+/** A failure in one line: its message's first, or its code. */
+export function reasonOf(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  return e instanceof Error && e.message !== '' ? e.message.split('\n')[0] : e?.code ?? String(err);
 }
 
 /** The order a star stops in: no new callers first; then the requests already in; then the log

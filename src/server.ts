@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { STAR_ID_PATTERN, type Config } from './config/config.ts';
-import { LOG_RING_BYTES, PROXY_HEAD_MS_MAX, S3_BOOT_WAIT_MS_MAX, SHUTDOWN_CONNECTION_GRACE_MS, SHUTDOWN_REQUESTS_WAIT_MS_MAX, WAL_FLUSHER_START_MS_MAX, WAL_HEALTH_SAMPLE_MS } from './config/limits.ts';
+import { LOG_RING_BYTES, POSTGRES_BOOT_RETRY_MS, POSTGRES_BOOT_WAIT_MS_MAX, PROXY_HEAD_MS_MAX, S3_BOOT_WAIT_MS_MAX, SHUTDOWN_CONNECTION_GRACE_MS, SHUTDOWN_REQUESTS_WAIT_MS_MAX, WAL_FLUSHER_START_MS_MAX, WAL_HEALTH_SAMPLE_MS } from './config/limits.ts';
 import { Star } from './core/star.ts';
 import { ERROR_TABLE, ServiceError } from './core/errors.ts';
 import type { AppendInput } from './core/types.ts';
@@ -46,7 +46,8 @@ import { AUTH_SETTINGS, parseAuthConfig, startAuth, type AuthModule } from './au
 import { credentialStoreOf } from './credential-store.ts';
 import { lockDataDir } from './storage/data-dir-lock.ts';
 import { makeDir } from './storage/make-dir.ts';
-import { Lifecycle, refusedAs } from './lifecycle.ts';
+import { Lifecycle, reasonOf, refusedAs } from './lifecycle.ts';
+import { waitAtBoot } from './config/boot-error.ts';
 import { tlsFilesOf } from './config/tls-files.ts';
 import { hostPort, hostPortText } from './config/flags.ts';
 import type { FlagSpec } from './config/config.ts';
@@ -163,7 +164,11 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   life.started('metadata store', 'stores', () => metadata.close());
   // PostgreSQL away or its database missing is the operator's to fix: one line, not a stack.
   const state = clusterCfg
-    ? await refusedAs(`metadata: PostgreSQL (--postgres-url ${postgresTarget(clusterCfg.url)}) did not answer`, () => metadata.load())
+    ? await refusedAs(`metadata: PostgreSQL (--postgres-url ${postgresTarget(clusterCfg.url)}) did not answer`, () => waitAtBoot(
+      () => metadata.load(),
+      (err) => pgMetadata?.loadFailureIsTemporary(err) ?? false,
+      { waitMs: POSTGRES_BOOT_WAIT_MS_MAX, retryMs: POSTGRES_BOOT_RETRY_MS },
+      (err) => console.error(`svcd: metadata: PostgreSQL (--postgres-url ${postgresTarget(clusterCfg.url)}) did not answer: ${reasonOf(err)}; waiting up to ${POSTGRES_BOOT_WAIT_MS_MAX / 1000} s for it`)))
     : await metadata.load();
   await checkStoredFormat(state, metadata, objects, () => randomUUID(), Date.now());
   const get = (f: string): string | undefined => cfg.raw.get(f) || undefined;

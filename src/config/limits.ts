@@ -323,6 +323,12 @@ export const S3_ATTEMPTS_MAX = 3;
  *  at once. */
 export const S3_BOOT_WAIT_MS_MAX = 30_000;
 export const S3_BOOT_RETRY_MS = 1000;
+/** A star starting while PostgreSQL does not answer, is starting up or out of connections, or has its
+ *  schema locked exclusively (a restore), waits for it this long, asking every
+ *  POSTGRES_BOOT_RETRY_MS, then refuses to start; one that answers no (credentials, a missing
+ *  database, a schema newer than the build) refuses at once. */
+export const POSTGRES_BOOT_WAIT_MS_MAX = 30_000;
+export const POSTGRES_BOOT_RETRY_MS = 1000;
 /** After a failed journal write the local metadata store tries to recover after this long, doubling up to the max. */
 export const META_JOURNAL_RETRY_MS_MIN = 50;
 export const META_JOURNAL_RETRY_MS_MAX = 2000;

@@ -292,15 +292,6 @@ export async function startIssuer(): Promise<Issuer> {
   };
 }
 
-/** A loopback port with nothing listening on it (a dead JWKS endpoint). */
-export async function deadPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
-
 // ------------------------------------------------------------------ SSE
 
 export interface SseResult {

@@ -5,9 +5,10 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  assertRefused, assertStatus, bearer, deadPort, makeCerts, mint, removeDir, request, runRefusal, startIssuer, startStar, tempDir,
+  assertRefused, assertStatus, bearer, makeCerts, mint, removeDir, request, runRefusal, startIssuer, startStar, tempDir,
   type Certs, type Refusal,
 } from './kit.ts';
+import { closedPort } from '../helpers/ports.ts';
 
 const SECRET = 'refusal-suite-secret-0123456789abcdef';
 
@@ -43,7 +44,7 @@ const cases = (): Case[] => [
 ];
 
 test('every refusal exits non-zero with one line naming the reason', async () => {
-  const port = await deadPort();
+  const port = await closedPort();
   const issuer = await startIssuer();
   const peer = { SVCD_PEER_SERVICE_TOKEN: 'provisioned-peer-token' };
   const all: Case[] = [

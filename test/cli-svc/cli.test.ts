@@ -13,7 +13,8 @@ import { COMMANDS } from '../../src/cli/svc/main.ts';
 import { EXIT, describeFailure } from '../../src/cli/svc/exit.ts';
 import { REPO_ROOT, svcEntry } from '../helpers/server.ts';
 import { Rng } from '../crash/crash-kit.ts';
-import { Star, closedPort, uniq, waitFor } from '../client/kit.ts';
+import { Star, uniq, waitFor } from '../client/kit.ts';
+import { closedPort } from '../helpers/ports.ts';
 
 const BIN = join(REPO_ROOT, 'bin', 'svc.mjs');
 const MAIN = join(REPO_ROOT, 'src', 'cli', 'svc', 'main.ts');

@@ -6,7 +6,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AmbiguousAppendError, SvcClient, SvcError, type ReadRecord, type StreamAddress } from '../../src/client/index.ts';
 import { GrpcClient } from '../../src/client/grpc/index.ts';
-import { Star, closedPort, text, uniq, waitFor } from './kit.ts';
+import { Star, text, uniq, waitFor } from './kit.ts';
+import { closedPort } from '../helpers/ports.ts';
 
 let star: Star;
 let c: SvcClient;

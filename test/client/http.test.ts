@@ -5,7 +5,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AddressError, SvcClient, SvcError, formatAddress, keyBytes, type ReadRecord, type StreamAddress } from '../../src/client/index.ts';
-import { Star, closedPort, text, uniq } from './kit.ts';
+import { Star, text, uniq } from './kit.ts';
+import { closedPort } from '../helpers/ports.ts';
 
 let star: Star;
 let c: SvcClient;

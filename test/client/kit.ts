@@ -154,13 +154,3 @@ export class Star {
 }
 
 export const text = (b: Uint8Array): string => Buffer.from(b).toString('utf8');
-
-/** A loopback port nothing listens on (a listener's, closed again). */
-export async function closedPort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
-

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
 import { removeDir, spawnStar, tempDir } from '../helpers/server.ts';
 import { request, type TlsClient } from '../auth-http/kit.ts';
-import { closedPort } from '../client/kit.ts';
+import { closedPort } from '../helpers/ports.ts';
 import { makeStarCerts, startCluster, type TestCluster } from './kit.ts';
 
 const skip = await postgresSkipReason();

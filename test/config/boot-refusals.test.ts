@@ -1,8 +1,8 @@
 // Starts an operator can fix are refused in one line with exit 2, never a crash with a stack trace
 // (exit 1) and never a silent fallback: a port of the ops or gRPC listener in use, a data dir that is
 // a file or cannot be made (under /proc Node's recursive mkdir used to spin forever), half a TLS
-// configuration (it used to serve plain HTTP without a word), TLS files missing or not a pair, and
-// PostgreSQL not answering. Each runs the real main as a child process.
+// configuration (it used to serve plain HTTP without a word), TLS files missing or not a pair. Each
+// runs the real main as a child process. (PostgreSQL at start: test/storage/pg-late.test.ts.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, createServer } from 'node:net';
@@ -10,7 +10,6 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { bootToExit, removeDir, startServer, tempDir, waitForOutput } from '../helpers/server.ts';
-import { closedPort } from '../client/kit.ts';
 import { makeCerts } from '../auth-http/kit.ts';
 
 const boot = (args: string[]): ReturnType<typeof bootToExit> => bootToExit(['--listen', '127.0.0.1:0', ...args]);
@@ -40,9 +39,6 @@ test('boots an operator can fix are refused in one line, exit 2', { timeout: 240
     refusedInOneLine(await boot(['--data-dir', join(dir, 'c'), '--tls-cert', certs.serverCert]), /--tls-cert and --tls-key go together/, 'half a TLS configuration');
     refusedInOneLine(await boot(['--data-dir', join(dir, 'c'), '--tls-cert', join(dir, 'none.pem'), '--tls-key', certs.serverKey]), /tls: cannot read --tls-cert .*none\.pem: ENOENT/, 'a TLS file missing');
     refusedInOneLine(await boot(['--data-dir', join(dir, 'c'), '--tls-cert', certs.serverKey, '--tls-key', certs.serverCert]), /not a usable certificate and key/, 'certificate and key swapped');
-    refusedInOneLine(await boot([
-      '--data-dir', join(dir, 'd'), '--metadata', 'postgres', '--postgres-url', `postgres://svcd:secret@127.0.0.1:${await closedPort()}/test`, '--postgres-schema', 'svcd_boot_refusal',
-    ]), /metadata: PostgreSQL \(--postgres-url 127\.0\.0\.1:\d+\/test\) did not answer: .*ECONNREFUSED/, 'PostgreSQL not answering');
   } finally {
     taken.close();
     removeDir(dir);

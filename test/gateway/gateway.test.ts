@@ -8,7 +8,7 @@ import { removeDir, startServer, type RunningServer } from '../helpers/server.ts
 import { GATEWAY_START_WAIT_MS, runRefusedGateway, startGatewayChild, type Gateway } from './child.ts';
 import { JWT_SECRET, mint } from '../grpc/child.ts';
 import { SSE_HEARTBEAT_MS, STREAM_END_FLUSH_MS_MAX } from '../../src/config/limits.ts';
-import { deadPort } from '../auth-http/kit.ts';
+import { closedPort } from '../helpers/ports.ts';
 import { rawConn } from '../helpers/raw-conn.ts';
 
 const START_WAIT_MS = GATEWAY_START_WAIT_MS;
@@ -132,7 +132,7 @@ describe('gateway: hosts, health and event streams (auth off)', () => {
       const r = await onHost(host, `${gw.url}/healthz`);
       assert.equal(r.status, 200, host);
     }
-    const lonely = await startGatewayChild(['--upstream', `http://127.0.0.1:${await deadPort()}`]);
+    const lonely = await startGatewayChild(['--upstream', `http://127.0.0.1:${await closedPort()}`]);
     try {
       const r = await fetch(`${lonely.url}/v1/buckets`);
       assert.equal(r.status, 503);
@@ -226,7 +226,7 @@ describe('gateway: edge verification and limits (auth jwt)', () => {
   });
 
   test('401 without a valid token and 403 without a grant, decided at the edge (the star is not even up)', async () => {
-    const edge = await startGatewayChild(['--upstream', `http://127.0.0.1:${await deadPort()}`, '--auth', 'jwt', '--insecure-auth'], env);
+    const edge = await startGatewayChild(['--upstream', `http://127.0.0.1:${await closedPort()}`, '--auth', 'jwt', '--insecure-auth'], env);
     try {
       let r = await fetch(`${edge.url}/v1/streams/lim/k/records?seq_num=0`);
       assert.equal(r.status, 401);

@@ -11,7 +11,8 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { createServer as createHttpServer } from 'node:http';
 import { Socket, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { deadPort, makeCerts, mint, removeDir, startStar, type Certs, type Star } from '../auth-http/kit.ts';
+import { closedPort } from '../helpers/ports.ts';
+import { makeCerts, mint, removeDir, startStar, type Certs, type Star } from '../auth-http/kit.ts';
 import { noBrowser, openBrowser } from '../helpers/browser.ts';
 import { GATEWAY_STOP_WAIT_MS_MAX, runRefusedGateway, startGatewayChild, type Gateway } from './child.ts';
 
@@ -47,7 +48,7 @@ describe('gateway over TLS, edge verification without --insecure-auth', () => {
     const gwEnv = { ...ENV, NODE_EXTRA_CA_CERTS: certs.ca };
     [gw, edge] = await Promise.all([
       startGatewayChild(['--upstream', star.baseUrl, '--auth', 'jwt', ...tls], gwEnv),
-      startGatewayChild(['--upstream', `http://127.0.0.1:${await deadPort()}`, '--auth', 'jwt', ...tls], gwEnv),
+      startGatewayChild(['--upstream', `http://127.0.0.1:${await closedPort()}`, '--auth', 'jwt', ...tls], gwEnv),
     ]);
     admin = await mint(SECRET, 'svc:admin');
   });

@@ -7,13 +7,13 @@ import assert from 'node:assert/strict';
 import { removeDir, startServer, tempDir } from '../helpers/server.ts';
 import { startS3 } from '../helpers/s3.ts';
 import { S3_BOOT_WAIT_MS_MAX } from '../../src/config/limits.ts';
-import { deadPort } from '../auth-http/kit.ts';
+import { closedPort } from '../helpers/ports.ts';
 
 /** How long the star is left facing a dead endpoint before s3rver comes up (well inside its wait). */
 const S3_LATE_MS = 2000;
 
 test(`a star whose S3 comes up ${S3_LATE_MS} ms after it starts waits for it (up to ${S3_BOOT_WAIT_MS_MAX / 1000} s) and serves`, { timeout: 120_000 }, async () => {
-  const port = await deadPort();
+  const port = await closedPort();
   const dataDir = tempDir();
   const env = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
   const starting = startServer({

@@ -259,11 +259,33 @@ export class PostgresMetadataStore implements MetadataStore {
     }
   }
 
+  /** Whether a failed load() may pass if tried again shortly (waitAtBoot): PostgreSQL did not answer,
+   *  is starting up or shutting down, is out of connections or answered for its state (isServerTrouble),
+   *  or another holds the schema's advisory lock. Not for an answer that stays no: credentials (class
+   *  28), a missing database (3D000), a schema newer than this build. */
+  loadFailureIsTemporary(err: unknown): boolean {
+    if (err instanceof MetadataLockedError) return true;
+    if (err instanceof BootError) return false;
+    return isConnectionFailure(this.driver, err) || isServerTrouble(this.driver, err);
+  }
+
   async load(): Promise<MetaState> {
-    this.client = await this.connect();
+    const client = await this.connect();
+    this.client = client;
     this.up = true;
+    try {
+      return await this.loadWith(client);
+    } catch (err) {
+      // A load tried again opens a new connection: this one is not left open beside it.
+      this.client = undefined;
+      this.up = false;
+      dropClient(client);
+      throw err;
+    }
+  }
+
+  private async loadWith(client: pg.Client): Promise<MetaState> {
     const s = this.s;
-    const client = this.client;
     await this.migrate(client);
     const buckets = await client.query<{ doc: string }>(`SELECT doc FROM ${s}.buckets ORDER BY name`);
     // A cluster reads each stream when it takes its lease (readStream), not all of them at start.

@@ -7,7 +7,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { S3_ATTEMPTS_MAX, S3_BOOT_RETRY_MS, S3_REQUEST_MS_MAX } from '../../config/limits.ts';
 import { DELETE_MANY_KEYS_MAX, type ByteRange, type ObjectStore, type S3ObjectStoreConfig } from './object-store.ts';
-import { BootError } from '../../config/boot-error.ts';
+import { BootError, waitAtBoot } from '../../config/boot-error.ts';
 
 /** An error the way the fs store reports a missing object, so readers treat both alike. */
 function missing(key: string): Error {
@@ -57,19 +57,19 @@ export class S3ObjectStore implements ObjectStore {
    *  during a short S3 outage comes up once it is back rather than exiting. */
   async check(waitMs = 0, onWait?: (why: string) => void): Promise<void> {
     const { sdk, client } = await this.ready;
-    const deadline = Date.now() + waitMs;
-    for (let waited = false; ; waited = true) {
-      try {
-        await client.send(new sdk.s3.HeadBucketCommand({ Bucket: this.cfg.bucket }));
-        return;
-      } catch (err) {
-        const code = err instanceof sdk.s3.S3ServiceException ? err.$metadata.httpStatusCode : undefined;
-        const why = `objects: s3 bucket ${this.cfg.bucket} at ${this.cfg.endpoint || 'AWS'} did not answer: ${(err as Error).name}${code === undefined ? '' : ` (HTTP ${code})`}`;
-        const refused = code !== undefined && code < 500;
-        if (refused || Date.now() + S3_BOOT_RETRY_MS > deadline) throw new BootError(why);
-        if (!waited) onWait?.(why);
-        await new Promise((r) => setTimeout(r, S3_BOOT_RETRY_MS));
-      }
+    const statusOf = (err: unknown): number | undefined => err instanceof sdk.s3.S3ServiceException ? err.$metadata.httpStatusCode : undefined;
+    const why = (err: unknown): string => {
+      const code = statusOf(err);
+      return `objects: s3 bucket ${this.cfg.bucket} at ${this.cfg.endpoint || 'AWS'} did not answer: ${(err as Error).name}${code === undefined ? '' : ` (HTTP ${code})`}`;
+    };
+    try {
+      await waitAtBoot(
+        () => client.send(new sdk.s3.HeadBucketCommand({ Bucket: this.cfg.bucket })),
+        (err) => (statusOf(err) ?? 500) >= 500,
+        { waitMs, retryMs: S3_BOOT_RETRY_MS },
+        (err) => onWait?.(why(err)));
+    } catch (err) {
+      throw new BootError(why(err));
     }
   }
 
