@@ -325,7 +325,10 @@ export class ClusterService implements StreamService, Leadership {
         const late = this.d.clock.nowMs() >= deadlineMs;
         const ready = [...this.held].filter(([a, h]) => !this.taking.has(a) && (late || this.d.star.quiet(h.bucket, h.key))).map(([, h]) => h);
         // Never quiet (producers kept appending): what they had sequenced commits and is acked first.
-        if (late) await Promise.all(ready.map((h) => this.d.star.quiesce(h.bucket, h.key)));
+        if (late && ready.length > 0) {
+          this.d.log_error?.(`star ${this.d.starId} is ${state}: ${ready.length} stream(s) still busy after ${DRAIN_HANDOFF_MS_MAX} ms: quiesced (new appends refused, those sequenced acked), then handed over`);
+          await Promise.all(ready.map((h) => this.d.star.quiesce(h.bucket, h.key)));
+        }
         if (ready.length > 0) {
           await this.letGo(ready).catch((err: unknown) => this.d.log_error?.('releasing leases while draining failed (they run out by themselves)', err));
           moved += ready.length;

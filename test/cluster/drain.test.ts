@@ -157,6 +157,57 @@ describe('drain, decommission and a rolling restart', { skip, timeout: 240_000 }
       at1.close();
     }
   });
+
+  test('a drain that finds a stream never quiet hands it over at its bound, quiesced first: every ack holds and no append answered 503 is in the stream', async () => {
+    // The stream's leader takes appends from producers that never pause, so it is never quiet (a
+    // cluster star acks only once a chunk is in S3: some append is always in flight). After
+    // DRAIN_HANDOFF_MS_MAX the drain hands it over anyway: those already sequenced commit and are
+    // acknowledged first, new ones are refused (503, never appended). Producers talk to the leader
+    // itself, so a 503 is its own refusal and every outcome is known.
+    assert.equal((await request(c.url(0), 'POST', '/v1/streams/dr/busy', {}, REQUEST_MS_MAX)).status, 201);
+    assert.equal((await request(c.url(0), 'POST', '/v1/streams/dr/busy/records', { records: [{ body: 'first' }] }, REQUEST_MS_MAX)).status, 200);
+    const holder = (await sql.query<{ holder: string }>(`SELECT holder FROM ${c.schema}.leases WHERE bucket = 'dr' AND key = $1`, [Buffer.from('busy')])).rows[0].holder;
+    const leader = Number(holder.replace('star-', ''));
+    const other = leader === 0 ? 1 : 0; // star-2 was decommissioned above
+    const acked = new Map<string, number>([['first', 0]]);
+    const refused = new Set<string>();
+    let stop = false;
+    let n = 0;
+    const producer = async (p: number): Promise<void> => {
+      while (!stop) {
+        const body = `b${p}-${n++}`;
+        const a = await request(c.url(leader), 'POST', '/v1/streams/dr/busy/records', { records: [{ body }] }, REQUEST_MS_MAX);
+        if (a.status === 200) acked.set(body, a.body.start.seq_num);
+        else {
+          assert.equal(a.status, 503, JSON.stringify(a.body));
+          refused.add(body);
+        }
+      }
+    };
+    const producers = Array.from({ length: 8 }, (_, p) => producer(p));
+    const admin = connect(await c.grpcPort(other));
+    try {
+      await sleep(300);
+      await grpcCall(admin.admin.Drain.bind(admin.admin), { star_id: holder });
+    } finally {
+      stop = true;
+      await Promise.all(producers);
+      admin.close();
+    }
+    assert.match(c.stars[leader].output(), /stream\(s\) still busy after \d+ ms: quiesced/, 'the drain reached its bound with the stream busy');
+    const history: { body: string; seq_num: number }[] = [];
+    for (let from = 0; ;) {
+      const page = await request(c.url(other), 'GET', `/v1/streams/dr/busy/records?seq_num=${from}`, undefined, REQUEST_MS_MAX);
+      assert.equal(page.status, 200, JSON.stringify(page.body));
+      history.push(...page.body.records);
+      from += page.body.records.length;
+      if (page.body.records.length === 0 || from >= page.body.tail.seq_num) break;
+    }
+    const seqOf = new Map(history.map((r) => [r.body, r.seq_num]));
+    for (const [body, seq] of acked) assert.equal(seqOf.get(body), seq, `acked ${body} at ${seq}`);
+    assert.deepEqual([...refused].filter((b) => seqOf.has(b)), [], 'appends answered 503 were appended all the same');
+    assert.equal(history.length, acked.size, 'nothing but the acked appends');
+  });
 });
 
 describe('a rolling restart', { skip, timeout: 240_000 }, () => {
