@@ -69,7 +69,17 @@ describe('gateway: hosts, health and event streams (auth off)', () => {
     assert.equal(r.status, 200, 'a port in Host changes nothing');
     assert.equal(r.headers.uwebsockets, undefined, 'the star\'s engine header is not relayed');
     assert.equal((JSON.parse(r.text) as { seq_num: number }).seq_num, 1);
-    for (const [host, path] of [[`orders.${ZONE}`, '/v1/buckets'], [`orders.${ZONE}`, '/v1/buckets/orders'], [`a.b.${ZONE}`, '/v1/streams/k']]) {
+    // A dotted bucket name is a bucket host too, the whole label before the zone.
+    r = await onHost(`api.${ZONE}`, `${gw.url}/v1/buckets/eu.orders`, 'POST', '{"create_stream_on_append":true}');
+    assert.equal(r.status, 201, r.text);
+    r = await onHost(`eu.orders.${ZONE}`, `${gw.url}/v1/streams/k/records`, 'POST', '{"records":[{"body":"dotted"}]}');
+    assert.equal(r.status, 200, r.text);
+    // A label that is no bucket name (a space, '?', '/') names no bucket host: 404, not spliced into the
+    // path (a space was a 500, '?' and '/' reached other routes).
+    for (const [host, path] of [
+      [`orders.${ZONE}`, '/v1/buckets'], [`orders.${ZONE}`, '/v1/buckets/orders'],
+      [`a b.${ZONE}`, '/v1/streams/k/records/tail'], [`orders?.${ZONE}`, '/v1/streams/x'], [`orders/eu%2F1/records.${ZONE}`, '/v1/streams/tail'],
+    ]) {
       r = await onHost(host, `${gw.url}${path}`);
       assert.equal(r.status, 404, `${host}${path}`);
       assert.equal(r.headers['content-type'], 'application/json');

@@ -10,7 +10,7 @@ test('host names lose their port, case and trailing dot; IPv6 literals keep thei
   assert.equal(hostName(undefined), '');
 });
 
-test('{bucket}.{zone} puts the bucket in the path; api, the apex and other hosts are path-style; the rest is 404', () => {
+test('{bucket}.{zone} puts the bucket in the path (dots and all); api, the apex and other hosts are path-style; a label that is no bucket name, and the rest, is 404', () => {
   const rows: [string, string, string | null][] = [
     ['orders.svc.test', '/v1/streams/eu%2F1/records', '/v1/streams/orders/eu%2F1/records'],
     ['orders.svc.test:443', '/v1/streams/k', '/v1/streams/orders/k'],
@@ -19,7 +19,15 @@ test('{bucket}.{zone} puts the bucket in the path; api, the apex and other hosts
     ['orders.svc.test', '/v1/buckets/orders', null],
     ['orders.svc.test', '/v1/streams/', null],
     ['orders.svc.test', '/v1/token/exchange', null],
-    ['a.b.svc.test', '/v1/streams/k', null],
+    ['a.b.svc.test', '/v1/streams/k', '/v1/streams/a.b/k'],
+    ['x.api.svc.test', '/v1/streams/k', '/v1/streams/x.api/k'],
+    ['a b.svc.test', '/v1/streams/k', null],
+    ['b?.svc.test', '/v1/streams/x', null],
+    ['b/k/records.svc.test', '/v1/streams/tail', null],
+    ['b%2fk.svc.test', '/v1/streams/tail', null],
+    ['-b.svc.test', '/v1/streams/k', null],
+    [`${'b'.repeat(129)}.svc.test`, '/v1/streams/k', null],
+    ['.svc.test', '/v1/streams/k', null],
     ['api.svc.test', '/v1/buckets/orders', '/v1/buckets/orders'],
     ['api.svc.test', '/v1/streams/orders/k', '/v1/streams/orders/k'],
     ['svc.test', '/v1/streams/orders/k', '/v1/streams/orders/k'],
