@@ -43,15 +43,29 @@ function isBlank(b: Uint8Array): boolean {
   return true;
 }
 
-const B64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
-const B64URL_RE = /^[A-Za-z0-9_-]*={0,2}$/;
+// Whole quanta of four, then a last one of two or three characters, padded with '=' to four or not
+// at all: '==' alone, 'YQ=' and 'Y=Q=' are no base64.
+const B64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
+const B64URL_RE = /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}(?:==)?|[A-Za-z0-9_-]{3}=?)?$/;
+const B64_DIGITS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-/** Strict base64 (standard or url-safe alphabet); anything else is a 400. */
+/** Whether a short last quantum leaves its unused low bits zero, as an encoder writes them ('YQ'
+ *  for 'a'; 'YR' would decode to 'a' too, so two strings would name one value). */
+function canonicalTail(s: string): boolean {
+  const data = s.replace(/=+$/, '');
+  const rest = data.length % 4;
+  if (rest === 0) return true;
+  const c = data[data.length - 1];
+  const v = c === '+' || c === '-' ? 62 : c === '/' || c === '_' ? 63 : B64_DIGITS.indexOf(c);
+  return (v & (rest === 2 ? 0x0f : 0x03)) === 0;
+}
+
+/** Strict base64 (standard or url-safe alphabet, padded or not, canonical); anything else is a 400. */
 export function decodeB64(s: unknown, field: string): Buffer {
   if (typeof s !== 'string') throw invalid(`${field} must be a base64 string`);
-  const clean = s.length % 4 === 1 ? null : s;
-  if (clean === null || !(B64_RE.test(s) || B64URL_RE.test(s))) throw invalid(`${field} is not valid base64`);
-  return Buffer.from(s, B64_RE.test(s) ? 'base64' : 'base64url');
+  const standard = B64_RE.test(s);
+  if (!(standard || B64URL_RE.test(s)) || !canonicalTail(s)) throw invalid(`${field} is not valid base64`);
+  return Buffer.from(s, standard ? 'base64' : 'base64url');
 }
 
 const U64_MAX = (1n << 64n) - 1n;

@@ -223,7 +223,14 @@ for (const engine of ENGINES) {
       assertError(await c.append(bucket, key, [{ body_b64: '***not base64***' }]), 400, 'body_b64');
       assertError(await c.append(bucket, key, [{ body: 'x', headers: [{ name_b64: '%%%', value: 'v' }] }]), 400, 'name_b64');
       assertError(await c.append(bucket, key, [{ body: 'x', headers: [{ name: 'n', value_b64: '!!' }] }]), 400, 'value_b64');
+      // Padding that pads nothing, padding short of a quantum, and a last character whose unused bits
+      // are not zero (two strings for one value) are no base64 either.
+      for (const bad of ['==', 'YQ=', 'Y=Q=', 'YQ===', 'YR==', 'AB', 'YWJ=']) {
+        assertError(await c.append(bucket, key, [{ body_b64: bad }]), 400, `body_b64 ${bad}`);
+      }
       await assertTail(bucket, key, 0, 'after bad base64');
+      // Canonical base64, padded or not, in either alphabet, is the same bytes.
+      for (const good of ['YQ==', 'YQ', '-_8', '+/8=']) assert.equal((await c.append(bucket, key, [{ body_b64: good }])).status, 200, good);
     });
 
     test('headers: a missing or empty name is 400; both forms of a field are 400; headers must be an array', async () => {
