@@ -1173,16 +1173,26 @@ export class Star implements StreamService {
     }
   }
 
-  private async streamForRead(bucket: string, key: string): Promise<StreamState> {
+  /** The stream a read verb reads; a missing one in a create_stream_on_read bucket is created, unless
+   *  the read would be refused on it: a `refusedPast` sequence number start above 0, past an empty
+   *  stream's tail (416), creates nothing, as an autocreating append the new stream would refuse
+   *  creates nothing. */
+  private async streamForRead(bucket: string, key: string, refusedPast?: number): Promise<StreamState> {
     const st = this.wake(addr(bucket, key));
     if (st) { st.lastUsedMs = this.d.clock.nowMs(); return st; }
     const b = this.requireBucket(bucket);
     if (!(b.config as unknown as BucketConfig).create_stream_on_read) throw notFound(`stream ${bucket}/${key} not found`);
-    return this.streams.get(addr(bucket, key)) ?? this.newStream(b, key, {});
+    const existing = this.streams.get(addr(bucket, key));
+    if (existing) return existing;
+    if (refusedPast !== undefined && refusedPast > 0) {
+      throw new ServiceError('range_not_satisfiable', `start ${namedSeqText(refusedPast)} is past the tail 0`, { tail: { seq_num: 0, timestamp_ms: 0 } });
+    }
+    return this.newStream(b, key, {});
   }
 
   async read(bucket: string, key: string, opts: ReadOptions): Promise<ReadResult> {
-    return this.readFrom(await this.streamForRead(bucket, key), opts);
+    const refusedPast = opts.start.kind === 'seq_num' && !opts.clamp ? opts.start.value : undefined;
+    return this.readFrom(await this.streamForRead(bucket, key, refusedPast), opts);
   }
 
   /** A vacant stream's committed state, read without leading it (spec: States, "a vacant stream
@@ -1321,7 +1331,8 @@ export class Star implements StreamService {
   // ---------------------------------------------------------------- read plans and watchers
 
   async readPlan(bucket: string, key: string, start: PlanStart, maxEntries: number): Promise<PlanResult> {
-    const st = await this.streamForRead(bucket, key); // a read verb: create_stream_on_read applies
+    // A read verb: create_stream_on_read applies.
+    const st = await this.streamForRead(bucket, key, start.kind === 'seq_num' ? start.value : undefined);
     return this.planFrom(st, start, maxEntries);
   }
 

@@ -225,6 +225,15 @@ for (const engine of ENGINES) {
       assert.equal(ack.start.seq_num, 0);
     });
 
+    test('create_stream_on_read: a read the new stream would refuse (a start past its tail, 416) creates nothing; clamped, it creates', async () => {
+      const bucket = await c.createBucket({ create_stream_on_read: true });
+      assertError(await c.read(bucket, 'past', { seq_num: 5 }), 416);
+      assertError(await c.get(streamPath(bucket, 'past')), 404, 'not created');
+      const clamped = await c.readOk(bucket, 'past', { seq_num: 5, clamp: true });
+      assert.deepEqual(clamped.records, []);
+      assert.equal((await c.get(streamPath(bucket, 'past'))).status, 200, 'a clamped read creates it');
+    });
+
     test('without create_stream_on_read a read does not create the stream', async () => {
       const bucket = await c.createBucket({ create_stream_on_append: true });
       assertError(await c.read(bucket, 'lazy', { seq_num: 0 }), 404);
