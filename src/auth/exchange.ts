@@ -21,11 +21,12 @@ import {
 } from '../config/limits.ts';
 import { invalid, ServiceError } from '../protocol/errors.ts';
 import type { ExchangeRequest } from '../protocol/resources.ts';
+import { isBucketName } from '../protocol/rules.ts';
 import type { CredentialRegistry } from './credentials.ts';
 import type { MintClaims, MintedToken, TokenSigner } from './jwt.ts';
 import { FailureThrottle, type ThrottleRule } from './throttle.ts';
 import {
-  ACTIONS, formatScope, grantContains, isScopeTokenText, matches, parseScope,
+  ACTIONS, formatScope, grantContains, matches, parseScope,
   type Grant, type ParsedScope,
 } from './scope.ts';
 
@@ -48,10 +49,11 @@ export function parseExchangeRequest(body: unknown): ExchangeRequest {
     throw new ServiceError('unauthenticated', 'key_id and secret are required');
   }
   if ((bucket === undefined) === (scope === undefined)) throw invalid('give exactly one of bucket or scope');
-  // The bucket is written into the minted scope's tokens: it must be scope-token text (RFC 6749
-  // §3.3, no white space of any kind) without the grammar's `:` and `*`.
-  if (bucket !== undefined && (typeof bucket !== 'string' || !isScopeTokenText(bucket) || /[:*]/.test(bucket))) {
-    throw invalid('bucket must be a bucket name');
+  // The bucket is written into the minted scope's tokens, so only a name a bucket can have (which
+  // holds none of the grammar's `:` and `*` and no white space): one that no bucket can have would
+  // be minted into grants that match nothing, or refused as if the credential lacked it.
+  if (bucket !== undefined && (typeof bucket !== 'string' || !isBucketName(bucket))) {
+    throw invalid('bucket must be a bucket name (1-128 of A-Z a-z 0-9 . _ -, starting with a letter or digit)');
   }
   if (scope !== undefined && typeof scope !== 'string') throw invalid('scope must be a space-separated string');
   if (ttl !== undefined && ttl !== null && (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0)) {

@@ -137,11 +137,6 @@ export function scopeEntries(scope: string): string[] {
 /** RFC 6749 §3.3 scope-token: 1*( %x21 / %x23-5B / %x5D-7E ): visible ASCII but `"` and `\`. */
 const SCOPE_TOKEN_CHARS = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 
-/** Whether `text` may stand inside one scope token (a bucket named by an exchange's narrowing). */
-export function isScopeTokenText(text: string): boolean {
-  return SCOPE_TOKEN_CHARS.test(text);
-}
-
 /**
  * Parse a scope claim. Non-`svc:` entries are ignored, malformed `svc:` tokens are skipped and
  * reported through `onMalformed`, duplicates collapse. Throws ServiceError('unauthenticated') past

@@ -41,6 +41,16 @@ test('bucket narrowing rewrites grants to that bucket; ttl defaults to 15 min', 
   await assert.rejects(ex.exchange({ key_id: cred.key_id, secret: cred.secret, bucket: 'nothing' }), code('permission_denied'));
 });
 
+test('a bucket narrowing that names no possible bucket is 400, whatever the credential holds', async () => {
+  for (const scope of ['svc:admin', 'svc:read:*:*', 'svc:read:ta:*']) {
+    const { cred, ex } = await setup(scope);
+    for (const bucket of ['ta%', '-ta', 'ta/x', 'ta!', 'ta*', 't:a', 't a', 'é', '', 'x'.repeat(129)]) {
+      await assert.rejects(ex.exchange({ key_id: cred.key_id, secret: cred.secret, bucket }), code('invalid_argument'), `${scope} ${JSON.stringify(bucket)}`);
+    }
+    if (scope !== 'svc:read:ta:*') assert.ok((await ex.exchange({ key_id: cred.key_id, secret: cred.secret, bucket: 'ta.b_c-1' })).token);
+  }
+});
+
 test('admin credentials narrow to every action on the bucket', async () => {
   const { verifier, cred, ex } = await setup('svc:admin');
   const p = await verifier.verify((await ex.exchange({ key_id: cred.key_id, secret: cred.secret, bucket: 'b' })).token);
