@@ -194,6 +194,9 @@ export class CredentialRegistry {
       // the new seed, not newer.
       seededAt = row.seeded_at_unix_ms ?? row.created_at_unix_ms;
       outcome = row.secret_hash === hash && row.scope === seed.scope ? 'unchanged' : 'updated';
+      // Said at every start: the operator who revoked it meant to, but one who forgot finds out why
+      // the seed's secret is refused (403) without reading the registry.
+      if (row.state === 'revoked') this.log(`auth: root seed ${seed.key_id} names a revoked credential: it stays revoked; a seed under a new key id is the rotation`);
       if (outcome === 'updated' || row.seeded_at_unix_ms === undefined) {
         await this.store.put({ ...row, secret_hash: hash, scope: seed.scope, seeded_at_unix_ms: seededAt });
       }

@@ -111,7 +111,8 @@ test('verifySecret: unknown and wrong are the same 401, revoked is 403 only with
 
 test('root seed converges: created when absent, hash and scope overwritten when drifted', async () => {
   const store = new MemoryCredentialStore();
-  const reg = new CredentialRegistry(store, { now: () => 1 });
+  const logged: string[] = [];
+  const reg = new CredentialRegistry(store, { now: () => 1, log: (m) => logged.push(m) });
   const seed = { key_id: 'root', secret_hash: hashSecret('s1'), scope: 'svc:admin' };
   assert.equal(await reg.convergeRootSeed(seed), 'created');
   assert.equal(await reg.convergeRootSeed(seed), 'unchanged');
@@ -123,8 +124,12 @@ test('root seed converges: created when absent, hash and scope overwritten when 
   assert.equal((await reg.verifySecret('root', 's2')).scope.node, true);
   // A revoke survives restarts.
   await reg.revoke('root');
+  assert.deepEqual(logged, []);
   await reg.convergeRootSeed({ ...seed, secret_hash: hashSecret('s2'), scope: 'svc:admin' });
   assert.equal((await store.get('root'))?.state, 'revoked');
+  // … and each start says so.
+  assert.equal(logged.length, 1);
+  assert.match(logged[0], /root seed root names a revoked credential: it stays revoked/);
 });
 
 test('a root seed under a new key id rotates: the previous seed is revoked, not a credential made otherwise, and an older seed coming back revokes nothing', async () => {
