@@ -4,10 +4,10 @@
 import { createServer as createHttp, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
 import { createServer as createHttps } from 'node:https';
 import { readFileSync } from 'node:fs';
-import { Server as NetServer, type AddressInfo } from 'node:net';
+import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import {
-  REQUEST_BODY_IDLE_MS_MAX,
+  PIPELINED_REQUESTS_QUEUED_MAX, REQUEST_BODY_IDLE_MS_MAX,
   UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX,
 } from '../src/config/limits.ts';
 import { ServiceError } from '../src/core/errors.ts';
@@ -181,9 +181,53 @@ export interface NodeHttpServer {
   closeConnections(): void;
 }
 
+/** One connection's requests, taken one at a time. node:http emits a pipelined request as soon as it
+ *  is parsed and only keeps the answers in order; run at once, a second append would commit before a
+ *  first whose body is still arriving, and a read would miss a write answered before it on the same
+ *  connection (RFC 9112 9.3.2 allows that only for safe methods). So a request starts once the one
+ *  before it on its connection has been answered; past PIPELINED_REQUESTS_QUEUED_MAX waiting, the
+ *  connection is not read until one starts. */
+class ConnectionLane {
+  private busy = false;
+  private readonly waiting: Array<() => void> = [];
+  private paused = false;
+
+  constructor(private readonly socket: Socket) {}
+
+  run(res: ServerResponse, start: () => void): void {
+    const go = (): void => {
+      this.busy = true;
+      res.once('close', () => this.next());
+      start();
+    };
+    if (!this.busy) { go(); return; }
+    this.waiting.push(go);
+    if (this.waiting.length >= PIPELINED_REQUESTS_QUEUED_MAX && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
+    }
+  }
+
+  private next(): void {
+    this.busy = false;
+    const go = this.waiting.shift();
+    if (this.paused && this.waiting.length < PIPELINED_REQUESTS_QUEUED_MAX) {
+      this.paused = false;
+      this.socket.resume();
+    }
+    go?.();
+  }
+}
+
 export function startNodeServer(host: string, port: number, dispatcher: Dispatcher, tls?: { cert: string; key: string; ca?: string; requestCert?: boolean }): Promise<NodeHttpServer> {
   const drain = { draining: false };
+  const lanes = new WeakMap<Socket, ConnectionLane>();
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    let lane = lanes.get(req.socket);
+    if (lane === undefined) lanes.set(req.socket, lane = new ConnectionLane(req.socket));
+    lane.run(res, () => serve(req, res));
+  };
+  const serve = (req: IncomingMessage, res: ServerResponse): void => {
     if (refusedHead(req)) return;
     // Under mtls a caller without a verified certificate finishes its handshake (to be told why), and
     // is answered 401 here, before any route: the open ones (a presigned object URL, the exchange)

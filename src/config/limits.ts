@@ -65,6 +65,9 @@ export const WORKER_PARSE_BYTES_MIN = 256 * KiB;
 /** A request body that sends nothing for this long is cut (connection closed, no answer). uWS does
  *  so on its own fixed HTTP idle timeout (10 s); native-free/ matches it. */
 export const REQUEST_BODY_IDLE_MS_MAX = 10_000;
+/** node:http engine: requests pipelined on one connection wait their turn (each starts once the one
+ *  before it is answered); at this many waiting the connection is not read until one starts. */
+export const PIPELINED_REQUESTS_QUEUED_MAX = 32;
 /** A request head (request line and headers) over this many bytes is answered 431 and closed.
  *  node:http enforces it; uWS (20.30) has its own native bounds and drops such heads (README). */
 export const REQUEST_HEAD_BYTES_MAX = 16 * KiB;
