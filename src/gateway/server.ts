@@ -77,17 +77,16 @@ export interface RunningGateway {
 /** The one route the auth middleware exempts (spec: Api-key exchange). */
 const EXCHANGE_PATH = '/v1/token/exchange';
 
-/** The methods uWS.js 20.30's HTTP parser accepts; it closes the connection on any other. */
-const UWS_PARSED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
 
-/** The route a request names, or undefined for unknown paths, wrong methods and bad segments, which
- *  are left for the star to answer. */
-function routeOf(method: string, path: string): RouteMatch | undefined {
+/** The route a request names; none for a bad segment (left for the star to answer after the
+ *  credential, as it does), and none with the answer (404, 405 with Allow) for an unknown path or a
+ *  method the path does not take. */
+function routeOf(method: string, path: string): { route?: RouteMatch; refused?: unknown } {
   try {
     const m = matchRoute(method, path);
-    return m.badSegment ? undefined : m;
-  } catch {
-    return undefined;
+    return m.badSegment ? {} : { route: m };
+  } catch (err) {
+    return { refused: err };
   }
 }
 
@@ -171,11 +170,18 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     if (routed.kind === 'not-found') throw notFound(routed.why);
     const path = routed.path;
     const ownCors = o.cors !== undefined && isDataPlanePath(path);
-    if (ownCors && method === 'OPTIONS' && req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined) {
+    const preflightAsked = method === 'OPTIONS' && req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined;
+    if (ownCors && preflightAsked) {
       preflight(o.cors!, req, res, path);
       return;
     }
-    const route = routeOf(method, path);
+    const { route, refused } = routeOf(method, path);
+    // An unknown path or a method the path does not take is 404 or 405 before any credential is
+    // looked at, as the star answers it: one route table on both surfaces. Answered here, never
+    // forwarded: a method outside the few a uWS star's parser knows would be dropped there unanswered
+    // and come back as a retryable 503. Not a CORS preflight the Gateway does not answer itself (the
+    // star does), nor /ds, which is not in the route table (its surface answers its own methods).
+    if (refused !== undefined && !rawPath.startsWith('/ds/') && !preflightAsked) throw refused;
     const address = clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedProxies);
     const isExchange = route?.route.verb === 'ExchangeToken';
     // The exchange is the one route a guesser can use unauthenticated: refused while this address
@@ -190,10 +196,6 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       authorizeEarly(principal, route);
     }
 
-    // A method outside the few a uWS star's parser knows is dropped there unanswered, which would
-    // come back as a retryable 503; no route takes one, so it is the path's 405 (or 404) here.
-    // (/ds is not in the route table: its surface answers its own methods.)
-    if (!UWS_PARSED_METHODS.has(method) && !rawPath.startsWith('/ds/')) matchRoute(method, path);
 
     // A verified token's sub is the tenant; without one (no edge verification, the exchange, a
     // preflight) the client's address is: an unverified sub would let anyone take anyone's share.

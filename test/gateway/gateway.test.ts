@@ -251,6 +251,16 @@ describe('gateway: edge verification and limits (auth jwt)', () => {
       assert.equal(r.status, 503, 'the exchange is exempt from verification and goes upstream');
       r = await fetch(`${edge.url}/v1/streams/lim/k/records`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
       assert.equal(r.status, 503, 'a CORS preflight carries no credentials and goes upstream for the star to answer');
+      // An unknown path or a method the path does not take is answered from the route table before
+      // any credential, as a star answers it (they were 401 at the edge, 404 and 405 at the star).
+      r = await fetch(`${edge.url}/v1/streams/lim/k/records`, { method: 'PUT', body: '{}' });
+      assert.equal(r.status, 405);
+      assert.deepEqual(r.headers.get('allow')?.split(', ').sort(), ['GET', 'HEAD', 'POST']);
+      r = await fetch(`${edge.url}/v1/buckets`, { method: 'DELETE', ...bearer('not.a.jwt') });
+      assert.equal(r.status, 405);
+      r = await fetch(`${edge.url}/v1/nope`);
+      assert.equal(r.status, 404);
+      assert.equal(typeof ((await r.json()) as { error: unknown }).error, 'string');
     } finally {
       await edge.stop();
     }
