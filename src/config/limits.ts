@@ -53,8 +53,11 @@ export const ADMIN_READER_BYTES_MAX = 1 * MiB;
 /** Base64 inflates 4/3 and JSON adds escaping: the most a valid append body can weigh on the wire. */
 export const APPEND_BODY_BYTES_MAX = Math.ceil((BATCH_CONTENT_BYTES_MAX * 4) / 3) + 16 * MiB;
 /** An answer given before a request's body was read (an early 404 or 401) waits for at most this much
- *  of the body to arrive and be dropped, so the keep-alive connection stays usable; past it, close. */
-export const UNREAD_BODY_DRAIN_BYTES_MAX = 64 * KiB;
+ *  of the body to arrive and be dropped, so the keep-alive connection stays usable; past it, close.
+ *  A client (the Gateway among them) still writing a body into a connection the star closed gets a
+ *  broken pipe, and often loses the answer with it: an append refused 401 was 503 "retry" through
+ *  the Gateway. 8 MiB covers most appends; read and dropped, never kept, within the time below. */
+export const UNREAD_BODY_DRAIN_BYTES_MAX = 8 * MiB;
 /** … and waits at most this long for it, then answers with `Connection: close`. */
 export const UNREAD_BODY_DRAIN_MS_MAX = 2000;
 /** Control-plane bodies (bucket/stream config, trim, fence, exchange) are small. */

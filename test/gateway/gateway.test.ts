@@ -93,6 +93,19 @@ describe('gateway: hosts, health and event streams (auth off)', () => {
     assert.equal(r.status, 200, 'a host outside the zone is path-style');
   });
 
+  test('a star\'s answer given before it read a large body reaches the caller through the gateway, not a 503', async () => {
+    // The star answers 415 (a compressed body) or 404 (a bad segment) at once; it used to hang up on a
+    // body past 64 KiB, and the gateway, still sending it, lost the answer to the broken pipe.
+    const big = 'a'.repeat(1024 * 1024);
+    assert.equal((await fetch(`${gw.url}/v1/buckets/early`, { method: 'POST', body: '{}' })).status, 201);
+    for (let i = 0; i < 4; i++) {
+      let r = await fetch(`${gw.url}/v1/streams/early/k/records`, { method: 'POST', body: big, headers: { 'content-encoding': 'gzip' } });
+      assert.equal(r.status, 415, await r.text());
+      r = await fetch(`${gw.url}/v1/streams/early/%ZZ/records`, { method: 'POST', body: big });
+      assert.equal(r.status, 404, await r.text());
+    }
+  });
+
   test('heads a uWS star would drop are answered by the gateway itself, at once, in the envelope', { timeout: 30_000 }, async () => {
     const port = Number(new URL(gw.url).port);
     /** One raw request on its own connection: the status line and the JSON body of its answer. */
