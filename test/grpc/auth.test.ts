@@ -61,6 +61,10 @@ describe('grpc auth (jwt)', () => {
     // The data plane's grants never reach the admin plane.
     assert.equal((await failureMd(c.admin.Health.bind(c.admin), {}, appender)).code, grpc.status.PERMISSION_DENIED);
     assert.equal((await callMd(c.admin.Health.bind(c.admin), {}, admin)).serving, true);
+    // Denied before the request is read: a malformed one (no bucket) is 403 too, not 400.
+    assert.equal((await failureMd(c.admin.ReadStreamRecords.bind(c.admin), {}, appender)).code, grpc.status.PERMISSION_DENIED);
+    assert.equal((await failureMd(c.admin.ListStreamSummaries.bind(c.admin), {}, appender)).code, grpc.status.PERMISSION_DENIED);
+    assert.equal((await failureMd(c.admin.GetStreamDetail.bind(c.admin), {}, appender)).code, grpc.status.PERMISSION_DENIED);
     // A session opens only under an append grant.
     const reader = bearer(await mint('svc:read:b1:*', 600));
     const s = c.data.AppendSession(reader);

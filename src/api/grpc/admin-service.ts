@@ -30,8 +30,9 @@ export function adminServiceHandlers(ctx: GrpcContext): AdminServiceHandlers {
     c.deadlineAt(caller.expMs);
   };
   const gate = (verb: string, c: UnaryCallState): AdminGate => (at) => admin(verb, c, at);
-  /** Who the caller is, checked before its request is read (the grant is checked at the gate). */
-  const authenticated = async (c: UnaryCallState): Promise<void> => { await ctx.auth?.authenticate?.(c.metadata); };
+  // The read verbs are authorized before their request is read (spec: the admin plane requires
+  // svc:admin, and denial comes before anything about the request), and again at the gate with the
+  // address they name.
   const reads = adminReads({
     service: ctx.service,
     star: ctx.star,
@@ -67,16 +68,16 @@ export function adminServiceHandlers(ctx: GrpcContext): AdminServiceHandlers {
       return { credential: credentialToWire(await credentialHook(ctx, 'revokeCredential')(req.key_id)) };
     }),
 
-    ListCredentials: unary(async (req, _md, c) => { await authenticated(c); return reads.ListCredentials(req, gate('ListCredentials', c)); }),
-    Health: unary(async (req, _md, c) => { await authenticated(c); return reads.Health(req, gate('Health', c)); }),
-    ListStars: unary(async (req, _md, c) => { await authenticated(c); return reads.ListStars(req, gate('ListStars', c)); }),
-    GetClusterOverview: unary(async (req, _md, c) => { await authenticated(c); return reads.GetClusterOverview(req, gate('GetClusterOverview', c)); }),
-    ListStreamSummaries: unary(async (req, _md, c) => { await authenticated(c); return reads.ListStreamSummaries(req, gate('ListStreamSummaries', c)); }),
-    ListBucketSummaries: unary(async (req, _md, c) => { await authenticated(c); return reads.ListBucketSummaries(req, gate('ListBucketSummaries', c)); }),
-    GetStreamDetail: unary(async (req, _md, c) => { await authenticated(c); return reads.GetStreamDetail(req, gate('GetStreamDetail', c)); }),
-    GetStreamLiveStats: unary(async (req, _md, c) => { await authenticated(c); return reads.GetStreamLiveStats(req, gate('GetStreamLiveStats', c)); }),
-    ListAuditQueues: unary(async (req, _md, c) => { await authenticated(c); return reads.ListAuditQueues(req, gate('ListAuditQueues', c)); }),
-    PeekAuditQueue: unary(async (req, _md, c) => { await authenticated(c); return reads.PeekAuditQueue(req, gate('PeekAuditQueue', c)); }),
-    ReadStreamRecords: unary(async (req, _md, c) => { await authenticated(c); return reads.ReadStreamRecords(req, gate('ReadStreamRecords', c)); }),
+    ListCredentials: unary(async (req, _md, c) => { await admin('ListCredentials', c); return reads.ListCredentials(req, gate('ListCredentials', c)); }),
+    Health: unary(async (req, _md, c) => { await admin('Health', c); return reads.Health(req, gate('Health', c)); }),
+    ListStars: unary(async (req, _md, c) => { await admin('ListStars', c); return reads.ListStars(req, gate('ListStars', c)); }),
+    GetClusterOverview: unary(async (req, _md, c) => { await admin('GetClusterOverview', c); return reads.GetClusterOverview(req, gate('GetClusterOverview', c)); }),
+    ListStreamSummaries: unary(async (req, _md, c) => { await admin('ListStreamSummaries', c); return reads.ListStreamSummaries(req, gate('ListStreamSummaries', c)); }),
+    ListBucketSummaries: unary(async (req, _md, c) => { await admin('ListBucketSummaries', c); return reads.ListBucketSummaries(req, gate('ListBucketSummaries', c)); }),
+    GetStreamDetail: unary(async (req, _md, c) => { await admin('GetStreamDetail', c); return reads.GetStreamDetail(req, gate('GetStreamDetail', c)); }),
+    GetStreamLiveStats: unary(async (req, _md, c) => { await admin('GetStreamLiveStats', c); return reads.GetStreamLiveStats(req, gate('GetStreamLiveStats', c)); }),
+    ListAuditQueues: unary(async (req, _md, c) => { await admin('ListAuditQueues', c); return reads.ListAuditQueues(req, gate('ListAuditQueues', c)); }),
+    PeekAuditQueue: unary(async (req, _md, c) => { await admin('PeekAuditQueue', c); return reads.PeekAuditQueue(req, gate('PeekAuditQueue', c)); }),
+    ReadStreamRecords: unary(async (req, _md, c) => { await admin('ReadStreamRecords', c); return reads.ReadStreamRecords(req, gate('ReadStreamRecords', c)); }),
   };
 }
