@@ -99,6 +99,9 @@ export interface ParseAuthOptions {
   warn?: (line: string) => void;
   /** The Gateway's edge verification: it only verifies, never calls a peer, so it needs no peer token. */
   verifyOnly?: boolean;
+  /** The modes this process serves, refused before any other mode's settings are asked for (the
+   *  Gateway: off and jwt; asking for basic's --admin-username would name a flag it does not take). */
+  modes?: { allowed: readonly AuthMode[]; refusal: string };
 }
 
 type Reader = (name: string) => string | undefined;
@@ -303,6 +306,7 @@ export function parseAuthConfig(
   const modeRaw = (read('auth') ?? 'off').trim().toLowerCase();
   if (!(AUTH_MODES as readonly string[]).includes(modeRaw)) refuse(`--auth must be one of ${AUTH_MODES.join(', ')}, got '${modeRaw}'`);
   const mode = modeRaw as AuthMode;
+  if (options.modes && !options.modes.allowed.includes(mode)) refuse(`${options.modes.refusal}, not ${mode}`);
   const insecureAuth = parseBool(read('insecure-auth'), 'insecure-auth');
 
   const jwtFlags = ['jwt-hmac-secret-file', 'jwt-hmac-secret', 'jwt-jwks-url', 'jwt-oidc-issuer', 'jwt-audience'];

@@ -167,8 +167,9 @@ export async function runGateway(argv: readonly string[], env: NodeJS.ProcessEnv
     }
     tls = cfg.tls ? loadTlsFiles(cfg.tls) : undefined;
     // A TLS listener is what lets jwt verification run without --insecure-auth (spec: Modes).
-    const auth = parseAuthConfig(cfg.get, env, tls !== undefined, { verifyOnly: true });
-    if (auth.mode !== 'off' && auth.mode !== 'jwt') throw new ConfigError(`the Gateway verifies JWTs only: --auth off or jwt, not ${auth.mode}`);
+    const auth = parseAuthConfig(cfg.get, env, tls !== undefined, {
+      verifyOnly: true, modes: { allowed: ['off', 'jwt'], refusal: 'the Gateway verifies JWTs only: --auth off or jwt' },
+    });
     if (cfg.limits === true && auth.mode !== 'jwt') {
       throw new ConfigError('--gateway-limits needs edge verification (--auth jwt): limits ride verified tokens');
     }

@@ -522,4 +522,12 @@ test('the gateway refuses to start with limits but no edge verification, or a ba
   assert.ok(!g.started && g.code === 2);
   g = await runRefusedGateway(['--auth', 'basic', '--insecure-auth', '--admin-username', 'a'], { SVCD_ADMIN_PASSWORD: 'p' });
   assert.ok(!g.started && g.code === 2, 'basic is not an edge mode');
+  // Told so at once, never sent after flags of a mode it does not serve (--admin-username,
+  // --tls-client-ca are not Gateway flags).
+  for (const mode of ['basic', 'mtls']) {
+    g = await runRefusedGateway(['--auth', mode]);
+    assert.ok(!g.started && g.code === 2, mode);
+    assert.match(g.out, new RegExp(`the Gateway verifies JWTs only: --auth off or jwt, not ${mode}`));
+    assert.doesNotMatch(g.out, /admin-username|tls-client-ca/);
+  }
 });
