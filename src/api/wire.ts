@@ -159,8 +159,10 @@ export function decodeBucketConfig(o: Json, pathName: string, withToken: boolean
     if (k === 'name') {
       if (v !== pathName) throw invalid(`body names bucket ${String(v)} but the path names ${pathName}`);
     } else if (BUCKET_FIELDS.has(k)) {
-      const x = configField(k, v, false);
-      out[k] = x;
+      // An empty-string enum means the service's default, as a stream's means its bucket's (and as
+      // gRPC's UNSPECIFIED does): left unset.
+      const x = configField(k, v, true);
+      if (x !== '') out[k] = x;
     } else if (k === 'creation_token') {
       if (withToken) out[k] = str(v, k, checkCreationToken);
     } else if (!BUCKET_ECHO_FIELDS.has(k)) throw invalid(`unknown field ${k}`);

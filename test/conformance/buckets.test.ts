@@ -89,6 +89,19 @@ for (const engine of ENGINES) {
       assert.equal(res.body.default_timestamping_mode, 'client-prefer');
     });
 
+    test('an empty-string enum in a bucket config means the default, on create and on PUT', async () => {
+      const name = uniq('b');
+      const res = await c.post(bucketPath(name), { default_class: '', default_producer_policy: '', default_timestamping_mode: '' });
+      assert.equal(res.status, 201, res.text);
+      assert.equal(res.body.default_class, 'standard');
+      assert.equal(res.body.default_producer_policy, 'any');
+      assert.equal(res.body.default_timestamping_mode, 'client-prefer');
+      assert.equal((await c.put(bucketPath(name), { default_timestamping_mode: 'arrival' })).status, 200);
+      const put = await c.put(bucketPath(name), { default_timestamping_mode: '' });
+      assert.equal(put.status, 200, put.text);
+      assert.equal(put.body.default_timestamping_mode, 'client-prefer');
+    });
+
     test('create echoes the given config and GET returns the same bucket', async () => {
       const name = uniq('b');
       const res = await c.post(bucketPath(name), FULL_CONFIG);
