@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import type * as UWS from '@trufflesuite/uws-js-unofficial';
 import { ServiceError, invalid } from '../core/errors.ts';
 import {
-  APPEND_BODY_BYTES_MAX, UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX, UWS_BODY_FIRST_BYTES_MAX, UWS_BODY_WAIT_SWEEP_MS, UWS_BODY_WAITING_MAX,
+  APPEND_BODY_BYTES_MAX, BODYLESS_METHOD_BODY_BYTES_MAX, UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX, UWS_BODY_FIRST_BYTES_MAX, UWS_BODY_WAIT_SWEEP_MS, UWS_BODY_WAITING_MAX,
   UWS_STALL_REARM_MS,
 } from '../config/limits.ts';
 import type { BodyMeter, Dispatcher, MeteredExchange } from './dispatch.ts';
@@ -173,7 +173,7 @@ class UwsExchange implements MeteredExchange {
    *  kept it would send its next request into a star about to hang up, and not know its fate). */
   constructor(private readonly res: UWS.HttpResponse, req: UWS.HttpRequest, cors: boolean, private readonly drain: { draining: boolean }) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
-    this.bodyLimit = bodyMethod(this.method) ? APPEND_BODY_BYTES_MAX : UNREAD_BODY_DRAIN_BYTES_MAX;
+    this.bodyLimit = bodyMethod(this.method) ? APPEND_BODY_BYTES_MAX : BODYLESS_METHOD_BODY_BYTES_MAX;
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
     for (const h of headersFor(this.method, cors)) {

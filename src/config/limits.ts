@@ -58,6 +58,9 @@ export const APPEND_BODY_BYTES_MAX = Math.ceil((BATCH_CONTENT_BYTES_MAX * 4) / 3
  *  broken pipe, and often loses the answer with it: an append refused 401 was 503 "retry" through
  *  the Gateway. 8 MiB covers most appends; read and dropped, never kept, within the time below. */
 export const UNREAD_BODY_DRAIN_BYTES_MAX = 8 * MiB;
+/** A body sent with a method that takes none (a GET's): held at most this much before the answer,
+ *  and past it the connection is closed (uWS buffers what arrives before the route is known). */
+export const BODYLESS_METHOD_BODY_BYTES_MAX = 64 * KiB;
 /** … and waits at most this long for it, then answers with `Connection: close`. */
 export const UNREAD_BODY_DRAIN_MS_MAX = 2000;
 /** Control-plane bodies (bucket/stream config, trim, fence, exchange) are small. */
