@@ -229,8 +229,12 @@ for (const engine of ENGINES) {
         assertError(await c.append(bucket, key, [{ body_b64: bad }]), 400, `body_b64 ${bad}`);
       }
       await assertTail(bucket, key, 0, 'after bad base64');
+      // Past the record cap, base64 is the cap's 400.
+      assertError(await c.append(bucket, key, [{ body_b64: Buffer.alloc(12 * 1024 * 1024, 7).toString('base64') }]), 400, 'body_b64 of 12 MiB');
+      await assertTail(bucket, key, 0, 'after bad base64');
       // Canonical base64, padded or not, in either alphabet, is the same bytes.
       for (const good of ['YQ==', 'YQ', '-_8', '+/8=']) assert.equal((await c.append(bucket, key, [{ body_b64: good }])).status, 200, good);
+      assert.equal((await c.append(bucket, key, [{ body_b64: Buffer.alloc(1024 * 1024, 7).toString('base64') }])).status, 200, '1 MiB record as base64');
     });
 
     test('headers: a missing or empty name is 400; both forms of a field are 400; headers must be an array', async () => {
