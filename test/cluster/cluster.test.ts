@@ -10,13 +10,15 @@ import { call, ok, sleep } from '../crash/fault-kit.ts';
 import * as grpc from '@grpc/grpc-js';
 import { call as grpcCall, connect, failure } from '../grpc/client.ts';
 import { ListObjectsCommand, S3Client } from '@aws-sdk/client-s3';
-import { clusterForSuite, TEST_EXPRESS_BUCKET, type TestCluster } from './kit.ts';
+import { assertKnownOutcomes, clusterForSuite, knownOutcomeProducers, TEST_EXPRESS_BUCKET, type TestCluster } from './kit.ts';
 
 /** A sweep interval past any test's length: the sweep never runs in this file. */
 const UNSETTLED_SWEEP_OFF_MS = 3_600_000;
 /** Producers appending to one stream while it is handed to a new leadership this many times. */
 const HANDOFF_PRODUCERS = 8;
 const HANDOFF_PATCHES = 10;
+/** One append's longest wait in that test (a bound on a hang, not a speed). */
+const HANDOFF_REQUEST_MS_MAX = 30_000;
 const skip = await postgresSkipReason();
 
 interface Ack { start: { seq_num: number }; end: { seq_num: number } }
@@ -252,22 +254,7 @@ describe('a cluster of three stars', { skip }, () => {
     await ok(c.url(0), 'POST', '/v1/streams/cb/ho', {});
     // Producers and PATCHes all on star 0, which takes the lease again after each hand-off: no hop,
     // so a 503 is the star's own refusal, and the outcome of every append is known.
-    const acked = new Map<string, number>();
-    const refused = new Set<string>();
-    let stop = false;
-    let n = 0;
-    const producer = async (p: number): Promise<void> => {
-      while (!stop) {
-        const body = `p${p}-${n++}`;
-        const a = await call(c.url(0), 'POST', '/v1/streams/cb/ho/records', { records: [{ body }] });
-        if (a.status === 200) acked.set(body, (a.body as Ack).start.seq_num);
-        else {
-          assert.equal(a.status, 503, a.text);
-          refused.add(body);
-        }
-      }
-    };
-    const producers = Array.from({ length: HANDOFF_PRODUCERS }, (_, p) => producer(p));
+    const load = knownOutcomeProducers(c.url(0), 'cb', 'ho', HANDOFF_PRODUCERS, HANDOFF_REQUEST_MS_MAX);
     try {
       for (let i = 0; i < HANDOFF_PATCHES; i++) {
         await sleep(200);
@@ -275,14 +262,9 @@ describe('a cluster of three stars', { skip }, () => {
       }
       await sleep(200);
     } finally {
-      stop = true;
-      await Promise.all(producers);
+      await load.stop();
     }
-    const history = await readAll(c.url(1), 'cb', 'ho');
-    const seqOf = new Map(history.map((r) => [r.body, r.seq_num]));
-    for (const [body, seq] of acked) assert.equal(seqOf.get(body), seq, `acked ${body} at ${seq}`);
-    assert.deepEqual([...refused].filter((b) => seqOf.has(b)), [], 'appends answered 503 ("not acknowledged; retry") were appended all the same');
-    assert.equal(history.length, acked.size, 'nothing but the acked appends');
+    await assertKnownOutcomes(c.url(1), 'cb', 'ho', load.acked, load.refused, HANDOFF_REQUEST_MS_MAX);
   });
 
   test('an express-class stream commits its chunks to the express bucket; once its leader dies another star reads them back with no lease (vacant)', async () => {

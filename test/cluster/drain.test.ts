@@ -11,7 +11,7 @@ import { Recorder, appendFailure, checkHistory } from '../helpers/history.ts';
 import { rng as makeRng } from '../helpers/rng.ts';
 import { sleep } from '../crash/fault-kit.ts';
 import { call as grpcCall, connect, failure } from '../grpc/client.ts';
-import { clusterForSuite, readBackRecorded, request, startCluster, type TestCluster } from './kit.ts';
+import { assertKnownOutcomes, clusterForSuite, knownOutcomeProducers, readBackRecorded, request, startCluster, type TestCluster } from './kit.ts';
 
 const skip = await postgresSkipReason();
 
@@ -169,44 +169,18 @@ describe('drain, decommission and a rolling restart', { skip, timeout: 240_000 }
     const holder = (await sql.query<{ holder: string }>(`SELECT holder FROM ${c.schema}.leases WHERE bucket = 'dr' AND key = $1`, [Buffer.from('busy')])).rows[0].holder;
     const leader = Number(holder.replace('star-', ''));
     const other = leader === 0 ? 1 : 0; // star-2 was decommissioned above
-    const acked = new Map<string, number>([['first', 0]]);
-    const refused = new Set<string>();
-    let stop = false;
-    let n = 0;
-    const producer = async (p: number): Promise<void> => {
-      while (!stop) {
-        const body = `b${p}-${n++}`;
-        const a = await request(c.url(leader), 'POST', '/v1/streams/dr/busy/records', { records: [{ body }] }, REQUEST_MS_MAX);
-        if (a.status === 200) acked.set(body, a.body.start.seq_num);
-        else {
-          assert.equal(a.status, 503, JSON.stringify(a.body));
-          refused.add(body);
-        }
-      }
-    };
-    const producers = Array.from({ length: 8 }, (_, p) => producer(p));
+    const load = knownOutcomeProducers(c.url(leader), 'dr', 'busy', 8, REQUEST_MS_MAX);
+    load.acked.set('first', 0);
     const admin = connect(await c.grpcPort(other));
     try {
       await sleep(300);
       await grpcCall(admin.admin.Drain.bind(admin.admin), { star_id: holder });
     } finally {
-      stop = true;
-      await Promise.all(producers);
+      await load.stop();
       admin.close();
     }
     assert.match(c.stars[leader].output(), /stream\(s\) still busy after \d+ ms: quiesced/, 'the drain reached its bound with the stream busy');
-    const history: { body: string; seq_num: number }[] = [];
-    for (let from = 0; ;) {
-      const page = await request(c.url(other), 'GET', `/v1/streams/dr/busy/records?seq_num=${from}`, undefined, REQUEST_MS_MAX);
-      assert.equal(page.status, 200, JSON.stringify(page.body));
-      history.push(...page.body.records);
-      from += page.body.records.length;
-      if (page.body.records.length === 0 || from >= page.body.tail.seq_num) break;
-    }
-    const seqOf = new Map(history.map((r) => [r.body, r.seq_num]));
-    for (const [body, seq] of acked) assert.equal(seqOf.get(body), seq, `acked ${body} at ${seq}`);
-    assert.deepEqual([...refused].filter((b) => seqOf.has(b)), [], 'appends answered 503 were appended all the same');
-    assert.equal(history.length, acked.size, 'nothing but the acked appends');
+    await assertKnownOutcomes(c.url(other), 'dr', 'busy', load.acked, load.refused, REQUEST_MS_MAX);
   });
 });
 

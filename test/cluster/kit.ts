@@ -134,3 +134,44 @@ export function makeStarCerts(): { dir: string; ca: string; cert: string; key: s
   openssl(['x509', '-req', '-in', 'star.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'star.pem', '-days', '2', '-extfile', 'star.ext']);
   return { dir, ca: join(dir, 'ca.pem'), cert: join(dir, 'star.pem'), key: join(dir, 'star.key') };
 }
+
+/** Producers appending one record at a time to `bucket/key` through one star, where every answer is
+ *  either 200 (acked at its seq) or that star's own 503 (not appended): a hand-off's load. */
+export function knownOutcomeProducers(url: string, bucket: string, key: string, producers: number, timeoutMs: number): {
+  acked: Map<string, number>;
+  refused: Set<string>;
+  stop(): Promise<void>;
+} {
+  const acked = new Map<string, number>();
+  const refused = new Set<string>();
+  let stopping = false;
+  let n = 0;
+  const loops = Array.from({ length: producers }, async (_, p) => {
+    while (!stopping) {
+      const body = `p${p}-${n++}`;
+      const a = await request(url, 'POST', `/v1/streams/${bucket}/${key}/records`, { records: [{ body }] }, timeoutMs);
+      if (a.status === 200) acked.set(body, a.body.start.seq_num);
+      else {
+        assert.equal(a.status, 503, JSON.stringify(a.body));
+        refused.add(body);
+      }
+    }
+  });
+  return { acked, refused, stop: async () => { stopping = true; await Promise.all(loops); } };
+}
+
+/** Reads `bucket/key` whole from `url` and checks it against a hand-off's producers: every ack at
+ *  its seq, no append answered 503 in the stream, and nothing else. */
+export async function assertKnownOutcomes(url: string, bucket: string, key: string, acked: ReadonlyMap<string, number>, refused: ReadonlySet<string>, timeoutMs: number): Promise<void> {
+  const history: { body: string; seq_num: number }[] = [];
+  for (;;) {
+    const page = await request(url, 'GET', `/v1/streams/${bucket}/${key}/records?seq_num=${history.length}`, undefined, timeoutMs);
+    assert.equal(page.status, 200, JSON.stringify(page.body));
+    history.push(...page.body.records);
+    if (page.body.records.length === 0 || history.length >= page.body.tail.seq_num) break;
+  }
+  const seqOf = new Map(history.map((r) => [r.body, r.seq_num]));
+  for (const [body, seq] of acked) assert.equal(seqOf.get(body), seq, `acked ${body} at ${seq}`);
+  assert.deepEqual([...refused].filter((b) => seqOf.has(b)), [], 'appends answered 503 ("not acknowledged; retry") were appended all the same');
+  assert.equal(history.length, acked.size, 'nothing but the acked appends');
+}
