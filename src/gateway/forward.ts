@@ -183,7 +183,15 @@ export class Forwarder {
         if (outcome?.kind === 'failed' && outcome.connectFailed) this.upstreams.markDown(leader);
         // The named leader is dead or wedged: by the time that is known its lease has lapsed or moved,
         // so a request safe to send again goes round the stars once more instead of failing.
-        if (outcome?.kind === 'failed' && outcome.resendable) outcome = await roundTheStars(out, hdrs);
+        if (outcome?.kind === 'failed' && outcome.resendable) {
+          outcome = await roundTheStars(out, hdrs);
+          // Its lease lapsed and another star took it: that star, named now, is followed once too.
+          const next = outcome?.kind === 'misdirected' ? leaderUrl(outcome.leader, outcome.from) : undefined;
+          if (next !== undefined && next.origin !== leader.origin) {
+            outcome = await attempt(next, out, hdrs);
+            if (outcome?.kind === 'failed' && outcome.connectFailed) this.upstreams.markDown(next);
+          }
+        }
         if (outcome?.kind === 'misdirected') {
           unavailable('the stream\'s lease moved while the request was on its way; retry');
           return;
