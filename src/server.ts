@@ -163,12 +163,13 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   const metadata: MetadataStore = pgMetadata ?? openMetadataStore(cfg.metadata, dataDir, health.metadata);
   life.started('metadata store', 'stores', () => metadata.close());
   // PostgreSQL away or its database missing is the operator's to fix: one line, not a stack.
+  const pgAway = clusterCfg ? `metadata: PostgreSQL (--postgres-url ${postgresTarget(clusterCfg.url)}) did not answer` : '';
   const state = clusterCfg
-    ? await refusedAs(`metadata: PostgreSQL (--postgres-url ${postgresTarget(clusterCfg.url)}) did not answer`, () => waitAtBoot(
+    ? await refusedAs(pgAway, () => waitAtBoot(
       () => metadata.load(),
       (err) => pgMetadata?.loadFailureIsTemporary(err) ?? false,
       { waitMs: POSTGRES_BOOT_WAIT_MS_MAX, retryMs: POSTGRES_BOOT_RETRY_MS },
-      (err) => console.error(`svcd: metadata: PostgreSQL (--postgres-url ${postgresTarget(clusterCfg.url)}) did not answer: ${reasonOf(err)}; waiting up to ${POSTGRES_BOOT_WAIT_MS_MAX / 1000} s for it`)))
+      (err) => console.error(`svcd: ${pgAway}: ${reasonOf(err)}; waiting up to ${POSTGRES_BOOT_WAIT_MS_MAX / 1000} s for it`)))
     : await metadata.load();
   await checkStoredFormat(state, metadata, objects, () => randomUUID(), Date.now());
   const get = (f: string): string | undefined => cfg.raw.get(f) || undefined;

@@ -44,28 +44,23 @@ function isBlank(b: Uint8Array): boolean {
 }
 
 // The alphabet, then at most two '=' (simple character classes: linear on a 140 MiB body, where a
-// repeated group overflows the regex engine's stack). The padding's rules are checked apart.
+// repeated group overflows the regex engine's stack). The padding's rules are checked apart
+// (wellFormedB64).
 const B64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
 const B64URL_RE = /^[A-Za-z0-9_-]*={0,2}$/;
 const B64_DIGITS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /** Whole quanta of four, then a last one of two or three characters, padded with '=' to four or not
- *  at all: '==' alone, 'YQ=', 'A' are no base64. */
-function wellPadded(s: string): boolean {
+ *  at all ('==' alone, 'YQ=', 'A' are no base64), whose unused low bits are zero as an encoder writes
+ *  them ('YQ' for 'a'; 'YR' would decode to 'a' too, so two strings would name one value). */
+function wellFormedB64(s: string): boolean {
   let pad = 0;
   while (pad < 2 && s.charCodeAt(s.length - 1 - pad) === 0x3d) pad++;
-  const rest = (s.length - pad) % 4;
-  if (pad === 0) return rest !== 1;
-  return rest === 4 - pad;
-}
-
-/** Whether a short last quantum leaves its unused low bits zero, as an encoder writes them ('YQ'
- *  for 'a'; 'YR' would decode to 'a' too, so two strings would name one value). */
-function canonicalTail(s: string): boolean {
-  const data = s.replace(/=+$/, '');
-  const rest = data.length % 4;
+  const data = s.length - pad;
+  const rest = data % 4;
+  if (pad > 0 ? rest !== 4 - pad : rest === 1) return false;
   if (rest === 0) return true;
-  const c = data[data.length - 1];
+  const c = s[data - 1];
   const v = c === '+' || c === '-' ? 62 : c === '/' || c === '_' ? 63 : B64_DIGITS.indexOf(c);
   return (v & (rest === 2 ? 0x0f : 0x03)) === 0;
 }
@@ -74,7 +69,7 @@ function canonicalTail(s: string): boolean {
 export function decodeB64(s: unknown, field: string): Buffer {
   if (typeof s !== 'string') throw invalid(`${field} must be a base64 string`);
   const standard = B64_RE.test(s);
-  if (!(standard || B64URL_RE.test(s)) || !wellPadded(s) || !canonicalTail(s)) throw invalid(`${field} is not valid base64`);
+  if (!(standard || B64URL_RE.test(s)) || !wellFormedB64(s)) throw invalid(`${field} is not valid base64`);
   return Buffer.from(s, standard ? 'base64' : 'base64url');
 }
 

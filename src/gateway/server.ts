@@ -77,7 +77,6 @@ export interface RunningGateway {
 /** The one route the auth middleware exempts (spec: Api-key exchange). */
 const EXCHANGE_PATH = '/v1/token/exchange';
 
-
 /** The route a request names; none for a bad segment (left for the star to answer after the
  *  credential, as it does), and none with the answer (404, 405 with Allow) for an unknown path or a
  *  method the path does not take. */
@@ -195,7 +194,6 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       principal = await o.authenticator.authenticate(auth === undefined ? undefined : auth.join(', '));
       authorizeEarly(principal, route);
     }
-
 
     // A verified token's sub is the tenant; without one (no edge verification, the exchange, a
     // preflight) the client's address is: an unverified sub would let anyone take anyone's share.
