@@ -15,6 +15,7 @@ import { checkStoredSegments } from '../storage/segments/segment-check.ts';
 import { OrderedMap } from './ordered-keys.ts';
 import { ServiceError, credentialExpired, invalid, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
+import { StreamReads } from './reads.ts';
 import { Settling } from './settling.ts';
 import { Retention, movedAway } from './retention.ts';
 import { invariant } from './invariant.ts';
@@ -156,6 +157,8 @@ export class Star implements StreamService {
   private readonly suspectStreams = new Set<StreamState>();
   private reconciling = false;
   private readonly reader: PageReader;
+  /** Where reads start and what a page or a plan holds (core/reads.ts). */
+  private readonly reads: StreamReads;
   /** Memory for the frames this star sequences, kept until their WAL file settles. */
   private readonly frames = new FrameArena();
   private pending: PendingEntry[] = [];
@@ -186,8 +189,6 @@ export class Star implements StreamService {
   private subscriptions = 0;
   private closed = false;
   private timers: { cancel(): void }[] = [];
-  private readonly readRecordsMax: number;
-  private readonly readBytesMax: number;
   private readonly walFileBytesMax: number;
   private readonly walSettleAfterMs: number;
 
@@ -195,6 +196,7 @@ export class Star implements StreamService {
     this.d = deps;
     this.leadership = deps.leadership ?? soleLeadership;
     this.reader = new PageReader(deps.objects);
+    this.reads = new StreamReads(this.reader, deps.readRecordsMax ?? READ_RECORDS_MAX, deps.readBytesMax ?? READ_BYTES_MAX);
     this.reclaimer = new ObjectReclaimer(deps.objects, deps.clock, deps.objectGraceMs ?? 0, (m) => deps.log_error?.(m));
     this.auditor = new Auditor(deps.segmentChecker ?? { check: (segs) => checkStoredSegments(deps.objects, segs) }, this.reclaimer, deps.clock,
       (bucket, key, id, objectKey) => this.rowAt(bucket, key, id)?.segments.some((x) => x.object_key === objectKey) ?? false, (m) => deps.log_error?.(m),
@@ -213,8 +215,6 @@ export class Star implements StreamService {
       dropObject: (key, st) => this.dropObject(key, st),
     });
     this.walFileNo = deps.walFileNo;
-    this.readRecordsMax = deps.readRecordsMax ?? READ_RECORDS_MAX;
-    this.readBytesMax = deps.readBytesMax ?? READ_BYTES_MAX;
     this.walFileBytesMax = deps.walFileBytesMax ?? WAL_FILE_BYTES_MAX;
     this.walSettleAfterMs = deps.walSettleAfterMs ?? WAL_SETTLE_AFTER_MS;
   }
@@ -1163,16 +1163,6 @@ export class Star implements StreamService {
 
   // ---------------------------------------------------------------- read
 
-  private async resolveStart(st: StreamState, start: ReadStart): Promise<number> {
-    switch (start.kind) {
-      case 'seq_num': return start.value;
-      // Clamped at 0 (spec: Read query); a start below the trim watermark is then 410 unless the read
-      // clamps, as any start is.
-      case 'tail_offset': return Math.max(0, st.tail - start.value);
-      case 'timestamp_ms': return this.reader.seqAtOrAfter(st, start.value);
-    }
-  }
-
   /** The stream a read verb reads; a missing one in a create_stream_on_read bucket is created, unless
    *  the read would be refused on it: a `refusedPast` sequence number start above 0, past an empty
    *  stream's tail (416), creates nothing, as an autocreating append the new stream would refuse
@@ -1192,7 +1182,7 @@ export class Star implements StreamService {
 
   async read(bucket: string, key: string, opts: ReadOptions): Promise<ReadResult> {
     const refusedPast = opts.start.kind === 'seq_num' && !opts.clamp ? opts.start.value : undefined;
-    return this.readFrom(await this.streamForRead(bucket, key, refusedPast), opts);
+    return this.reads.read(await this.streamForRead(bucket, key, refusedPast), opts);
   }
 
   /** A vacant stream's committed state, read without leading it (spec: States, "a vacant stream
@@ -1201,7 +1191,7 @@ export class Star implements StreamService {
   detached(row: StreamMeta, batches: readonly CommittedBatch[]): { read(opts: ReadOptions): Promise<ReadResult>; tail(): Position } {
     const st = new StreamState(row, this.configOf(row));
     for (const b of batches) st.commitBatch(heldBatch(b, 0));
-    return { read: (opts) => this.readFrom(st, opts), tail: () => st.tailPosition() };
+    return { read: (opts) => this.reads.read(st, opts), tail: () => st.tailPosition() };
   }
 
   /** A stream another live star leads, as this star serves it from what is committed (spec: "Any
@@ -1217,42 +1207,14 @@ export class Star implements StreamService {
     }
     return {
       read: async (opts) => {
-        const seq = await this.readStart(st, opts);
+        const seq = await this.reads.startOf(st, opts);
         // Above the frontier only the leader has the records. A time start found no settled record at
         // or after it: the first such may be unsettled, so its answer is the leader's too.
         const aboveSettled = seq >= st.settledEnd && st.settledEnd < st.tail && (seq < st.tail || opts.start.kind === 'timestamp_ms');
-        return aboveSettled ? undefined : this.pageFrom(st, seq, opts);
+        return aboveSettled ? undefined : this.reads.page(st, seq, opts);
       },
-      plan: (start, maxEntries) => this.planFrom(st, start, maxEntries),
+      plan: (start, maxEntries) => this.reads.plan(st, start, maxEntries),
     };
-  }
-
-  private async readFrom(st: StreamState, opts: ReadOptions): Promise<ReadResult> {
-    return this.pageFrom(st, await this.readStart(st, opts), opts);
-  }
-
-  /** Where a read starts: its start resolved, held to the trim watermark and the tail (clamped, or
-   *  refused with 410 or 416). */
-  private async readStart(st: StreamState, opts: ReadOptions): Promise<number> {
-    let seq = await this.resolveStart(st, opts.start);
-    if (seq < st.trimSeq) {
-      if (!opts.clamp) throw new ServiceError('trimmed', `records below ${st.trimSeq} were trimmed`);
-      seq = st.trimSeq;
-    }
-    if (seq > st.tail) {
-      if (!opts.clamp) throw new ServiceError('range_not_satisfiable', `start ${namedSeqText(seq)} is past the tail ${st.tail}`, { tail: st.tailPosition() });
-      seq = st.tail;
-    }
-    return seq;
-  }
-
-  private async pageFrom(st: StreamState, seq: number, opts: ReadOptions): Promise<ReadResult> {
-    const tail = st.tailPosition();
-    if (seq >= st.tail) return { records: [], tail };
-    const limit = Math.min(opts.limit > 0 ? opts.limit : this.readRecordsMax, this.readRecordsMax);
-    const maxBytes = Math.min(opts.maxBytes > 0 ? opts.maxBytes : this.readBytesMax, this.readBytesMax);
-    const records = await this.reader.page(st, seq, { limit, maxBytes, untilMs: opts.untilMs });
-    return { records, tail };
   }
 
   checkTail(bucket: string, key: string): Position {
@@ -1333,38 +1295,7 @@ export class Star implements StreamService {
   async readPlan(bucket: string, key: string, start: PlanStart, maxEntries: number): Promise<PlanResult> {
     // A read verb: create_stream_on_read applies.
     const st = await this.streamForRead(bucket, key, start.kind === 'seq_num' ? start.value : undefined);
-    return this.planFrom(st, start, maxEntries);
-  }
-
-  private planFrom(st: StreamState, start: PlanStart, maxEntries: number): PlanResult {
-    const segs = st.meta.segments;
-    let i: number;
-    if (start.kind === 'seq_num') {
-      if (start.value < st.trimSeq) throw new ServiceError('trimmed', `records below ${st.trimSeq} were trimmed`);
-      // As a Read without clamp: a start past the tail names no record that will ever be vended there.
-      if (start.value > st.tail) throw new ServiceError('range_not_satisfiable', `start ${namedSeqText(start.value)} is past the tail ${st.tail}`, { tail: st.tailPosition() });
-      i = segs.findIndex((s) => s.end_seq > start.value);
-      if (i < 0) return { segments: [], vended_until: Math.max(start.value, 0), more: false };
-    } else {
-      i = segs.findIndex((s) => s.max_ts >= start.value && s.end_seq > st.trimSeq);
-      if (i < 0) return { segments: [], vended_until: undefined, more: false }; // above the settled ceiling
-    }
-    // A segment partly below the trim watermark is never vended: its object still holds the trimmed
-    // records, and a plan hands out whole objects. Nothing is vended from where the plan starts (as
-    // on an unsettled range): the consumer Reads up to the segment's end, where plans resume.
-    if (segs[i].first_seq < st.trimSeq) {
-      return { segments: [], vended_until: start.kind === 'seq_num' ? start.value : st.trimSeq, more: false };
-    }
-    const picked = segs.slice(i, i + maxEntries);
-    const more = i + maxEntries < segs.length;
-    return {
-      segments: picked.map((s) => ({
-        object_key: s.object_key, payload_bytes: s.footer_offset, footer_offset: s.footer_offset, footer_bytes: s.footer_bytes,
-        first_seq: s.first_seq, end_seq: s.end_seq, min_ts: s.min_ts, max_ts: s.max_ts,
-      })),
-      vended_until: picked[picked.length - 1].end_seq,
-      more,
-    };
+    return this.reads.plan(st, start, maxEntries);
   }
 
   watch(bucket: string, key: string, listener: (ev: StreamEvent) => void): () => void {
@@ -1379,7 +1310,7 @@ export class Star implements StreamService {
     if (this.subscriptions >= SUBSCRIPTIONS_PER_STAR_MAX) throw new ServiceError('resource_exhausted', 'subscriptions per star at cap');
     this.subscriptions += 1; // reserved before any await, so concurrent subscribes cannot pass the cap
     try {
-      let seq = await this.resolveStart(st, start);
+      let seq = await this.reads.resolveStart(st, start);
       // A state that went dormant while the start was looked up (a slow store) is woken by no append:
       // the subscription follows the live state instead.
       const live = st.retired ? this.requireStream(bucket, key) : st;
