@@ -15,6 +15,7 @@ import { checkStoredSegments } from '../storage/segments/segment-check.ts';
 import { OrderedMap } from './ordered-keys.ts';
 import { ServiceError, credentialExpired, invalid, notFound } from './errors.ts';
 import { PageReader } from './page-reader.ts';
+import { Buckets } from './buckets.ts';
 import { StreamReads } from './reads.ts';
 import { Settling } from './settling.ts';
 import { Retention, movedAway } from './retention.ts';
@@ -29,7 +30,7 @@ import type {
 import { ROWS_IDLE, StreamState, heldBatch, holdBatch, streamInfoOf, type CommittedBatch, type MemBatch } from './stream-state.ts';
 import { LiveSubscription } from './subscription.ts';
 import {
-  DEFAULT_BUCKET_CONFIG, namedSeqText, streamDefaultsOf, type AppendAck, type AppendInput, type BucketConfig, type BucketInfo, type EncodedBatch, type RecordInput,
+  namedSeqText, streamDefaultsOf, type AppendAck, type AppendInput, type BucketConfig, type BucketInfo, type EncodedBatch, type RecordInput,
   type Position, type ReadOptions, type ReadResult, type ReadStart, type StreamConfig, type StreamInfo,
 } from './types.ts';
 
@@ -135,7 +136,7 @@ const rowOf = (a: string, packed: PackedRow): StreamMeta => {
 export class Star implements StreamService {
   private readonly d: StarDeps;
   private readonly leadership: Leadership;
-  private readonly buckets = new OrderedMap<BucketMeta>();
+  private readonly buckets: Buckets;
   private readonly streams = new Map<string, StreamState>();
   /** The same streams by stream id (a cluster's commit log and settler look them up by the frames' id). */
   private readonly byId = new Map<string, StreamState>();
@@ -149,10 +150,6 @@ export class Star implements StreamService {
   /** Streams that went dormant and that woke since start (metrics, the simulation). */
   readonly dormancy = { retired: 0, woken: 0 };
   private readonly deleted = new Set<string>();
-  /** Bucket creations whose metadata write is still pending (a converging retry waits for it). */
-  private readonly bucketWrites = new Map<string, Promise<void>>();
-  /** Buckets whose last write failed: read back before anything else is written (see reconcile). */
-  private readonly suspectBuckets = new Set<string>();
   /** Streams whose last row write failed (StreamState.suspect), read back by reconcile(). */
   private readonly suspectStreams = new Set<StreamState>();
   private reconciling = false;
@@ -195,6 +192,10 @@ export class Star implements StreamService {
   constructor(deps: StarDeps) {
     this.d = deps;
     this.leadership = deps.leadership ?? soleLeadership;
+    this.buckets = new Buckets({
+      metadata: deps.metadata, clock: deps.clock, expressBucket: deps.expressBucket, starName: this.starName(),
+      streamsIn: (name) => this.byBucket.get(name)?.size ?? 0,
+    });
     this.reader = new PageReader(deps.objects);
     this.reads = new StreamReads(this.reader, deps.readRecordsMax ?? READ_RECORDS_MAX, deps.readBytesMax ?? READ_BYTES_MAX);
     this.reclaimer = new ObjectReclaimer(deps.objects, deps.clock, deps.objectGraceMs ?? 0, (m) => deps.log_error?.(m));
@@ -227,7 +228,7 @@ export class Star implements StreamService {
     recovered: Iterable<{ fileNo: number; streamId: string; firstSeq: number; count: number; frame: Buffer; timestamps: number[]; contentBytes: number }>,
     walFiles: readonly number[] = [],
   ): void {
-    for (const b of state.buckets) this.buckets.set(b.name, b);
+    this.buckets.load(state.buckets);
     // With dormancy on, every stream starts dormant and only those the WAL holds records of wake: a
     // restart over many streams builds their states as they are used, not all at once.
     state.streams.forEach((bucket, key, packed) => {
@@ -346,8 +347,7 @@ export class Star implements StreamService {
 
   /** The bucket as the shared store holds it now (absent: deleted). */
   syncBucket(name: string, row: BucketMeta | undefined): void {
-    if (row) this.buckets.set(name, row);
-    else if (!this.byBucket.get(name)?.size) this.buckets.delete(name);
+    this.buckets.sync(name, row);
   }
 
   /** True when nothing keeps the stream on this star: no append in flight or for `idleMs`, nobody
@@ -414,103 +414,14 @@ export class Star implements StreamService {
 
   // ---------------------------------------------------------------- buckets
 
-  private bucketInfo(b: BucketMeta): BucketInfo {
-    return { name: b.name, ...(b.config as unknown as BucketConfig), created_at_unix_ms: b.created_at_unix_ms, creation_token: b.creation_token };
-  }
-
-  private requireBucket(name: string): BucketMeta {
-    const b = this.buckets.get(name);
-    if (!b) throw notFound(`bucket ${name} not found`);
-    return b;
-  }
-
-  async createBucket(name: string, body: BucketCreate): Promise<BucketInfo> {
-    const token = body.creation_token ?? '';
-    const existing = this.buckets.get(name);
-    if (existing) {
-      if (token !== '' && existing.creation_token === token) {
-        await this.bucketWrites.get(name); // converge only once the creation is durable
-        if (this.buckets.get(name) === existing) return this.bucketInfo(existing);
-        return this.createBucket(name, body);
-      }
-      throw new ServiceError('already_exists', `bucket ${name} already exists`);
-    }
-    const config: BucketConfig = { ...DEFAULT_BUCKET_CONFIG };
-    for (const k of Object.keys(config) as (keyof BucketConfig)[]) {
-      const v = body[k];
-      if (v !== undefined) (config as unknown as Record<string, unknown>)[k] = v;
-    }
-    this.refuseExpressDefault(config);
-    const meta: BucketMeta = { name, config: { ...config }, created_at_unix_ms: this.d.clock.nowMs(), creation_token: token };
-    this.buckets.set(name, meta);
-    const write = this.bucketWrite(name, this.d.metadata.putBucket(meta));
-    this.bucketWrites.set(name, write.then(() => undefined, () => undefined));
-    try {
-      await write;
-    } catch (err) {
-      if (this.buckets.get(name) === meta) this.buckets.delete(name); // not durable: it never existed
-      throw err;
-    } finally {
-      this.bucketWrites.delete(name);
-    }
-    return this.bucketInfo(meta);
-  }
-
-  getBucket(name: string): BucketInfo { return this.bucketInfo(this.requireBucket(name)); }
-
-  async updateBucket(name: string, body: Partial<BucketConfig>): Promise<BucketInfo> {
-    const b = this.requireBucket(name);
-    // PUT replaces the caller-writable config whole: unset fields fall back to the defaults.
-    const config: BucketConfig = { ...DEFAULT_BUCKET_CONFIG };
-    for (const k of Object.keys(config) as (keyof BucketConfig)[]) {
-      const v = body[k];
-      if (v !== undefined) (config as unknown as Record<string, unknown>)[k] = v;
-    }
-    this.refuseExpressDefault(config);
-    const meta: BucketMeta = { ...b, config: { ...config } };
-    this.buckets.set(name, meta);
-    try {
-      await this.bucketWrite(name, this.d.metadata.putBucket(meta));
-    } catch (err) {
-      if (this.buckets.get(name) === meta) this.buckets.set(name, b);
-      throw err;
-    }
-    return this.bucketInfo(meta);
-  }
-
-  /** A bucket whose streams would default to express needs somewhere to put their objects. */
-  private refuseExpressDefault(config: BucketConfig): void {
-    if (config.default_class === 'express' && !this.d.expressBucket) {
-      throw invalid(`${this.starName()} has no express bucket set (--express-bucket); a bucket cannot default its streams to class express`);
-    }
-  }
+  async createBucket(name: string, body: BucketCreate): Promise<BucketInfo> { return this.buckets.create(name, body); }
+  getBucket(name: string): BucketInfo { return this.buckets.info(this.buckets.require(name)); }
+  async updateBucket(name: string, body: Partial<BucketConfig>): Promise<BucketInfo> { return this.buckets.update(name, body); }
+  listBuckets(startAfter: string, limit: number): ListPage<BucketInfo> { return this.buckets.list(startAfter, limit); }
 
   async deleteBucket(name: string): Promise<void> {
-    this.requireBucket(name);
-    const live = this.byBucket.get(name);
-    if (live && live.size > 0) throw new ServiceError('bucket_not_empty', `bucket ${name} is not empty: delete its ${live.size} stream(s) first`);
-    const b = this.buckets.get(name)!;
-    this.buckets.delete(name);
-    try {
-      await this.bucketWrite(name, this.d.metadata.deleteBucket(name));
-    } catch (err) {
-      if (!this.buckets.has(name)) this.buckets.set(name, b);
-      throw err;
-    }
+    await this.buckets.delete(name);
     for (const a of [...this.deleted]) if (a.startsWith(`${name}\u0000`)) this.deleted.delete(a);
-  }
-
-  /** A bucket row write: when it fails, the store may hold it or not, so the row is read back. */
-  private bucketWrite(name: string, write: Promise<void>): Promise<void> {
-    return write.catch((err: unknown) => {
-      this.suspectBuckets.add(name);
-      throw err;
-    });
-  }
-
-  listBuckets(startAfter: string, limit: number): ListPage<BucketInfo> {
-    const { entries, more } = this.buckets.page(startAfter, Math.min(Math.max(limit, 1), LIST_PAGE_MAX));
-    return { items: entries.map(([, b]) => this.bucketInfo(b)), next: more ? entries[entries.length - 1][0] : '' };
   }
 
   // ---------------------------------------------------------------- streams
@@ -659,7 +570,7 @@ export class Star implements StreamService {
   }
 
   async createStream(bucket: string, key: string, body: StreamCreate): Promise<StreamInfo> {
-    const b = this.requireBucket(bucket);
+    const b = this.buckets.require(bucket);
     const existing = this.wake(addr(bucket, key));
     if (existing) {
       const token = body.creation_token ?? '';
@@ -685,7 +596,7 @@ export class Star implements StreamService {
 
   async reconfigureStream(bucket: string, key: string, patch: StreamConfigInput): Promise<StreamInfo> {
     const st = this.requireStream(bucket, key);
-    const b = this.requireBucket(bucket);
+    const b = this.buckets.require(bucket);
     // Built from the config the previous row write left (under the row lock), so two concurrent
     // reconfigures never undo each other.
     const retentionChanged = await this.withRows([st], () => this.reconfigureLocked(st, b, bucket, key, patch));
@@ -765,7 +676,7 @@ export class Star implements StreamService {
   }
 
   listStreams(bucket: string, startAfter: string, limit: number): ListPage<StreamInfo> {
-    this.requireBucket(bucket);
+    this.buckets.require(bucket);
     // Keys are listed in the order of their bytes (keys are byte strings; cursors carry the bytes).
     const m = this.byBucket.get(bucket);
     if (!m) return { items: [], next: '' };
@@ -819,7 +730,7 @@ export class Star implements StreamService {
   private async appendAfterWaits(bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
     let st = this.wake(addr(bucket, key));
     if (!st) {
-      const b = this.requireBucket(bucket);
+      const b = this.buckets.require(bucket);
       if (!(b.config as unknown as BucketConfig).create_stream_on_append) throw notFound(`stream ${bucket}/${key} not found`);
       st = this.streams.get(addr(bucket, key));
       if (!st) {
@@ -1108,23 +1019,18 @@ export class Star implements StreamService {
 
   /** True when the metadata store answers and no row write's outcome is unknown. */
   metadataReady(): boolean {
-    return this.d.metadata.healthy() && this.suspectStreams.size === 0 && this.suspectBuckets.size === 0;
+    return this.d.metadata.healthy() && this.suspectStreams.size === 0 && !this.buckets.suspect;
   }
 
   /** Reads back every suspect row once the store answers again, and takes what the store holds as
    *  the truth (it is what a restart would load). Run by the sweep; one pass at a time. */
   private reconcile(): void {
     if (this.reconciling || !this.d.metadata.healthy()) return;
-    if (this.suspectStreams.size === 0 && this.suspectBuckets.size === 0) return;
+    if (this.suspectStreams.size === 0 && !this.buckets.suspect) return;
     this.reconciling = true;
     void (async () => {
-      for (const name of [...this.suspectBuckets]) {
-        if (!this.d.metadata.healthy()) return;
-        const row = await this.d.metadata.readBucket(name);
-        if (row) this.buckets.set(name, row);
-        else if (this.buckets.has(name) && !this.byBucket.get(name)?.size) this.buckets.delete(name);
-        this.suspectBuckets.delete(name);
-      }
+      await this.buckets.reconcile();
+      if (this.buckets.suspect) return;
       for (const st of [...this.suspectStreams]) await this.withRows([st], async () => undefined);
     })().catch(() => undefined).finally(() => { this.reconciling = false; });
   }
@@ -1170,7 +1076,7 @@ export class Star implements StreamService {
   private async streamForRead(bucket: string, key: string, refusedPast?: number): Promise<StreamState> {
     const st = this.wake(addr(bucket, key));
     if (st) { st.lastUsedMs = this.d.clock.nowMs(); return st; }
-    const b = this.requireBucket(bucket);
+    const b = this.buckets.require(bucket);
     if (!(b.config as unknown as BucketConfig).create_stream_on_read) throw notFound(`stream ${bucket}/${key} not found`);
     const existing = this.streams.get(addr(bucket, key));
     if (existing) return existing;
