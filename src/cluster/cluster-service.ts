@@ -18,13 +18,14 @@ import type {
   BucketCreate, ListPage, PlanResult, PlanStart, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
 } from '../core/service-api.ts';
 import { needsHandoff, type Star } from '../core/star.ts';
-import type { CommittedBatch } from '../core/stream-state.ts';
+import { streamInfoOf, type CommittedBatch } from '../core/stream-state.ts';
+import { bucketInfoOf } from '../core/buckets.ts';
 import type { NamedSegment } from '../core/auditor.ts';
 import type {
   AppendAck, AppendInput, BucketConfig, BucketInfo, Position, ReadOptions, ReadResult, ReadStart, StreamConfig, StreamInfo,
 } from '../core/types.ts';
 import { contentBytes, forEachRecord, frameInfo, frameIsIntact, frameTimestamps } from '../storage/format/record-codec.ts';
-import type { BucketMeta, StreamMeta } from '../storage/metadata/metadata-store.ts';
+import type { StreamMeta } from '../storage/metadata/metadata-store.ts';
 import type { ChunkRow, LeaseHolder, PostgresCluster, StarRow, VacantUnsettled } from '../storage/metadata/postgres-cluster.ts';
 import type { PostgresMetadataStore } from '../storage/metadata/postgres-store.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
@@ -600,7 +601,7 @@ export class ClusterService implements StreamService, Leadership {
     const n = Math.min(Math.max(limit, 1), LIST_PAGE_MAX);
     const rows = await this.d.metadata.listBucketRows(startAfter, n + 1);
     const page = rows.slice(0, n);
-    return { items: page.map(bucketInfo), next: rows.length > n ? page[page.length - 1].name : '' };
+    return { items: page.map(bucketInfoOf), next: rows.length > n ? page[page.length - 1].name : '' };
   }
 
   async listStreams(bucket: string, startAfter: string, limit: number): Promise<ListPage<StreamInfo>> {
@@ -871,11 +872,7 @@ export class ClusterService implements StreamService, Leadership {
   }
 }
 
-function bucketInfo(b: BucketMeta): BucketInfo {
-  return { name: b.name, ...(b.config as unknown as BucketConfig), created_at_unix_ms: b.created_at_unix_ms, creation_token: b.creation_token };
-}
-
 function streamInfo(s: StreamMeta): StreamInfo {
-  return { stream_id: s.stream_id, bucket: s.bucket, key: s.key, ...(s.config as unknown as StreamConfig), created_at_unix_ms: s.created_at_unix_ms };
+  return streamInfoOf(s, s.config as unknown as StreamConfig);
 }
 

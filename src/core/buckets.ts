@@ -10,6 +10,11 @@ import { OrderedMap } from './ordered-keys.ts';
 import type { BucketCreate, ListPage } from './service-api.ts';
 import { DEFAULT_BUCKET_CONFIG, type BucketConfig, type BucketInfo } from './types.ts';
 
+/** A bucket as the API shows it, from its row. */
+export function bucketInfoOf(b: BucketMeta): BucketInfo {
+  return { name: b.name, ...(b.config as unknown as BucketConfig), created_at_unix_ms: b.created_at_unix_ms, creation_token: b.creation_token };
+}
+
 export interface BucketsDeps {
   metadata: MetadataStore;
   clock: { nowMs(): number };
@@ -46,9 +51,7 @@ export class Buckets {
   /** True while a bucket row write's outcome is unknown. */
   get suspect(): boolean { return this.suspects.size > 0; }
 
-  info(b: BucketMeta): BucketInfo {
-    return { name: b.name, ...(b.config as unknown as BucketConfig), created_at_unix_ms: b.created_at_unix_ms, creation_token: b.creation_token };
-  }
+  info(b: BucketMeta): BucketInfo { return bucketInfoOf(b); }
 
   async create(name: string, body: BucketCreate): Promise<BucketInfo> {
     const token = body.creation_token ?? '';
