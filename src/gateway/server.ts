@@ -31,7 +31,8 @@ import { authorize, EXCHANGE_ADDRESS_THROTTLE, FailureThrottle, type Authenticat
 import { matchRoute, methodsFor, type RouteMatch } from '../api/routes.ts';
 import type { CorsPolicy } from '../api/cors.ts';
 import { UpstreamPool } from './capacity.ts';
-import { Forwarder, type ForwardHooks } from './forward.ts';
+import { Forwarder } from './forward.ts';
+import type { ForwardHooks } from './relay.ts';
 import { answer, fail } from './reply.ts';
 import { Upstreams } from './upstreams.ts';
 import { HealthProbes, type HealthOptions } from './health.ts';
