@@ -4,16 +4,19 @@
 // (storage/metadata/postgres-cluster.ts). Only then does the durable offset move and the appends get
 // their acks, so nothing acknowledged depends on this star's disk.
 //
-// A stream whose lease moved (the epoch check failed), or whose commit failed in a way that may or may
-// not have landed, is refused here: its entries answer 503 and the stream is poisoned, so no later
-// frame of it commits past the gap; the star drops the stream and the next request reloads it from
-// what PostgreSQL and the object store hold.
+// A stream whose lease moved (the epoch check failed), or whose commit failed, is refused here: its
+// entries answer 503 and the stream is poisoned, so no later frame of it commits past the gap; the star
+// drops the stream and the next request reloads it from what PostgreSQL and the object store hold. A
+// statement whose answer was lost (the connection dropped mid-statement) may have committed: before its
+// appends are answered, PostgreSQL is asked which of its chunks it holds (those are acknowledged, the
+// others refused), and only when it cannot say within COMMIT_OUTCOME_WAIT_MS_MAX are they refused as of
+// unknown outcome. A plain append answered "not acknowledged" was therefore never stored.
 
 import { FRAME_ROTATE, frameInfo, sealFrame } from '../storage/format/record-codec.ts';
 import type { ChunkCommit, PostgresCluster } from '../storage/metadata/postgres-cluster.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
-import type { LogPort, Timers } from '../core/ports.ts';
-import { COMMIT_LINGER_MS_EXPRESS, COMMIT_LINGER_MS_STANDARD } from '../config/limits.ts';
+import type { LogPort, Refusal, Timers } from '../core/ports.ts';
+import { COMMIT_LINGER_MS_EXPRESS, COMMIT_LINGER_MS_STANDARD, COMMIT_OUTCOME_RETRY_MS, COMMIT_OUTCOME_WAIT_MS_MAX } from '../config/limits.ts';
 import { OutageLog } from '../core/outage-log.ts';
 
 /** Frames waiting for a group commit, in bytes; past it appends are pushed back (429). */
@@ -54,6 +57,9 @@ export interface CommitLogDeps {
   incarnation: string;
   /** The standard class's linger (default COMMIT_LINGER_MS_STANDARD). */
   lingerMs?: number;
+  /** How long a commit whose answer was lost waits for PostgreSQL to say whether it landed (default
+   *  COMMIT_OUTCOME_WAIT_MS_MAX). */
+  outcomeWaitMsMax?: number;
   log_error?: (msg: string, err?: unknown) => void;
 }
 
@@ -68,8 +74,8 @@ export class ClusterCommitLog implements LogPort {
   private flushing = false;
   private scheduled = false;
   private objectNo = 0;
-  /** Entries (by end offset) that did not commit, and why. */
-  private readonly refusals = new Map<number, string>();
+  /** Entries (by end offset) that were not acknowledged, and why. */
+  private readonly refusals = new Map<number, Refusal>();
   /** Streams with a refused entry: nothing more of them commits until the star reloads them. */
   private readonly poisoned = new Set<string>();
   /** Streams reloaded while frames of their previous state were still queued or in flight: entries
@@ -125,8 +131,8 @@ export class ClusterCommitLog implements LogPort {
   discardUndurable(): void { /* nothing to discard: failures are refused entry by entry */ }
   currentFileNo(): number { return 0; }
 
-  /** Why the entry ending at `end` did not commit (once; undefined when it did). */
-  takeRefusal(end: number): string | undefined {
+  /** Why the entry ending at `end` was not acknowledged (once; undefined when it committed). */
+  takeRefusal(end: number): Refusal | undefined {
     const cause = this.refusals.get(end);
     if (cause !== undefined) this.refusals.delete(end);
     return cause;
@@ -237,24 +243,24 @@ export class ClusterCommitLog implements LogPort {
         return false;
       }
       if (!this.poisoned.has(c.stream_id)) return true;
-      for (const e of c.entries) this.refusals.set(e.end, 'an earlier append of the stream failed to commit');
+      this.refuseEntries(c.entries, 'an earlier append of the stream failed to commit');
       return false;
     });
-    if (live.length > 0) {
+    if (live.length > 0 && !put.ok) {
+      // Nothing was asked of PostgreSQL: nothing of the group is stored.
+      this.outages.error('commit', `group commit of ${live.length} stream(s) failed; their appends are refused`, put.err);
+      const cause = `the commit failed (${errorText(put.err)})`;
+      for (const c of live) this.refuse(c.stream_id, c.entries, cause);
+    } else if (live.length > 0 && put.ok) {
+      const t1 = performance.now();
       try {
-        if (!put.ok) throw put.err;
-        const t1 = performance.now();
         const committed = await this.d.pg.commit(live, g.objectKeys, this.d.leaseTtlMs);
         this.onCommit?.(put.ms, performance.now() - t1);
         live.forEach((c, i) => {
           if (!committed.has(i)) this.refuse(c.stream_id, c.entries, 'the stream\'s lease moved to another star');
         });
       } catch (err) {
-        // The statement may have committed before the connection dropped: these streams' tails are
-        // unknown here, so they are refused and reloaded from what PostgreSQL holds.
-        this.outages.error('commit', `group commit of ${live.length} stream(s) failed; their appends are refused`, err);
-        const cause = `the commit failed (${(err as Error).message ?? String(err)})`;
-        for (const c of live) this.refuse(c.stream_id, c.entries, cause);
+        await this.settleLostAnswer(g, live, err);
       }
     }
     this.durable = g.end;
@@ -265,14 +271,62 @@ export class ClusterCommitLog implements LogPort {
     for (const w of waiters) w();
   }
 
+  /** The statement failed without an answer that says whether it committed: asks PostgreSQL which
+   *  chunks it recorded (acknowledged: they are committed under this star's epoch) and refuses the
+   *  rest; when PostgreSQL cannot say within COMMIT_OUTCOME_WAIT_MS_MAX, refuses them all as of
+   *  unknown outcome. Either way a refused stream is poisoned and reloaded from what is committed. */
+  private async settleLostAnswer(g: Group, live: GroupChunk[], err: unknown): Promise<void> {
+    const cause = `the commit failed (${errorText(err)})`;
+    const waitMs = this.d.outcomeWaitMsMax ?? COMMIT_OUTCOME_WAIT_MS_MAX;
+    const outcome = await this.outcomeOf(g.objectKeys, waitMs);
+    if (outcome === undefined) {
+      this.outages.error('commit', `group commit of ${live.length} stream(s) failed and PostgreSQL did not say within ${waitMs} ms whether it landed; their appends are refused as of unknown outcome`, err);
+      for (const c of live) this.refuse(c.stream_id, c.entries, cause, true);
+      return;
+    }
+    this.outages.error('commit', `group commit of ${live.length} stream(s) lost its answer; PostgreSQL says it ${outcome.committed ? 'committed' : 'did not commit'}`, err);
+    for (const c of live) {
+      if (outcome.chunks.has(`${c.stream_id}:${c.first_seq}`)) continue; // committed: acknowledged
+      // The statement committed but this chunk is not there: its lease check failed, or another star
+      // that took the stream since settled it already. Which one cannot be told from here.
+      this.refuse(c.stream_id, c.entries, outcome.committed ? `${cause}, and whether this append landed is unknown` : cause, outcome.committed);
+    }
+  }
+
+  /** PostgreSQL's answer to whether the group's statement committed, asked every
+   *  COMMIT_OUTCOME_RETRY_MS for at most `waitMs`; undefined when it gave none. */
+  private async outcomeOf(objectKeys: string[], waitMs: number): Promise<{ committed: boolean; chunks: Set<string> } | undefined> {
+    const untilMs = Date.now() + waitMs;
+    for (;;) {
+      const leftMs = untilMs - Date.now();
+      if (leftMs <= 0 || this.stopped) return undefined;
+      let timer: { cancel(): void } | undefined;
+      const bound = new Promise<undefined>((resolve) => { timer = this.d.timers.setTimeout(() => resolve(undefined), leftMs); });
+      const asked = this.d.pg.commitOutcome(objectKeys).then((o) => ({ o }), () => undefined);
+      const answer = await Promise.race([asked, bound]);
+      timer?.cancel();
+      if (answer !== undefined) return answer.o;
+      if (Date.now() >= untilMs) return undefined;
+      await new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, COMMIT_OUTCOME_RETRY_MS); });
+    }
+  }
+
   /** Entries sequenced by a state of their stream that was dropped and reloaded since: refused, the
    *  reloaded state left unpoisoned (its own entries follow what is committed). */
   private refuseStale(entries: Entry[]): void {
-    for (const e of entries) this.refusals.set(e.end, 'the stream was reloaded on this star while the append was in flight');
+    this.refuseEntries(entries, 'the stream was reloaded on this star while the append was in flight');
   }
 
-  private refuse(streamId: string, entries: Entry[], cause: string): void {
+  private refuse(streamId: string, entries: Entry[], cause: string, outcomeUnknown = false): void {
     this.poisoned.add(streamId);
-    for (const e of entries) this.refusals.set(e.end, cause);
+    this.refuseEntries(entries, cause, outcomeUnknown);
   }
+
+  private refuseEntries(entries: Entry[], cause: string, outcomeUnknown = false): void {
+    for (const e of entries) this.refusals.set(e.end, { cause, outcomeUnknown });
+  }
+}
+
+function errorText(err: unknown): string {
+  return (err as Error | undefined)?.message ?? String(err);
 }

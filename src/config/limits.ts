@@ -229,6 +229,13 @@ export const DRAIN_WAIT_MS_MAX = 30_000;
  *  the class is for latency. A group holding an express frame lingers as express. */
 export const COMMIT_LINGER_MS_STANDARD = 0;
 export const COMMIT_LINGER_MS_EXPRESS = 0;
+/** A group commit whose PostgreSQL statement got no answer (the connection dropped mid-statement)
+ *  may have committed. Its appends are answered only once the star has asked PostgreSQL which of its
+ *  chunks it holds, again every COMMIT_OUTCOME_RETRY_MS while it does not answer, for at most this
+ *  long; past it they are refused as of unknown outcome. The next group commits wait meanwhile
+ *  (commits are recorded in order), as they would fail against the same PostgreSQL. */
+export const COMMIT_OUTCOME_WAIT_MS_MAX = 10_000;
+export const COMMIT_OUTCOME_RETRY_MS = 250;
 /** A star-to-star call (SettleStar on a drained peer) gets this long, then fails and is logged. It
  *  only nudges: the peer settles as it drains anyway, so the Drain answer is not held longer. */
 export const PEER_CALL_MS_MAX = 10_000;

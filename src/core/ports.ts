@@ -51,9 +51,16 @@ export interface LogPort {
   discardUndurable(): void;
   /** The WAL file new frames go to (read after a failure clears). */
   currentFileNo(): number;
-  /** A log that commits stream by stream (the cluster's): why the entry ending at `end` did not
-   *  commit although the durable offset passed it, once; undefined when it committed. */
-  takeRefusal?(end: number): string | undefined;
+  /** A log that commits stream by stream (the cluster's): why the entry ending at `end` was not
+   *  acknowledged although the durable offset passed it, once; undefined when it committed. */
+  takeRefusal?(end: number): Refusal | undefined;
+}
+
+/** An entry the log did not acknowledge: `cause` in a few words, and whether it may have been stored
+ *  all the same (its commit's outcome could not be learnt: the caller must look before retrying). */
+export interface Refusal {
+  cause: string;
+  outcomeUnknown: boolean;
 }
 
 /** A stream whose frames in a sealed WAL file should settle, from `fromSeq` on. */

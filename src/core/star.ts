@@ -919,13 +919,15 @@ export class Star implements StreamService {
       const st = p.st!;
       st.inflightBytes -= p.frameBytes;
       this.inflightBytes -= p.frameBytes;
-      const refused = this.d.log.takeRefusal?.(p.end)
-        ?? (this.leadership.epochOf(st.meta.bucket, st.meta.key) !== p.epoch ? `the stream's leadership moved past epoch ${p.epoch}` : undefined);
-      if (refused !== undefined || st.evicted) {
-        // Not committed (a cluster: the lease moved, or the commit's outcome is unknown): the stream
-        // leaves this star, and the next request reloads it from what is committed.
+      const refusal = this.d.log.takeRefusal?.(p.end)
+        ?? (this.leadership.epochOf(st.meta.bucket, st.meta.key) !== p.epoch ? { cause: `the stream's leadership moved past epoch ${p.epoch}`, outcomeUnknown: false } : undefined);
+      if (refusal !== undefined || st.evicted) {
+        // Not committed (a cluster: the lease moved, or the commit failed), or not known to be: the
+        // stream leaves this star, and the next request reloads it from what is committed.
         st.appendSettled();
-        p.reject!(new ServiceError('unavailable', `the append was not acknowledged: ${refused ?? 'the stream moved to another star'}; retry`));
+        p.reject!(new ServiceError('unavailable', refusal?.outcomeUnknown === true
+          ? `the append's outcome is unknown (${refusal.cause}): it may have been stored; read the tail, or append with match_seq_num, before retrying`
+          : `the append was not acknowledged: ${refusal?.cause ?? 'the stream moved to another star'}; retry`));
         if (!st.evicted) evict.add(st);
         continue;
       }

@@ -1,7 +1,8 @@
 // The cluster's commit log against a real PostgreSQL schema and a file-system object store: frames a
 // stream's previous state sequenced never commit once the stream was reloaded on this star (they
 // would name positions the reloaded state hands out again), and the database itself refuses a chunk
-// that overlaps one already committed.
+// that overlaps one already committed. A commit whose answer is lost, and whose outcome PostgreSQL
+// cannot be asked within the bound, is refused as of unknown outcome (it may have landed).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
@@ -14,6 +15,7 @@ import { FsObjectStore } from '../../src/storage/objects/fs-store.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
 import { removeDir, tempDir } from '../helpers/server.ts';
 import { untilDurable } from '../helpers/durable.ts';
+import { PostgresProxy } from '../helpers/pg-proxy.ts';
 
 const skip = await postgresSkipReason();
 
@@ -63,8 +65,8 @@ describe('the cluster commit log', { skip }, () => {
     const fresh = log.tryAppend(frame(streamId, 0, 'new-a'));
     log.publish();
     await durable(log, fresh);
-    assert.match(log.takeRefusal(oldA) ?? '', /reloaded/);
-    assert.match(log.takeRefusal(oldB) ?? '', /reloaded/);
+    assert.match(log.takeRefusal(oldA)?.cause ?? '', /reloaded/);
+    assert.match(log.takeRefusal(oldB)?.cause ?? '', /reloaded/);
     assert.equal(log.takeRefusal(fresh), undefined, 'the reloaded state\'s append committed');
     const chunks = await pg.chunksOf(streamId, 0);
     assert.deepEqual(chunks.map((c) => [c.first_seq, c.end_seq]), [[0, 1]]);
@@ -95,6 +97,40 @@ describe('the cluster commit log', { skip }, () => {
     assert.equal(log.takeRefusal(first), undefined);
     assert.equal(log.takeRefusal(second), undefined);
     assert.deepEqual((await pg.chunksOf(streamId, 0)).map((c) => [c.first_seq, c.end_seq]), [[0, 1], [1, 2]]);
+  });
+
+  test('a commit that landed but whose answer was lost, with PostgreSQL out of reach after, is refused as of unknown outcome', { timeout: 30_000 }, async () => {
+    const proxy = new PostgresProxy();
+    await proxy.start(new URL(TEST_POSTGRES_URL));
+    cleanups.push(() => proxy.close());
+    const schema = freshSchema('svcd_commitlog');
+    const meta = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
+    await meta.load();
+    const direct = new PostgresCluster(TEST_POSTGRES_URL, schema, 'star-t');
+    const pg = new PostgresCluster(proxy.urlFor(new URL(TEST_POSTGRES_URL)), schema, 'star-t');
+    const dir = tempDir('svcd-commitlog-');
+    cleanups.push(async () => { await pg.close(); await direct.close(); await meta.close(); await dropSchema(schema); removeDir(dir); });
+    const took = await pg.take('b', 's', 60_000);
+    assert.ok(took.taken);
+    const streamId = randomUUID();
+    const log = new ClusterCommitLog({
+      starId: 'star-t', objects: new FsObjectStore(dir), pg, timers, leaseTtlMs: 60_000, incarnation: 'i1', outcomeWaitMsMax: 1500,
+      leaderOf: (id) => (id === streamId ? { bucket: 'b', key: 's', epoch: took.epoch, express: false } : undefined),
+    });
+    assert.ok(proxy.deafen() > 0);
+    const end = log.tryAppend(frame(streamId, 0, 'landed'));
+    log.publish();
+    // The statement committed (seen from another connection); its answer is dropped. Then every
+    // connection goes and no new one is let through.
+    for (let tries = 0; (await direct.chunksOf(streamId, 0)).length === 0; tries++) {
+      assert.ok(tries < 200, 'the commit reached PostgreSQL');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    proxy.close();
+    await durable(log, end);
+    const refusal = log.takeRefusal(end);
+    assert.equal(refusal?.outcomeUnknown, true, `refused as of unknown outcome: ${JSON.stringify(refusal)}`);
+    assert.match(refusal.cause, /the commit failed/);
   });
 
   test('the database refuses a chunk that overlaps one already committed, even under the holder\'s epoch', async () => {

@@ -38,6 +38,8 @@ export async function ok(baseUrl: string, method: string, path: string, body?: u
 export class Acks {
   readonly bySeq = new Map<number, string>();
   readonly refusals = new Map<number, number>();
+  /** The body of every refused append, with the refusal's text. */
+  readonly refusedBodies = new Map<string, string>();
   /** Answers that are neither 200 nor a documented refusal (503 while a dependency is away, 429). */
   readonly anomalies: string[] = [];
   /** Requests that never answered (a broken connection, a timeout). */
@@ -76,6 +78,7 @@ export function produce(baseUrl: () => string, bucket: string, key: string, prod
         continue;
       }
       acks.refusals.set(a.status, (acks.refusals.get(a.status) ?? 0) + 1);
+      acks.refusedBodies.set(body, a.text);
       if (a.status !== 503 && a.status !== 429) acks.anomalies.push(`${a.status} ${a.text}`);
       else assert.equal(typeof a.body?.error, 'string', `a refusal carries the error envelope: ${a.text}`);
       await sleep(RETRY_PAUSE_MS);
@@ -120,6 +123,13 @@ export async function verifyAcrossKill(
 
 /** Every acknowledged record reads back at its seq_num with its body; the stream has no gap. */
 export async function verifyAcks(baseUrl: string, bucket: string, key: string, acks: Acks): Promise<number> {
+  const got = await readStream(baseUrl, bucket, key);
+  for (const [s, body] of acks.bySeq) assert.equal(got.get(s), body, `acknowledged record ${s} (${body}) reads back as ${got.get(s)} (${got.size} records read, ${acks.count} acknowledged)`);
+  return got.size;
+}
+
+/** The whole stream, seq_num -> body, checked gap-free. */
+export async function readStream(baseUrl: string, bucket: string, key: string): Promise<Map<number, string>> {
   const got = new Map<number, string>();
   let seq = 0;
   for (let pages = 0; pages < 100_000; pages++) {
@@ -130,8 +140,7 @@ export async function verifyAcks(baseUrl: string, bucket: string, key: string, a
     }
     if (seq >= page.tail.seq_num) break;
   }
-  for (const [s, body] of acks.bySeq) assert.equal(got.get(s), body, `acknowledged record ${s} (${body}) reads back as ${got.get(s)} (${got.size} records read, ${acks.count} acknowledged)`);
-  return got.size;
+  return got;
 }
 
 /** The ops listener's address, from the star's start line. */

@@ -8,11 +8,11 @@
 // 500 or silence), give the dead connections up by itself and acknowledge again, losing nothing.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { POSTGRES_ANSWER_MS_MAX, POSTGRES_ANSWER_SLOW_MS } from '../../src/config/limits.ts';
 import { removeDir, startServer, tempDir, type RunningServer } from '../helpers/server.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
 import { Acks, ok, opsUrl, readyz, sleep, until, verifyAcks } from './fault-kit.ts';
+import { PostgresProxy } from '../helpers/pg-proxy.ts';
 import { PostgresMetadataStore } from '../../src/storage/metadata/postgres-store.ts';
 import { MetadataUnavailableError } from '../../src/storage/metadata/metadata-store.ts';
 
@@ -24,49 +24,6 @@ const STUCK_ANSWER_MS_MAX = POSTGRES_ANSWER_MS_MAX + 30_000;
 /** Readiness must drop once an answer is overdue (POSTGRES_ANSWER_SLOW_MS), well before the driver
  *  gives the statement up. */
 const NOT_READY_WAIT_MS_MAX = POSTGRES_ANSWER_SLOW_MS + 15_000;
-
-/** Passes bytes between its clients and PostgreSQL until wedge(), which silences every connection it
- *  holds at that moment (nothing forwarded either way, nothing closed). */
-class WedgingProxy {
-  private readonly pairs = new Set<{ client: Socket; upstream: Socket; dead: boolean }>();
-  private server: Server | undefined;
-  port = 0;
-
-  async start(target: URL): Promise<void> {
-    this.server = createServer((client) => {
-      const upstream = connect(Number(target.port || 5432), target.hostname);
-      const pair = { client, upstream, dead: false };
-      this.pairs.add(pair);
-      client.on('data', (d) => { if (!pair.dead) upstream.write(d); });
-      upstream.on('data', (d) => { if (!pair.dead) client.write(d); });
-      const end = (): void => { client.destroy(); upstream.destroy(); this.pairs.delete(pair); };
-      // A wedged connection stays open however its ends behave: the star must give it up itself.
-      client.on('close', () => { if (!pair.dead) end(); });
-      upstream.on('close', () => { if (!pair.dead) end(); });
-      client.on('error', () => undefined);
-      upstream.on('error', () => undefined);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    const addr = this.server.address();
-    this.port = typeof addr === 'object' && addr ? addr.port : 0;
-  }
-
-  /** Resets every connection it holds (the star sees ECONNRESET). */
-  reset(): void {
-    for (const p of this.pairs) { p.client.resetAndDestroy(); p.upstream.destroy(); }
-    this.pairs.clear();
-  }
-
-  wedge(): number {
-    for (const p of this.pairs) p.dead = true;
-    return this.pairs.size;
-  }
-
-  close(): void {
-    for (const p of this.pairs) { p.client.destroy(); p.upstream.destroy(); }
-    this.server?.close();
-  }
-}
 
 /** An append with its own bound, answered whatever its status. */
 async function append(baseUrl: string, body: string, boundMs: number): Promise<{ status: number; json: { start?: { seq_num: number }; error?: string } }> {
@@ -81,7 +38,7 @@ describe('a PostgreSQL connection that hangs', { timeout: 300_000 }, () => {
   after(async () => { for (const c of cleanups.reverse()) await c(); });
 
   test('the star is not ready while an answer is overdue, answers the caught append, drops the dead connections and acknowledges again', { skip: pgSkip }, async () => {
-    const proxy = new WedgingProxy();
+    const proxy = new PostgresProxy();
     await proxy.start(new URL(TEST_POSTGRES_URL));
     cleanups.push(() => proxy.close());
     const schema = freshSchema();
@@ -125,13 +82,14 @@ describe('a PostgreSQL connection that hangs', { timeout: 300_000 }, () => {
     await until('/readyz to say 200 again', async () => await readyz(ops) === 200, NOT_READY_WAIT_MS_MAX);
     assert.equal((await fetch(`${star.baseUrl}/healthz`)).status, 200);
     assert.doesNotMatch(star.output(), /bug: unmapped error/);
-    // Every acknowledged record is where its ack said; the caught one was not acknowledged (it may or
-    // may not have landed: its outcome was unknown, and a 503 says so).
+    // Every acknowledged record is where its ack said; the caught one was not acknowledged (its
+    // statement never passed the silenced connection: PostgreSQL, asked once it answered again, held
+    // none of it; test/crash/commit-outcome.test.ts has the statement that did pass).
     assert.ok(await verifyAcks(star.baseUrl, 'b', 's', acks) >= acks.count);
   });
 
   test('a read whose connection is reset under it is MetadataUnavailableError (503), not the socket\'s error (500)', { skip: pgSkip }, async () => {
-    const proxy = new WedgingProxy();
+    const proxy = new PostgresProxy();
     await proxy.start(new URL(TEST_POSTGRES_URL));
     cleanups.push(() => proxy.close());
     const schema = freshSchema();

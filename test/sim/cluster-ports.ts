@@ -4,7 +4,7 @@
 // it has, which may be stale: a star cut off from the lease table keeps believing until told.
 
 import { FRAME_ROTATE, contentBytes, forEachRecord, frameInfo, frameTimestamps, sealFrame } from '../../src/storage/format/record-codec.ts';
-import type { Leadership } from '../../src/core/ports.ts';
+import type { Leadership, Refusal } from '../../src/core/ports.ts';
 import type { Star } from '../../src/core/star.ts';
 import { SimRing, type Incarnation, type LeaseGuard, type World } from './ports.ts';
 
@@ -47,7 +47,7 @@ export class SimLeadership implements Leadership, LeaseGuard {
  *  once through takeRefusal, as the real commit log reports a lease lost. ROTATE starts the next
  *  generation (nothing is written: settling reads the leader's memory). */
 export class SimCommitLog extends SimRing {
-  private readonly refusals = new Map<number, string>();
+  private readonly refusals = new Map<number, Refusal>();
   /** As the real commit log's: streams reloaded while frames their previous state sequenced were
    *  still queued; those frames never commit (they name positions the reload hands out again). */
   private readonly staleUpTo = new Map<string, number>();
@@ -66,7 +66,7 @@ export class SimCommitLog extends SimRing {
   protected keep(frame: Uint8Array): Buffer { return Buffer.from(frame.buffer, frame.byteOffset, frame.length); }
   currentFileNo(): number { return this.generation; }
 
-  takeRefusal(end: number): string | undefined {
+  takeRefusal(end: number): Refusal | undefined {
     const cause = this.refusals.get(end);
     if (cause !== undefined) this.refusals.delete(end);
     return cause;
@@ -89,11 +89,11 @@ export class SimCommitLog extends SimRing {
       const lease = where ? this.inc.world.leases.get(addr(where.bucket, where.key)) : undefined;
       if (epoch === undefined || lease === undefined || lease.holder !== this.leadership.starId || lease.epoch !== epoch) {
         this.commits.refused += 1;
-        this.refusals.set(end, `the lease is no longer held at epoch ${epoch ?? 'none'} (simulated commit)`);
+        this.refusals.set(end, { cause: `the lease is no longer held at epoch ${epoch ?? 'none'} (simulated commit)`, outcomeUnknown: false });
         return;
       }
       if (end <= (this.staleUpTo.get(info.streamId) ?? -1)) {
-        this.refusals.set(end, 'sequenced before the stream was reloaded (simulated commit)');
+        this.refusals.set(end, { cause: 'sequenced before the stream was reloaded (simulated commit)', outcomeUnknown: false });
         return;
       }
       this.commits.frames.push({ streamId: info.streamId, firstSeq: info.firstSeq, count: info.recordCount, frame: bytes });

@@ -293,6 +293,17 @@ export class PostgresCluster {
     return new Set(rows.map((r) => r.i - 1));
   }
 
+  /** After a commit whose answer was lost: whether its statement committed (it records its objects in
+   *  `chunk_objects` whatever its lease checks found) and which chunks it recorded, as
+   *  `stream_id:first_seq`. */
+  async commitOutcome(objectKeys: string[]): Promise<{ committed: boolean; chunks: Set<string> }> {
+    const rows = await this.q<{ objects: number; chunks: string[] | null }>(
+      `SELECT (SELECT count(*) FROM ${this.s}.chunk_objects WHERE object_key = ANY($1::text[]))::int AS objects,
+              (SELECT array_agg(stream_id || ':' || first_seq) FROM ${this.s}.chunks WHERE object_key = ANY($1::text[])) AS chunks`,
+      [objectKeys]);
+    return { committed: rows[0].objects > 0, chunks: new Set(rows[0].chunks ?? []) };
+  }
+
   /** A stream's committed chunks from `fromSeq` on, in order. */
   async chunksOf(streamId: string, fromSeq: number): Promise<ChunkRow[]> {
     const rows = await this.q<ChunkRecord>(`SELECT ${CHUNK_COLUMNS} FROM ${this.s}.chunks WHERE stream_id = $1 AND end_seq > $2 ORDER BY first_seq`, [streamId, fromSeq]);
