@@ -29,12 +29,23 @@ export const inHop = (): boolean => hopScope.getStore() !== undefined;
 export const unreachableStar = (): string | undefined => hopScope.getStore()?.unreachable;
 export function asHop<T>(fn: () => T, scope: HopScope = {}): T { return hopScope.run(scope, fn); }
 
+/** Methods a star may be asked twice without effect (RFC 9110 safe methods). */
+export const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The refusal text for a request passed on to `who` that got no answer (`reason`). A request that
+ *  changes something may have been carried out all the same (an append stored): the text says so,
+ *  since a plain append retried blind would be stored twice (spec: Append envelope). */
+export function noAnswerText(who: string, reason: string, method: string, delivered = true): string {
+  if (!delivered || SAFE_METHODS.has(method)) return `${who} did not answer (${reason}); retry`;
+  return `${who} did not answer (${reason}): the request may have been carried out; for an append, read the tail or append with match_seq_num before retrying`;
+}
+
 /** The hop never reached the leader: its address refused the connection, so the request was not
  *  delivered and may be handled here instead (a refused connection is the one failure that proves
  *  nothing was sent; a reset or a timeout may have delivered an append, and stays a 503). */
 export class LeaderUnreachable extends ServiceError {
   constructor(readonly starId: string, address: string, reason: string) {
-    super('unavailable', `the stream's leader at ${address} did not answer (${reason}); retry`);
+    super('unavailable', noAnswerText(`the stream's leader at ${address}`, reason, 'GET', false));
   }
 }
 
@@ -153,7 +164,7 @@ export class LeaderProxy {
         if (answered) return;
         const refused = (err as NodeJS.ErrnoException).code === 'ECONNREFUSED';
         reject(refused ? new LeaderUnreachable(leader.star_id, address, err.message)
-          : new ServiceError('unavailable', `the stream's leader at ${address} did not answer (${err.message}); retry`));
+          : new ServiceError('unavailable', noAnswerText(`the stream's leader at ${address}`, err.message, ex.method)));
       });
       req.on('response', (res) => {
         answered = true;

@@ -19,7 +19,7 @@
 import { request as httpRequest, Agent, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import type { TLSSocket } from 'node:tls';
-import { FOLLOW_HEADER, LEADER_HEADER } from '../api/proxy.ts';
+import { FOLLOW_HEADER, LEADER_HEADER, SAFE_METHODS, noAnswerText } from '../api/proxy.ts';
 import {
   GATEWAY_RESEND_BYTES_TOTAL_MAX, GATEWAY_UPSTREAM_HEAD_MS_MAX, GATEWAY_UPSTREAM_SOCKETS_MAX, GATEWAY_UPSTREAM_STREAM_SOCKETS_MAX,
 } from '../config/limits.ts';
@@ -47,8 +47,6 @@ export interface ForwardRequest {
 
 /** Failures of the connect itself: the star never saw a byte, so any request may go to the next. */
 const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-/** Methods a star may be asked twice without effect (RFC 9110 safe methods). */
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** The misdirected answer a star gives a caller that follows the leader itself. */
 const MISDIRECTED = 421;
 
@@ -172,7 +170,7 @@ export class Forwarder {
           return;
         }
       }
-      if (outcome?.kind === 'failed') unavailable(`the star did not answer (${outcome.err.message}); retry shortly`);
+      if (outcome?.kind === 'failed') unavailable(noAnswerText('the star', outcome.err.message, f.method, !outcome.connectFailed));
     };
     try {
       await send(body, headers);
