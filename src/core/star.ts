@@ -892,6 +892,10 @@ export class Star implements StreamService {
       if (this.d.log.failed()) {
         if (!this.walDown) {
           this.walDown = true;
+          // The flusher publishes its last durable offset before it flags the failure: read again now
+          // that the flag is seen, or a group synced meanwhile would be refused, its sequence numbers
+          // handed out again and both frames left in the WAL (review 41, F1).
+          this.commitDurable();
           this.failPending(new ServiceError('unavailable', `the write-ahead log cannot be written (${this.d.log.failureCause()}); the append was not acknowledged`));
           this.d.log.discardUndurable();
         }
