@@ -151,10 +151,20 @@ export class ClusterCommitLog implements LogPort {
     this.stopped = true;
   }
 
+  /** The loop under way, if any: stop() waits for it (returning early, the star would refuse as
+   *  "shutting down" appends whose commit then lands: review 41, F2). */
+  private running: Promise<void> | undefined;
+
+  private flushLoop(): Promise<void> {
+    if (this.running) return this.running;
+    this.running = this.runFlushLoop().finally(() => { this.running = undefined; });
+    return this.running;
+  }
+
   /** Group commits, two in flight at most: the next group's PUT runs while the previous group's
    *  PostgreSQL statement does. Statements run strictly in order, each after the one before has
    *  answered, so a stream refused in one group is refused in the next (no gap ever commits). */
-  private async flushLoop(): Promise<void> {
+  private async runFlushLoop(): Promise<void> {
     if (this.flushing) return;
     this.flushing = true;
     let inFlight: Promise<void> | undefined;
