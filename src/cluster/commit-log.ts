@@ -10,7 +10,8 @@
 // statement whose answer was lost (the connection dropped mid-statement) may have committed: before its
 // appends are answered, PostgreSQL is asked which of its chunks it holds (those are acknowledged, the
 // others refused), and only when it cannot say within COMMIT_OUTCOME_WAIT_MS_MAX are they refused as of
-// unknown outcome. A plain append answered "not acknowledged" was therefore never stored.
+// unknown outcome. (Not yet covered: a statement still running on the server when its connection
+// dropped can commit after PostgreSQL was asked; review 41, F3.)
 
 import { FRAME_ROTATE, frameInfo, sealFrame } from '../storage/format/record-codec.ts';
 import type { ChunkCommit, PostgresCluster } from '../storage/metadata/postgres-cluster.ts';
