@@ -7,10 +7,8 @@
 // resets every connection.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { removeDir, startServer, tempDir } from '../helpers/server.ts';
-import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
-import { PostgresProxy } from '../helpers/pg-proxy.ts';
-import { loaded, readStream, sleep, stopProducers, until } from './fault-kit.ts';
+import { postgresSkipReason } from '../helpers/postgres.ts';
+import { loaded, readStream, sleep, starBehindPostgresProxy, stopProducers, until } from './fault-kit.ts';
 
 const pgSkip = await postgresSkipReason();
 
@@ -22,16 +20,7 @@ describe('a group commit whose answer is lost', { timeout: 120_000 }, () => {
   after(async () => { await stopProducers(); for (const c of cleanups.reverse()) await c(); });
 
   test('appends whose commit landed are acknowledged, and none refused as not acknowledged is in the stream', { skip: pgSkip }, async () => {
-    const proxy = new PostgresProxy();
-    await proxy.start(new URL(TEST_POSTGRES_URL));
-    cleanups.push(() => proxy.close());
-    const schema = freshSchema();
-    const dataDir = tempDir();
-    cleanups.push(() => removeDir(dataDir), () => dropSchema(schema));
-    const star = await startServer({
-      dataDir, args: ['--metadata', 'postgres', '--postgres-url', proxy.urlFor(new URL(TEST_POSTGRES_URL)), '--postgres-schema', schema],
-    });
-    cleanups.push(() => star.stop());
+    const { proxy, star } = await starBehindPostgresProxy(cleanups);
     const { acks, load } = await loaded(star, 8, 50);
 
     // Statements sent now run and commit in PostgreSQL; their answers never reach the star.

@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { waitForOutput, type RunningServer } from '../helpers/server.ts';
+import { removeDir, startServer, tempDir, waitForOutput, type RunningServer } from '../helpers/server.ts';
+import { dropSchema, freshSchema, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
+import { PostgresProxy } from '../helpers/pg-proxy.ts';
 
 /** One request's longest wait; a star that hangs fails the test instead of stalling it. */
 const REQUEST_MS_MAX = 20_000;
@@ -200,4 +202,20 @@ export class SmallFs {
   unmount(): void {
     try { execFileSync('umount', ['-l', this.dir]); } catch { /* already gone */ }
   }
+}
+
+/** A star on PostgreSQL metadata (a cluster of one) that reaches PostgreSQL through a proxy the test
+ *  can break (helpers/pg-proxy.ts), on a fresh schema and data dir; `cleanups` gets what undoes them. */
+export async function starBehindPostgresProxy(cleanups: (() => Promise<void> | void)[], args: string[] = []): Promise<{ proxy: PostgresProxy; star: RunningServer }> {
+  const proxy = new PostgresProxy();
+  await proxy.start(new URL(TEST_POSTGRES_URL));
+  cleanups.push(() => proxy.close());
+  const schema = freshSchema();
+  const dataDir = tempDir();
+  cleanups.push(() => removeDir(dataDir), () => dropSchema(schema));
+  const star = await startServer({
+    dataDir, args: ['--metadata', 'postgres', '--postgres-url', proxy.urlFor(new URL(TEST_POSTGRES_URL)), '--postgres-schema', schema, ...args],
+  });
+  cleanups.push(() => star.stop());
+  return { proxy, star };
 }

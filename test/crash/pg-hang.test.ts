@@ -9,9 +9,8 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { POSTGRES_ANSWER_MS_MAX, POSTGRES_ANSWER_SLOW_MS } from '../../src/config/limits.ts';
-import { removeDir, startServer, tempDir, type RunningServer } from '../helpers/server.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
-import { Acks, ok, opsUrl, readyz, sleep, until, verifyAcks } from './fault-kit.ts';
+import { Acks, ok, opsUrl, readyz, sleep, starBehindPostgresProxy, until, verifyAcks } from './fault-kit.ts';
 import { PostgresProxy } from '../helpers/pg-proxy.ts';
 import { PostgresMetadataStore } from '../../src/storage/metadata/postgres-store.ts';
 import { MetadataUnavailableError } from '../../src/storage/metadata/metadata-store.ts';
@@ -38,18 +37,7 @@ describe('a PostgreSQL connection that hangs', { timeout: 300_000 }, () => {
   after(async () => { for (const c of cleanups.reverse()) await c(); });
 
   test('the star is not ready while an answer is overdue, answers the caught append, drops the dead connections and acknowledges again', { skip: pgSkip }, async () => {
-    const proxy = new PostgresProxy();
-    await proxy.start(new URL(TEST_POSTGRES_URL));
-    cleanups.push(() => proxy.close());
-    const schema = freshSchema();
-    const dataDir = tempDir();
-    cleanups.push(() => removeDir(dataDir), () => dropSchema(schema));
-    const url = new URL(TEST_POSTGRES_URL);
-    url.host = `127.0.0.1:${proxy.port}`;
-    const star: RunningServer = await startServer({
-      dataDir, args: ['--metadata', 'postgres', '--postgres-url', url.toString(), '--postgres-schema', schema, '--metrics-listen', '127.0.0.1:0'],
-    });
-    cleanups.push(() => star.stop());
+    const { proxy, star } = await starBehindPostgresProxy(cleanups, ['--metrics-listen', '127.0.0.1:0']);
     const ops = await opsUrl(star);
     await ok(star.baseUrl, 'POST', '/v1/buckets/b', {});
     await ok(star.baseUrl, 'POST', '/v1/streams/b/s', {});
