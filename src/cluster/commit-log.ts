@@ -7,11 +7,10 @@
 // A stream whose lease moved (the epoch check failed), or whose commit failed, is refused here: its
 // entries answer 503 and the stream is poisoned, so no later frame of it commits past the gap; the star
 // drops the stream and the next request reloads it from what PostgreSQL and the object store hold. A
-// statement whose answer was lost (the connection dropped mid-statement) may have committed: before its
-// appends are answered, PostgreSQL is asked which of its chunks it holds (those are acknowledged, the
-// others refused), and only when it cannot say within COMMIT_OUTCOME_WAIT_MS_MAX are they refused as of
-// unknown outcome. (Not yet covered: a statement still running on the server when its connection
-// dropped can commit after PostgreSQL was asked; review 41, F3.)
+// statement whose answer was lost (the connection dropped mid-statement) may have committed, or may
+// still: before its appends are answered, it is fenced off and PostgreSQL is asked which of its chunks
+// it holds (PostgresCluster.commitOutcome; those are acknowledged, the others refused), and only when
+// it cannot say within COMMIT_OUTCOME_WAIT_MS_MAX are they refused as of unknown outcome.
 
 import { FRAME_ROTATE, frameInfo, sealFrame } from '../storage/format/record-codec.ts';
 import type { ChunkCommit, PostgresCluster } from '../storage/metadata/postgres-cluster.ts';

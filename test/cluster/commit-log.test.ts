@@ -6,10 +6,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
+import pgDriver from 'pg';
 import { ClusterCommitLog } from '../../src/cluster/commit-log.ts';
 import type { Timers } from '../../src/core/ports.ts';
 import { encodeBatch, frameInfo } from '../../src/storage/format/record-codec.ts';
-import { PostgresCluster } from '../../src/storage/metadata/postgres-cluster.ts';
+import { clusterApplicationName, PostgresCluster } from '../../src/storage/metadata/postgres-cluster.ts';
 import { PostgresMetadataStore } from '../../src/storage/metadata/postgres-store.ts';
 import { FsObjectStore } from '../../src/storage/objects/fs-store.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
@@ -131,6 +132,58 @@ describe('the cluster commit log', { skip }, () => {
     const refusal = log.takeRefusal(end);
     assert.equal(refusal?.outcomeUnknown, true, `refused as of unknown outcome: ${JSON.stringify(refusal)}`);
     assert.match(refusal.cause, /the commit failed/);
+  });
+
+  test('a commit still waiting on the server when its connection drops never lands after being refused as not stored', { timeout: 60_000 }, async () => {
+    // The statement reaches PostgreSQL and waits there for its lease row, which another session holds
+    // locked; the star's connection is reset meanwhile. PostgreSQL does not notice a vanished client
+    // while a statement waits on a lock: once the lock goes, the statement runs on and commits.
+    const proxy = new PostgresProxy();
+    await proxy.start(new URL(TEST_POSTGRES_URL));
+    cleanups.push(() => proxy.close());
+    const schema = freshSchema('svcd_commitlog');
+    const meta = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
+    await meta.load();
+    const direct = new PostgresCluster(TEST_POSTGRES_URL, schema, 'star-t');
+    const pg = new PostgresCluster(proxy.urlFor(new URL(TEST_POSTGRES_URL)), schema, 'star-t');
+    const locker = new pgDriver.Client({ connectionString: TEST_POSTGRES_URL });
+    await locker.connect();
+    const dir = tempDir('svcd-commitlog-');
+    cleanups.push(async () => { await locker.end().catch(() => undefined); await pg.close(); await direct.close(); await meta.close(); await dropSchema(schema); removeDir(dir); });
+    const took = await pg.take('b', 's', 60_000);
+    assert.ok(took.taken);
+    const streamId = randomUUID();
+    const log = new ClusterCommitLog({
+      starId: 'star-t', objects: new FsObjectStore(dir), pg, timers, leaseTtlMs: 60_000, incarnation: 'i1', outcomeWaitMsMax: 5000,
+      leaderOf: (id) => (id === streamId ? { bucket: 'b', key: 's', epoch: took.epoch, express: false } : undefined),
+    });
+    await locker.query('BEGIN');
+    await locker.query(`SELECT 1 FROM ${schema}.leases FOR UPDATE`);
+    const end = log.tryAppend(frame(streamId, 0, 'waited'));
+    log.publish();
+    const waiting = async (): Promise<number[]> => (await locker.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+      [clusterApplicationName(schema, 'star-t')])).rows.map((r) => r.pid);
+    let pids: number[] = [];
+    for (let tries = 0; pids.length === 0; tries++) {
+      assert.ok(tries < 400, 'the commit reached PostgreSQL and waits for the lease row');
+      await new Promise((r) => setTimeout(r, 25));
+      pids = await waiting();
+    }
+    proxy.reset();
+    await durable(log, end);
+    const refusal = log.takeRefusal(end);
+    assert.ok(refusal !== undefined, 'the append is refused: its answer was lost');
+    await locker.query('ROLLBACK');
+    // The statement runs on once the lock is gone, and ends: its backend leaves the lock queue.
+    for (let tries = 0; (await waiting()).some((p) => pids.includes(p)); tries++) {
+      assert.ok(tries < 400, 'the waiting statement ended');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const stored = await direct.chunksOf(streamId, 0);
+    if (!refusal.outcomeUnknown) assert.deepEqual(stored, [], `refused as not stored (${refusal.cause}), so it must never land`);
+    // The fence found the statement before it had taken its objects' rows: refused as not stored.
+    assert.equal(refusal.outcomeUnknown, false, `refused as not stored: ${JSON.stringify(refusal)}`);
   });
 
   test('the database refuses a chunk that overlaps one already committed, even under the holder\'s epoch', async () => {

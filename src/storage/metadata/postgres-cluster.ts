@@ -272,7 +272,9 @@ export class PostgresCluster {
   /** One group commit: a chunk row per stream whose lease this star still holds at its epoch (the
    *  leases are pushed out too). Answers the indexes of the streams committed; the others' leases
    *  moved, or their chunk would overlap one already committed (an invariant kept by the database
-   *  too: no sequence number is ever committed twice). All or nothing on a failure (one statement). */
+   *  too: no sequence number is ever committed twice). All or nothing on a failure (one statement).
+   *  It records chunks only if it inserted every one of its objects' `chunk_objects` rows itself:
+   *  that is what lets fenceCommit stop it, should its answer be lost. */
   async commit(chunks: ChunkCommit[], objectKeys: string[], ttlMs: number): Promise<Set<number>> {
     const rows = await this.q<{ i: number }>(
       `WITH w AS (SELECT * FROM unnest($2::text[], $3::bytea[], $4::bigint[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::bigint[], $10::bigint[])
@@ -281,10 +283,16 @@ export class PostgresCluster {
                    FROM w WHERE l.bucket = w.bucket AND l.key = w.key AND l.holder = $1 AND l.epoch = w.epoch
                      AND NOT EXISTS (SELECT 1 FROM ${this.s}.chunks k WHERE k.stream_id = w.stream_id AND k.end_seq > w.first_seq)
                    RETURNING w.*),
-            objs AS (INSERT INTO ${this.s}.chunk_objects (object_key, created_at) SELECT k, clock_timestamp() FROM unnest($12::text[]) AS k ON CONFLICT DO NOTHING),
+            -- The objects' rows are taken after the lease rows are locked (the join reads all of ok
+            -- first): a statement waiting for a lease row holds none of them, and a fence takes them.
+            locked AS (SELECT count(*) AS n FROM ok),
+            objs AS (INSERT INTO ${this.s}.chunk_objects (object_key, created_at) SELECT k, clock_timestamp() FROM unnest($12::text[]) AS k, locked
+                     ON CONFLICT DO NOTHING RETURNING 1),
+            mine AS (SELECT count(*) = cardinality($12::text[]) AS whole FROM objs),
             ins AS (INSERT INTO ${this.s}.chunks (stream_id, first_seq, end_seq, epoch, object_key, byte_offset, byte_length, bucket, key)
-                    SELECT stream_id, first_seq, end_seq, epoch, object_key, byte_offset, byte_length, bucket, key FROM ok)
-       SELECT i::int AS i FROM ok`,
+                    SELECT stream_id, first_seq, end_seq, epoch, object_key, byte_offset, byte_length, bucket, key FROM ok
+                    WHERE (SELECT whole FROM mine))
+       SELECT i::int AS i FROM ok WHERE (SELECT whole FROM mine)`,
       [
         this.starId, chunks.map((c) => c.bucket), chunks.map((c) => keyToBytes(c.key)), chunks.map((c) => c.epoch),
         chunks.map((c) => c.stream_id), chunks.map((c) => c.first_seq), chunks.map((c) => c.end_seq), chunks.map((c) => c.object_key),
@@ -293,15 +301,27 @@ export class PostgresCluster {
     return new Set(rows.map((r) => r.i - 1));
   }
 
-  /** After a commit whose answer was lost: whether its statement committed (it records its objects in
-   *  `chunk_objects` whatever its lease checks found) and which chunks it recorded, as
-   *  `stream_id:first_seq`. */
+  /** After a commit whose answer was lost: whether its statement committed, and which chunks it
+   *  recorded (as `stream_id:first_seq`). The statement may still be on its way (in a socket buffer)
+   *  or running on the server (waiting for a lease row's lock) when its connection is given up, and
+   *  commit after a plain look found nothing. So it is fenced first: its objects' `chunk_objects`
+   *  rows are inserted here. PostgreSQL makes that insert wait for a statement that inserted them and
+   *  has not ended; one that has not inserted them yet finds them taken and records no chunk (commit).
+   *  Rows this insert did not add were the statement's, committed (or this fence's own, from an
+   *  earlier try whose answer was lost: the chunks then tell, and their absence is ambiguous).
+   *  Nothing outlives the fence: the server cancels a statement past POSTGRES_STATEMENT_MS_MAX, long
+   *  before the chunk collector forgets a fenced object's row (CHUNK_OBJECT_GRACE_MS). */
   async commitOutcome(objectKeys: string[]): Promise<{ committed: boolean; chunks: Set<string> }> {
-    const rows = await this.q<{ objects: number; chunks: string[] | null }>(
-      `SELECT (SELECT count(*) FROM ${this.s}.chunk_objects WHERE object_key = ANY($1::text[]))::int AS objects,
-              (SELECT array_agg(stream_id || ':' || first_seq) FROM ${this.s}.chunks WHERE object_key = ANY($1::text[])) AS chunks`,
-      [objectKeys]);
-    return { committed: rows[0].objects > 0, chunks: new Set(rows[0].chunks ?? []) };
+    const fenced = await this.q<{ n: number }>(
+      `WITH f AS (INSERT INTO ${this.s}.chunk_objects (object_key, created_at) SELECT k, clock_timestamp() FROM unnest($1::text[]) AS k
+                  ON CONFLICT DO NOTHING RETURNING 1)
+       SELECT count(*)::int AS n FROM f`, [objectKeys]);
+    // Any row added here means the statement had not inserted its own, and now never will.
+    if (fenced[0].n > 0) return { committed: false, chunks: new Set() };
+    // A statement of its own, so its snapshot sees what the fence waited for.
+    const rows = await this.q<{ chunks: string[] | null }>(
+      `SELECT array_agg(stream_id || ':' || first_seq) AS chunks FROM ${this.s}.chunks WHERE object_key = ANY($1::text[])`, [objectKeys]);
+    return { committed: true, chunks: new Set(rows[0].chunks ?? []) };
   }
 
   /** A stream's committed chunks from `fromSeq` on, in order. */
