@@ -27,8 +27,10 @@
 // drained once the transport has taken it (sink.ack resolved), so a producer that stops reading acks
 // stalls too.
 //
-// Ending. The first failed batch ends the session with its error; batches after it may have been
-// appended (use match_seq_num to make retries exact). The session also ends, after delivering the
+// Ending. The first failed batch ends the session with its error, and no batch after it is appended
+// (the core refuses every later batch of the session's AppendChain, even one already handed to it and
+// waiting for a lease or its turn under a cap), so the producer's order has no hole: it reopens and
+// sends again from the first unacknowledged batch. The session also ends, after delivering the
 // acks of every batch already handed to the core, when:
 //   - a Fence installs a token this session's token does not admit: fence_mismatch with the token;
 //   - a reconfigure hands the stream off (class, policy, timestamping, batching or throughput changed):
@@ -53,7 +55,7 @@ import { ServiceError } from './errors.ts';
 import type { Clock, Timers } from './ports.ts';
 import { checkBatchCaps, checkFence, pace, type PaceState } from './sequencer.ts';
 import type { StreamService } from './service-api.ts';
-import { streamDefaultsOf, type AppendAck, type AppendInput, type RecordInput, type StreamConfig } from './types.ts';
+import { streamDefaultsOf, type AppendAck, type AppendChain, type AppendInput, type RecordInput, type StreamConfig } from './types.ts';
 
 export interface ProducerSessionDeps {
   service: StreamService;
@@ -136,6 +138,9 @@ export class ProducerSession {
   /** Set once the stream is being watched (once per session: a second watcher would leak). */
   private watching = false;
   private unwatch: (() => void) | undefined;
+
+  /** Every batch carries it: once one is refused, the core appends no later one (AppendChain). */
+  private readonly chain: AppendChain = { broken: false };
 
   /** The caller's credential expires then: every batch carries it as its deadline (AppendInput). */
   private deadlineMs: number | undefined;
@@ -407,7 +412,7 @@ export class ProducerSession {
   /** Hands a group to the core (behind the gate while the stream is being auto-created). */
   private send(g: Group): void {
     const records = g.entries.length === 1 ? g.entries[0].records : g.entries.flatMap((e) => e.records);
-    const input: AppendInput = { records };
+    const input: AppendInput = { records, chain: this.chain };
     if (g.match !== undefined) input.match_seq_num = g.match;
     if (this.token !== undefined) input.fencing_token = this.token;
     if (this.deadlineMs !== undefined) input.deadlineMs = this.deadlineMs;
@@ -422,7 +427,9 @@ export class ProducerSession {
     } else {
       g.ack = go();
     }
-    g.ack.catch(() => {}); // observed by pump, in order; never an unhandled rejection
+    // Observed by pump, in order (never an unhandled rejection); a refusal breaks the chain here too,
+    // for refusals the star does not see (a lease it could not take, a hop).
+    g.ack.catch((err: unknown) => { if (err !== NOT_SENT) this.chain.broken = true; });
     void this.pump();
   }
 

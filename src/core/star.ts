@@ -769,6 +769,7 @@ export class Star implements StreamService {
   /** The refusals that do not depend on the tail, in the order they are reported. */
   private admit(st: StreamState, bucket: string, key: string, input: AppendInput): void {
     if (input.deadlineMs !== undefined && this.d.clock.nowMs() >= input.deadlineMs) throw credentialExpired();
+    if (input.chain?.broken) throw new ServiceError('unavailable', 'an earlier batch of this producer session was refused, so no later one is appended: reopen the session and send again from the first unacknowledged batch');
     if (st.evicted || st.handingOff) throw movedAway(st);
     if (st.deleted) throw notFound(`stream ${bucket}/${key} not found`);
     if (this.walDown || this.d.log.failed()) throw new ServiceError('unavailable', `the write-ahead log cannot be written (${this.d.log.failureCause()}); not accepting appends until it recovers`);
@@ -780,8 +781,20 @@ export class Star implements StreamService {
   }
 
   /** Checks and sequences one batch. Every check runs here, after the last wait, and nothing awaits
-   *  between them and the copy into the ring, so no append slips past a delete, a fence or a WAL failure. */
+   *  between them and the copy into the ring, so no append slips past a delete, a fence or a WAL failure.
+   *  A refused batch of a producer session breaks its chain here, before anything else runs: a later
+   *  batch of the session resuming from a wait in the same turn must find it broken. */
   private sequence(st: StreamState, bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
+    if (input.chain === undefined) return this.sequenceChecked(st, bucket, key, input);
+    try {
+      return this.sequenceChecked(st, bucket, key, input);
+    } catch (err) {
+      input.chain.broken = true;
+      throw err;
+    }
+  }
+
+  private sequenceChecked(st: StreamState, bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
     this.admit(st, bucket, key, input);
     const epoch = this.leadership.epochOf(bucket, key);
     if (epoch === undefined) throw new ServiceError('unavailable', `this star no longer leads ${bucket}/${key}; retry`);
@@ -834,7 +847,9 @@ export class Star implements StreamService {
     const batch = holdBatch(firstSeq, count, frame, this.walFileNo, stamps[stamps.length - 1], content);
     this.settling.touch(this.walFileNo, st);
     const ack = new Promise<AppendAck>(captureSettlers);
-    this.pending.push({ end, st, batch, minTs: stamps[0], frameBytes: frame.length, epoch, resolve: capturedResolve, reject: capturedReject });
+    const chain = input.chain;
+    const reject = chain === undefined ? capturedReject : (e: unknown): void => { chain.broken = true; capturedReject(e); };
+    this.pending.push({ end, st, batch, minTs: stamps[0], frameBytes: frame.length, epoch, resolve: capturedResolve, reject });
     st.appendStarted();
     this.walFileBytes += frame.length;
     if (this.walFileBytes >= this.walFileBytesMax) this.rotate();

@@ -77,4 +77,12 @@ export interface AppendInput {
    *  sequenced by then is refused and never written, so an expired caller is never told "failed"
    *  for a batch that lands later. Absent: no deadline (auth off, a trusted peer). */
   deadlineMs?: number;
+  /** The batches of one producer session (core/producer-session.ts): once one is refused, no later
+   *  one is appended, so a session never leaves a hole in its producer's order. */
+  chain?: AppendChain;
 }
+
+/** Marked broken when a batch of the chain is refused: by the star, at once, as it refuses a batch it
+ *  sequenced (a later one may be waiting for a lease or its turn under a cap, and would otherwise be
+ *  appended after the stream reloads); by the session for any other refusal. */
+export interface AppendChain { broken: boolean }

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { APPEND_SESSION_INFLIGHT_BATCHES_MAX } from '../../src/config/limits.ts';
 import { ServiceError } from '../../src/core/errors.ts';
 import { ProducerSession, type ProducerSessionEnd, type ProducerSessionSink } from '../../src/core/producer-session.ts';
+import type { Leadership } from '../../src/core/ports.ts';
 import type { StreamCreate } from '../../src/core/service-api.ts';
 import { Star } from '../../src/core/star.ts';
 import type { AppendAck, RecordInput } from '../../src/core/types.ts';
@@ -18,12 +19,13 @@ const BUCKET = 'b';
 
 interface Rig { world: World; inc: Incarnation; star: Star }
 
-async function boot(): Promise<Rig> {
+/** `leadership`: the epoch the star leads each stream at (default: a star alone, epoch 0 always). */
+async function boot(leadership?: Leadership): Promise<Rig> {
   const world = new World();
   const inc = new Incarnation(world, rng(7), 1);
   const star = new Star({
     clock: inc.clock, timers: inc.timerPort, ids: inc.ids, log: inc.log, metadata: inc.metadata, objects: inc.objects,
-    settler: inc.settler, wal: inc.wal, walFileNo: 1,
+    settler: inc.settler, wal: inc.wal, walFileNo: 1, leadership,
   });
   star.open(await inc.metadata.load(), [], []);
   const made = star.createBucket(BUCKET, { create_stream_on_append: true });
@@ -249,6 +251,29 @@ describe('core producer session', () => {
     await landUntil(r, () => t.end !== undefined, 'the session ended');
     assert.deepEqual(t.end, { kind: 'finished' });
     assert.deepEqual(t.spans(), [[0, 1], [1, 2], [2, 3]]);
+  });
+
+  it('a batch refused after it was sequenced (its leadership moved) lets no later batch of the session be appended, not even one still waiting its turn', async () => {
+    // Audit 41, M4: a cluster star refused a session's batch for a lease move, then appended the
+    // batches after it (which had been waiting for the lease) once the stream was reloaded: a hole in
+    // the producer's order. Here the later batch waits under the stream's throughput cap instead.
+    let epoch = 0;
+    const r = await boot({ epochOf: () => epoch });
+    await stream(r, 'moved', { throughput_max_bytes_per_second: 1000 });
+    const { s, t } = await openSession(r, 'moved');
+    offer(s, 1, { size: 800 }); // within the burst: sequenced at once
+    offer(s, 1, { size: 800 }); // waits its turn under the cap
+    await settle();
+    const before = frames(r).length;
+    epoch = 1; // the lease moved before the first batch's group commit landed
+    await land(r);
+    r.inc.advance(2000); // the second batch's wait runs out
+    await landUntil(r, () => t.end !== undefined, 'the session ended');
+    assert.equal(t.acks.length, 0);
+    assert.equal(t.failure().code, 'unavailable');
+    assert.match(t.failure().message, /leadership moved past epoch 0/, 'the session ends with the first refused batch\'s error');
+    await land(r);
+    assert.deepEqual(frames(r).slice(before), [1], 'only the refused batch was ever sequenced: the one after it never was');
   });
 
   it('stops reading at APPEND_SESSION_INFLIGHT_BATCHES_MAX unacknowledged batches, and resumes as acks are taken', async () => {

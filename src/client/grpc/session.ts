@@ -4,9 +4,10 @@
 //
 // When the session ends with a status, every batch not yet acknowledged is rejected. The first of them
 // carries the status itself; it is definite when the status is a refusal of that batch (a bad batch,
-// a fence or match_seq_num miss, a missing stream, no grant) or the token's exp. The batches after it
-// are ambiguous (data.proto: "batches sent after it may or may not have been appended"), except at
-// exp, where the server acknowledges everything it appended and drops the rest. NOT_OWNER (a cluster:
+// a fence or match_seq_num miss, a missing stream, no grant) or the token's exp. The batches after a
+// definite one are not appended either: the server appends no batch of a session after one it refused
+// (data.proto), and at exp it acknowledges everything it appended and drops the rest. After any other
+// status the batches after the first are ambiguous: a cut connection looks the same. NOT_OWNER (a cluster:
 // another star leads the stream) refuses the first batch before anything is sequenced, and names the
 // leader, where the client's next session goes (client.ts). UNAVAILABLE (the star
 // went away or shut down; a clean shutdown and a cut connection look alike here) makes every
@@ -149,6 +150,10 @@ export class AppendSession {
       } else if (i > 0 && err.kind === 'auth_expired') {
         // At exp the server acknowledges everything it appended and drops the rest: not appended.
         p.reject(new SvcError('auth_expired', `append session ended before this batch was handled (${err.message})`, { grpcStatus: err.grpcStatus, cause: err }));
+      } else if (i > 0 && (DEFINITE_KINDS.has(err.kind) || err.leader)) {
+        // An earlier batch was refused, and the server appends nothing of the session after it.
+        p.reject(new SvcError(err.kind, `append session ended at an earlier batch's refusal (${err.message}); this batch was not appended`,
+          { grpcStatus: err.grpcStatus, leader: err.leader, cause: err }));
       } else if (i === 0) {
         p.reject(new SvcError(err.kind, `${err.message}: the batch may or may not have been appended`, { grpcStatus: err.grpcStatus, ambiguous: true, cause: err }));
       } else {

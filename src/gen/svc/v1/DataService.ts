@@ -87,8 +87,12 @@ export interface DataServiceClient extends grpc.Client {
    * slower, so the producer sees back-pressure, not errors.
    * 
    * Ending: the first failed batch ends the session with its status, after the acks of the batches
-   * before it; batches sent after it may or may not have been appended (use match_seq_num to make
-   * retries exact). The server also ends the session, after acking every batch it handed to the
+   * before it; no batch sent after it is appended (the server refuses every later batch of the
+   * session, even one it had already taken), so the producer's order has no hole: reopen and send
+   * again from the first unacknowledged batch. Whether the failed batch itself was appended is as its
+   * status says (UNAVAILABLE may leave it in doubt; match_seq_num makes retries exact). A session cut
+   * without a status (a lost connection) leaves every unacknowledged batch in doubt. The server also
+   * ends the session, after acking every batch it handed to the
    * sequencer (batches still lingering are dropped, never appended), when:
    * a Fence installs a token this session's token does not admit: FAILED_PRECONDITION + FenceDetail;
    * a reconfigure hands the stream off (class, producer policy, timestamping, batching or
@@ -129,8 +133,12 @@ export interface DataServiceClient extends grpc.Client {
    * slower, so the producer sees back-pressure, not errors.
    * 
    * Ending: the first failed batch ends the session with its status, after the acks of the batches
-   * before it; batches sent after it may or may not have been appended (use match_seq_num to make
-   * retries exact). The server also ends the session, after acking every batch it handed to the
+   * before it; no batch sent after it is appended (the server refuses every later batch of the
+   * session, even one it had already taken), so the producer's order has no hole: reopen and send
+   * again from the first unacknowledged batch. Whether the failed batch itself was appended is as its
+   * status says (UNAVAILABLE may leave it in doubt; match_seq_num makes retries exact). A session cut
+   * without a status (a lost connection) leaves every unacknowledged batch in doubt. The server also
+   * ends the session, after acking every batch it handed to the
    * sequencer (batches still lingering are dropped, never appended), when:
    * a Fence installs a token this session's token does not admit: FAILED_PRECONDITION + FenceDetail;
    * a reconfigure hands the stream off (class, producer policy, timestamping, batching or
@@ -464,8 +472,12 @@ export interface DataServiceHandlers extends grpc.UntypedServiceImplementation {
    * slower, so the producer sees back-pressure, not errors.
    * 
    * Ending: the first failed batch ends the session with its status, after the acks of the batches
-   * before it; batches sent after it may or may not have been appended (use match_seq_num to make
-   * retries exact). The server also ends the session, after acking every batch it handed to the
+   * before it; no batch sent after it is appended (the server refuses every later batch of the
+   * session, even one it had already taken), so the producer's order has no hole: reopen and send
+   * again from the first unacknowledged batch. Whether the failed batch itself was appended is as its
+   * status says (UNAVAILABLE may leave it in doubt; match_seq_num makes retries exact). A session cut
+   * without a status (a lost connection) leaves every unacknowledged batch in doubt. The server also
+   * ends the session, after acking every batch it handed to the
    * sequencer (batches still lingering are dropped, never appended), when:
    * a Fence installs a token this session's token does not admit: FAILED_PRECONDITION + FenceDetail;
    * a reconfigure hands the stream off (class, producer policy, timestamping, batching or
