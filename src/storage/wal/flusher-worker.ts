@@ -179,6 +179,13 @@ function drain(head: number): void {
       closeSync(prev);
       Atomics.store(ctrl, CTRL_FILE_NO, fileNo);
       dirty = false;
+      // The ROTATE itself is durable now (its file sealed, the next one open): published at once, so
+      // the sequencer queues the sealed file to settle even when a write to the next file fails in
+      // this same pass. Left to the pass's end, such a failure discarded the ROTATE with the frames
+      // after it, and the sealed file was never settled (code review 41, F4).
+      readPos += n;
+      publishDurable();
+      continue;
     } else {
       sealFrame(data, at, n);
       chunks.push(data.subarray(at, at + n));
