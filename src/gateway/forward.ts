@@ -14,7 +14,9 @@
 //      its read budget (read_Bps) is spent; an event stream paced by that budget goes out in whole
 //      frames, and when the star's side ends under it (the star's stall bound cannot tell the
 //      budget's pause from a consumer that stopped reading) it is subscribed again from its last
-//      frame, so the caller's stream pauses rather than drops (relay.ts).
+//      frame, so the caller's stream pauses rather than drops (relay.ts);
+//   5. a star taken for wedged by its health probes (health.ts) has what waits on it given up, and
+//      the event streams relayed from it that went silent end, so their callers resume elsewhere.
 
 import { request as httpRequest, Agent, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
@@ -93,6 +95,9 @@ export class Forwarder {
   private readonly budget = new ResendBudget(GATEWAY_RESEND_BYTES_TOTAL_MAX);
   /** Attempts waiting for a head, by star origin (abandon() gives up those of a wedged star). */
   private readonly waiting = new Map<string, Set<Waiting>>();
+  /** Event streams being relayed, by star origin: abandon() gives up those silent since its probes
+   *  began to fail. Each returns true once given up. */
+  private readonly streaming = new Map<string, Set<(sinceMs: number) => boolean>>();
 
   /** `stallMs`: a caller that takes nothing of an answer for this long is disconnected (relay). */
   constructor(private readonly upstreams: Upstreams, private readonly logError: LogError, private readonly stallMs: number) {}
@@ -249,6 +254,7 @@ export class Forwarder {
         body.release();
         settle({ kind: 'answered' });
         relay.attach(upRes);
+        if (f.subscribe && status === 200) this.watchStream(url, upRes, relay);
       });
       if (!body.sendTo(up)) {
         up.destroy();
@@ -258,22 +264,31 @@ export class Forwarder {
   }
 
   private waitingAt(url: URL): Set<Waiting> {
-    let set = this.waiting.get(url.origin);
-    if (set === undefined) {
-      set = new Set();
-      this.waiting.set(url.origin, set);
-    }
-    return set;
+    return setAt(this.waiting, url.origin);
   }
 
-  /** Gives up the attempts sent to a wedged star before `sinceMs` that still wait for a head: each
-   *  fails as a star that stopped answering (a safe method goes on to the next star; any other is 503
-   *  with Retry-After, since the star may have acted on it), long before GATEWAY_UPSTREAM_HEAD_MS_MAX.
-   *  Answers streaming back are left alone: the star's own heartbeats stop, which tells the caller. */
-  abandon(url: URL, sinceMs: number): void {
+  /** An event stream relayed from `url`, until its star's side closes. */
+  private watchStream(url: URL, upRes: IncomingMessage, relay: Relay): void {
+    const here = setAt(this.streaming, url.origin);
+    const giveUp = (sinceMs: number): boolean => relay.abandonIfSilent(upRes, sinceMs);
+    here.add(giveUp);
+    upRes.once('close', () => here.delete(giveUp));
+  }
+
+  /** Gives up what is open to a wedged star since before `sinceMs` (its first failed probe). Attempts
+   *  still waiting for a head each fail as a star that stopped answering (a safe method goes on to the
+   *  next star; any other is 503 with Retry-After, since the star may have acted on it), long before
+   *  GATEWAY_UPSTREAM_HEAD_MS_MAX. When the star does not answer its probes at all (`silent`:
+   *  stopped or cut off, not merely not ready, whose streams still carry heartbeats), the event
+   *  streams relayed from it that have been silent since then end too (Relay.abandonIfSilent): a
+   *  caller that watches no heartbeat (a browser's EventSource) would otherwise wait on a silent
+   *  stream for as long as the star stays stopped (audit 41, M2). */
+  abandon(url: URL, sinceMs: number, silent: boolean): void {
     for (const w of [...this.waiting.get(url.origin) ?? []]) {
       if (w.sentAtMs < sinceMs) w.abandon();
     }
+    if (!silent) return;
+    for (const giveUp of [...this.streaming.get(url.origin) ?? []]) giveUp(sinceMs);
   }
 
   close(): void {
@@ -282,4 +297,14 @@ export class Forwarder {
       a.stream.destroy();
     }
   }
+}
+
+/** The set under `key`, made when absent. */
+function setAt<T>(m: Map<string, Set<T>>, key: string): Set<T> {
+  let set = m.get(key);
+  if (set === undefined) {
+    set = new Set();
+    m.set(key, set);
+  }
+  return set;
 }

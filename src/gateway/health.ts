@@ -15,7 +15,8 @@ import type { Upstreams } from './upstreams.ts';
 /** The bridge route probed: answered by every star, unauthenticated, without touching storage. */
 export const HEALTH_PATH = '/healthz';
 
-export type ProbeResult = { healthy: true } | { healthy: false; why: string };
+/** `answered`: the star sent an answer (not 200: it is not ready); false when none came at all. */
+export type ProbeResult = { healthy: true } | { healthy: false; why: string; answered: boolean };
 
 /** One probe: resolves (never rejects) within `timeoutMs`, or when cancelled (as unhealthy). */
 export function probeOnce(url: URL, timeoutMs: number): { result: Promise<ProbeResult>; cancel(): void } {
@@ -23,7 +24,7 @@ export function probeOnce(url: URL, timeoutMs: number): { result: Promise<ProbeR
   let settle: (r: ProbeResult) => void = () => undefined;
   const result = new Promise<ProbeResult>((resolve) => {
     let done = false;
-    const timer = setTimeout(() => finish({ healthy: false, why: `no answer in ${timeoutMs} ms` }), timeoutMs);
+    const timer = setTimeout(() => finish({ healthy: false, why: `no answer in ${timeoutMs} ms`, answered: false }), timeoutMs);
     function finish(r: ProbeResult): void {
       if (done) return;
       done = true;
@@ -39,12 +40,12 @@ export function probeOnce(url: URL, timeoutMs: number): { result: Promise<ProbeR
     });
     req.on('response', (res) => {
       res.resume();
-      finish(res.statusCode === 200 ? { healthy: true } : { healthy: false, why: `${HEALTH_PATH} answered ${res.statusCode ?? 0}` });
+      finish(res.statusCode === 200 ? { healthy: true } : { healthy: false, why: `${HEALTH_PATH} answered ${res.statusCode ?? 0}`, answered: true });
     });
-    req.on('error', (err: NodeJS.ErrnoException) => finish({ healthy: false, why: err.code ?? err.message }));
+    req.on('error', (err: NodeJS.ErrnoException) => finish({ healthy: false, why: err.code ?? err.message, answered: false }));
     req.end();
   });
-  return { result, cancel: () => settle({ healthy: false, why: 'cancelled' }) };
+  return { result, cancel: () => settle({ healthy: false, why: 'cancelled', answered: false }) };
 }
 
 export interface HealthOptions {
@@ -53,8 +54,9 @@ export interface HealthOptions {
   /** One line per change of a star's verdict (never per probe). */
   log?: (line: string) => void;
   /** After each failed probe of a star taken for wedged (Upstreams.wedgedSince): give up what was
-   *  sent to it before `sinceMs` and is still unanswered. */
-  onWedged?: (url: URL, sinceMs: number) => void;
+   *  sent to it before `sinceMs` and is still unanswered. `silent`: this probe got no answer at all
+   *  (the star is stopped or cut off, not merely not ready). */
+  onWedged?: (url: URL, sinceMs: number, silent: boolean) => void;
 }
 
 export class HealthProbes {
@@ -88,7 +90,7 @@ export class HealthProbes {
           : `upstream ${url.origin} failed its health probe (${r.why}): tried last until it answers`);
       }
       const wedgedSinceMs = r.healthy ? undefined : this.upstreams.wedgedSince(url);
-      if (wedgedSinceMs !== undefined) this.o.onWedged?.(url, wedgedSinceMs);
+      if (wedgedSinceMs !== undefined && !r.healthy) this.o.onWedged?.(url, wedgedSinceMs, !r.answered);
       const timer = setTimeout(() => { this.timers.delete(timer); this.run(url); }, this.intervalMs);
       this.timers.add(timer);
     });

@@ -210,6 +210,8 @@ export class Relay {
   private paced: PacedFrames | undefined;
   /** What a budget's pause cut off a chunk, relayed when the pause ends. */
   private stash: Buffer | undefined;
+  /** When the star's side last sent anything (or was attached). */
+  private heardMs = 0;
   /** The star's side ended during a pause: resumed (or ended) when the pause is over. */
   private goneDuringPause: { clean: boolean } | undefined;
 
@@ -274,6 +276,7 @@ export class Relay {
 
   private listen(upRes: IncomingMessage): void {
     this.up = upRes;
+    this.heardMs = Date.now();
     if (this.holds > 0) upRes.pause();
     upRes.on('data', (chunk: Buffer) => this.onData(chunk));
     upRes.on('end', () => this.upstreamGone(upRes, true));
@@ -287,6 +290,19 @@ export class Relay {
     this.upstreamGone(upRes, false);
   }
 
+  /** Gives up `upRes`, still the star's side being relayed, when nothing came from it since `sinceMs`
+   *  (its star failed its health probes since then: stopped, wedged or cut off, it would hold the
+   *  caller's stream open and silent for as long as it stays so). It ends as the star's own end of
+   *  the stream would: a paced stream at a frame's end resumes at another star, any other ends and
+   *  its caller resumes with its cursor, as after a star's hop gives up a leader that stopped
+   *  heartbeating. True when given up. */
+  abandonIfSilent(upRes: IncomingMessage, sinceMs: number): boolean {
+    if (upRes !== this.up || this.heardMs >= sinceMs) return false;
+    this.upstreamGone(upRes, true);
+    upRes.destroy();
+    return true;
+  }
+
   /** Ends the caller's answer (a resumed stream that could not go on ends as any stream does). */
   end(): void {
     this.stopWatching();
@@ -294,6 +310,7 @@ export class Relay {
   }
 
   private onData(chunk: Buffer): void {
+    this.heardMs = Date.now();
     if (this.expiry?.relayPast(chunk)) return;
     if (this.paced !== undefined) { this.pacedData(chunk); return; }
     this.write(chunk);

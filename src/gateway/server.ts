@@ -268,7 +268,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     server.once('error', reject);
     server.listen({ host: o.host, port: o.port, exclusive: true }, () => resolve());
   });
-  const health = new HealthProbes(upstreams, { ...o.health, onWedged: (url, sinceMs) => forwarder.abandon(url, sinceMs) });
+  const health = new HealthProbes(upstreams, { ...o.health, onWedged: (url, sinceMs, silent) => forwarder.abandon(url, sinceMs, silent) });
   health.start();
   return {
     port: (server.address() as AddressInfo).port,
