@@ -938,8 +938,21 @@ export class Star implements StreamService {
       const st = p.st!;
       st.inflightBytes -= p.frameBytes;
       this.inflightBytes -= p.frameBytes;
-      const refusal = this.d.log.takeRefusal?.(p.end)
-        ?? (this.leadership.epochOf(st.meta.bucket, st.meta.key) !== p.epoch ? { cause: `the stream's leadership moved past epoch ${p.epoch}`, outcomeUnknown: false } : undefined);
+      // A log that checks each entry's lease itself (a cluster's: the commit statement) has the last
+      // word: what it did not refuse is stored, even if this star's view of the stream moved since
+      // (refused then, a retry would store it twice; code review 41, F5). Otherwise the epoch the
+      // batch was sequenced at must still be this star's.
+      const refusal = this.d.log.takeRefusal !== undefined ? this.d.log.takeRefusal(p.end)
+        : this.leadership.epochOf(st.meta.bucket, st.meta.key) !== p.epoch ? { cause: `the stream's leadership moved past epoch ${p.epoch}`, outcomeUnknown: false } : undefined;
+      if (refusal === undefined && st.evicted && this.d.log.takeRefusal !== undefined) {
+        // Stored, but the stream left this star meanwhile: acknowledged, and kept nowhere here (its
+        // next leader reads it from what is committed).
+        st.appendSettled();
+        const b = p.batch!;
+        const end = { seq_num: b.firstSeq + b.count, timestamp_ms: b.maxTs };
+        p.resolve!({ start: { seq_num: b.firstSeq, timestamp_ms: p.minTs! }, end, tail: end });
+        continue;
+      }
       if (refusal !== undefined || st.evicted) {
         // Not committed (a cluster: the lease moved, or the commit failed), or not known to be: the
         // stream leaves this star, and the next request reloads it from what is committed.

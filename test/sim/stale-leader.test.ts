@@ -441,3 +441,19 @@ test('found: a stale leader\'s late segment upload cannot change the bytes the n
   for (const seg of named) assert.equal(world.objects.get(seg.object_key)?.length, seg.size_bytes, `segment ${seg.object_key} was overwritten`);
   assert.deepEqual((await readAll(b.star, 'k0')).map((r) => r.body), ['r0', 'r1', 'r2']);
 });
+
+test('an append its commit stored is acknowledged, though the star\'s lease epoch moved on meanwhile (code review 41, F5)', async () => {
+  const { a, commits, nodes } = await twoStars(rng(41), 1);
+  const appended = a.star.append(BUCKET, 'k0', { records: [{ headers: [], body: Buffer.from('stored') }] });
+  const outcome = appended.then((ack) => ({ ack }), (err: unknown) => ({ err }));
+  // The star takes its own lease again (its renewal was not confirmed in time) while the append waits
+  // for its group commit, which then lands under the new epoch: the append is stored.
+  a.lead.take(BUCKET, 'k0');
+  a.log.flush();
+  await drain(nodes);
+  const o = await outcome;
+  const stored = commits.frames.filter((f) => f.firstSeq === 0 && f.count === 1);
+  assert.equal(stored.length, 1, 'the commit landed');
+  assert.ok('ack' in o, `acknowledged, not refused: ${'err' in o ? String(o.err) : ''}`);
+  assert.deepEqual([o.ack.start.seq_num, o.ack.end.seq_num], [0, 1], 'at the position it is stored at');
+});
