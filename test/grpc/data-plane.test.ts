@@ -236,6 +236,18 @@ describe('grpc data plane', () => {
     assert.equal(toGrpcFailure(new ServiceError('stream_deleted', 'gone')).code, grpc.status.FAILED_PRECONDITION);
   });
 
+  it('maps a storage dependency away to UNAVAILABLE without logging it as a bug; logs anything else unmapped', async (t) => {
+    const { toGrpcFailure } = await import('../../src/api/grpc/status-mapping.ts');
+    const { MetadataUnavailableError } = await import('../../src/storage/metadata/metadata-store.ts');
+    const logged = t.mock.method(console, 'error', () => undefined);
+    const away = toGrpcFailure(new MetadataUnavailableError('the metadata store (postgres) failed: connection terminated'));
+    assert.equal(away.code, grpc.status.UNAVAILABLE);
+    assert.equal(logged.mock.callCount(), 0, 'an outage is not a bug (its health logs it once)');
+    assert.equal(toGrpcFailure(new TypeError('x is undefined')).code, grpc.status.INTERNAL);
+    assert.equal(logged.mock.callCount(), 1, 'a real unmapped error is');
+    assert.match(String(logged.mock.calls[0].arguments[0]), /unmapped error \(bug\)/);
+  });
+
   it('answers ExchangeToken UNIMPLEMENTED without an auth hook, and SettleStar for itself', async () => {
     const err = await failure(h.data.ExchangeToken.bind(h.data), { key_id: 'ck_1', secret: 's', bucket: 'orders' });
     assert.equal(err.code, grpc.status.UNIMPLEMENTED);

@@ -69,10 +69,12 @@ function detailsOf(err: ServiceError): AnyMessage[] {
   return [];
 }
 
-/** Any thrown value as a gRPC failure. Values that are not ServiceErrors are bugs: logged, INTERNAL. */
+/** Any thrown value as a gRPC failure. A storage dependency away is UNAVAILABLE, as on HTTP (not
+ *  logged per call: its health logs the outage once); anything else that is not a ServiceError is a
+ *  bug: logged, INTERNAL. */
 export function toGrpcFailure(thrown: unknown): GrpcFailure {
-  if (!(thrown instanceof ServiceError)) console.error('grpc: unmapped error (bug):', thrown);
   const err = asServiceError(thrown);
+  if (err.code === 'internal' && !(thrown instanceof ServiceError)) console.error('grpc: unmapped error (bug):', thrown);
   const code = grpcStatusOf(err.code);
   const metadata = new grpc.Metadata();
   const details = detailsOf(err);
