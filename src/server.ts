@@ -59,6 +59,7 @@ import { adminSurface } from './ops/admin-routes.ts';
 import type { GrpcAuthHooks, ReadPlanVending } from './api/grpc/hooks.ts';
 import { authorize, checkFencingPin, type Operation } from './auth/index.ts';
 import { bridgeBaseUrl, loadPresignSecret, Presigner } from './api/presign.ts';
+import { stamped } from './log-line.ts';
 
 /** Auth settings as CLI flags (environment-only secrets appear in --help but not in argv). */
 export const AUTH_FLAGS: FlagSpec[] = AUTH_SETTINGS.map((a) => ({
@@ -90,7 +91,7 @@ function postgresTarget(url: string): string {
 }
 
 export function logError(msg: string, err?: unknown): void {
-  console.error(`svcd: ${msg}${err ? `: ${err instanceof Error ? err.stack ?? err.message : String(err)}` : ''}`);
+  console.error(stamped(`svcd: ${msg}${err ? `: ${err instanceof Error ? err.stack ?? err.message : String(err)}` : ''}`));
 }
 
 export interface RunningStar {
@@ -134,7 +135,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     await s3.check(S3_BOOT_WAIT_MS_MAX, (why) => console.error(`svcd: ${why}; waiting up to ${S3_BOOT_WAIT_MS_MAX / 1000} s for it`));
   }
   // What the star depends on, each up or down with one log line per outage and its /metrics series.
-  const logLine = (line: string): void => { console.error(`svcd: ${line}`); };
+  const logLine = (line: string): void => { console.error(stamped(`svcd: ${line}`)); };
   const health = {
     metadata: new DependencyHealth(`metadata store (${cfg.metadata.backend})`, logLine),
     wal: new DependencyHealth('WAL disk', undefined), // the flusher logs its own outages

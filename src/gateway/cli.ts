@@ -19,6 +19,7 @@ import { CorsPolicy } from '../api/cors.ts';
 import { startGateway, type RunningGateway } from './server.ts';
 import { parseUpstream } from './upstreams.ts';
 import { BootError } from '../config/boot-error.ts';
+import { stamped } from '../log-line.ts';
 
 /** The auth settings that matter at the edge: the mode and the JWT sources. */
 const EDGE_AUTH = new Set(['SVCD_AUTH', 'SVCD_INSECURE_AUTH', 'SVCD_JWT_HMAC_SECRET_FILE', 'SVCD_JWT_HMAC_SECRET', 'SVCD_JWT_HMAC_KEYS', 'SVCD_JWT_JWKS_URL', 'SVCD_JWT_OIDC_ISSUER', 'SVCD_JWT_AUDIENCE']);
@@ -194,8 +195,8 @@ export async function runGateway(argv: readonly string[], env: NodeJS.ProcessEnv
       limiter: cfg.limits ? new GatewayLimiter(() => Date.now()) : undefined,
       connectionsDefault: cfg.connectionsDefault, requestsPerSub: cfg.requestsPerSub, stallMs: cfg.stallMs, trustedProxies: cfg.trustedProxies, tls,
       ...(cfg.corsAllowedOrigins.length > 0 ? { cors: new CorsPolicy(cfg.corsAllowedOrigins) } : {}),
-      health: { log: (line) => console.error(`svcd gateway: ${line}`) },
-      logError: (msg, err) => console.error(`svcd gateway: ${msg}${err ? `: ${String(err)}` : ''}`),
+      health: { log: (line) => console.error(stamped(`svcd gateway: ${line}`)) },
+      logError: (msg, err) => console.error(stamped(`svcd gateway: ${msg}${err ? `: ${String(err)}` : ''}`)),
     });
   } catch (err) {
     verifier?.close();

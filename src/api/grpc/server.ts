@@ -18,6 +18,7 @@ import { dataServiceHandlers } from './data-service.ts';
 import { addHealthAndReflection } from './health.ts';
 import type { GrpcAuthHooks, GrpcStarHooks, ReadPlanVending } from './hooks.ts';
 import { loadSvcProto } from './proto.ts';
+import { stamped } from '../../log-line.ts';
 
 /** Largest request message: a full append batch (limits.ts: GRPC_APPEND_MESSAGE_BYTES_MAX). Clients
  *  size their send limit by it; the server refuses a longer one from its head, before reading it. */
@@ -124,8 +125,8 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
   const admission = admissionInterceptor(ctx, {
     budget,
     exchangeThrottle: new FailureThrottle(EXCHANGE_ADDRESS_THROTTLE),
-    logBug: (msg) => console.error(msg),
-    logPeerCall: (line) => console.error(line),
+    logBug: (msg) => console.error(stamped(msg)),
+    logPeerCall: (line) => console.error(stamped(line)),
   });
   const server = new grpc.Server({
     'grpc.max_receive_message_length': GRPC_APPEND_MESSAGE_BYTES_MAX,

@@ -9,6 +9,7 @@ import { asServiceError, ServiceError } from '../../core/errors.ts';
 import { loadSvcProto } from './proto.ts';
 import { encodeRpcStatus, STATUS_DETAILS_KEY, TYPE_URL_PREFIX, type AnyMessage } from './rpc-status.ts';
 import type { ErrorCode } from '../../protocol/errors.ts';
+import { stamped } from '../../log-line.ts';
 
 // A Record over every ErrorCode, not a Partial: a new code does not compile until it has a status.
 const GRPC_STATUS: Readonly<Record<ErrorCode, grpc.status>> = {
@@ -74,7 +75,7 @@ function detailsOf(err: ServiceError): AnyMessage[] {
  *  bug: logged, INTERNAL. */
 export function toGrpcFailure(thrown: unknown): GrpcFailure {
   const err = asServiceError(thrown);
-  if (err.code === 'internal' && !(thrown instanceof ServiceError)) console.error('grpc: unmapped error (bug):', thrown);
+  if (err.code === 'internal' && !(thrown instanceof ServiceError)) console.error(stamped('grpc: unmapped error (bug):'), thrown);
   const code = grpcStatusOf(err.code);
   const metadata = new grpc.Metadata();
   const details = detailsOf(err);

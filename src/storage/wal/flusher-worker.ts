@@ -29,6 +29,7 @@ import {
   POS_DURABLE, headFrom, walFailureCode, walFailureText, type RingBuffers,
 } from './log-ring.ts';
 import { walFilePath } from './wal-files.ts';
+import { stamped } from '../../log-line.ts';
 
 export interface FlusherInit {
   ring: RingBuffers;
@@ -203,7 +204,7 @@ function drain(head: number): void {
  *  buffers every later line until this thread's event loop runs, which this loop never lets it. */
 function logLine(line: string): void {
   try {
-    writeSync(2, `${line}\n`);
+    writeSync(2, `${stamped(line)}\n`);
   } catch {
     // stderr gone: nothing else to tell it to
   }
