@@ -41,6 +41,9 @@ export interface StartOptions {
   /** The child sees the parent's environment minus every SVCD_* setting (then `env`), so a
    *  developer's own settings cannot change what a test asserts. */
   cleanEnv?: boolean;
+  /** Told the star's output so far (stdout and stderr) as each piece arrives, from its start on: a
+   *  test that must act on a line printed before the star listens waits for that line, not a time. */
+  onOutput?: (output: string) => void;
 }
 
 /** A star that does not exit this long after SIGTERM is killed (a bound, not a speed): past its own
@@ -131,11 +134,12 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`server did not start:\n${out}`)); }, START_TIMEOUT_MS);
     const onData = (chunk: Buffer): void => {
       out += chunk.toString();
+      opts.onOutput?.(out);
       const m = /listening on (https?):\/\/127\.0\.0\.1:(\d+) \(engine (\w+)\)/.exec(out);
       if (m) { clearTimeout(timer); resolve(m); }
     };
     proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
+    proc.stderr!.on('data', (c: Buffer) => { out += c.toString(); opts.onOutput?.(out); });
     proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}) before listening:\n${out}`)); });
   });
   const port = Number(seen[2]);
