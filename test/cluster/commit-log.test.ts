@@ -56,6 +56,29 @@ describe('the cluster commit log', { skip }, () => {
     await untilDurable(log, () => log.durableOffset() >= end);
   }
 
+  /** A commit log whose statements go through a breakable proxy to PostgreSQL, and a cluster handle
+   *  (`direct`) that looks at the schema without it. */
+  async function proxiedSetup(outcomeWaitMsMax: number): Promise<{ proxy: PostgresProxy; direct: PostgresCluster; log: ClusterCommitLog; streamId: string; schema: string }> {
+    const proxy = new PostgresProxy();
+    await proxy.start(new URL(TEST_POSTGRES_URL));
+    cleanups.push(() => proxy.close());
+    const schema = freshSchema('svcd_commitlog');
+    const meta = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
+    await meta.load();
+    const direct = new PostgresCluster(TEST_POSTGRES_URL, schema, 'star-t');
+    const pg = new PostgresCluster(proxy.urlFor(new URL(TEST_POSTGRES_URL)), schema, 'star-t');
+    const dir = tempDir('svcd-commitlog-');
+    cleanups.push(async () => { await pg.close(); await direct.close(); await meta.close(); await dropSchema(schema); removeDir(dir); });
+    const took = await pg.take('b', 's', 60_000);
+    assert.ok(took.taken);
+    const streamId = randomUUID();
+    const log = new ClusterCommitLog({
+      starId: 'star-t', objects: new FsObjectStore(dir), pg, timers, leaseTtlMs: 60_000, incarnation: 'i1', outcomeWaitMsMax,
+      leaderOf: (id) => (id === streamId ? { bucket: 'b', key: 's', epoch: took.epoch, express: false } : undefined),
+    });
+    return { proxy, direct, log, streamId, schema };
+  }
+
   test('frames queued before the stream was reloaded are refused; the reloaded state\'s frames commit at the same positions', async () => {
     const { pg, log, objects, streamId } = await setup();
     // The old state sequenced two appends, [0,1) and [1,2); the stream is reloaded before they commit.
@@ -101,23 +124,7 @@ describe('the cluster commit log', { skip }, () => {
   });
 
   test('a commit that landed but whose answer was lost, with PostgreSQL out of reach after, is refused as of unknown outcome', { timeout: 30_000 }, async () => {
-    const proxy = new PostgresProxy();
-    await proxy.start(new URL(TEST_POSTGRES_URL));
-    cleanups.push(() => proxy.close());
-    const schema = freshSchema('svcd_commitlog');
-    const meta = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
-    await meta.load();
-    const direct = new PostgresCluster(TEST_POSTGRES_URL, schema, 'star-t');
-    const pg = new PostgresCluster(proxy.urlFor(new URL(TEST_POSTGRES_URL)), schema, 'star-t');
-    const dir = tempDir('svcd-commitlog-');
-    cleanups.push(async () => { await pg.close(); await direct.close(); await meta.close(); await dropSchema(schema); removeDir(dir); });
-    const took = await pg.take('b', 's', 60_000);
-    assert.ok(took.taken);
-    const streamId = randomUUID();
-    const log = new ClusterCommitLog({
-      starId: 'star-t', objects: new FsObjectStore(dir), pg, timers, leaseTtlMs: 60_000, incarnation: 'i1', outcomeWaitMsMax: 1500,
-      leaderOf: (id) => (id === streamId ? { bucket: 'b', key: 's', epoch: took.epoch, express: false } : undefined),
-    });
+    const { proxy, direct, log, streamId } = await proxiedSetup(1500);
     assert.ok(proxy.deafen() > 0);
     const end = log.tryAppend(frame(streamId, 0, 'landed'));
     log.publish();
@@ -138,25 +145,10 @@ describe('the cluster commit log', { skip }, () => {
     // The statement reaches PostgreSQL and waits there for its lease row, which another session holds
     // locked; the star's connection is reset meanwhile. PostgreSQL does not notice a vanished client
     // while a statement waits on a lock: once the lock goes, the statement runs on and commits.
-    const proxy = new PostgresProxy();
-    await proxy.start(new URL(TEST_POSTGRES_URL));
-    cleanups.push(() => proxy.close());
-    const schema = freshSchema('svcd_commitlog');
-    const meta = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
-    await meta.load();
-    const direct = new PostgresCluster(TEST_POSTGRES_URL, schema, 'star-t');
-    const pg = new PostgresCluster(proxy.urlFor(new URL(TEST_POSTGRES_URL)), schema, 'star-t');
+    const { proxy, direct, log, streamId, schema } = await proxiedSetup(5000);
     const locker = new pgDriver.Client({ connectionString: TEST_POSTGRES_URL });
     await locker.connect();
-    const dir = tempDir('svcd-commitlog-');
-    cleanups.push(async () => { await locker.end().catch(() => undefined); await pg.close(); await direct.close(); await meta.close(); await dropSchema(schema); removeDir(dir); });
-    const took = await pg.take('b', 's', 60_000);
-    assert.ok(took.taken);
-    const streamId = randomUUID();
-    const log = new ClusterCommitLog({
-      starId: 'star-t', objects: new FsObjectStore(dir), pg, timers, leaseTtlMs: 60_000, incarnation: 'i1', outcomeWaitMsMax: 5000,
-      leaderOf: (id) => (id === streamId ? { bucket: 'b', key: 's', epoch: took.epoch, express: false } : undefined),
-    });
+    cleanups.push(() => locker.end().catch(() => undefined));
     await locker.query('BEGIN');
     await locker.query(`SELECT 1 FROM ${schema}.leases FOR UPDATE`);
     const end = log.tryAppend(frame(streamId, 0, 'waited'));
