@@ -9,6 +9,8 @@ import type { Clock, Ids, LogPort, SegmentSettler, Timers, WalJanitor } from '..
 import { MetadataUnavailableError, streamRowsOf, type BucketMeta, type CredentialMeta, type MetadataStore, type MetaState, type StoredFormat, type StreamMeta } from '../../src/storage/metadata/metadata-store.ts';
 import type { ByteRange, ObjectStore } from '../../src/storage/objects/object-store.ts';
 import { settleWalBytes } from '../../src/workers/settle-task.ts';
+import { WalFailure, walFailureText } from '../../src/storage/wal/log-ring.ts';
+import { WAL_RECOVERY_RETRY_MS_MAX, WAL_RECOVERY_RETRY_MS_MIN } from '../../src/config/limits.ts';
 
 /** A promise that never settles: what a crashed star's calls get. */
 const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
@@ -298,8 +300,17 @@ export class Incarnation {
   }
 }
 
+/** Why a simulated WAL write fails: the codes the real flusher reports most (log-ring.ts). */
+const SIM_WAL_FAILURES = [WalFailure.ENOSPC, WalFailure.EIO] as const;
+/** Restore probes a failed WAL makes at most before one fits (each failed one backs off, as the
+ *  real flusher's recoverFrom: WAL_RECOVERY_RETRY_MS_MIN doubling up to WAL_RECOVERY_RETRY_MS_MAX). */
+const SIM_WAL_PROBES_FAILED_MAX = 5;
+
 /** A simulated log ring: frames queue as the star appends them and become durable only when the
- *  simulation flushes; what a flush does with each frame is the subclass's (a WAL file, a commit). */
+ *  simulation flushes; what a flush does with each frame is the subclass's (a WAL file, a commit).
+ *  On the simulation's word a group commit fails as the real flusher's does (flusher-worker.ts):
+ *  part of what is pending is published, the failure is flagged, the sequencer's discardUndurable()
+ *  drops the rest, and the log recovers after some virtual time. Unless told to, it never fails. */
 export abstract class SimRing implements LogPort {
   readonly capacityBytes = 4 * 1024 * 1024;
   private head = 0;
@@ -307,8 +318,23 @@ export abstract class SimRing implements LogPort {
   private durable = 0;
   private signal = 0;
   private readonly queued: { end: number; bytes: Buffer }[] = [];
+  /** Heads as published past the durable offset, in order: where a flusher pass may have ended (it
+   *  drains up to the head it reads, so a group commit never splits what one publish made visible). */
+  private marks: number[] = [];
   private waiters: (() => void)[] = [];
   private dead = false;
+  /** While the WAL cannot be written: why (a WalFailure code), whether the sequencer asked for the
+   *  discard yet (recovery waits for it, as recoverFrom does), and how long recovery then takes. */
+  private failure: { code: number; discarded: boolean; recoverAfterMs: number } | undefined;
+  /** A failing group commit that runs inside the next durableOffset() read, after the value is taken:
+   *  the flusher thread syncing, publishing and failing between the sequencer's read of the durable
+   *  offset and its look at the failure flag (code review 41, F1). */
+  private failOnRead: ((answered: number) => void) | undefined;
+  /** The flusher before code review 41's F4 fix published a ROTATE durable only at the end of its
+   *  pass, so a write failing on the next file discarded it (and the sealed file never settled).
+   *  Only for checking that the simulation catches that flusher: never true in a committed test. */
+  private readonly rotatePublishedAtPassEnd = false;
+  private note = '';
 
   /** The frame as the flush will see it: a copy (a WAL file) or a view of the star's own bytes. */
   protected abstract keep(frame: Uint8Array): Buffer;
@@ -322,12 +348,51 @@ export abstract class SimRing implements LogPort {
     return this.head;
   }
 
-  publish(): void { this.published = this.head; }
-  durableOffset(): number { return this.durable; }
+  publish(): void {
+    if (this.head > this.published) this.marks.push(this.head);
+    this.published = this.head;
+  }
+
+  durableOffset(): number {
+    const durable = this.durable;
+    const race = this.failOnRead;
+    this.failOnRead = undefined;
+    race?.(durable);
+    return durable;
+  }
+
   durableSignal(): number { return this.signal; }
-  failed(): boolean { return false; }
-  failureCause(): string { return ''; }
-  discardUndurable(): void { /* the simulated log never fails as a whole */ }
+  /** How the last failure struck, in a few words, for a simulation's trace. */
+  get failureNote(): string { return this.note; }
+  failed(): boolean { return this.failure !== undefined; }
+  failureCause(): string { return this.failure ? walFailureText(this.failure.code) : ''; }
+
+  /** The sequencer has failed every append not yet durable. As the real flusher does once asked,
+   *  everything appended is dropped, never to be written (the real one also cuts its file back to the
+   *  synced frames; here a frame reaches its file only once synced), and the durable offset moves
+   *  past it without a signal. Recovery starts now. Nothing to do unless the WAL failed. */
+  discardUndurable(): void {
+    if (this.dead || !this.failure || this.failure.discarded) return;
+    this.failure.discarded = true;
+    this.queued.length = 0;
+    this.marks = [];
+    this.published = this.head;
+    this.durable = this.head;
+    this.recoverIn(this.failure.recoverAfterMs);
+  }
+
+  /** Arranges recover() after `ms` of virtual time; without a clock (the base), the simulation calls
+   *  recover() itself. */
+  protected recoverIn(_ms: number): void { /* no clock here */ }
+
+  /** The WAL can be written again (a restore probe fitted): the failure clears and the signal wakes
+   *  the sequencer, which resumes on currentFileNo(). Only once the discard was asked. */
+  recover(): boolean {
+    if (this.dead || !this.failure?.discarded) return false;
+    this.failure = undefined;
+    this.bump();
+    return true;
+  }
 
   waitDurable(seen: number): Promise<unknown> {
     if (this.dead) return never();
@@ -335,19 +400,86 @@ export abstract class SimRing implements LogPort {
     return new Promise<void>((resolve) => { this.waiters.push(resolve); });
   }
 
-  /** One group commit: `write` sees every published frame in order, then the durable offset moves. */
+  private bump(): void {
+    this.signal++;
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** One group commit: `write` sees every published frame in order, then the durable offset moves.
+   *  Nothing while the WAL is failing (the flusher is busy recovering). */
   protected commitPublished(write: (end: number, bytes: Buffer) => void): number {
-    if (this.dead || this.published === this.durable) return 0;
+    if (this.dead || this.failure || this.published === this.durable) return 0;
+    return this.commitTo(this.published, write);
+  }
+
+  /** Writes the queued frames ending at or before `end` and publishes `end` durable. */
+  private commitTo(end: number, write: (end: number, bytes: Buffer) => void): number {
     let n = 0;
-    while (this.queued.length > 0 && this.queued[0].end <= this.published) {
+    while (this.queued.length > 0 && this.queued[0].end <= end) {
       const f = this.queued.shift()!;
       write(f.end, f.bytes);
       n++;
     }
-    this.durable = this.published;
-    this.signal++;
-    for (const w of this.waiters.splice(0)) w();
+    this.durable = end;
+    this.marks = this.marks.filter((m) => m > end);
+    this.bump();
     return n;
+  }
+
+  /** A group commit that meets a failing disk, as drain() in flusher-worker.ts meets it. The passes
+   *  before the failing one complete (each up to a head once published). In the failing pass the
+   *  flusher publishes at every ROTATE: the frames before it once they are synced and their file
+   *  trimmed, then the ROTATE itself once the next file is open. So `random` picks the failing call
+   *  (a frame's write, a ROTATE's seal or its next file's open, or the pass's last sync), and what
+   *  was published before that call stays durable; every other frame of the pass is left for the
+   *  discard. Then the failure is flagged and the signal bumped (after the publish, as the real one).
+   *  False when there was nothing to fail or the WAL is already failing. */
+  protected failPublished(random: () => number, write: (end: number, bytes: Buffer) => void, readAnswered?: number): boolean {
+    if (this.dead || this.failure || this.failOnRead || this.published === this.durable) return false;
+    // The failing pass has something to write (the flusher drains only when the head moved).
+    const starts = [this.durable, ...this.marks.slice(0, -1)];
+    const start = starts[Math.floor(random() * starts.length)];
+    if (start > this.durable) this.commitTo(start, write);
+    const pass = this.queued.filter((f) => f.end <= this.published);
+    const at = Math.floor(random() * (pass.length + 1)); // pass.length: the final fdatasync
+    let publishedEnd = start;
+    /** A ROTATE whose next file opened but which the failing pass never published (the pre-F4
+     *  flusher): the flusher reports the next file all the same. */
+    let openedOnly: { end: number; bytes: Buffer } | undefined;
+    let frameStart = start;
+    for (let i = 0; i < at; i++) {
+      const f = pass[i];
+      if (f.bytes[8] === FRAME_ROTATE) {
+        if (this.rotatePublishedAtPassEnd) { publishedEnd = frameStart; openedOnly = f; } else publishedEnd = f.end;
+      }
+      frameStart = f.end;
+    }
+    // A ROTATE failing to open the next file was sealed and published up to its start first (its
+    // seal's own write or sync may fail as well, before that publish).
+    if (at < pass.length && pass[at].bytes[8] === FRAME_ROTATE && random() < 0.5) { publishedEnd = frameStart; openedOnly = undefined; }
+    if (publishedEnd > this.durable) this.commitTo(publishedEnd, write);
+    if (openedOnly) write(openedOnly.end, openedOnly.bytes);
+    const probesFailed = Math.floor(random() * (SIM_WAL_PROBES_FAILED_MAX + 1));
+    let recoverAfterMs = 1; // restoreFile's zero-fill and probe fit at once: the next millisecond
+    for (let i = 0; i < probesFailed; i++) recoverAfterMs += Math.min(WAL_RECOVERY_RETRY_MS_MIN * 2 ** i, WAL_RECOVERY_RETRY_MS_MAX);
+    this.failure = { code: SIM_WAL_FAILURES[Math.floor(random() * SIM_WAL_FAILURES.length)], discarded: false, recoverAfterMs };
+    this.note = `${readAnswered === undefined ? '' : `while the sequencer read the durable offset (answered ${readAnswered}): `}passes completed to ${start}; `
+      + `the next (to ${this.published}) failed at its frame ${at} of ${pass.length}, durable to ${this.durable}${openedOnly ? ', a ROTATE opened but not published' : ''}; `
+      + `file ${this.currentFileNo()}; recovery ${recoverAfterMs} ms after the discard`;
+    this.bump();
+    return true;
+  }
+
+  /** As failPublished, but inside the sequencer's next read of the durable offset. First a pass up to
+   *  some published head short of the last completes, or none does; either way the signal moves and
+   *  the sequencer wakes to read (it takes a lap after any bump), leaving at least one publish for
+   *  the failing commit. False when nothing is published past the durable offset. */
+  protected failPublishedOnNextRead(random: () => number, write: (end: number, bytes: Buffer) => void): boolean {
+    if (this.dead || this.failure || this.failOnRead || this.marks.length === 0) return false;
+    const firsts = [this.durable, ...this.marks.slice(0, -1)];
+    this.commitTo(firsts[Math.floor(random() * firsts.length)], write);
+    this.failOnRead = (answered) => { this.failPublished(random, write, answered); };
+    return true;
   }
 
   /** Bytes appended past the durable offset (this.head - durable while queued frames wait). */
@@ -359,6 +491,7 @@ export abstract class SimRing implements LogPort {
     this.dead = true;
     this.waiters = [];
     this.queued.length = 0;
+    this.failOnRead = undefined;
   }
 }
 
@@ -370,13 +503,32 @@ export class SimLog extends SimRing {
   protected keep(frame: Uint8Array): Buffer { return Buffer.from(frame); }
   currentFileNo(): number { return this.fileNo; }
 
+  /** What the flusher does with a frame: a ROTATE seals the file and opens the next; any other frame
+   *  is sealed and written to the current file (durable once the group commit publishes it). */
+  private readonly write = (_end: number, bytes: Buffer): void => {
+    if (bytes[8] === FRAME_ROTATE) { this.fileNo += 1; return; }
+    sealFrame(bytes, 0, bytes.length); // the flusher's crc32c, which settling and recovery check
+    let file = this.inc.world.walFiles.get(this.fileNo);
+    if (!file) this.inc.world.walFiles.set(this.fileNo, (file = []));
+    file.push(bytes);
+  };
+
   flush(): number {
-    return this.commitPublished((_end, bytes) => {
-      if (bytes[8] === FRAME_ROTATE) { this.fileNo += 1; return; }
-      sealFrame(bytes, 0, bytes.length); // the flusher's crc32c, which settling and recovery check
-      let file = this.inc.world.walFiles.get(this.fileNo);
-      if (!file) this.inc.world.walFiles.set(this.fileNo, (file = []));
-      file.push(bytes);
-    });
+    return this.commitPublished(this.write);
+  }
+
+  /** A group commit fails now (see SimRing.failPublished); `random` decides how. */
+  failFlush(random: () => number): boolean {
+    return this.failPublished(random, this.write);
+  }
+
+  /** A group commit fails inside the sequencer's next read of the durable offset (F1's window). */
+  failFlushOnNextRead(random: () => number): boolean {
+    return this.failPublishedOnNextRead(random, this.write);
+  }
+
+  /** Recovery is a timer of this incarnation: it comes as virtual time passes, and never after a crash. */
+  protected override recoverIn(ms: number): void {
+    this.inc.timerPort.setTimeout(() => { this.recover(); }, ms);
   }
 }

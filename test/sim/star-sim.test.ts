@@ -6,6 +6,16 @@
 // whole, with no gap and no duplicate; a batch in flight at a crash may be there or not, but only
 // whole. The same seed must give the same trace, so a failure replays from its seed:
 // SVCD_SIM_SEED=<seed> (one seed), SVCD_SIM_SEEDS=<n> (how many), SVCD_SIM_STEPS=<n>.
+// No position is ever acknowledged twice, and a run ends with the star idle long enough for
+// everything to land and settle: then no sealed WAL file may be left unsettled (a restart would hide
+// that, as it settles every file it finds).
+// A second set of runs also fails the WAL, as the real flusher fails (test/sim/ports.ts,
+// SimRing.failPublished): the flusher stalls for a few steps, then a group commit publishes part of
+// what is pending (up to and including a ROTATE), flags the failure, the star refuses the rest and has
+// it discarded, and the WAL recovers after some virtual time. Half the failures strike inside the
+// star's read of the durable offset; after half the recoveries the star goes idle and must settle
+// every sealed file. A refused append must never be readable, after restarts and settling as well.
+// SVCD_SIM_WAL_SEED=<seed> replays one of these runs, SVCD_SIM_WAL_SEEDS=<n> says how many.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -16,6 +26,17 @@ import type { AppendInput } from '../../src/core/types.ts';
 import { Incarnation, World } from './ports.ts';
 
 const SEEDS = Number(process.env.SVCD_SIM_SEEDS ?? 16);
+const WAL_SEEDS = Number(process.env.SVCD_SIM_WAL_SEEDS ?? 8);
+/** How often a step of a WAL-failure run starts a WAL failure (on top of the usual faults). */
+const WAL_FAILURES_PER_STEP = 0.03;
+/** A failing disk first stalls the flusher for up to this many steps (appends pile up, files fill
+ *  and seal), then the stalled group commit fails: a failure then meets a group with a ROTATE inside
+ *  it, where the flusher publishes mid-group (code review 41, F4), and not only one or two frames. */
+const WAL_STALL_STEPS_MAX = 10;
+/** How often the star goes idle once the WAL has recovered, long enough for everything to land and
+ *  settle: then no sealed file may be left unsettled (a restart would hide a stall: it settles every
+ *  file it finds, so the end of a run alone catches only what failed after the last crash). */
+const WAL_IDLE_AFTER_RECOVERY = 0.5;
 const STEPS = Number(process.env.SVCD_SIM_STEPS ?? 500);
 const STREAMS = 3;
 const BUCKET = 'sim';
@@ -118,6 +139,19 @@ async function landEverything(b: Booted): Promise<void> {
   }
 }
 
+/** Lets everything land, settles, and lets that land too: then every sealed WAL file must be settled
+ *  and removed, without waiting for a restart (which settles every file it finds). A ROTATE synced
+ *  just before a WAL failure and discarded with it left its file unsettled (code review 41, F4). The
+ *  current file is not sealed. */
+async function settlesEverything(b: Booted, world: World, where: string): Promise<void> {
+  await landEverything(b);
+  b.star.settle().catch(() => undefined);
+  await landEverything(b);
+  const current = b.inc.log.currentFileNo();
+  const unsettled = [...world.walFiles.keys()].filter((n) => n < current);
+  assert.deepEqual(unsettled, [], `${where}: sealed WAL files ${unsettled.join(',')} never settled (the star writes file ${current})`);
+}
+
 /** Settles `p`, committing metadata, uploads and group commits while it waits (setup only). */
 async function until<T>(b: Booted, p: Promise<T>): Promise<T> {
   let done = false;
@@ -199,12 +233,13 @@ async function verify(b: Booted, batches: Map<string, Batch>, trims: Trims, fenc
 
 /** One run; answers its trace (what happened, in order) and a few counts. A failure carries the end
  *  of the trace that led to it. */
-async function simulate(seed: number, steps: number): Promise<{ trace: string[]; acked: number; crashes: number; settled: number; woken: number }> {
+async function simulate(seed: number, steps: number, walFailures = false): Promise<RunResult> {
   const trace: string[] = [];
   try {
-    return await run(seed, steps, trace);
+    return await run(seed, steps, trace, walFailures);
   } catch (err) {
-    if (err instanceof Error) err.message += `\n  last steps of seed ${seed}:\n    ${trace.slice(-TRACE_TAIL_LINES).join('\n    ')}`;
+    const replay = walFailures ? `SVCD_SIM_WAL_SEED=${seed}` : `SVCD_SIM_SEED=${seed}`;
+    if (err instanceof Error) err.message += `\n  last steps of seed ${seed} (${replay} replays it):\n    ${trace.slice(-TRACE_TAIL_LINES).join('\n    ')}`;
     throw err;
   }
 }
@@ -219,7 +254,20 @@ function expectMetaFault(err: unknown, what: string): void {
 /** Trace lines a failure shows. */
 const TRACE_TAIL_LINES = Number(process.env.SVCD_SIM_TRACE_LINES ?? 40);
 
-async function run(seed: number, steps: number, trace: string[]): Promise<{ trace: string[]; acked: number; crashes: number; settled: number; woken: number }> {
+interface RunResult {
+  trace: string[];
+  acked: number;
+  crashes: number;
+  settled: number;
+  woken: number;
+  /** WAL failures that struck, and appends the star refused because of one. */
+  walFailures: number;
+  walRefused: number;
+}
+
+/** `walFailures`: group commits also fail now and then (more draws from the seed, so these runs
+ *  have schedules of their own; without it a seed's schedule is as it always was). */
+async function run(seed: number, steps: number, trace: string[], walFailures: boolean): Promise<RunResult> {
   const random = rng(seed);
   const pick = (n: number): number => Math.floor(random() * n);
   const world = new World();
@@ -238,10 +286,29 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
   /** Dormant streams made live again, over every incarnation. */
   let woken = 0;
   let nextBatch = 0;
+  /** Every position acknowledged, per life of each stream: none may be acknowledged twice. */
+  const ackedSeqs = new Set<string>();
+  /** What went wrong inside an ack handler (an assertion there would reject nobody's promise). */
+  const violations: string[] = [];
+  let walFailed = 0;
+  let walRefused = 0;
+  /** The WAL failure the star has shown, counted once per failure. */
+  let walDownSeen = false;
+  /** Steps until the stalled flusher's group commit fails (0: not stalled). */
+  let walStallSteps = 0;
 
   for (let step = 0; step < steps; step++) {
     const r = random();
-    if (r < 0.34) {
+    if (walFailures && walStallSteps > 0 && --walStallSteps === 0) {
+      // The stalled group commit fails: now, between the star's turns, or inside its next read of the
+      // durable offset (the flusher thread racing the sequencer, code review 41's F1).
+      const onRead = random() < 0.5;
+      const struck = onRead ? b.inc.log.failFlushOnNextRead(random) : b.inc.log.failFlush(random);
+      trace.push(`wal failure${onRead ? ' on the next read' : ''}: ${struck ? `armed (file ${b.inc.log.currentFileNo()})` : 'nothing pending'}`);
+    } else if (walFailures && walStallSteps === 0 && random() < WAL_FAILURES_PER_STEP) {
+      walStallSteps = 1 + pick(WAL_STALL_STEPS_MAX);
+      trace.push(`wal stalls for ${walStallSteps} steps, then fails`);
+    } else if (r < 0.34) {
       const stream = pick(STREAMS);
       const batch: Batch = { id: `b${nextBatch++}`, stream, size: 1 + pick(4), state: 'inflight', gen: stream === DELETABLE ? gens.length - 1 : 0 };
       if (random() < 0.15 && (stream !== DELETABLE || liveId(b.star) !== undefined)) batch.match = b.star.checkTail(BUCKET, `k${stream}`).seq_num;
@@ -264,18 +331,24 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
           batch.start = ack.start.seq_num;
           if (batch.match !== undefined) assert.equal(ack.start.seq_num, batch.match, `seed ${seed}: match_seq_num ${batch.match} acked at ${ack.start.seq_num}`);
           assert.equal(ack.end.seq_num - ack.start.seq_num, batch.size);
+          for (let q = ack.start.seq_num; q < ack.end.seq_num; q++) {
+            const at = `${stream}.${batch.gen}.${q}`;
+            if (ackedSeqs.has(at)) violations.push(`k${stream}@${q} acknowledged twice, the second time to ${batch.id}`);
+            ackedSeqs.add(at);
+          }
           trace.push(`ack ${batch.id} k${stream}@${ack.start.seq_num}`);
         },
         (err: unknown) => {
           if (star !== b.star) return;
           assert.ok(err instanceof ServiceError, `seed ${seed}: append failed with ${String(err)}`);
           batch.state = 'refused';
+          if (err.message.includes('write-ahead log')) walRefused++;
           trace.push(`refused ${batch.id} ${err.code}`);
         },
       );
       trace.push(`append ${batch.id} k${stream} x${batch.size}${batch.match !== undefined ? ` match ${batch.match}` : ''}${deadline !== undefined ? ` deadline +${deadline - world.nowMs}` : ''}`);
     } else if (r < 0.56) {
-      trace.push(`flush ${b.inc.log.flush()}`);
+      trace.push(walStallSteps > 0 ? 'flush held: the flusher is stalled' : `flush ${b.inc.log.flush()}`);
     } else if (r < 0.66) {
       // Now and then a metadata write fails: lost, or landed with the star told it failed.
       if (random() < 0.08) trace.push(`meta fault ${b.inc.failMeta(random() < 0.5 ? 'landed' : 'lost')}`);
@@ -327,6 +400,8 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
       woken += b.star.dormancy.woken;
       b.inc.crash();
       crashes++;
+      walDownSeen = false; // the next star's flusher starts afresh
+      walStallSteps = 0;
       for (const batch of batches.values()) if (batch.state === 'inflight') batch.state = 'ambiguous';
       b = await boot(world, random, errors);
       reconcile(b.star, gens, `seed ${seed} after crash ${crashes} at step ${step}`);
@@ -358,11 +433,25 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
       trace.push(`read k${stream}: ${page.records.map((x) => Buffer.from(x.body).toString()).join(' ')}`);
     }
     await drain(b.inc);
+    if (b.inc.log.failed() !== walDownSeen) {
+      walDownSeen = !walDownSeen;
+      if (walDownSeen) walFailed++;
+      trace.push(walDownSeen ? `wal failed (${b.inc.log.failureCause()}): ${b.inc.log.failureNote}` : `wal recovered on file ${b.inc.log.currentFileNo()}`);
+      if (!walDownSeen && random() < WAL_IDLE_AFTER_RECOVERY) {
+        walStallSteps = 0;
+        await settlesEverything(b, world, `seed ${seed} idle after the WAL recovered at step ${step}`);
+        await verify(b, batches, trims, fences, gens, `seed ${seed} idle after the WAL recovered at step ${step}`);
+        trace.push(`idle: everything settled, wal files ${[...world.walFiles.keys()].join(',')}`);
+      }
+    }
+    assert.deepEqual(violations, [], `seed ${seed} step ${step}`);
   }
   // Let everything in flight land, then check, then once more across a last crash.
   await landEverything(b);
   for (const batch of batches.values()) assert.notEqual(batch.state, 'inflight', `seed ${seed}: batch ${batch.id} never answered`);
   await verify(b, batches, trims, fences, gens, `seed ${seed} at the end`);
+  await settlesEverything(b, world, `seed ${seed} at the end`);
+  await verify(b, batches, trims, fences, gens, `seed ${seed} at the end, settled`);
   woken += b.star.dormancy.woken;
   b.inc.crash();
   b = await boot(world, random, errors);
@@ -370,7 +459,7 @@ async function run(seed: number, steps: number, trace: string[]): Promise<{ trac
   await verify(b, batches, trims, fences, gens, `seed ${seed} after the last crash`);
   assert.deepEqual(errors.filter((e) => !/settling WAL file \d+ (failed|succeeded)/.test(e)), [], `seed ${seed}: the star logged errors`);
   const acked = [...batches.values()].filter((x) => x.state === 'acked').length;
-  return { trace, acked, crashes, settled: world.objects.size, woken };
+  return { trace, acked, crashes, settled: world.objects.size, woken, walFailures: walFailed, walRefused };
 }
 
 const seeds = process.env.SVCD_SIM_SEED ? [Number(process.env.SVCD_SIM_SEED)] : Array.from({ length: SEEDS }, (_, i) => 1000 + i * 7919);
@@ -391,6 +480,27 @@ test(`the star under ${seeds.length} seeded schedules of appends, commits, fault
   t.diagnostic(`${seeds.length} seeds (${shown}) x ${STEPS} steps: ${acked} acknowledged batches, ${crashes} crashes, ${settled} segments left in the store, ${woken} dormant streams woken`);
   // A replayed seed may happen to settle nothing; the default set must exercise everything.
   if (!process.env.SVCD_SIM_SEED) assert.ok(acked > seeds.length * 10 && crashes > 0 && settled > 0 && woken > 0, 'the runs exercised acks, crashes, settling and dormancy');
+});
+
+const walSeeds = process.env.SVCD_SIM_WAL_SEED ? [Number(process.env.SVCD_SIM_WAL_SEED)] : Array.from({ length: WAL_SEEDS }, (_, i) => 2000 + i * 7919);
+
+test(`the star under ${walSeeds.length} seeded schedules that also fail the WAL loses no acknowledged batch, serves no refused one, and keeps settling`, { timeout: 120_000 }, async (t) => {
+  let acked = 0;
+  let crashes = 0;
+  let settled = 0;
+  let failures = 0;
+  let refused = 0;
+  for (const seed of walSeeds) {
+    const r = await simulate(seed, STEPS, true);
+    acked += r.acked;
+    crashes += r.crashes;
+    settled += r.settled;
+    failures += r.walFailures;
+    refused += r.walRefused;
+  }
+  const shown = walSeeds.length > 4 ? `${walSeeds.slice(0, 3).join(',')},…,${walSeeds[walSeeds.length - 1]}` : walSeeds.join(',');
+  t.diagnostic(`${walSeeds.length} seeds (${shown}) x ${STEPS} steps: ${failures} WAL failures, ${refused} appends refused by them, ${acked} acknowledged batches, ${crashes} crashes, ${settled} segments left in the store`);
+  if (!process.env.SVCD_SIM_WAL_SEED) assert.ok(failures > walSeeds.length && refused > 0 && acked > walSeeds.length * 10 && crashes > 0 && settled > 0, 'the runs exercised WAL failures, refusals, acks, crashes and settling');
 });
 
 // What the simulation found, pinned as exact scenarios (a seed's schedule changes whenever the
@@ -530,6 +640,10 @@ test('the same seed gives the same trace', async () => {
   assert.equal(digest(a.trace), digest(b.trace));
   const c = await simulate(4243, 300);
   assert.notEqual(digest(a.trace), digest(c.trace), 'another seed, another schedule');
+  const withWal = [await simulate(4242, 300, true), await simulate(4242, 300, true)];
+  assert.ok(withWal[0].walFailures > 0, 'the WAL failed');
+  assert.equal(digest(withWal[0].trace), digest(withWal[1].trace), 'WAL failures replay from the seed too');
+  assert.notEqual(digest(withWal[0].trace), digest(a.trace), 'WAL failures make a schedule of their own');
 });
 
 /** Runs group commits, uploads and timers until the settle's metadata write is queued. */
