@@ -696,7 +696,9 @@ export class ClusterService implements StreamService, Leadership {
       // An answer of the read itself (410, 416, 400) stands; anything else failing here (the store
       // read for the tail) leaves the leader, which can still answer.
       if (e instanceof ServiceError && e.code !== 'internal' && e.code !== 'unavailable') throw e;
-      this.d.log_error?.(`serving ${bucket}/${key} from what is committed failed; the leader answers`, e);
+      // Once per interval while the object store is away (every read of a stream led elsewhere comes
+      // here then), not a stack per read.
+      this.outages.error('committed-view', `serving ${bucket}/${key} from what is committed failed; the leader answers`, e);
     }
     if (got === undefined) throw err;
     return got;

@@ -5,8 +5,13 @@
 // their acks, so nothing acknowledged depends on this star's disk.
 //
 // A stream whose lease moved (the epoch check failed), or whose commit failed, is refused here: its
-// entries answer 503 and the stream is poisoned, so no later frame of it commits past the gap; the star
-// drops the stream and the next request reloads it from what PostgreSQL and the object store hold. A
+// entries answer 503 and the stream is poisoned, so no later frame of it commits past the gap. When the
+// group's object PUT failed, nothing was asked of PostgreSQL: nothing of it is stored and the lease is
+// not in question, so the star keeps the stream (its committed tail stays in memory and is served
+// through an object-store outage) and rewinds its sequencing to that tail (rewind: every frame of it
+// queued so far is refused, later ones commit). Otherwise (the lease moved, or the outcome is in
+// doubt) the star drops the stream and the next request reloads it from what PostgreSQL and the
+// object store hold. A
 // statement whose answer was lost (the connection dropped mid-statement) may have committed, or may
 // still: before its appends are answered, it is fenced off and PostgreSQL is asked which of its chunks
 // it holds (PostgresCluster.commitOutcome; those are acknowledged, the others refused), and only when
@@ -145,6 +150,10 @@ export class ClusterCommitLog implements LogPort {
     if (this.appendedEnd > this.durable) this.staleUpTo.set(streamId, this.appendedEnd);
   }
 
+  /** A stream the star kept after a refusal with `rewind` (its sequencing is back at its committed
+   *  tail): as for a reload, what it appended before never commits, what it appends now may. */
+  rewind(streamId: string): void { this.clear(streamId); }
+
   /** Commits what is queued, then stops taking frames (a stopping star). */
   async stop(): Promise<void> {
     await this.flushLoop();
@@ -253,14 +262,15 @@ export class ClusterCommitLog implements LogPort {
         return false;
       }
       if (!this.poisoned.has(c.stream_id)) return true;
-      this.refuseEntries(c.entries, 'an earlier append of the stream failed to commit');
+      this.refuseEntries(c.entries, 'an earlier append of the stream failed to commit', false, true);
       return false;
     });
     if (live.length > 0 && !put.ok) {
-      // Nothing was asked of PostgreSQL: nothing of the group is stored.
+      // Nothing was asked of PostgreSQL: nothing of the group is stored, and no lease moved for it.
+      // The star keeps the streams (rewind), so their committed tails stay readable from memory.
       this.outages.error('commit', `group commit of ${live.length} stream(s) failed; their appends are refused`, put.err);
       const cause = `the commit failed (${errorText(put.err)})`;
-      for (const c of live) this.refuse(c.stream_id, c.entries, cause);
+      for (const c of live) this.refuse(c.stream_id, c.entries, cause, false, true);
     } else if (live.length > 0 && put.ok) {
       const t1 = performance.now();
       try {
@@ -324,16 +334,16 @@ export class ClusterCommitLog implements LogPort {
   /** Entries sequenced by a state of their stream that was dropped and reloaded since: refused, the
    *  reloaded state left unpoisoned (its own entries follow what is committed). */
   private refuseStale(entries: Entry[]): void {
-    this.refuseEntries(entries, 'the stream was reloaded on this star while the append was in flight');
+    this.refuseEntries(entries, 'the stream was reloaded on this star, or an earlier append of it failed to commit, while the append was in flight', false, true);
   }
 
-  private refuse(streamId: string, entries: Entry[], cause: string, outcomeUnknown = false): void {
+  private refuse(streamId: string, entries: Entry[], cause: string, outcomeUnknown = false, rewind = false): void {
     this.poisoned.add(streamId);
-    this.refuseEntries(entries, cause, outcomeUnknown);
+    for (const e of entries) this.refusals.set(e.end, rewind ? { cause, outcomeUnknown, rewind } : { cause, outcomeUnknown });
   }
 
-  private refuseEntries(entries: Entry[], cause: string, outcomeUnknown = false): void {
-    for (const e of entries) this.refusals.set(e.end, { cause, outcomeUnknown });
+  private refuseEntries(entries: Entry[], cause: string, outcomeUnknown = false, followOn = false): void {
+    for (const e of entries) this.refusals.set(e.end, followOn ? { cause, outcomeUnknown, followOn } : { cause, outcomeUnknown });
   }
 }
 

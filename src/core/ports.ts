@@ -54,6 +54,10 @@ export interface LogPort {
   /** A log that commits stream by stream (the cluster's): why the entry ending at `end` was not
    *  acknowledged although the durable offset passed it, once; undefined when it committed. */
   takeRefusal?(end: number): Refusal | undefined;
+  /** A log that commits stream by stream: the stream's sequencing went back to its committed tail
+   *  (a refusal with `rewind`), so none of its frames appended so far ever commits; those appended
+   *  from now on may. */
+  rewind?(streamId: string): void;
 }
 
 /** An entry the log did not acknowledge: `cause` in a few words, and whether it may have been stored
@@ -61,6 +65,15 @@ export interface LogPort {
 export interface Refusal {
   cause: string;
   outcomeUnknown: boolean;
+  /** Certainly not stored, and the stream's lease not in question (a cluster's group commit whose
+   *  object never reached the object store, so nothing was asked of PostgreSQL): the star keeps the
+   *  stream, its committed tail still served from memory, and sequences it again from that tail
+   *  (LogPort.rewind) rather than dropping it, which would leave every later request to reload the
+   *  tail from the object store that just failed. */
+  rewind?: boolean;
+  /** Refused only because an earlier entry of its stream was (or because its stream was reloaded or
+   *  rewound since it was sequenced): that earlier refusal decided what became of the stream. */
+  followOn?: boolean;
 }
 
 /** A stream whose frames in a sealed WAL file should settle, from `fromSeq` on. */

@@ -955,12 +955,18 @@ export class Star implements StreamService {
       }
       if (refusal !== undefined || st.evicted) {
         // Not committed (a cluster: the lease moved, or the commit failed), or not known to be: the
-        // stream leaves this star, and the next request reloads it from what is committed.
+        // stream leaves this star, and the next request reloads it from what is committed. A commit
+        // certainly not stored under a lease still held (its object never reached the object store)
+        // keeps the stream here, rewound to its committed tail: reloading it would need that object
+        // store, and its committed tail would be unreadable until the store is back (chaos audit M3).
+        // An entry refused only as following an earlier refusal leaves the stream as that one did.
         st.appendSettled();
         p.reject!(new ServiceError('unavailable', refusal?.outcomeUnknown === true
           ? `the append's outcome is unknown (${refusal.cause}): it may have been stored; read the tail, or append with match_seq_num, before retrying`
           : `the append was not acknowledged: ${refusal?.cause ?? 'the stream moved to another star'}; retry`));
-        if (!st.evicted) evict.add(st);
+        if (st.evicted || evict.has(st) || refusal?.followOn === true) continue;
+        if (refusal?.rewind === true && this.d.log.rewind !== undefined) this.rewind(st);
+        else evict.add(st);
         continue;
       }
       if (st.deleted) {
@@ -991,6 +997,17 @@ export class Star implements StreamService {
     if (i === q.length) { this.pending = []; this.pendingHead = 0; }
     else if (i > 1024 && i * 2 > q.length) { this.pending = q.slice(i); this.pendingHead = 0; }
     else this.pendingHead = i;
+  }
+
+  /** A stream whose appends were refused as certainly not stored, its lease still held (a cluster's
+   *  group commit whose object PUT failed): its next sequence number goes back to its committed tail
+   *  and the log drops every frame of it appended so far (those are refused as they come, so nothing
+   *  sequenced past the gap commits). The stream stays, with its committed batches, subscribers and
+   *  watchers; appends sequenced from now on commit once the log can commit again. */
+  private rewind(st: StreamState): void {
+    st.nextSeq = st.tail;
+    st.lastSeqTs = st.tailTs;
+    this.d.log.rewind!(st.streamId);
   }
 
   /** Fails every append not yet acknowledged (the WAL failed, or the star is closing). Their frames

@@ -2,7 +2,9 @@
 // stream's previous state sequenced never commit once the stream was reloaded on this star (they
 // would name positions the reloaded state hands out again), and the database itself refuses a chunk
 // that overlaps one already committed. A commit whose answer is lost, and whose outcome PostgreSQL
-// cannot be asked within the bound, is refused as of unknown outcome (it may have landed).
+// cannot be asked within the bound, is refused as of unknown outcome (it may have landed). A group
+// whose object PUT fails is refused as certainly not stored, for the star to rewind the stream rather
+// than drop it (chaos audit M3).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
@@ -13,6 +15,7 @@ import { encodeBatch, frameInfo } from '../../src/storage/format/record-codec.ts
 import { clusterApplicationName, PostgresCluster } from '../../src/storage/metadata/postgres-cluster.ts';
 import { PostgresMetadataStore } from '../../src/storage/metadata/postgres-store.ts';
 import { FsObjectStore } from '../../src/storage/objects/fs-store.ts';
+import type { ObjectStore } from '../../src/storage/objects/object-store.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
 import { removeDir, tempDir } from '../helpers/server.ts';
 import { untilDurable } from '../helpers/durable.ts';
@@ -34,7 +37,8 @@ describe('the cluster commit log', { skip }, () => {
   const cleanups: (() => Promise<void> | void)[] = [];
   after(async () => { for (const c of cleanups.reverse()) await c(); });
 
-  async function setup(): Promise<{ pg: PostgresCluster; log: ClusterCommitLog; objects: FsObjectStore; streamId: string; epoch: number }> {
+  /** `through`: the store the commit log writes to, in front of the file-system one (a failing one). */
+  async function setup(through?: (fs: FsObjectStore) => ObjectStore): Promise<{ pg: PostgresCluster; log: ClusterCommitLog; objects: FsObjectStore; streamId: string; epoch: number }> {
     const schema = freshSchema('svcd_commitlog');
     const meta = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
     await meta.load(); // creates the tables
@@ -46,7 +50,7 @@ describe('the cluster commit log', { skip }, () => {
     assert.ok(took.taken);
     const streamId = randomUUID();
     const log = new ClusterCommitLog({
-      starId: 'star-t', objects, pg, timers, leaseTtlMs: 60_000, incarnation: 'i1',
+      starId: 'star-t', objects: through ? through(objects) : objects, pg, timers, leaseTtlMs: 60_000, incarnation: 'i1',
       leaderOf: (id) => (id === streamId ? { bucket: 'b', key: 's', epoch: took.epoch, express: false } : undefined),
     });
     return { pg, log, objects, streamId, epoch: took.epoch };
@@ -104,6 +108,38 @@ describe('the cluster commit log', { skip }, () => {
     await durable(log, next);
     assert.equal(log.takeRefusal(next), undefined);
     assert.deepEqual((await pg.chunksOf(streamId, 0)).map((c) => [c.first_seq, c.end_seq]), [[0, 1], [1, 2]]);
+  });
+
+  test('a group whose object PUT fails is refused as not stored, to be rewound: what the stream queued before the rewind never commits, what it appends after does (chaos audit M3)', async () => {
+    let down = true;
+    const { pg, log, streamId } = await setup((fs) => ({
+      put: (key, body) => (down ? Promise.reject(new Error('the object store is unavailable (test)')) : fs.put(key, body)),
+      get: (key, range) => fs.get(key, range), list: (prefix, limit) => fs.list(prefix, limit),
+      delete: (key) => fs.delete(key), deleteMany: (keys) => fs.deleteMany(keys),
+    }));
+    const a = log.tryAppend(frame(streamId, 0, 'a'));
+    log.publish();
+    await durable(log, a);
+    const refusedA = log.takeRefusal(a);
+    assert.deepEqual(refusedA && { rewind: refusedA.rewind, outcomeUnknown: refusedA.outcomeUnknown }, { rewind: true, outcomeUnknown: false });
+    assert.match(refusedA?.cause ?? '', /the commit failed/);
+    // The store is back, but a frame sequenced past the gap (before the star saw the refusal) does not
+    // commit: it follows the refused one.
+    down = false;
+    const b = log.tryAppend(frame(streamId, 1, 'b'));
+    log.publish();
+    await durable(log, b);
+    assert.deepEqual(log.takeRefusal(b)?.followOn, true);
+    // One more is queued when the star rewinds the stream to its committed tail (0): refused too.
+    const c = log.tryAppend(frame(streamId, 2, 'c'));
+    log.publish();
+    log.rewind(streamId);
+    const again = log.tryAppend(frame(streamId, 0, 'again'));
+    log.publish();
+    await durable(log, again);
+    assert.deepEqual(log.takeRefusal(c)?.followOn, true);
+    assert.equal(log.takeRefusal(again), undefined, 'the rewound stream commits again from its committed tail');
+    assert.deepEqual((await pg.chunksOf(streamId, 0)).map((x) => [x.first_seq, x.end_seq]), [[0, 1]]);
   });
 
   test('a frame queued while the last group commits is committed without another append to start it', { timeout: 20_000 }, async () => {

@@ -45,12 +45,18 @@ export class SimLeadership implements Leadership, LeaseGuard {
 /** The cluster's commit log for one star: a group commit writes each stream's frames only when the
  *  world's lease row names this star at the epoch it believes it holds; a refused frame is reported
  *  once through takeRefusal, as the real commit log reports a lease lost. ROTATE starts the next
- *  generation (nothing is written: settling reads the leader's memory). */
+ *  generation (nothing is written: settling reads the leader's memory). A group commit whose object
+ *  PUT fails (flush(true)) refuses its frames as not stored (`rewind`) and poisons their streams, so
+ *  nothing of them commits past the gap until the star rewinds them, as the real commit log does. */
 export class SimCommitLog extends SimRing {
   private readonly refusals = new Map<number, Refusal>();
   /** As the real commit log's: streams reloaded while frames their previous state sequenced were
    *  still queued; those frames never commit (they name positions the reload hands out again). */
   private readonly staleUpTo = new Map<string, number>();
+  /** Streams with a frame refused by a failed PUT, until the star rewinds or reloads them. */
+  private readonly poisoned = new Set<string>();
+  /** Group commits whose object PUT failed (with something to commit). */
+  putFailures = 0;
   /** The star whose frames these are (set once it is built: it names the stream of a stream id). */
   star: Star | undefined;
 
@@ -74,13 +80,18 @@ export class SimCommitLog extends SimRing {
 
   /** The star reloads `streamId` (it took the lease again): what it queued of it before never commits. */
   clear(streamId: string): void {
+    this.poisoned.delete(streamId);
     const end = this.undurableEnd;
     if (end !== undefined) this.staleUpTo.set(streamId, end);
   }
 
-  /** One group commit of everything published. */
-  flush(): number {
-    return this.commitPublished((end, bytes) => {
+  /** The star kept a stream after a failed PUT and went back to its committed tail: as a reload. */
+  rewind(streamId: string): void { this.clear(streamId); }
+
+  /** One group commit of everything published; with `failPut`, its object's PUT fails. */
+  flush(failPut = false): number {
+    let failed = false;
+    const n = this.commitPublished((end, bytes) => {
       if (bytes[8] === FRAME_ROTATE) { this.generation += 1; return; }
       sealFrame(bytes, 0, bytes.length);
       const info = frameInfo(bytes);
@@ -93,11 +104,23 @@ export class SimCommitLog extends SimRing {
         return;
       }
       if (end <= (this.staleUpTo.get(info.streamId) ?? -1)) {
-        this.refusals.set(end, { cause: 'sequenced before the stream was reloaded (simulated commit)', outcomeUnknown: false });
+        this.refusals.set(end, { cause: 'sequenced before the stream was reloaded (simulated commit)', outcomeUnknown: false, followOn: true });
+        return;
+      }
+      if (this.poisoned.has(info.streamId)) {
+        this.refusals.set(end, { cause: 'an earlier append of the stream failed to commit (simulated commit)', outcomeUnknown: false, followOn: true });
+        return;
+      }
+      if (failPut) {
+        failed = true;
+        this.poisoned.add(info.streamId);
+        this.refusals.set(end, { cause: 'the object PUT failed (simulated commit)', outcomeUnknown: false, rewind: true });
         return;
       }
       this.commits.frames.push({ streamId: info.streamId, firstSeq: info.firstSeq, count: info.recordCount, frame: bytes });
     });
+    if (failed) this.putFailures += 1;
+    return n;
   }
 }
 

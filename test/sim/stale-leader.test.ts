@@ -16,6 +16,10 @@
 // sequenced commit and are acknowledged before it lets go. Only a hand-off
 // that ran out its bound (DRAIN_HANDOFF_MS_MAX) with commits still in flight may leave a refused
 // batch visible: those are counted apart, as ambiguous, and may be present or not.
+// Some group commits' object PUT fails (an S3 outage; drawn from a random of their own, so the seeded
+// schedules stay as they were): their appends are refused as not stored and the leader keeps the
+// stream, rewound to its committed tail (chaos audit M3: dropped, its tail was unreadable until S3
+// came back); nothing it had sequenced past the gap may commit.
 // SVCD_SIM_SEED=<seed> replays one seed; SVCD_SIM_SEEDS=<n>, SVCD_SIM_STEPS=<n> as star-sim.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -146,12 +150,17 @@ async function readAll(star: Star, key: string): Promise<{ seq: number; body: st
 
 interface RunCounts {
   acked: number; refusedStale: number; takeovers: number; guardRefusals: number; commitRefusals: number; letGo: number;
-  handoffs: number; refusedHandingOff: number; handoffsPastBound: number;
+  handoffs: number; refusedHandingOff: number; handoffsPastBound: number; putFailures: number;
 }
+
+/** The share of the schedule's group commits whose object PUT fails. */
+const PUT_FAILURE_SHARE = 0.15;
 
 async function run(seed: number, steps: number, trace: string[]): Promise<RunCounts> {
   const random = rng(seed);
   const pick = (n: number): number => Math.floor(random() * n);
+  /** Whether a flush's PUT fails: its own sequence, so the schedule drawn from `random` is unchanged. */
+  const putRandom = rng(seed ^ 0x5e3);
   const { world, commits, errors, a, b, nodes } = await twoStars(random, STREAMS);
   /** Who leads each stream now, as the world's lease rows say. */
   const leader: Node[] = Array.from({ length: STREAMS }, () => a);
@@ -225,7 +234,15 @@ async function run(seed: number, steps: number, trace: string[]): Promise<RunCou
       trace.push(`append ${batch.id} ${n.name}${stale ? ' (stale)' : ''} k${stream} x${batch.size}`);
     } else if (r < 0.53) {
       const n = nodes[pick(2)];
-      trace.push(`flush ${n.name} ${n.log.flush()}`);
+      const failPut = putRandom() < PUT_FAILURE_SHARE;
+      // The streams n leads now (by the lease rows) and holds: a failed PUT must not drop any of them.
+      const kept = Array.from({ length: STREAMS }, (_, s) => s)
+        .filter((s) => leader[s] === n && !vacant[s] && !handingOff[s] && n.lead.epochOf(BUCKET, `k${s}`) === epoch[s] && n.star.holds(BUCKET, `k${s}`));
+      trace.push(`flush ${n.name}${failPut ? ' (its PUT fails)' : ''} ${n.log.flush(failPut)}`);
+      if (failPut) {
+        await drain(nodes);
+        for (const s of kept) if (!handingOff[s] && !n.star.holds(BUCKET, `k${s}`)) violations.push(`${n.name} dropped k${s}, which it leads, after a failed PUT`);
+      }
     } else if (r < 0.56) {
       // The leader hands the stream over (a reconfiguration, a drain past its bound): quiesced, then
       // let go once what it sequenced has committed (or the bound ran out), as ClusterService does.
@@ -360,12 +377,18 @@ async function run(seed: number, steps: number, trace: string[]): Promise<RunCou
       assert.equal(obj.length, seg.size_bytes, `${where}: segment ${seg.object_key} was overwritten (length ${obj.length}, row says ${seg.size_bytes})`);
     }
   }
+  // Every stream takes appends again on its leader (a stream kept after a failed PUT is not left
+  // refusing everything behind the gap).
+  for (let s = 0; s < STREAMS; s++) {
+    const ack = await until(nodes, leader[s].star.append(BUCKET, `k${s}`, { records: [{ headers: [], body: Buffer.from('last') }] }));
+    assert.equal(ack.start.seq_num, leader[s].star.checkTail(BUCKET, `k${s}`).seq_num - 1, `seed ${seed} k${s}: the last append lands at the tail`);
+  }
   // The only trouble either star may report is a stale leader's settle refused: its row write by
   // the guard, or, once the row was read back with the new leader's settled end, by the settle's own
   // check; retried until the stream leaves it.
   const expected = /^[AB]: settling WAL file \d+ (failed \((lease of .* is not held at the epoch written \(simulated guard\)|segment of stream .* starts at \d+, not at its settled end \d+)\)|succeeded after)/;
   assert.deepEqual(errors.filter((e) => !expected.test(e)), [], `seed ${seed}: unexpected errors`);
-  return { acked, refusedStale, takeovers, guardRefusals: world.guardRefusals, commitRefusals: commits.refused, letGo, handoffs, refusedHandingOff, handoffsPastBound };
+  return { acked, refusedStale, takeovers, guardRefusals: world.guardRefusals, commitRefusals: commits.refused, letGo, handoffs, refusedHandingOff, handoffsPastBound, putFailures: a.log.putFailures + b.log.putFailures };
 }
 
 const seeds = process.env.SVCD_SIM_SEED !== undefined
@@ -381,6 +404,7 @@ test(`two stars, one a stale leader, under ${seeds.length} seeded schedules: the
   let handoffs = 0;
   let refusedHandingOff = 0;
   let handoffsPastBound = 0;
+  let putFailures = 0;
   for (const seed of seeds) {
     const trace: string[] = [];
     try {
@@ -393,12 +417,13 @@ test(`two stars, one a stale leader, under ${seeds.length} seeded schedules: the
       handoffs += r.handoffs;
       refusedHandingOff += r.refusedHandingOff;
       handoffsPastBound += r.handoffsPastBound;
+      putFailures += r.putFailures;
     } catch (err) {
       if (err instanceof Error) err.message += `\n  last steps of seed ${seed}:\n    ${trace.slice(-Number(process.env.SVCD_SIM_TRACE_LINES ?? 40)).join('\n    ')}`;
       throw err;
     }
   }
-  t.diagnostic(`acked ${acked}, stale appends refused ${refusedStale}, commits refused ${commitRefusals}, row writes refused ${guardRefusals}, idle streams let go ${letGo}, hand-offs ${handoffs} (${handoffsPastBound} past their bound), appends refused while handing off ${refusedHandingOff}`);
+  t.diagnostic(`acked ${acked}, stale appends refused ${refusedStale}, commits refused ${commitRefusals}, row writes refused ${guardRefusals}, idle streams let go ${letGo}, hand-offs ${handoffs} (${handoffsPastBound} past their bound), appends refused while handing off ${refusedHandingOff}, group commits whose PUT failed ${putFailures}`);
   // The default schedules must have driven the stale leader into each guard, or the run proves
   // nothing; one replayed seed (SVCD_SIM_SEED) may legally miss some.
   if (!process.env.SVCD_SIM_SEED) {
@@ -407,6 +432,7 @@ test(`two stars, one a stale leader, under ${seeds.length} seeded schedules: the
     assert.ok(guardRefusals > 0, 'no row write of a stale leader was refused in any seed');
     assert.ok(letGo > 0, 'no idle stream was let go in any seed');
     assert.ok(handoffs > 0 && refusedHandingOff > 0, 'no hand-off refused an append in any seed');
+    assert.ok(putFailures > 0, 'no group commit\'s PUT failed in any seed');
   }
 });
 

@@ -1,0 +1,168 @@
+// A short S3 outage under append load (chaos audit M3). The stars reach s3rver only through a TCP
+// relay the test cuts (connections reset, new ones refused). A group commit's PUT then fails and its
+// appends are refused (503: a cluster star acks only once a chunk is in the object store), but the
+// stream stays with its leader: its committed, unsettled tail is still served from the leader's
+// memory, on the leader and through the follower's hop, and its event stream goes on. Before, the
+// failed commit dropped the stream from its leader, and every later request (read, tail, subscribe,
+// append) had to reload the tail from the object store that was away: all of them 503 on every star
+// until S3 came back. Once it is back, appends are acknowledged again, and every acknowledged append
+// reads back at its position while no refused one is in the stream.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
+import { removeDir, startServer, tempDir, type RunningServer } from '../helpers/server.ts';
+import { startS3, type TestS3 } from '../helpers/s3.ts';
+import { TcpRelay } from '../helpers/tcp-relay.ts';
+import { until } from '../crash/fault-kit.ts';
+import { request, TEST_LEASE_TTL_MS } from './kit.ts';
+
+const skip = await postgresSkipReason();
+
+/** One request's longest wait (a bound, not a speed). */
+const REQUEST_MS_MAX = 20_000;
+/** How long reads are checked while S3 is cut, after a commit failed. */
+const CUT_READS_MS = 2000;
+
+describe('a short S3 cut under append load (chaos audit M3)', { skip, timeout: 180_000 }, () => {
+  let schema: string;
+  let s3: TestS3;
+  let relay: TcpRelay;
+  let sql: pg.Client;
+  const stars: RunningServer[] = [];
+  const dirs: string[] = [];
+  before(async () => {
+    schema = freshSchema('svcd_s3cut');
+    s3 = await startS3('svcd-test');
+    relay = new TcpRelay(Number(new URL(s3.endpoint).port));
+    await relay.start();
+    for (let i = 0; i < 2; i++) {
+      dirs.push(tempDir(`svcd-s3cut-${i}-`));
+      stars.push(await startServer({
+        dataDir: dirs[i], env: s3.env, args: [
+          '--metadata', 'postgres', '--postgres-url', TEST_POSTGRES_URL, '--postgres-schema', schema,
+          '--object-store', 's3', '--s3-bucket', s3.bucket, '--s3-endpoint', `http://127.0.0.1:${relay.port}`, '--s3-force-path-style',
+          '--s3-prefix', `${schema}/`, '--star-id', `star-${i}`, '--lease-ttl-ms', String(TEST_LEASE_TTL_MS), '--grpc-listen', '127.0.0.1:0',
+        ],
+      }));
+    }
+    sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await sql.connect();
+  });
+  after(async () => {
+    await sql?.end();
+    for (const s of stars) await s.kill();
+    relay?.close();
+    await s3?.close();
+    if (schema) await dropSchema(schema);
+    for (const d of dirs) removeDir(d);
+  });
+
+  test('the busy stream\'s committed tail is served on its leader and through the follower, its subscriber stays; appends 503, then resume', async () => {
+    const url = (i: number): string => stars[i].baseUrl;
+    assert.equal((await request(url(0), 'POST', '/v1/buckets/cut', {}, REQUEST_MS_MAX)).status, 201);
+    assert.equal((await request(url(0), 'POST', '/v1/streams/cut/busy', {}, REQUEST_MS_MAX)).status, 201);
+    const holder = (await sql.query<{ holder: string }>(`SELECT holder FROM ${schema}.leases WHERE bucket = 'cut' AND key = $1`, [Buffer.from('busy')])).rows[0]?.holder;
+    const L = holder === 'star-1' ? 1 : 0;
+    const F = 1 - L;
+
+    // A producer on the leader: what it was told, and anything outside 200 and 503.
+    const acked = new Map<string, number>();
+    const refused = new Map<string, string>();
+    const anomalies: string[] = [];
+    let stopping = false;
+    let n = 0;
+    const producer = (async () => {
+      while (!stopping) {
+        const body = `r${n++}`;
+        try {
+          const a = await request(url(L), 'POST', '/v1/streams/cut/busy/records', { records: [{ body }] }, REQUEST_MS_MAX);
+          if (a.status === 200) acked.set(body, a.body.start.seq_num);
+          else if (a.status === 503) refused.set(body, String(a.body?.error));
+          else anomalies.push(`${a.status} ${JSON.stringify(a.body)}`);
+        } catch (err) {
+          anomalies.push(`append ${body}: ${(err as Error).message}`);
+        }
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    await until('appends acknowledged', () => acked.size >= 20);
+
+    // A subscriber through the follower (the bridge hop relays the leader's event stream).
+    const ac = new AbortController();
+    let lastId = -1;
+    let ended: string | undefined;
+    const sse = await fetch(`${url(F)}/v1/streams/cut/busy/records/subscribe?seq_num=0`, { signal: ac.signal });
+    assert.equal(sse.status, 200);
+    const reading = (async () => {
+      const dec = new TextDecoder();
+      let buf = '';
+      try {
+        for await (const chunk of sse.body as unknown as AsyncIterable<Uint8Array>) {
+          buf += dec.decode(chunk, { stream: true });
+          for (let k; (k = buf.indexOf('\n\n')) >= 0; buf = buf.slice(k + 2)) {
+            const id = /^id: (\d+)/m.exec(buf.slice(0, k));
+            if (id) lastId = Number(id[1]);
+          }
+        }
+        ended ??= 'ended by the star';
+      } catch (err) {
+        ended ??= `cut: ${(err as Error).message}`;
+      }
+    })();
+    await until('the subscriber caught up', () => lastId >= 20);
+
+    await relay.cut('refuse');
+    try {
+      await until('a group commit to fail against the cut S3', () => [...refused.values()].some((e) => /the commit failed/.test(e)));
+      const ackedBefore = Math.max(...acked.values()) + 1;
+      for (const deadline = Date.now() + CUT_READS_MS; Date.now() < deadline;) {
+        for (const i of [L, F]) {
+          for (const path of ['records?tail_offset=5', 'records?seq_num=0&limit=5', 'records/tail']) {
+            const a = await request(url(i), 'GET', `/v1/streams/cut/busy/${path}`, undefined, REQUEST_MS_MAX);
+            assert.equal(a.status, 200, `${path} on the ${i === L ? 'leader' : 'follower'} while S3 is cut: ${JSON.stringify(a.body)}`);
+            const tail = path === 'records/tail' ? a.body.seq_num : a.body.tail.seq_num;
+            assert.ok(tail >= ackedBefore, `${path}: tail ${tail} is behind what was acknowledged (${ackedBefore})`);
+          }
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(ended, undefined, 'the event stream goes on while S3 is cut');
+    } finally {
+      await relay.restore();
+    }
+
+    const refusedAtRestore = refused.size;
+    const ackedAtRestore = acked.size;
+    await until('appends acknowledged again', () => acked.size > ackedAtRestore + 20, 60_000);
+    stopping = true;
+    await producer;
+    assert.ok(refusedAtRestore > 0, 'appends were refused while S3 was cut');
+    assert.deepEqual(anomalies, []);
+    for (const e of refused.values()) assert.match(e, /the append was not acknowledged: .*; retry/);
+
+    const tail = Math.max(...acked.values()) + 1;
+    await until('the subscriber saw every acknowledged append', () => lastId >= tail || ended !== undefined);
+    assert.equal(ended, undefined, 'the event stream went on through the cut');
+    ac.abort();
+    await reading;
+
+    // Every acknowledged append at its position, on both stars; no refused one; no gap.
+    for (const i of [L, F]) {
+      const seqOf = new Map<string, number>();
+      for (let from = 0; ;) {
+        const page = await request(url(i), 'GET', `/v1/streams/cut/busy/records?seq_num=${from}`, undefined, REQUEST_MS_MAX);
+        assert.equal(page.status, 200, JSON.stringify(page.body));
+        for (const r of page.body.records as { seq_num: number; body: string }[]) {
+          assert.equal(r.seq_num, from, `a gap or a duplicate at ${from}`);
+          seqOf.set(r.body, r.seq_num);
+          from += 1;
+        }
+        if (page.body.records.length === 0 || from >= page.body.tail.seq_num) break;
+      }
+      for (const [body, seq] of acked) assert.equal(seqOf.get(body), seq, `acknowledged ${body} at ${seq}`);
+      assert.deepEqual([...refused.keys()].filter((b) => seqOf.has(b)), [], 'refused appends are not in the stream');
+      assert.equal(seqOf.size, acked.size, 'nothing but the acknowledged appends');
+    }
+  });
+});
