@@ -274,7 +274,7 @@ export class PostgresCluster {
    *  moved, or their chunk would overlap one already committed (an invariant kept by the database
    *  too: no sequence number is ever committed twice). All or nothing on a failure (one statement).
    *  It records chunks only if it inserted every one of its objects' `chunk_objects` rows itself:
-   *  that is what lets fenceCommit stop it, should its answer be lost. */
+   *  that is what lets commitOutcome fence it off, should its answer be lost. */
   async commit(chunks: ChunkCommit[], objectKeys: string[], ttlMs: number): Promise<Set<number>> {
     const rows = await this.q<{ i: number }>(
       `WITH w AS (SELECT * FROM unnest($2::text[], $3::bytea[], $4::bigint[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::bigint[], $10::bigint[])
