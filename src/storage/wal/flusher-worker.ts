@@ -221,6 +221,15 @@ function recoverFrom(err: unknown): boolean {
   const code = walFailureCode(err);
   const startedMs = Date.now();
   logLine(`svcd flusher: WAL write failed (${walFailureText(code)}: ${(err as Error)?.message ?? String(err)}); appends are refused until it can be written again`);
+  // The frames the failed group wrote past the synced ones belong to appends about to be refused: they
+  // are zeroed before the failure is flagged, so a crash before the restore below cannot leave them
+  // whole in the file for recovery to serve. Best effort: the restore zeroes them again.
+  try {
+    zeroPastSynced();
+    fdatasyncSync(fd);
+  } catch {
+    // the disk refuses this too; restoreFile retries it
+  }
   const discardSeen = Atomics.load(ctrl, CTRL_DISCARD_REQ);
   Atomics.store(ctrl, CTRL_FAILED, code);
   Atomics.add(ctrl, CTRL_DURABLE_SIGNAL, 1);
@@ -249,6 +258,14 @@ function recoverFrom(err: unknown): boolean {
   return true;
 }
 
+/** Overwrites with zeros what the current file holds past its synced frames (no sync). */
+function zeroPastSynced(): void {
+  if (fd < 0) return;
+  for (let at = durableFileBytes; at < fileBytes;) {
+    at += writeSync(fd, zeros, 0, Math.min(zeros.length, fileBytes - at), at);
+  }
+}
+
 /** Clears what a failed group left past the synced frames and proves there is room again; throws
  *  while there is not. The partial group is overwritten with zeros rather than cut: cutting would
  *  free the preallocated blocks, a probe would fit in them, and a full disk would flap between
@@ -259,9 +276,7 @@ function restoreFile(): void {
     fd = existsSync(path) ? openSync(path, 'r+') : openWal(fileNo);
   }
   const allocated = Math.max(fileAllocated, fileBytes);
-  for (let at = durableFileBytes; at < fileBytes;) {
-    at += writeSync(fd, zeros, 0, Math.min(zeros.length, fileBytes - at), at);
-  }
+  zeroPastSynced();
   fdatasyncSync(fd);
   fileBytes = durableFileBytes;
   fileAllocated = allocated;
