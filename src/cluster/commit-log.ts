@@ -11,11 +11,11 @@
 // through an object-store outage) and rewinds its sequencing to that tail (rewind: every frame of it
 // queued so far is refused, later ones commit). Otherwise (the lease moved, or the outcome is in
 // doubt) the star drops the stream and the next request reloads it from what PostgreSQL and the
-// object store hold. A
-// statement whose answer was lost (the connection dropped mid-statement) may have committed, or may
-// still: before its appends are answered, it is fenced off and PostgreSQL is asked which of its chunks
-// it holds (PostgresCluster.commitOutcome; those are acknowledged, the others refused), and only when
-// it cannot say within COMMIT_OUTCOME_WAIT_MS_MAX are they refused as of unknown outcome.
+// object store hold. A statement whose answer was lost (the connection dropped mid-statement) may
+// have committed, or may still: before its appends are answered, it is fenced off and PostgreSQL is
+// asked which of its chunks it holds (PostgresCluster.commitOutcome; those are acknowledged, the
+// others refused), and only when it cannot say within COMMIT_OUTCOME_WAIT_MS_MAX are they refused as
+// of unknown outcome.
 
 import { FRAME_ROTATE, frameInfo, sealFrame } from '../storage/format/record-codec.ts';
 import type { ChunkCommit, PostgresCluster } from '../storage/metadata/postgres-cluster.ts';
@@ -262,7 +262,7 @@ export class ClusterCommitLog implements LogPort {
         return false;
       }
       if (!this.poisoned.has(c.stream_id)) return true;
-      this.refuseEntries(c.entries, 'an earlier append of the stream failed to commit', false, true);
+      this.refuseEntries(c.entries, 'an earlier append of the stream failed to commit', FOLLOW_ON);
       return false;
     });
     if (live.length > 0 && !put.ok) {
@@ -270,7 +270,7 @@ export class ClusterCommitLog implements LogPort {
       // The star keeps the streams (rewind), so their committed tails stay readable from memory.
       this.outages.error('commit', `group commit of ${live.length} stream(s) failed; their appends are refused`, put.err);
       const cause = `the commit failed (${errorText(put.err)})`;
-      for (const c of live) this.refuse(c.stream_id, c.entries, cause, false, true);
+      for (const c of live) this.refuse(c.stream_id, c.entries, cause, { outcomeUnknown: false, rewind: true });
     } else if (live.length > 0 && put.ok) {
       const t1 = performance.now();
       try {
@@ -301,7 +301,7 @@ export class ClusterCommitLog implements LogPort {
     const outcome = await this.outcomeOf(g.objectKeys, waitMs);
     if (outcome === undefined) {
       this.outages.error('commit', `group commit of ${live.length} stream(s) failed and PostgreSQL did not say within ${waitMs} ms whether it landed; their appends are refused as of unknown outcome`, err);
-      for (const c of live) this.refuse(c.stream_id, c.entries, cause, true);
+      for (const c of live) this.refuse(c.stream_id, c.entries, cause, { outcomeUnknown: true });
       return;
     }
     this.outages.error('commit', `group commit of ${live.length} stream(s) lost its answer; PostgreSQL says it ${outcome.committed ? 'committed' : 'did not commit'}`, err);
@@ -309,7 +309,7 @@ export class ClusterCommitLog implements LogPort {
       if (outcome.chunks.has(`${c.stream_id}:${c.first_seq}`)) continue; // committed: acknowledged
       // The statement committed but this chunk is not there: its lease check failed, or another star
       // that took the stream since settled it already. Which one cannot be told from here.
-      this.refuse(c.stream_id, c.entries, outcome.committed ? `${cause}, and whether this append landed is unknown` : cause, outcome.committed);
+      this.refuse(c.stream_id, c.entries, outcome.committed ? `${cause}, and whether this append landed is unknown` : cause, { outcomeUnknown: outcome.committed });
     }
   }
 
@@ -334,18 +334,25 @@ export class ClusterCommitLog implements LogPort {
   /** Entries sequenced by a state of their stream that was dropped and reloaded since: refused, the
    *  reloaded state left unpoisoned (its own entries follow what is committed). */
   private refuseStale(entries: Entry[]): void {
-    this.refuseEntries(entries, 'the stream was reloaded on this star, or an earlier append of it failed to commit, while the append was in flight', false, true);
+    this.refuseEntries(entries, 'the stream was reloaded on this star, or an earlier append of it failed to commit, while the append was in flight', FOLLOW_ON);
   }
 
-  private refuse(streamId: string, entries: Entry[], cause: string, outcomeUnknown = false, rewind = false): void {
+  private refuse(streamId: string, entries: Entry[], cause: string, how: RefusalHow = NOT_STORED): void {
     this.poisoned.add(streamId);
-    for (const e of entries) this.refusals.set(e.end, rewind ? { cause, outcomeUnknown, rewind } : { cause, outcomeUnknown });
+    this.refuseEntries(entries, cause, how);
   }
 
-  private refuseEntries(entries: Entry[], cause: string, outcomeUnknown = false, followOn = false): void {
-    for (const e of entries) this.refusals.set(e.end, followOn ? { cause, outcomeUnknown, followOn } : { cause, outcomeUnknown });
+  private refuseEntries(entries: Entry[], cause: string, how: RefusalHow = NOT_STORED): void {
+    for (const e of entries) this.refusals.set(e.end, { cause, ...how });
   }
 }
+
+/** A refusal's flags (Refusal, less its cause). */
+type RefusalHow = Omit<Refusal, 'cause'>;
+/** Certainly not stored; what becomes of the stream is the star's to decide (dropped and reloaded). */
+const NOT_STORED: RefusalHow = { outcomeUnknown: false };
+/** Refused only because an earlier entry of its stream was, or its stream was reloaded or rewound. */
+const FOLLOW_ON: RefusalHow = { outcomeUnknown: false, followOn: true };
 
 function errorText(err: unknown): string {
   return (err as Error | undefined)?.message ?? String(err);
