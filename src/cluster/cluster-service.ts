@@ -7,7 +7,7 @@
 // taken with the next epoch. Bucket operations and listings read the shared store directly.
 
 import {
-  CHUNK_GC_MS, CHUNK_READBACK_CONCURRENT, COMMITTED_SNAPSHOT_ATTEMPTS_MAX, DRAIN_HANDOFF_MS_MAX, DRAIN_POLL_MS, DRAIN_WAIT_MS_MAX, LEASE_IDLE_MS, LEASE_RENEW_MS, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS,
+  CHUNK_GC_MS, CHUNK_READBACK_CONCURRENT, COMMITTED_SNAPSHOT_ATTEMPTS_MAX, COMMITTED_VIEW_GET_MS_MAX, DRAIN_HANDOFF_MS_MAX, DRAIN_POLL_MS, DRAIN_WAIT_MS_MAX, LEASE_IDLE_MS, LEASE_RENEW_MS, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS,
   LIST_PAGE_MAX, RETENTION_SWEEP_MS, STAR_GONE_AFTER_MS, STAR_HEARTBEAT_MS, UNSETTLED_SWEEP_FAILED_KEPT_MAX, UNSETTLED_SWEEP_MS,
   UNSETTLED_SWEEP_RETRY_MS, UNSETTLED_SWEEP_RUN_MS_MAX, UNSETTLED_SWEEP_STREAMS_MAX,
 } from '../config/limits.ts';
@@ -28,7 +28,7 @@ import { contentBytes, forEachRecord, frameInfo, frameIsIntact, frameTimestamps 
 import type { StreamMeta } from '../storage/metadata/metadata-store.ts';
 import type { ChunkRow, LeaseHolder, PostgresCluster, StarRow, VacantUnsettled } from '../storage/metadata/postgres-cluster.ts';
 import type { PostgresMetadataStore } from '../storage/metadata/postgres-store.ts';
-import type { ObjectStore } from '../storage/objects/object-store.ts';
+import type { CallBound, ObjectStore } from '../storage/objects/object-store.ts';
 import { collectChunkObjects } from './chunk-gc.ts';
 import { EXPRESS_CHUNK_PREFIX, type ClusterCommitLog } from './commit-log.ts';
 import type { ClusterView } from '../api/grpc/admin-reads.ts';
@@ -722,14 +722,15 @@ export class ClusterService implements StreamService, Leadership {
    *  time), or the row's settled end when no chunk lies above it. */
   private async committedTail(row: StreamMeta, last: ChunkRow | undefined): Promise<Position> {
     if (!last || last.end_seq <= row.settled_end_seq) return { seq_num: row.settled_end_seq, timestamp_ms: row.settled_end_ts };
-    const frames = await this.chunkFrames(last);
+    // The leader answers when this does not (settledInstead): no need to wait out the store's bounds.
+    const frames = await this.chunkFrames(last, { deadlineMs: COMMITTED_VIEW_GET_MS_MAX });
     const ts = frames.length > 0 ? frameTimestamps(frames[frames.length - 1].frame) : [];
     return { seq_num: last.end_seq, timestamp_ms: ts[ts.length - 1] ?? row.settled_end_ts };
   }
 
   /** A chunk's frames, read back from its object and each checked whole. */
-  private async chunkFrames(c: ChunkRow): Promise<{ info: ReturnType<typeof frameInfo>; frame: Buffer }[]> {
-    const buf = await this.storeOf(c.object_key).get(c.object_key, { offset: c.byte_offset, length: c.byte_length });
+  private async chunkFrames(c: ChunkRow, bound?: CallBound): Promise<{ info: ReturnType<typeof frameInfo>; frame: Buffer }[]> {
+    const buf = await this.storeOf(c.object_key).get(c.object_key, { offset: c.byte_offset, length: c.byte_length }, bound);
     const frames: { info: ReturnType<typeof frameInfo>; frame: Buffer }[] = [];
     for (let off = 0; off < buf.length;) {
       if (!frameIsIntact(buf, off, buf.length - off)) throw new Error(`chunk ${c.object_key}@${c.byte_offset} of stream ${c.stream_id} is damaged at ${off}`);

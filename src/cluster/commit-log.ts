@@ -6,7 +6,7 @@
 //
 // A stream whose lease moved (the epoch check failed), or whose commit failed, is refused here: its
 // entries answer 503 and the stream is poisoned, so no later frame of it commits past the gap. When the
-// group's object PUT failed, nothing was asked of PostgreSQL: nothing of it is stored and the lease is
+// group's object PUT failed (or did not end within COMMIT_PUT_MS_MAX), nothing was asked of PostgreSQL: nothing of it is stored and the lease is
 // not in question, so the star keeps the stream (its committed tail stays in memory and is served
 // through an object-store outage) and rewinds its sequencing to that tail (rewind: every frame of it
 // queued so far is refused, later ones commit). Otherwise (the lease moved, or the outcome is in
@@ -21,7 +21,7 @@ import { FRAME_ROTATE, frameInfo, sealFrame } from '../storage/format/record-cod
 import type { ChunkCommit, PostgresCluster } from '../storage/metadata/postgres-cluster.ts';
 import type { ObjectStore } from '../storage/objects/object-store.ts';
 import type { LogPort, Refusal, Timers } from '../core/ports.ts';
-import { COMMIT_LINGER_MS_EXPRESS, COMMIT_LINGER_MS_STANDARD, COMMIT_OUTCOME_RETRY_MS, COMMIT_OUTCOME_WAIT_MS_MAX } from '../config/limits.ts';
+import { COMMIT_LINGER_MS_EXPRESS, COMMIT_LINGER_MS_STANDARD, COMMIT_OUTCOME_RETRY_MS, COMMIT_OUTCOME_WAIT_MS_MAX, COMMIT_PUT_MS_MAX } from '../config/limits.ts';
 import { OutageLog } from '../core/outage-log.ts';
 
 /** Frames waiting for a group commit, in bytes; past it appends are pushed back (429). */
@@ -65,6 +65,8 @@ export interface CommitLogDeps {
   /** How long a commit whose answer was lost waits for PostgreSQL to say whether it landed (default
    *  COMMIT_OUTCOME_WAIT_MS_MAX). */
   outcomeWaitMsMax?: number;
+  /** A group's object PUT in all (default COMMIT_PUT_MS_MAX). */
+  putMsMax?: number;
   log_error?: (msg: string, err?: unknown) => void;
 }
 
@@ -240,7 +242,8 @@ export class ClusterCommitLog implements LogPort {
     }
     const used = objects.filter((o) => o.bytes > 0);
     const t0 = performance.now();
-    const put = Promise.all(used.map((o) => o.store.put(o.key, Buffer.concat(o.parts, o.bytes)))).then(
+    const bound = { deadlineMs: this.d.putMsMax ?? COMMIT_PUT_MS_MAX };
+    const put = Promise.all(used.map((o) => o.store.put(o.key, Buffer.concat(o.parts, o.bytes), bound))).then(
       () => ({ ok: true as const, ms: performance.now() - t0 }),
       (err: unknown) => ({ ok: false as const, err }),
     );

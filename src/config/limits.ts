@@ -236,6 +236,16 @@ export const COMMIT_LINGER_MS_EXPRESS = 0;
  *  (commits are recorded in order), as they would fail against the same PostgreSQL. */
 export const COMMIT_OUTCOME_WAIT_MS_MAX = 10_000;
 export const COMMIT_OUTCOME_RETRY_MS = 250;
+/** A group commit's object PUT gets this long in all (every attempt and the SDK's backoff), then its
+ *  appends are refused as not stored (nothing was asked of PostgreSQL). Below PROXY_HEAD_MS_MAX, so
+ *  an append a follower relayed hears that definite refusal rather than the hop's "may have been
+ *  carried out"; an S3 that holds the PUT's connection open and silent (a black-holed route) would
+ *  otherwise hold every group commit behind it for S3_ATTEMPTS_MAX request bounds. */
+export const COMMIT_PUT_MS_MAX = 10_000;
+/** A star that does not lead a stream reads its committed tail from object storage for a read or a
+ *  tail query (cluster-service.ts settledViewOf) within this long, else asks the leader, which holds
+ *  the tail in memory: an S3 gone silent costs such a read this, not S3_ATTEMPTS_MAX request bounds. */
+export const COMMITTED_VIEW_GET_MS_MAX = 2000;
 /** A star-to-star call (SettleStar on a drained peer) gets this long, then fails and is logged. It
  *  only nudges: the peer settles as it drains anyway, so the Drain answer is not held longer. */
 export const PEER_CALL_MS_MAX = 10_000;

@@ -4,7 +4,7 @@
 // that overlaps one already committed. A commit whose answer is lost, and whose outcome PostgreSQL
 // cannot be asked within the bound, is refused as of unknown outcome (it may have landed). A group
 // whose object PUT fails is refused as certainly not stored, for the star to rewind the stream rather
-// than drop it (chaos audit M3).
+// than drop it (chaos audit M3), and so is one whose PUT a silent S3 holds past the commit's bound.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
@@ -17,9 +17,12 @@ import { PostgresMetadataStore } from '../../src/storage/metadata/postgres-store
 import { FsObjectStore } from '../../src/storage/objects/fs-store.ts';
 import type { ObjectStore } from '../../src/storage/objects/object-store.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
-import { removeDir, tempDir } from '../helpers/server.ts';
+import { removeDir, tempDir, within } from '../helpers/server.ts';
 import { untilDurable } from '../helpers/durable.ts';
-import { PostgresProxy } from '../helpers/pg-proxy.ts';
+import { TcpRelay } from '../helpers/tcp-relay.ts';
+import { createServer, type Socket } from 'node:net';
+import { S3ObjectStore } from '../../src/storage/objects/s3-store.ts';
+import { COMMIT_PUT_MS_MAX, PROXY_HEAD_MS_MAX } from '../../src/config/limits.ts';
 
 const skip = await postgresSkipReason();
 
@@ -38,7 +41,7 @@ describe('the cluster commit log', { skip }, () => {
   after(async () => { for (const c of cleanups.reverse()) await c(); });
 
   /** `through`: the store the commit log writes to, in front of the file-system one (a failing one). */
-  async function setup(through?: (fs: FsObjectStore) => ObjectStore): Promise<{ pg: PostgresCluster; log: ClusterCommitLog; objects: FsObjectStore; streamId: string; epoch: number }> {
+  async function setup(through?: (fs: FsObjectStore) => ObjectStore, bounds: { putMsMax?: number } = {}): Promise<{ pg: PostgresCluster; log: ClusterCommitLog; objects: FsObjectStore; streamId: string; epoch: number }> {
     const schema = freshSchema('svcd_commitlog');
     const meta = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
     await meta.load(); // creates the tables
@@ -50,7 +53,7 @@ describe('the cluster commit log', { skip }, () => {
     assert.ok(took.taken);
     const streamId = randomUUID();
     const log = new ClusterCommitLog({
-      starId: 'star-t', objects: through ? through(objects) : objects, pg, timers, leaseTtlMs: 60_000, incarnation: 'i1',
+      starId: 'star-t', objects: through ? through(objects) : objects, pg, timers, leaseTtlMs: 60_000, incarnation: 'i1', ...bounds,
       leaderOf: (id) => (id === streamId ? { bucket: 'b', key: 's', epoch: took.epoch, express: false } : undefined),
     });
     return { pg, log, objects, streamId, epoch: took.epoch };
@@ -62,9 +65,9 @@ describe('the cluster commit log', { skip }, () => {
 
   /** A commit log whose statements go through a breakable proxy to PostgreSQL, and a cluster handle
    *  (`direct`) that looks at the schema without it. */
-  async function proxiedSetup(outcomeWaitMsMax: number): Promise<{ proxy: PostgresProxy; direct: PostgresCluster; log: ClusterCommitLog; streamId: string; schema: string }> {
-    const proxy = new PostgresProxy();
-    await proxy.start(new URL(TEST_POSTGRES_URL));
+  async function proxiedSetup(outcomeWaitMsMax: number): Promise<{ proxy: TcpRelay; direct: PostgresCluster; log: ClusterCommitLog; streamId: string; schema: string }> {
+    const proxy = TcpRelay.toUrl(new URL(TEST_POSTGRES_URL));
+    await proxy.start();
     cleanups.push(() => proxy.close());
     const schema = freshSchema('svcd_commitlog');
     const meta = new PostgresMetadataStore({ url: TEST_POSTGRES_URL, schema });
@@ -140,6 +143,33 @@ describe('the cluster commit log', { skip }, () => {
     assert.deepEqual(log.takeRefusal(c)?.followOn, true);
     assert.equal(log.takeRefusal(again), undefined, 'the rewound stream commits again from its committed tail');
     assert.deepEqual((await pg.chunksOf(streamId, 0)).map((x) => [x.first_seq, x.end_seq]), [[0, 1]]);
+  });
+
+  test('a group whose PUT an S3 holds open and silent is refused as not stored within the commit\'s bound, not the store\'s request bounds', { timeout: 60_000 }, async () => {
+    // The SDK signs with whatever credentials it finds; without any it would fail before sending.
+    process.env.AWS_ACCESS_KEY_ID ??= 'S3RVER';
+    process.env.AWS_SECRET_ACCESS_KEY ??= 'S3RVER';
+    const held: Socket[] = [];
+    const silent = createServer((sock) => { held.push(sock); sock.on('error', () => undefined); });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    cleanups.push(() => { for (const sock of held) sock.destroy(); silent.close(); });
+    // Each request may take a minute here: without the commit's own bound, the group waits for it.
+    const s3 = new S3ObjectStore({
+      backend: 's3', bucket: 'b', prefix: '', region: 'us-east-1', endpoint: `http://127.0.0.1:${(silent.address() as { port: number }).port}`,
+      forcePathStyle: true, requestMsMax: 60_000,
+    });
+    const { pg, log, streamId } = await setup(() => s3, { putMsMax: 300 });
+    const a = log.tryAppend(frame(streamId, 0, 'a'));
+    log.publish();
+    assert.ok(await within(untilDurable(log, () => log.durableOffset() >= a), 20_000), 'the group is answered within its bound');
+    assert.ok(held.length >= 1, 'the PUT reached the silent server');
+    const refused = log.takeRefusal(a);
+    assert.deepEqual(refused && { rewind: refused.rewind, outcomeUnknown: refused.outcomeUnknown }, { rewind: true, outcomeUnknown: false });
+    assert.deepEqual(await pg.chunksOf(streamId, 0), []);
+  });
+
+  test('a commit\'s PUT is bounded below a follower\'s hop, which then hears the definite refusal', () => {
+    assert.ok(COMMIT_PUT_MS_MAX < PROXY_HEAD_MS_MAX, `COMMIT_PUT_MS_MAX ${COMMIT_PUT_MS_MAX} < PROXY_HEAD_MS_MAX ${PROXY_HEAD_MS_MAX}`);
   });
 
   test('a frame queued while the last group commits is committed without another append to start it', { timeout: 20_000 }, async () => {

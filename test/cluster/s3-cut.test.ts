@@ -6,7 +6,9 @@
 // failed commit dropped the stream from its leader, and every later request (read, tail, subscribe,
 // append) had to reload the tail from the object store that was away: all of them 503 on every star
 // until S3 came back. Once it is back, appends are acknowledged again, and every acknowledged append
-// reads back at its position while no refused one is in the stream.
+// reads back at its position while no refused one is in the stream. An S3 that goes silent instead
+// (a black hole) costs a relayed append and a follower's tail read the commit's and the view's own
+// bounds, not the S3 client's.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
@@ -16,6 +18,7 @@ import { startS3, type TestS3 } from '../helpers/s3.ts';
 import { TcpRelay } from '../helpers/tcp-relay.ts';
 import { until } from '../crash/fault-kit.ts';
 import { request, TEST_LEASE_TTL_MS } from './kit.ts';
+import { PROXY_HEAD_MS_MAX } from '../../src/config/limits.ts';
 
 const skip = await postgresSkipReason();
 
@@ -164,5 +167,35 @@ describe('a short S3 cut under append load (chaos audit M3)', { skip, timeout: 1
       assert.deepEqual([...refused.keys()].filter((b) => seqOf.has(b)), [], 'refused appends are not in the stream');
       assert.equal(seqOf.size, acked.size, 'nothing but the acknowledged appends');
     }
+  });
+
+  // Runs last: the relay's silenced connections stay silent after the cut, as a peer that vanished.
+  test('an S3 that holds connections open and silent: a relayed append hears a definite refusal within the hop, a tail read through the follower is answered by the leader', async () => {
+    const url = (i: number): string => stars[i].baseUrl;
+    assert.equal((await request(url(0), 'POST', '/v1/buckets/hole', {}, REQUEST_MS_MAX)).status, 201);
+    assert.equal((await request(url(0), 'POST', '/v1/streams/hole/s', {}, REQUEST_MS_MAX)).status, 201);
+    const holder = (await sql.query<{ holder: string }>(`SELECT holder FROM ${schema}.leases WHERE bucket = 'hole' AND key = $1`, [Buffer.from('s')])).rows[0]?.holder;
+    const L = holder === 'star-1' ? 1 : 0;
+    const F = 1 - L;
+    for (let i = 0; i < 3; i++) {
+      const a = await request(url(L), 'POST', '/v1/streams/hole/s/records', { records: [{ body: `a${i}` }] }, REQUEST_MS_MAX);
+      assert.equal(a.status, 200, JSON.stringify(a.body));
+    }
+    await relay.cut('drop');
+    // The follower reads the committed tail from S3 first; silent, it is given up within
+    // COMMITTED_VIEW_GET_MS_MAX and the leader answers from memory (before: S3_ATTEMPTS_MAX requests
+    // of S3_REQUEST_MS_MAX each).
+    const read = await request(url(F), 'GET', '/v1/streams/hole/s/records?tail_offset=1', undefined, REQUEST_MS_MAX);
+    assert.equal(read.status, 200, JSON.stringify(read.body));
+    assert.deepEqual(read.body.records.map((r: { body: string }) => r.body), ['a2']);
+    // An append relayed by the follower: the leader's PUT is given up within COMMIT_PUT_MS_MAX, below
+    // the hop's own wait, so the caller hears that it was not stored (before: the hop gave up first,
+    // and the answer was that the append may have been carried out).
+    const append = await request(url(F), 'POST', '/v1/streams/hole/s/records', { records: [{ body: 'b' }] }, PROXY_HEAD_MS_MAX + REQUEST_MS_MAX);
+    assert.equal(append.status, 503, JSON.stringify(append.body));
+    assert.match(String(append.body?.error), /the append was not acknowledged: .*the commit failed.*; retry/);
+    const after = await request(url(L), 'GET', '/v1/streams/hole/s/records?seq_num=0', undefined, REQUEST_MS_MAX);
+    assert.equal(after.status, 200, JSON.stringify(after.body));
+    assert.deepEqual(after.body.records.map((r: { body: string }) => r.body), ['a0', 'a1', 'a2'], 'the refused append is not in the stream');
   });
 });

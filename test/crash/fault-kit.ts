@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeDir, startServer, tempDir, waitForOutput, type RunningServer } from '../helpers/server.ts';
 import { dropSchema, freshSchema, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
-import { PostgresProxy } from '../helpers/pg-proxy.ts';
+import { TcpRelay } from '../helpers/tcp-relay.ts';
 
 /** One request's longest wait; a star that hangs fails the test instead of stalling it. */
 const REQUEST_MS_MAX = 20_000;
@@ -205,10 +205,10 @@ export class SmallFs {
 }
 
 /** A star on PostgreSQL metadata (a cluster of one) that reaches PostgreSQL through a proxy the test
- *  can break (helpers/pg-proxy.ts), on a fresh schema and data dir; `cleanups` gets what undoes them. */
-export async function starBehindPostgresProxy(cleanups: (() => Promise<void> | void)[], args: string[] = []): Promise<{ proxy: PostgresProxy; star: RunningServer }> {
-  const proxy = new PostgresProxy();
-  await proxy.start(new URL(TEST_POSTGRES_URL));
+ *  can break (helpers/tcp-relay.ts), on a fresh schema and data dir; `cleanups` gets what undoes them. */
+export async function starBehindPostgresProxy(cleanups: (() => Promise<void> | void)[], args: string[] = []): Promise<{ proxy: TcpRelay; star: RunningServer }> {
+  const proxy = TcpRelay.toUrl(new URL(TEST_POSTGRES_URL));
+  await proxy.start();
   cleanups.push(() => proxy.close());
   const schema = freshSchema();
   const dataDir = tempDir();

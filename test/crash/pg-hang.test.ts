@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { POSTGRES_ANSWER_MS_MAX, POSTGRES_ANSWER_SLOW_MS } from '../../src/config/limits.ts';
 import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
 import { Acks, ok, opsUrl, readyz, sleep, starBehindPostgresProxy, until, verifyAcks } from './fault-kit.ts';
-import { PostgresProxy } from '../helpers/pg-proxy.ts';
+import { TcpRelay } from '../helpers/tcp-relay.ts';
 import { PostgresMetadataStore } from '../../src/storage/metadata/postgres-store.ts';
 import { MetadataUnavailableError } from '../../src/storage/metadata/metadata-store.ts';
 
@@ -77,14 +77,12 @@ describe('a PostgreSQL connection that hangs', { timeout: 300_000 }, () => {
   });
 
   test('a read whose connection is reset under it is MetadataUnavailableError (503), not the socket\'s error (500)', { skip: pgSkip }, async () => {
-    const proxy = new PostgresProxy();
-    await proxy.start(new URL(TEST_POSTGRES_URL));
+    const proxy = TcpRelay.toUrl(new URL(TEST_POSTGRES_URL));
+    await proxy.start();
     cleanups.push(() => proxy.close());
     const schema = freshSchema();
     cleanups.push(() => dropSchema(schema));
-    const url = new URL(TEST_POSTGRES_URL);
-    url.host = `127.0.0.1:${proxy.port}`;
-    const store = new PostgresMetadataStore({ url: url.toString(), schema });
+    const store = new PostgresMetadataStore({ url: proxy.urlFor(new URL(TEST_POSTGRES_URL)), schema });
     cleanups.push(() => store.close());
     await store.load();
     // Reset while the read waits for its answer (the proxy holds its bytes back until then).

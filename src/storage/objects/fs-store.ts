@@ -18,6 +18,7 @@ export class FsObjectStore implements ObjectStore {
     return join(this.root, ...key.split('/'));
   }
 
+  /** No CallBound: a local disk's calls end by themselves. */
   async put(key: string, body: Uint8Array): Promise<void> {
     const path = this.pathOf(key);
     const created = await mkdir(dirname(path), { recursive: true });

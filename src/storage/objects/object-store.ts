@@ -3,11 +3,15 @@
 
 export interface ByteRange { offset: number; length: number }
 
+/** A call's bound in all, its attempts included, where its caller has a better answer than waiting
+ *  out the store's own (a remote store's; a local disk's calls end by themselves and ignore it). */
+export interface CallBound { deadlineMs: number }
+
 export interface ObjectStore {
   /** Writes the whole object durably before resolving. */
-  put(key: string, body: Uint8Array): Promise<void>;
+  put(key: string, body: Uint8Array, bound?: CallBound): Promise<void>;
   /** Reads the object, or a byte range of it. Rejects with code 'ENOENT' when absent. */
-  get(key: string, range?: ByteRange): Promise<Buffer>;
+  get(key: string, range?: ByteRange, bound?: CallBound): Promise<Buffer>;
   /** Keys under `prefix`, at most `limit` of them when given. */
   list(prefix: string, limit?: number): Promise<string[]>;
   delete(key: string): Promise<void>;

@@ -6,8 +6,13 @@
 
 import type { S3Client } from '@aws-sdk/client-s3';
 import { S3_ATTEMPTS_MAX, S3_BOOT_RETRY_MS, S3_REQUEST_MS_MAX } from '../../config/limits.ts';
-import { DELETE_MANY_KEYS_MAX, type ByteRange, type ObjectStore, type S3ObjectStoreConfig } from './object-store.ts';
+import { DELETE_MANY_KEYS_MAX, type ByteRange, type CallBound, type ObjectStore, type S3ObjectStoreConfig } from './object-store.ts';
 import { BootError, waitAtBoot } from '../../config/boot-error.ts';
+
+/** The SDK's send options for a call's bound in all: its attempts and their backoff end with it. */
+function sendOptions(bound: CallBound | undefined): { abortSignal?: AbortSignal } {
+  return bound ? { abortSignal: AbortSignal.timeout(bound.deadlineMs) } : {};
+}
 
 /** An error the way the fs store reports a missing object, so readers treat both alike. */
 function missing(key: string): Error {
@@ -78,12 +83,12 @@ export class S3ObjectStore implements ObjectStore {
 
   get bucket(): string { return this.cfg.bucket; }
 
-  async put(key: string, body: Uint8Array): Promise<void> {
+  async put(key: string, body: Uint8Array, bound?: CallBound): Promise<void> {
     const { sdk, client } = await this.ready;
-    await client.send(new sdk.s3.PutObjectCommand({ Bucket: this.cfg.bucket, Key: this.objectKey(key), Body: body, ContentLength: body.length }));
+    await client.send(new sdk.s3.PutObjectCommand({ Bucket: this.cfg.bucket, Key: this.objectKey(key), Body: body, ContentLength: body.length }), sendOptions(bound));
   }
 
-  async get(key: string, range?: ByteRange): Promise<Buffer> {
+  async get(key: string, range?: ByteRange, bound?: CallBound): Promise<Buffer> {
     if (range && range.length === 0) return Buffer.alloc(0);
     const { sdk, client } = await this.ready;
     try {
@@ -91,7 +96,7 @@ export class S3ObjectStore implements ObjectStore {
         Bucket: this.cfg.bucket,
         Key: this.objectKey(key),
         ...(range ? { Range: `bytes=${range.offset}-${range.offset + range.length - 1}` } : {}),
-      }));
+      }), sendOptions(bound));
       if (!res.Body) return Buffer.alloc(0);
       const bytes = await res.Body.transformToByteArray();
       return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);

@@ -3,13 +3,13 @@
 // ObjectStoreUnavailableError, which the star answers as 503 (retry) rather than a 500 bug.
 
 import type { DependencyHealth } from '../dependency-health.ts';
-import { ObjectStoreUnavailableError, type ByteRange, type ObjectStore } from './object-store.ts';
+import { ObjectStoreUnavailableError, type ByteRange, type CallBound, type ObjectStore } from './object-store.ts';
 
 export class TrackedObjectStore implements ObjectStore {
   constructor(private readonly inner: ObjectStore, readonly health: DependencyHealth) {}
 
-  put(key: string, body: Uint8Array): Promise<void> { return this.track(this.inner.put(key, body)); }
-  get(key: string, range?: ByteRange): Promise<Buffer> { return this.track(this.inner.get(key, range)); }
+  put(key: string, body: Uint8Array, bound?: CallBound): Promise<void> { return this.track(this.inner.put(key, body, bound)); }
+  get(key: string, range?: ByteRange, bound?: CallBound): Promise<Buffer> { return this.track(this.inner.get(key, range, bound)); }
   list(prefix: string, limit?: number): Promise<string[]> { return this.track(this.inner.list(prefix, limit)); }
   delete(key: string): Promise<void> { return this.track(this.inner.delete(key)); }
   deleteMany(keys: readonly string[]): Promise<string[]> { return this.track(this.inner.deleteMany(keys)); }
