@@ -246,6 +246,10 @@ export const COMMIT_PUT_MS_MAX = 10_000;
  *  tail query (cluster-service.ts settledViewOf) within this long, else asks the leader, which holds
  *  the tail in memory: an S3 gone silent costs such a read this, not S3_ATTEMPTS_MAX request bounds. */
 export const COMMITTED_VIEW_GET_MS_MAX = 2000;
+/** Any other object read by the main thread (a read's segments, a stream's chunks loaded back) gets
+ *  this long in all, then answers 503: an S3 gone silent would otherwise hold a read for
+ *  S3_ATTEMPTS_MAX request bounds, past a follower hop's PROXY_HEAD_MS_MAX. */
+export const OBJECT_GET_MS_MAX = 10_000;
 /** A star-to-star call (SettleStar on a drained peer) gets this long, then fails and is logged. It
  *  only nudges: the peer settles as it drains anyway, so the Drain answer is not held longer. */
 export const PEER_CALL_MS_MAX = 10_000;
