@@ -158,7 +158,7 @@ export class LeaderProxy {
         if (this.leaderGone(leader.star_id)) req.destroy(new Error(`star ${leader.star_id} stopped heartbeating`));
       }, PROXY_LEADER_CHECK_MS);
       req.on('close', () => clearInterval(watch));
-      req.on('timeout', () => req.destroy(new Error('the leader did not answer in time')));
+      req.on('timeout', () => req.destroy(new Error(`waited ${headMsMax / 1000} s`)));
       req.on('error', (err) => {
         if (!answered) this.failures += 1;
         if (answered) return;
