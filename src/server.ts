@@ -270,7 +270,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   if (clusterCfg && pgCluster) {
     cluster = new ClusterService({
       ...(peerClient ? { settlePeer: (row) => (row.grpc_address === '' ? Promise.resolve() : peerClient.settle(row)) } : {}),
-      star, pg: pgCluster, metadata: metadata as PostgresMetadataStore, objects, ...(expressObjects ? { express: expressObjects } : {}), log: log as ClusterCommitLog, starId, clock, timers,
+      star, pg: pgCluster, metadata: metadata as PostgresMetadataStore, objects, objectsHealth: health.objects, ...(expressObjects ? { express: expressObjects } : {}), log: log as ClusterCommitLog, starId, clock, timers,
       leaseTtlMs: cfg.leaseTtlMs, leaseIdleMs: cfg.leaseIdleMs, unsettledSweepMs: cfg.unsettledSweepMs, log_error: logError, inHop, unreachable: unreachableStar,
     });
     // Leases are given up once the star has closed (its in-flight appends answered), not before.

@@ -8,7 +8,7 @@
 
 import {
   CHUNK_GC_MS, CHUNK_READBACK_CONCURRENT, COMMITTED_SNAPSHOT_ATTEMPTS_MAX, COMMITTED_VIEW_GET_MS_MAX, DRAIN_HANDOFF_MS_MAX, DRAIN_POLL_MS, DRAIN_WAIT_MS_MAX, LEASE_IDLE_MS, LEASE_RENEW_MS, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS,
-  LIST_PAGE_MAX, RETENTION_SWEEP_MS, STAR_GONE_AFTER_MS, STAR_HEARTBEAT_MS, UNSETTLED_SWEEP_FAILED_KEPT_MAX, UNSETTLED_SWEEP_MS,
+  LIST_PAGE_MAX, OBJECTS_DOWN_HANDOFF_MS, OBJECTS_PROBE_MS_MAX, RETENTION_SWEEP_MS, STAR_GONE_AFTER_MS, STAR_HEARTBEAT_MS, UNSETTLED_SWEEP_FAILED_KEPT_MAX, UNSETTLED_SWEEP_MS,
   UNSETTLED_SWEEP_RETRY_MS, UNSETTLED_SWEEP_RUN_MS_MAX, UNSETTLED_SWEEP_STREAMS_MAX,
 } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
@@ -29,6 +29,7 @@ import type { StreamMeta } from '../storage/metadata/metadata-store.ts';
 import type { ChunkRow, LeaseHolder, PostgresCluster, StarRow, VacantUnsettled } from '../storage/metadata/postgres-cluster.ts';
 import type { PostgresMetadataStore } from '../storage/metadata/postgres-store.ts';
 import type { CallBound, ObjectStore } from '../storage/objects/object-store.ts';
+import { FORMAT_OBJECT_KEY } from '../storage/stored-format.ts';
 import { collectChunkObjects } from './chunk-gc.ts';
 import { EXPRESS_CHUNK_PREFIX, type ClusterCommitLog } from './commit-log.ts';
 import type { ClusterView } from '../api/grpc/admin-reads.ts';
@@ -56,6 +57,8 @@ export interface ClusterDeps {
   /** Asks another star to settle now (SettleStar over gRPC, with this star's peer credential): a
    *  star drained from elsewhere settles at once, not only when it next reads its state. */
   settlePeer?: (star: StarRow) => Promise<void>;
+  /** Whether `objects` answers (its DependencyHealth): reported with each heartbeat (stepAside). */
+  objectsHealth?: { readonly up: boolean };
 }
 
 type SettledView = ReturnType<Star['settledView']>;
@@ -113,6 +116,11 @@ export class ClusterService implements StreamService, Leadership {
    *  lease and hands over the ones it holds. */
   private ownState: StarRow['state'] = 'active';
   private draining: Promise<number> | undefined;
+  /** Since when this star's object store has been down (undefined: up), and whether it has stepped
+   *  aside for it (stepAside). */
+  private objectsDownSinceMs: number | undefined;
+  private aside = false;
+  private probing = false;
   /** The cluster's one auditor lease, while this star holds it: only its holder scrubs. */
   private auditorLease: Held | undefined;
   /** Where the unsettled sweep goes on from (undefined: the start), and the streams it could not lead
@@ -171,11 +179,18 @@ export class ClusterService implements StreamService, Leadership {
       }, ms));
     };
     const report = async (): Promise<void> => {
-      await this.d.pg.heartbeat();
+      const objectsOk = this.d.objectsHealth?.up ?? true;
+      await this.d.pg.heartbeat(objectsOk);
       const stars = await this.d.pg.stars();
       this.live = stars.filter((st) => st.state === 'active' && st.heartbeat_age_ms < STAR_GONE_AFTER_MS);
       const bridged = this.live.filter((st) => st.bridge_address !== '');
-      this.homes = bridged.length > 0 ? bridged : this.live;
+      const candidates = bridged.length > 0 ? bridged : this.live;
+      // A star that does not reach the object store could not load a stream's committed tail.
+      const reaching = candidates.filter((st) => st.objects_ok !== false);
+      this.homes = reaching.length > 0 ? reaching : candidates;
+      const others = this.live.filter((st) => st.star_id !== this.d.starId);
+      if (!objectsOk || others.some((st) => st.objects_ok === false)) this.probeObjects();
+      this.stepAside(objectsOk, others.some((st) => st.objects_ok !== false));
       this.stale = new Set(stars.filter((st) => st.heartbeat_age_ms >= STAR_GONE_AFTER_MS).map((st) => st.star_id));
       // Drained or decommissioned by a request to another star: drain here.
       const me = stars.find((st) => st.star_id === this.d.starId);
@@ -225,7 +240,7 @@ export class ClusterService implements StreamService, Leadership {
   }
 
   private async acquire(bucket: string, key: string, a: string): Promise<void> {
-    if (this.ownState !== 'active') throw this.handedOff(bucket, key);
+    if (this.ownState !== 'active' || this.aside) throw this.handedOff(bucket, key);
     const h = this.held.get(a);
     if (h) {
       // Held, but past the time this star may serve under it: renew (same epoch) or let it go.
@@ -274,12 +289,73 @@ export class ClusterService implements StreamService, Leadership {
     }
   }
 
-  /** Why a draining or decommissioned star does not serve a stream: the active star it belongs on
-   *  now (the bridge hops there), or a retryable 503 while none is known. */
+  /** Why a draining or decommissioned star, or one stepped aside, does not serve a stream: the active
+   *  star it belongs on now (the bridge hops there), or a retryable 503 while none is known. */
   private handedOff(bucket: string, key: string): ServiceError {
     const home = this.homeOf(bucket, key);
     if (home && home.star_id !== this.d.starId) return this.notOwner({ holder: home.star_id, epoch: 0, remaining_ms: 0, star: home }, bucket, key);
-    return new ServiceError('unavailable', `star ${this.d.starId} is ${this.ownState}: it leads no stream; retry`);
+    return new ServiceError('unavailable', `${this.whyNoLeases()}: it leads no stream; retry`);
+  }
+
+  private whyNoLeases(): string {
+    return this.ownState === 'active' && this.aside ? `star ${this.d.starId} does not reach the object store` : `star ${this.d.starId} is ${this.ownState}`;
+  }
+
+  // ------------------------------------------------------------------ an object store cut off
+
+  /** A star that has not reached the object store for OBJECTS_DOWN_HANDOFF_MS while another live
+   *  star reports reaching it steps aside: it hands its streams over as a drain does and takes no
+   *  lease, so their appends commit on a star that can store them (their committed tails load there:
+   *  the chunks are in the store), until its own store answers again. While no other star reaches
+   *  the store either it keeps its streams: their unsettled tails are then served only from its
+   *  memory. */
+  private stepAside(objectsOk: boolean, anotherReaches: boolean): void {
+    const now = this.d.clock.nowMs();
+    if (objectsOk) this.objectsDownSinceMs = undefined;
+    else this.objectsDownSinceMs ??= now;
+    const down = this.objectsDownSinceMs === undefined ? 0 : now - this.objectsDownSinceMs;
+    const aside = anotherReaches && down >= OBJECTS_DOWN_HANDOFF_MS;
+    if (aside === this.aside) return;
+    this.aside = aside;
+    if (!aside) {
+      this.d.log_error?.(`star ${this.d.starId} takes leases again: ${objectsOk ? 'its object store answers' : 'no other star reaches the object store'}`);
+      return;
+    }
+    this.d.log_error?.(`star ${this.d.starId} has not reached the object store for ${down} ms and another star does: handing over its ${this.held.size} lease(s)`);
+    void this.handOver(() => this.aside).catch((err: unknown) => this.d.log_error?.('handing over failed', err));
+  }
+
+  /** One GET of a small object, to learn whether the store answers (the tracked store reports it to
+   *  objectsHealth; a missing object is an answer too). */
+  private probeObjects(): void {
+    if (this.probing) return;
+    this.probing = true;
+    void this.d.objects.get(FORMAT_OBJECT_KEY, undefined, { deadlineMs: OBJECTS_PROBE_MS_MAX })
+      .catch(() => undefined)
+      .finally(() => { this.probing = false; });
+  }
+
+  /** Hands every held stream over (its lease released at once, so the next request anywhere takes it
+   *  with the next epoch) as soon as none of its appends is in flight, the rest after
+   *  DRAIN_HANDOFF_MS_MAX, quiesced first; stops early once `goingOn` says so. Answers how many. */
+  private async handOver(goingOn: () => boolean): Promise<number> {
+    let moved = 0;
+    const deadlineMs = this.d.clock.nowMs() + DRAIN_HANDOFF_MS_MAX;
+    while (this.held.size > 0 && !this.stopped && goingOn()) {
+      const late = this.d.clock.nowMs() >= deadlineMs;
+      const ready = [...this.held].filter(([a, h]) => !this.taking.has(a) && (late || this.d.star.quiet(h.bucket, h.key))).map(([, h]) => h);
+      // Never quiet (producers kept appending): what they had sequenced commits and is acked first.
+      if (late && ready.length > 0) {
+        this.d.log_error?.(`${this.whyNoLeases()}: ${ready.length} stream(s) still busy after ${DRAIN_HANDOFF_MS_MAX} ms: quiesced (new appends refused, those sequenced acked), then handed over`);
+        await Promise.all(ready.map((h) => this.d.star.quiesce(h.bucket, h.key)));
+      }
+      if (ready.length > 0) {
+        await this.letGo(ready).catch((err: unknown) => this.d.log_error?.('releasing leases while handing over failed (they run out by themselves)', err));
+        moved += ready.length;
+      }
+      if (this.held.size > 0) await this.pause(DRAIN_POLL_MS);
+    }
+    return moved;
   }
 
   // ------------------------------------------------------------------ drain and decommission
@@ -320,22 +396,7 @@ export class ClusterService implements StreamService, Leadership {
     this.d.log_error?.(`star ${this.d.starId} is ${state}: handing over its ${this.held.size} lease(s)`);
     this.draining = (async () => {
       await this.d.star.settle().catch((err: unknown) => this.d.log_error?.('settling before the hand-over failed (the next leaders read the chunks)', err));
-      let moved = 0;
-      const deadlineMs = this.d.clock.nowMs() + DRAIN_HANDOFF_MS_MAX;
-      while (this.held.size > 0 && !this.stopped) {
-        const late = this.d.clock.nowMs() >= deadlineMs;
-        const ready = [...this.held].filter(([a, h]) => !this.taking.has(a) && (late || this.d.star.quiet(h.bucket, h.key))).map(([, h]) => h);
-        // Never quiet (producers kept appending): what they had sequenced commits and is acked first.
-        if (late && ready.length > 0) {
-          this.d.log_error?.(`star ${this.d.starId} is ${state}: ${ready.length} stream(s) still busy after ${DRAIN_HANDOFF_MS_MAX} ms: quiesced (new appends refused, those sequenced acked), then handed over`);
-          await Promise.all(ready.map((h) => this.d.star.quiesce(h.bucket, h.key)));
-        }
-        if (ready.length > 0) {
-          await this.letGo(ready).catch((err: unknown) => this.d.log_error?.('releasing leases while draining failed (they run out by themselves)', err));
-          moved += ready.length;
-        }
-        if (this.held.size > 0) await this.pause(DRAIN_POLL_MS);
-      }
+      const moved = await this.handOver(() => true);
       await this.letAuditorGo();
       this.d.log_error?.(`star ${this.d.starId} is ${this.ownState}: ${moved} lease(s) handed over`);
       return moved;

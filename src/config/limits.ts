@@ -204,6 +204,14 @@ export const LEASE_SAFETY_MARGIN_MS = 250;
 export const STAR_HEARTBEAT_MS = 500;
 /** … and counts as gone once its last report is this old: its leases are waited out and taken. */
 export const STAR_GONE_AFTER_MS = 2000;
+/** A star whose object store has been down this long, while another live star reports reaching it,
+ *  hands its streams over and takes no lease until its own is back (cluster-service.ts stepAside):
+ *  long enough that a blip moves nothing, and that the other stars have probed theirs (below). */
+export const OBJECTS_DOWN_HANDOFF_MS = 5000;
+/** While any star reports its object store down, every star probes its own at each report (one GET
+ *  of a small object, bounded by this), so what it reports is fresh: a store down for all moves
+ *  nothing. */
+export const OBJECTS_PROBE_MS_MAX = 1000;
 /** A stopping star answers the requests already on their way for at most this long after it stops
  *  listening, before it shuts down (a rolling restart's in-flight appends are answered, not cut). */
 export const SHUTDOWN_REQUESTS_WAIT_MS_MAX = 5000;

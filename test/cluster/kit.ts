@@ -163,15 +163,52 @@ export function knownOutcomeProducers(url: string, bucket: string, key: string, 
 /** Reads `bucket/key` whole from `url` and checks it against a hand-off's producers: every ack at
  *  its seq, no append answered 503 in the stream, and nothing else. */
 export async function assertKnownOutcomes(url: string, bucket: string, key: string, acked: ReadonlyMap<string, number>, refused: ReadonlySet<string>, timeoutMs: number): Promise<void> {
-  const history: { body: string; seq_num: number }[] = [];
-  for (;;) {
-    const page = await request(url, 'GET', `/v1/streams/${bucket}/${key}/records?seq_num=${history.length}`, undefined, timeoutMs);
-    assert.equal(page.status, 200, JSON.stringify(page.body));
-    history.push(...page.body.records);
-    if (page.body.records.length === 0 || history.length >= page.body.tail.seq_num) break;
-  }
-  const seqOf = new Map(history.map((r) => [r.body, r.seq_num]));
+  const seqOf = await readBack(url, `/v1/streams/${bucket}/${key}`, timeoutMs);
   for (const [body, seq] of acked) assert.equal(seqOf.get(body), seq, `acked ${body} at ${seq}`);
   assert.deepEqual([...refused].filter((b) => seqOf.has(b)), [], 'appends answered 503 ("not acknowledged; retry") were appended all the same');
-  assert.equal(history.length, acked.size, 'nothing but the acked appends');
+  assert.equal(seqOf.size, acked.size, 'nothing but the acked appends');
 }
+
+/** A producer appending one record at a time (bodies `${prefix}0`, `${prefix}1`, ...) to `path` on
+ *  whichever star `target` names: what it was told (acked at a position, refused with a 503), what
+ *  it cannot know (no answer: the star died), and any other answer (an anomaly). */
+export function produce(target: () => string, path: string, timeoutMs: number, prefix = 'r'): { acked: Map<string, number>; refused: Map<string, string>; unknown: Set<string>; anomalies: string[]; stop(): Promise<void> } {
+  const acked = new Map<string, number>();
+  const refused = new Map<string, string>();
+  const unknown = new Set<string>();
+  const anomalies: string[] = [];
+  let stopping = false;
+  let n = 0;
+  const loop = (async () => {
+    while (!stopping) {
+      const body = `${prefix}${n++}`;
+      try {
+        const a = await request(target(), 'POST', `${path}/records`, { records: [{ body }] }, timeoutMs);
+        if (a.status === 200) acked.set(body, a.body.start.seq_num);
+        else if (a.status === 503) refused.set(body, String(a.body?.error));
+        else anomalies.push(`${a.status} ${JSON.stringify(a.body)}`);
+      } catch {
+        unknown.add(body);
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  return { acked, refused, unknown, anomalies, stop: async () => { stopping = true; await loop; } };
+}
+
+/** The stream at `path` read whole from `url`: each body's position; fails on a gap or a duplicate. */
+export async function readBack(url: string, path: string, timeoutMs: number): Promise<Map<string, number>> {
+  const seqOf = new Map<string, number>();
+  for (let from = 0; ;) {
+    const page = await request(url, 'GET', `${path}/records?seq_num=${from}`, undefined, timeoutMs);
+    assert.equal(page.status, 200, JSON.stringify(page.body));
+    for (const r of page.body.records as { seq_num: number; body: string }[]) {
+      assert.equal(r.seq_num, from, `a gap or a duplicate at ${from}`);
+      assert.ok(!seqOf.has(r.body), `${r.body} twice`);
+      seqOf.set(r.body, r.seq_num);
+      from += 1;
+    }
+    if (page.body.records.length === 0 || from >= page.body.tail.seq_num) return seqOf;
+  }
+}
+

@@ -18,7 +18,7 @@ import { removeDir, startServer, tempDir, type RunningServer } from '../helpers/
 import { startS3, type TestS3 } from '../helpers/s3.ts';
 import { TcpRelay } from '../helpers/tcp-relay.ts';
 import { until } from '../crash/fault-kit.ts';
-import { request, TEST_LEASE_TTL_MS } from './kit.ts';
+import { produce, readBack, request, TEST_LEASE_TTL_MS } from './kit.ts';
 import { PROXY_HEAD_MS_MAX } from '../../src/config/limits.ts';
 
 const skip = await postgresSkipReason();
@@ -27,49 +27,6 @@ const skip = await postgresSkipReason();
 const REQUEST_MS_MAX = 20_000;
 /** How long reads are checked while S3 is cut, after a commit failed. */
 const CUT_READS_MS = 2000;
-
-/** A producer appending one record at a time to `path` on whichever star `target` names: what it was
- *  told (acked at a position, refused with a 503), what it cannot know (no answer: the star died),
- *  and any other answer (an anomaly). */
-function produce(target: () => string, path: string): { acked: Map<string, number>; refused: Map<string, string>; unknown: Set<string>; anomalies: string[]; stop(): Promise<void> } {
-  const acked = new Map<string, number>();
-  const refused = new Map<string, string>();
-  const unknown = new Set<string>();
-  const anomalies: string[] = [];
-  let stopping = false;
-  let n = 0;
-  const loop = (async () => {
-    while (!stopping) {
-      const body = `r${n++}`;
-      try {
-        const a = await request(target(), 'POST', `${path}/records`, { records: [{ body }] }, REQUEST_MS_MAX);
-        if (a.status === 200) acked.set(body, a.body.start.seq_num);
-        else if (a.status === 503) refused.set(body, String(a.body?.error));
-        else anomalies.push(`${a.status} ${JSON.stringify(a.body)}`);
-      } catch {
-        unknown.add(body);
-      }
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  })();
-  return { acked, refused, unknown, anomalies, stop: async () => { stopping = true; await loop; } };
-}
-
-/** The stream at `path` read whole from `url`: each body's position; fails on a gap or a duplicate. */
-async function readBack(url: string, path: string): Promise<Map<string, number>> {
-  const seqOf = new Map<string, number>();
-  for (let from = 0; ;) {
-    const page = await request(url, 'GET', `${path}/records?seq_num=${from}`, undefined, REQUEST_MS_MAX);
-    assert.equal(page.status, 200, JSON.stringify(page.body));
-    for (const r of page.body.records as { seq_num: number; body: string }[]) {
-      assert.equal(r.seq_num, from, `a gap or a duplicate at ${from}`);
-      assert.ok(!seqOf.has(r.body), `${r.body} twice`);
-      seqOf.set(r.body, r.seq_num);
-      from += 1;
-    }
-    if (page.body.records.length === 0 || from >= page.body.tail.seq_num) return seqOf;
-  }
-}
 
 describe('a short S3 cut under append load (chaos audit M3)', { skip, timeout: 180_000 }, () => {
   let schema: string;
@@ -114,7 +71,7 @@ describe('a short S3 cut under append load (chaos audit M3)', { skip, timeout: 1
     const F = 1 - L;
 
     // A producer on the leader: what it was told, and anything outside 200 and 503.
-    const producer = produce(() => url(L), '/v1/streams/cut/busy');
+    const producer = produce(() => url(L), '/v1/streams/cut/busy', REQUEST_MS_MAX);
     const { acked, refused, anomalies } = producer;
     await until('appends acknowledged', () => acked.size >= 20);
 
@@ -179,7 +136,7 @@ describe('a short S3 cut under append load (chaos audit M3)', { skip, timeout: 1
 
     // Every acknowledged append at its position, on both stars; no refused one; no gap.
     for (const i of [L, F]) {
-      const seqOf = await readBack(url(i), '/v1/streams/cut/busy');
+      const seqOf = await readBack(url(i), '/v1/streams/cut/busy', REQUEST_MS_MAX);
       for (const [body, seq] of acked) assert.equal(seqOf.get(body), seq, `acknowledged ${body} at ${seq}`);
       assert.deepEqual([...refused.keys()].filter((b) => seqOf.has(b)), [], 'refused appends are not in the stream');
       assert.equal(seqOf.size, acked.size, 'nothing but the acknowledged appends');
@@ -235,7 +192,7 @@ describe('a short S3 cut under append load (chaos audit M3)', { skip, timeout: 1
     const L = holder === 'star-1' ? 1 : 0;
     const F = 1 - L;
     let target = L;
-    const producer = produce(() => url(target), '/v1/streams/kill/s');
+    const producer = produce(() => url(target), '/v1/streams/kill/s', REQUEST_MS_MAX);
     const { acked, refused } = producer;
     await until('appends acknowledged', () => acked.size >= 20);
     await relay.cut('refuse');
@@ -255,7 +212,7 @@ describe('a short S3 cut under append load (chaos audit M3)', { skip, timeout: 1
     await producer.stop();
     assert.deepEqual(producer.anomalies, []);
 
-    const seqOf = await readBack(url(F), '/v1/streams/kill/s');
+    const seqOf = await readBack(url(F), '/v1/streams/kill/s', REQUEST_MS_MAX);
     console.log(`# leader killed in the cut: ${acked.size} acknowledged (${ackedAtKill} before the kill), ${refused.size} refused, ${producer.unknown.size} unanswered; ${seqOf.size} in the stream`);
     for (const [body, seq] of acked) assert.equal(seqOf.get(body), seq, `acknowledged ${body} at ${seq}`);
     // A refusal is definite (503: not acknowledged); an append the dead star never answered may be

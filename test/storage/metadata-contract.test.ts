@@ -311,9 +311,9 @@ describe('postgres metadata: stores share a schema, reconnect after a lost conne
     await first.load();
     await first.putStream(stream(raw));
     await first.close();
-    // Back to version 4's layout: chunks without an address.
+    // Back to version 4's layout: chunks without an address (and stars without objects_ok, 6).
     await admin.query(`DROP INDEX ${schema}.chunks_by_address; ALTER TABLE ${schema}.chunks DROP COLUMN bucket, DROP COLUMN key;
-      DELETE FROM ${schema}.schema_migrations WHERE version > 4`);
+      ALTER TABLE ${schema}.stars DROP COLUMN objects_ok; DELETE FROM ${schema}.schema_migrations WHERE version > 4`);
     const insert = `INSERT INTO ${schema}.chunks (stream_id, first_seq, end_seq, epoch, object_key, byte_offset, byte_length) VALUES ($1, $2, $3, 1, 'o', 0, 1)`;
     await admin.query(insert, [stream(raw).stream_id, 0, 1]);
     await admin.query(insert, [stream(raw).stream_id, 1, 2]);

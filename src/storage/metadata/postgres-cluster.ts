@@ -27,6 +27,9 @@ export interface StarRow {
   started_unix_ms: number;
   /** How long ago the star last reported, by PostgreSQL's clock. */
   heartbeat_age_ms: number;
+  /** Whether the star reached the object store when it last reported (absent: not known, taken as
+   *  yes). */
+  objects_ok?: boolean;
 }
 
 export interface LeaseHolder {
@@ -72,7 +75,7 @@ function unavailable(err: unknown): MetadataUnavailableError {
   return new MetadataUnavailableError(`the metadata store (postgres) failed: ${(err as Error).message ?? String(err)}`, { cause: err });
 }
 
-const STAR_COLUMNS = `star_id, bridge_address, grpc_address, state, started_unix_ms,
+const STAR_COLUMNS = `star_id, bridge_address, grpc_address, state, started_unix_ms, objects_ok,
   (extract(epoch FROM clock_timestamp() - heartbeat_at) * 1000)::float8 AS heartbeat_age_ms`;
 
 /** What pg_stat_activity shows for a cluster star's commit pool (PostgreSQL keeps the first 63 bytes). */
@@ -168,8 +171,9 @@ export class PostgresCluster {
       [this.starId, bridgeAddress, grpcAddress, startedMs]);
   }
 
-  async heartbeat(): Promise<void> {
-    await this.q(`UPDATE ${this.s}.stars SET heartbeat_at = clock_timestamp() WHERE star_id = $1`, [this.starId]);
+  /** `objectsOk`: whether this star reaches the object store now. */
+  async heartbeat(objectsOk = true): Promise<void> {
+    await this.q(`UPDATE ${this.s}.stars SET heartbeat_at = clock_timestamp(), objects_ok = $2 WHERE star_id = $1`, [this.starId, objectsOk]);
   }
 
   /** Sets a star's membership state (Drain, Decommission); false when there is no such star. A

@@ -141,6 +141,11 @@ const MIGRATIONS: readonly ((client: pg.Client, s: string) => Promise<void>)[] =
     await client.query(`DELETE FROM ${s}.chunks WHERE bucket IS NULL`);
     await client.query(`CREATE INDEX chunks_by_address ON ${s}.chunks (bucket, key, stream_id)`);
   },
+  // 6: each star reports whether it reaches the object store, so one cut off from it alone hands its
+  // streams to a star that does (cluster-service.ts stepAside).
+  async (client, s) => {
+    await client.query(`ALTER TABLE ${s}.stars ADD COLUMN objects_ok boolean NOT NULL DEFAULT true`);
+  },
 ];
 
 /** The schema version this build writes: a star refuses a schema that a newer build migrated further. */
