@@ -322,6 +322,7 @@ export class ClusterService implements StreamService, Leadership {
       return;
     }
     this.d.log_error?.(`star ${this.d.starId} has not reached the object store for ${down} ms and another star does: handing over its ${this.held.size} lease(s)`);
+    if (this.draining) return; // a drain hands them over already
     void this.handOver(() => this.aside).catch((err: unknown) => this.d.log_error?.('handing over failed', err));
   }
 

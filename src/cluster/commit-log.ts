@@ -6,16 +6,16 @@
 //
 // A stream whose lease moved (the epoch check failed), or whose commit failed, is refused here: its
 // entries answer 503 and the stream is poisoned, so no later frame of it commits past the gap. When the
-// group's object PUT failed (or did not end within COMMIT_PUT_MS_MAX), nothing was asked of PostgreSQL: nothing of it is stored and the lease is
-// not in question, so the star keeps the stream (its committed tail stays in memory and is served
-// through an object-store outage) and rewinds its sequencing to that tail (rewind: every frame of it
-// queued so far is refused, later ones commit). Otherwise (the lease moved, or the outcome is in
-// doubt) the star drops the stream and the next request reloads it from what PostgreSQL and the
-// object store hold. A statement whose answer was lost (the connection dropped mid-statement) may
-// have committed, or may still: before its appends are answered, it is fenced off and PostgreSQL is
-// asked which of its chunks it holds (PostgresCluster.commitOutcome; those are acknowledged, the
-// others refused), and only when it cannot say within COMMIT_OUTCOME_WAIT_MS_MAX are they refused as
-// of unknown outcome.
+// group's object PUT failed (or did not end within COMMIT_PUT_MS_MAX), nothing was asked of
+// PostgreSQL: nothing of it is stored and the lease is not in question, so the star keeps the stream
+// (its committed tail stays in memory and is served through an object-store outage) and rewinds its
+// sequencing to that tail (rewind: every frame of it queued so far is refused, later ones commit).
+// Otherwise (the lease moved, or the outcome is in doubt) the star drops the stream and the next
+// request reloads it from what PostgreSQL and the object store hold. A statement whose answer was
+// lost (the connection dropped mid-statement) may have committed, or may still: before its appends
+// are answered, it is fenced off and PostgreSQL is asked which of its chunks it holds
+// (PostgresCluster.commitOutcome; those are acknowledged, the others refused), and only when it
+// cannot say within COMMIT_OUTCOME_WAIT_MS_MAX are they refused as of unknown outcome.
 
 import { FRAME_ROTATE, frameInfo, sealFrame } from '../storage/format/record-codec.ts';
 import type { ChunkCommit, PostgresCluster } from '../storage/metadata/postgres-cluster.ts';
