@@ -57,6 +57,9 @@ describe('a PostgreSQL connection that hangs', { timeout: 300_000 }, () => {
     assert.equal((await fetch(`${star.baseUrl}/healthz`)).status, 503);
     const c = await caught;
     assert.equal(c.status, 503, `the caught append is refused as retryable, not ${c.status}: ${JSON.stringify(c.json)}`);
+    // Given up once PostgreSQL, asked over a new connection, said the statement's session was idle
+    // (it never got the statement), not only when the driver's answer bound ran out.
+    assert.match(c.json.error ?? '', /its server session \d+ is idle/, JSON.stringify(c.json));
 
     // The star gives the dead connections up itself (the proxy never closes them) and acknowledges again.
     let after = 0;

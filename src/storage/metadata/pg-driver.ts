@@ -4,7 +4,7 @@
 
 import type pg from 'pg';
 import {
-  POSTGRES_ANSWER_MS_MAX, POSTGRES_ANSWER_SLOW_MS, POSTGRES_CONFLICT_PAUSE_MS_MAX, POSTGRES_CONFLICT_RETRIES_MAX, POSTGRES_CONNECT_MS_MAX, POSTGRES_KEEPALIVE_IDLE_MS,
+  POSTGRES_ALIVE_CHECK_MS_MAX, POSTGRES_ANSWER_CHECK_MS, POSTGRES_ANSWER_MS_MAX, POSTGRES_ANSWER_SLOW_MS, POSTGRES_CONFLICT_PAUSE_MS_MAX, POSTGRES_CONFLICT_RETRIES_MAX, POSTGRES_CONNECT_MS_MAX, POSTGRES_KEEPALIVE_IDLE_MS,
   POSTGRES_STATEMENT_MS_MAX,
 } from '../../config/limits.ts';
 
@@ -86,17 +86,51 @@ export class OverdueAnswers {
 
   constructor(private readonly onChange?: (overdue: boolean) => void) {}
 
-  /** Watches one statement from now; the function returned is called once it is answered or failed. */
-  watch(): () => void {
+  /** Watches one statement from now; the function returned is called once it is answered or failed.
+   *  `check` is called once if it is still unanswered at POSTGRES_ANSWER_CHECK_MS. */
+  watch(check?: () => void): () => void {
     let late = false;
     const timer = setTimeout(() => {
       late = true;
       if (this.count++ === 0) this.onChange?.(true);
     }, POSTGRES_ANSWER_SLOW_MS);
+    const checkTimer = check && setTimeout(check, POSTGRES_ANSWER_CHECK_MS);
     return () => {
       clearTimeout(timer);
+      clearTimeout(checkTimer);
       if (late && --this.count === 0) this.onChange?.(false);
     };
+  }
+}
+
+/** The server session of a node-pg client (its backend pid; not in its types). */
+export function backendPid(client: pg.Client): number | undefined {
+  const pid = (client as unknown as { processID?: unknown }).processID;
+  return typeof pid === 'number' ? pid : undefined;
+}
+
+/** Why the connection whose server session is `pid` is dead although it has said nothing, asked of
+ *  the server over a fresh connection: its session is gone, or idle while a statement sent on it
+ *  waits for its answer. Undefined while the session works on something (a statement running or
+ *  waiting on a lock), or when the server could not be asked within POSTGRES_ALIVE_CHECK_MS_MAX (a
+ *  route to it gone silent: the answer bound decides then). */
+export async function deadSession(driver: PgDriver, url: string, applicationName: string, pid: number): Promise<string | undefined> {
+  const probe = new driver.Client({
+    ...pgConnectionOptions(url, applicationName),
+    connectionTimeoutMillis: POSTGRES_ALIVE_CHECK_MS_MAX,
+    query_timeout: POSTGRES_ALIVE_CHECK_MS_MAX,
+  });
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect();
+    const rows = (await probe.query<{ state: string | null }>('SELECT state FROM pg_stat_activity WHERE pid = $1', [pid])).rows;
+    if (rows.length === 0) return `its server session ${pid} is gone`;
+    if (rows[0].state === 'idle') return `its server session ${pid} is idle: the statement never reached it, or its answer was lost`;
+    return undefined;
+  } catch {
+    return undefined;
+  } finally {
+    dropClient(probe);
   }
 }
 

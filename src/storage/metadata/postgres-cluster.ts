@@ -12,7 +12,8 @@
 //   one ordered connection, so a commit never queues behind a settle's row write.
 
 import type pg from 'pg';
-import { isConnectionFailure, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
+import { POSTGRES_ANSWER_CHECK_MS } from '../../config/limits.ts';
+import { backendPid, deadSession, dropClient, isConnectionFailure, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
 import { MetadataUnavailableError } from './metadata-store.ts';
 
@@ -94,6 +95,10 @@ export class PostgresCluster {
   private readonly overdue = new OverdueAnswers();
   private connectionFailed = false;
   private closed = false;
+  /** Why a connection was given up while a statement waited on it (checkAlive), for that statement's error. */
+  private readonly deadWhy = new WeakMap<pg.PoolClient, string>();
+  /** Pool connections given an 'error' listener of their own (q). */
+  private readonly guarded = new WeakSet<pg.PoolClient>();
 
   /** `onConnectionLost`: told when a statement finds its connection dead (not when dropConnections
    *  was asked for); the metadata store's connection, to the same server, is suspect too. */
@@ -136,19 +141,30 @@ export class PostgresCluster {
   private async q<T extends pg.QueryResultRow>(sql: string, params: unknown[], watched = true): Promise<T[]> {
     const current = this.pool;
     const pool = await current;
-    const answered = watched ? this.overdue.watch() : undefined;
+    // The wait for a free connection counts: a pool whose connections all hang makes it long.
+    let client: pg.PoolClient | undefined;
+    const answered = watched ? this.overdue.watch(() => { if (client) this.checkAlive(client); }) : undefined;
     const settled = (failedConnection: boolean): void => {
       answered?.();
       this.connectionFailed = failedConnection;
     };
+    let broken: Error | undefined;
     try {
+      client = await pool.connect();
+      const c = client;
+      // As pool.query would: a connection failing while it is out of the pool fails its statement (or
+      // the next one), and must not be an uncaught 'error' event.
+      if (!this.guarded.has(c)) { c.on('error', () => undefined); this.guarded.add(c); }
       // A statement chosen to break a deadlock goes again.
-      const rows = (await retryingConflicts(() => this.driver, () => pool.query<T>(sql, params))).rows;
+      const rows = (await retryingConflicts(() => this.driver, () => c.query<T>(sql, params))).rows;
       settled(false);
       return rows;
     } catch (err) {
       const dead = isConnectionFailure(this.driver, err);
       settled(dead);
+      // The pool destroys a connection released with an error instead of handing it out again.
+      if (dead) broken = err instanceof Error ? err : new Error(String(err));
+      const why = client && this.deadWhy.get(client);
       // A connection that died without a word (its answer never came) was opened to the same server
       // over the same path as its idle siblings, which would each cost the next statements the same
       // wait: the next statements go to a new pool, and the old one closes as its statements end.
@@ -156,8 +172,24 @@ export class PostgresCluster {
         this.dropConnections();
         this.onConnectionLost?.();
       }
-      throw unavailable(err);
+      throw unavailable(why ? new Error(why, { cause: err }) : err);
+    } finally {
+      client?.release(broken);
     }
+  }
+
+  /** A statement on `client` has had no answer for POSTGRES_ANSWER_CHECK_MS: when the server says its
+   *  session is not working on it (deadSession), the connection is destroyed now (the statement fails
+   *  as on a lost connection, and the pool is replaced) rather than at POSTGRES_ANSWER_MS_MAX. */
+  private checkAlive(client: pg.PoolClient): void {
+    const pid = backendPid(client);
+    const driver = this.driver;
+    if (pid === undefined || driver === undefined) return;
+    void deadSession(driver, this.url, clusterApplicationName(this.s, this.starId), pid).then((dead) => {
+      if (dead === undefined) return;
+      this.deadWhy.set(client, `no answer for ${POSTGRES_ANSWER_CHECK_MS} ms, and ${dead}`);
+      dropClient(client);
+    });
   }
 
   // ------------------------------------------------------------------ membership

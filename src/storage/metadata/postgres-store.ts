@@ -20,10 +20,10 @@
 //   (readStream, readBucket) before it writes or acknowledges anything again.
 
 import type pg from 'pg';
-import { dropClient, isConnectionFailure, isServerTrouble, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
+import { backendPid, deadSession, dropClient, isConnectionFailure, isServerTrouble, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
 import {
-  POSTGRES_ANSWER_SLOW_MS, POSTGRES_RECONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MIN,
+  POSTGRES_ANSWER_CHECK_MS, POSTGRES_ANSWER_SLOW_MS, POSTGRES_RECONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MIN,
 } from '../../config/limits.ts';
 import { DependencyHealth } from '../dependency-health.ts';
 import {
@@ -169,6 +169,8 @@ export class PostgresMetadataStore implements MetadataStore {
   /** Settles once the newest statement has (statements run one at a time, in order). */
   private lastStatement: Promise<void> = Promise.resolve();
   readonly health: DependencyHealth;
+  /** Why a connection was given up while a statement waited on it (checkAlive), for that statement's error. */
+  private readonly deadWhy = new WeakMap<pg.Client, string>();
   /** Per stream address: the end of the segments known written, so a settle sends only new ones. */
   private readonly segmentsStoredEnd = new Map<string, number>();
 
@@ -196,6 +198,21 @@ export class PostgresMetadataStore implements MetadataStore {
       throw err;
     }
     return client;
+  }
+
+  /** A statement on `client` has had no answer for POSTGRES_ANSWER_CHECK_MS: when the server says
+   *  its session is not working on it (deadSession), the connection is given up now (the statement
+   *  fails as on a lost connection, outcome unknown) rather than at POSTGRES_ANSWER_MS_MAX. */
+  private checkAlive(client: pg.Client): void {
+    const pid = backendPid(client);
+    const driver = this.driver;
+    if (pid === undefined || driver === undefined) return;
+    void deadSession(driver, this.opts.url, 'svcd', pid).then((dead) => {
+      if (dead === undefined || client !== this.client) return;
+      const why = `no answer for ${POSTGRES_ANSWER_CHECK_MS} ms, and ${dead}`;
+      this.deadWhy.set(client, why);
+      this.lost(client, new Error(why));
+    });
   }
 
   /** Drops the connection and makes a new one: another connection to the same server was found dead
@@ -332,7 +349,7 @@ export class PostgresMetadataStore implements MetadataStore {
     const run = this.lastStatement.then(() => {
       const client = this.client;
       if (!this.up || !client) throw new MetadataUnavailableError('the metadata store (postgres) is unavailable; reconnecting');
-      const answered = this.overdue.watch();
+      const answered = this.overdue.watch(() => this.checkAlive(client));
       // A statement chosen to break a deadlock goes again, still in its place in the order.
       return retryingConflicts(() => this.driver, () => client.query<T>(sql, params)).then((res) => {
         answered();
@@ -343,7 +360,8 @@ export class PostgresMetadataStore implements MetadataStore {
         if (gone) this.lost(client, err);
         answered();
         if (gone || isServerTrouble(this.driver, err)) {
-          throw new MetadataUnavailableError(`the metadata store (postgres) failed: ${(err as Error).message ?? String(err)}`, { cause: err });
+          const why = this.deadWhy.get(client) ?? (err as Error).message ?? String(err);
+          throw new MetadataUnavailableError(`the metadata store (postgres) failed: ${why}`, { cause: err });
         }
         throw err;
       });
