@@ -11,6 +11,7 @@ import { startServer, tempDir, removeDir, waitForOutput, type RunningServer } fr
 import type { Recorder } from '../helpers/history.ts';
 import { TEST_POSTGRES_URL, dropSchema, freshSchema } from '../helpers/postgres.ts';
 import { startS3, s3Args, type TestS3 } from '../helpers/s3.ts';
+import { TcpRelay } from '../helpers/tcp-relay.ts';
 
 /** The express class's bucket on the same s3rver. */
 export const TEST_EXPRESS_BUCKET = 'svcd-express';
@@ -212,3 +213,66 @@ export async function readBack(url: string, path: string, timeoutMs: number): Pr
   }
 }
 
+
+/** Two or more stars of one cluster whose S3 (one s3rver) is reached only through TCP relays the
+ *  test can cut: one relay for all (`shared`) or one each (`each`: star i's is `relays[i]`). */
+export interface RelayedCluster {
+  schema: string;
+  stars: RunningServer[];
+  relays: TcpRelay[];
+  url(i: number): string;
+  /** Star i's data dir. */
+  dataDir(i: number): string;
+  /** The index of the star holding the lease of bucket/key now (-1: none). */
+  leaderOf(bucket: string, key: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function relayedCluster(n: number, relaying: 'shared' | 'each', schemaPrefix: string): Promise<RelayedCluster> {
+  const schema = freshSchema(schemaPrefix);
+  const s3 = await startS3('svcd-test');
+  const relays: TcpRelay[] = [];
+  const stars: RunningServer[] = [];
+  const dirs: string[] = [];
+  const sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+  await sql.connect();
+  const close = async (): Promise<void> => {
+    await sql.end();
+    for (const s of stars) await s.kill();
+    for (const r of relays) r.close();
+    await s3.close();
+    await dropSchema(schema);
+    for (const d of dirs) removeDir(d);
+  };
+  try {
+    for (let i = 0; i < n; i++) {
+      if (relaying === 'each' || i === 0) {
+        const relay = new TcpRelay(Number(new URL(s3.endpoint).port));
+        await relay.start();
+        relays.push(relay);
+      }
+      const relay = relays[relaying === 'each' ? i : 0];
+      dirs.push(tempDir(`${schemaPrefix}-${i}-`));
+      stars.push(await startServer({
+        dataDir: dirs[i], env: s3.env, args: [
+          '--metadata', 'postgres', '--postgres-url', TEST_POSTGRES_URL, '--postgres-schema', schema,
+          ...s3Args({ ...s3, endpoint: `http://127.0.0.1:${relay.port}` }, `${schema}/`),
+          '--star-id', `star-${i}`, '--lease-ttl-ms', String(TEST_LEASE_TTL_MS), '--grpc-listen', '127.0.0.1:0',
+        ],
+      }));
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return {
+    schema, stars, relays, close,
+    url: (i) => stars[i].baseUrl,
+    dataDir: (i) => dirs[i],
+    leaderOf: async (bucket, key) => {
+      const holder = (await sql.query<{ holder: string }>(
+        `SELECT holder FROM ${schema}.leases WHERE bucket = $1 AND key = $2 AND expires_at > clock_timestamp()`, [bucket, Buffer.from(key)])).rows[0]?.holder;
+      return holder === undefined ? -1 : Number(holder.slice('star-'.length));
+    },
+  };
+}

@@ -12,13 +12,10 @@
 // bounds, not the S3 client's.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import pg from 'pg';
-import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
-import { removeDir, startServer, tempDir, type RunningServer } from '../helpers/server.ts';
-import { startS3, type TestS3 } from '../helpers/s3.ts';
-import { TcpRelay } from '../helpers/tcp-relay.ts';
+import { postgresSkipReason } from '../helpers/postgres.ts';
+import { removeDir } from '../helpers/server.ts';
 import { until } from '../crash/fault-kit.ts';
-import { produce, readBack, request, TEST_LEASE_TTL_MS } from './kit.ts';
+import { produce, readBack, relayedCluster, request, type RelayedCluster } from './kit.ts';
 import { PROXY_HEAD_MS_MAX } from '../../src/config/limits.ts';
 
 const skip = await postgresSkipReason();
@@ -29,46 +26,21 @@ const REQUEST_MS_MAX = 20_000;
 const CUT_READS_MS = 2000;
 
 describe('a short S3 cut under append load (chaos audit M3)', { skip, timeout: 180_000 }, () => {
-  let schema: string;
-  let s3: TestS3;
-  let relay: TcpRelay;
-  let sql: pg.Client;
-  const stars: RunningServer[] = [];
-  const dirs: string[] = [];
-  before(async () => {
-    schema = freshSchema('svcd_s3cut');
-    s3 = await startS3('svcd-test');
-    relay = new TcpRelay(Number(new URL(s3.endpoint).port));
-    await relay.start();
-    for (let i = 0; i < 2; i++) {
-      dirs.push(tempDir(`svcd-s3cut-${i}-`));
-      stars.push(await startServer({
-        dataDir: dirs[i], env: s3.env, args: [
-          '--metadata', 'postgres', '--postgres-url', TEST_POSTGRES_URL, '--postgres-schema', schema,
-          '--object-store', 's3', '--s3-bucket', s3.bucket, '--s3-endpoint', `http://127.0.0.1:${relay.port}`, '--s3-force-path-style',
-          '--s3-prefix', `${schema}/`, '--star-id', `star-${i}`, '--lease-ttl-ms', String(TEST_LEASE_TTL_MS), '--grpc-listen', '127.0.0.1:0',
-        ],
-      }));
-    }
-    sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-    await sql.connect();
-  });
-  after(async () => {
-    await sql?.end();
-    for (const s of stars) await s.kill();
-    relay?.close();
-    await s3?.close();
-    if (schema) await dropSchema(schema);
-    for (const d of dirs) removeDir(d);
-  });
+  let c: RelayedCluster;
+  before(async () => { c = await relayedCluster(2, 'shared', 'svcd_s3cut'); });
+  after(async () => { await c?.close(); });
+
+  /** The stream's leader and the other star. */
+  async function roles(bucket: string, key: string): Promise<{ L: number; F: number }> {
+    const L = Math.max(0, await c.leaderOf(bucket, key));
+    return { L, F: 1 - L };
+  }
 
   test('the busy stream\'s committed tail is served on its leader and through the follower, its subscriber stays; appends 503, then resume', async () => {
-    const url = (i: number): string => stars[i].baseUrl;
+    const url = c.url;
     assert.equal((await request(url(0), 'POST', '/v1/buckets/cut', {}, REQUEST_MS_MAX)).status, 201);
     assert.equal((await request(url(0), 'POST', '/v1/streams/cut/busy', {}, REQUEST_MS_MAX)).status, 201);
-    const holder = (await sql.query<{ holder: string }>(`SELECT holder FROM ${schema}.leases WHERE bucket = 'cut' AND key = $1`, [Buffer.from('busy')])).rows[0]?.holder;
-    const L = holder === 'star-1' ? 1 : 0;
-    const F = 1 - L;
+    const { L, F } = await roles('cut', 'busy');
 
     // A producer on the leader: what it was told, and anything outside 200 and 503.
     const producer = produce(() => url(L), '/v1/streams/cut/busy', REQUEST_MS_MAX);
@@ -99,7 +71,7 @@ describe('a short S3 cut under append load (chaos audit M3)', { skip, timeout: 1
     })();
     await until('the subscriber caught up', () => lastId >= 20);
 
-    await relay.cut('refuse');
+    await c.relays[0].cut('refuse');
     try {
       await until('a group commit to fail against the cut S3', () => [...refused.values()].some((e) => /the commit failed/.test(e)));
       const ackedBefore = Math.max(...acked.values()) + 1;
@@ -116,7 +88,7 @@ describe('a short S3 cut under append load (chaos audit M3)', { skip, timeout: 1
       }
       assert.equal(ended, undefined, 'the event stream goes on while S3 is cut');
     } finally {
-      await relay.restore();
+      await c.relays[0].restore();
     }
 
     const refusedAtRestore = refused.size;
@@ -144,24 +116,22 @@ describe('a short S3 cut under append load (chaos audit M3)', { skip, timeout: 1
   });
 
   test('an S3 that holds connections open and silent: a relayed append hears a definite refusal within the hop, a tail read through the follower is answered by the leader', async () => {
-    const url = (i: number): string => stars[i].baseUrl;
+    const url = c.url;
     assert.equal((await request(url(0), 'POST', '/v1/buckets/hole', {}, REQUEST_MS_MAX)).status, 201);
     assert.equal((await request(url(0), 'POST', '/v1/streams/hole/s', {}, REQUEST_MS_MAX)).status, 201);
-    const holder = (await sql.query<{ holder: string }>(`SELECT holder FROM ${schema}.leases WHERE bucket = 'hole' AND key = $1`, [Buffer.from('s')])).rows[0]?.holder;
-    const L = holder === 'star-1' ? 1 : 0;
-    const F = 1 - L;
+    const { L, F } = await roles('hole', 's');
     for (let i = 0; i < 3; i++) {
       const a = await request(url(L), 'POST', '/v1/streams/hole/s/records', { records: [{ body: `a${i}` }] }, REQUEST_MS_MAX);
       assert.equal(a.status, 200, JSON.stringify(a.body));
     }
-    await relay.cut('drop');
+    await c.relays[0].cut('drop');
     try {
       await blackHoled(url(L), url(F));
     } finally {
       // The silenced connections stay silent after the cut, as a peer that vanished: reset them, so
       // the stars' clients open new ones for the tests after this one.
-      await relay.restore();
-      relay.reset();
+      await c.relays[0].restore();
+      c.relays[0].reset();
     }
   });
 
@@ -185,28 +155,26 @@ describe('a short S3 cut under append load (chaos audit M3)', { skip, timeout: 1
 
   // Kills a star: runs last.
   test('the leader killed (SIGKILL) during the cut, its data dir lost: the follower takes the stream over with every acknowledged append at its position and no refused one', async () => {
-    const url = (i: number): string => stars[i].baseUrl;
+    const url = c.url;
     assert.equal((await request(url(0), 'POST', '/v1/buckets/kill', {}, REQUEST_MS_MAX)).status, 201);
     assert.equal((await request(url(0), 'POST', '/v1/streams/kill/s', {}, REQUEST_MS_MAX)).status, 201);
-    const holder = (await sql.query<{ holder: string }>(`SELECT holder FROM ${schema}.leases WHERE bucket = 'kill' AND key = $1`, [Buffer.from('s')])).rows[0]?.holder;
-    const L = holder === 'star-1' ? 1 : 0;
-    const F = 1 - L;
+    const { L, F } = await roles('kill', 's');
     let target = L;
     const producer = produce(() => url(target), '/v1/streams/kill/s', REQUEST_MS_MAX);
     const { acked, refused } = producer;
     await until('appends acknowledged', () => acked.size >= 20);
-    await relay.cut('refuse');
+    await c.relays[0].cut('refuse');
     let ackedAtKill: number;
     try {
       await until('group commits to fail against the cut S3', () => [...refused.values()].filter((e) => /the commit failed/.test(e)).length >= 5);
       // The leader holds the stream's unsettled tail in memory and its rewound sequencing; all of it
       // is lost with the process and its disk. Only what PostgreSQL and S3 hold may come back.
-      await stars[L].kill();
+      await c.stars[L].kill();
       ackedAtKill = acked.size;
-      removeDir(dirs[L]);
+      removeDir(c.dataDir(L));
       target = F;
     } finally {
-      await relay.restore();
+      await c.relays[0].restore();
     }
     await until('appends acknowledged by the follower, once the dead leader\'s lease ran out', () => acked.size > ackedAtKill + 20, 60_000);
     await producer.stop();

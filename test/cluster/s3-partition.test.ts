@@ -8,13 +8,9 @@
 // back at its position, and no refused one is in the stream.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import pg from 'pg';
-import { dropSchema, freshSchema, postgresSkipReason, TEST_POSTGRES_URL } from '../helpers/postgres.ts';
-import { removeDir, startServer, tempDir, type RunningServer } from '../helpers/server.ts';
-import { startS3, type TestS3 } from '../helpers/s3.ts';
-import { TcpRelay } from '../helpers/tcp-relay.ts';
+import { postgresSkipReason } from '../helpers/postgres.ts';
 import { until } from '../crash/fault-kit.ts';
-import { produce, readBack, request, TEST_LEASE_TTL_MS } from './kit.ts';
+import { produce, readBack, relayedCluster, request, type RelayedCluster } from './kit.ts';
 
 const skip = await postgresSkipReason();
 
@@ -25,48 +21,15 @@ const REQUEST_MS_MAX = 20_000;
 const RECOVERY_WAIT_MS_MAX = 60_000;
 
 describe('one star cut off from the object store (chaos audit L4)', { skip, timeout: 180_000 }, () => {
-  let schema: string;
-  let s3: TestS3;
-  let sql: pg.Client;
-  const relays: TcpRelay[] = [];
-  const stars: RunningServer[] = [];
-  const dirs: string[] = [];
-  before(async () => {
-    schema = freshSchema('svcd_s3part');
-    s3 = await startS3('svcd-test');
-    for (let i = 0; i < 2; i++) {
-      const relay = new TcpRelay(Number(new URL(s3.endpoint).port));
-      await relay.start();
-      relays.push(relay);
-      dirs.push(tempDir(`svcd-s3part-${i}-`));
-      stars.push(await startServer({
-        dataDir: dirs[i], env: s3.env, args: [
-          '--metadata', 'postgres', '--postgres-url', TEST_POSTGRES_URL, '--postgres-schema', schema,
-          '--object-store', 's3', '--s3-bucket', s3.bucket, '--s3-endpoint', `http://127.0.0.1:${relay.port}`, '--s3-force-path-style',
-          '--s3-prefix', `${schema}/`, '--star-id', `star-${i}`, '--lease-ttl-ms', String(TEST_LEASE_TTL_MS), '--grpc-listen', '127.0.0.1:0',
-        ],
-      }));
-    }
-    sql = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-    await sql.connect();
-  });
-  after(async () => {
-    await sql?.end();
-    for (const s of stars) await s.kill();
-    for (const r of relays) r.close();
-    await s3?.close();
-    if (schema) await dropSchema(schema);
-    for (const d of dirs) removeDir(d);
-  });
-
-  const holderOf = async (key: string): Promise<string | undefined> =>
-    (await sql.query<{ holder: string }>(`SELECT holder FROM ${schema}.leases WHERE bucket = 'part' AND key = $1 AND expires_at > clock_timestamp()`, [Buffer.from(key)])).rows[0]?.holder;
+  let c: RelayedCluster;
+  before(async () => { c = await relayedCluster(2, 'each', 'svcd_s3part'); });
+  after(async () => { await c?.close(); });
 
   test('the leader hands its streams to the star that reaches the store; appends sent to either star are acknowledged again during the cut', async () => {
-    const url = (i: number): string => stars[i].baseUrl;
+    const url = c.url;
     assert.equal((await request(url(0), 'POST', '/v1/buckets/part', {}, REQUEST_MS_MAX)).status, 201);
     assert.equal((await request(url(0), 'POST', '/v1/streams/part/s', {}, REQUEST_MS_MAX)).status, 201);
-    const L = (await holderOf('s')) === 'star-1' ? 1 : 0;
+    const L = Math.max(0, await c.leaderOf('part', 's'));
     const F = 1 - L;
     // One producer on each star: the follower's appends hop to the leader.
     const onLeader = produce(() => url(L), '/v1/streams/part/s', REQUEST_MS_MAX, 'l');
@@ -74,16 +37,16 @@ describe('one star cut off from the object store (chaos audit L4)', { skip, time
     const ackedCount = (): number => onLeader.acked.size + onFollower.acked.size;
     try {
       await until('appends acknowledged', () => onLeader.acked.size >= 10 && onFollower.acked.size >= 10);
-      await relays[L].cut('refuse');
+      await c.relays[L].cut('refuse');
       await until('a group commit to fail against the leader\'s cut S3', () => [...onLeader.refused.values(), ...onFollower.refused.values()].some((e) => /the commit failed/.test(e)));
       const leaderAcked = onLeader.acked.size;
       const followerAcked = onFollower.acked.size;
       // The cut lasts: appends on both stars are acknowledged again by the star that reaches S3.
       await until('appends sent to either star acknowledged again while the leader\'s S3 is cut',
         () => onLeader.acked.size >= leaderAcked + 10 && onFollower.acked.size >= followerAcked + 10, RECOVERY_WAIT_MS_MAX);
-      assert.equal(await holderOf('s'), `star-${F}`, 'the star that reaches the store leads the stream');
+      assert.equal(await c.leaderOf('part', 's'), F, 'the star that reaches the store leads the stream');
     } finally {
-      await relays[L].restore();
+      await c.relays[L].restore();
       await onLeader.stop();
       await onFollower.stop();
     }
