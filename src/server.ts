@@ -320,7 +320,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   if (proxy) life.started('leader proxy', 'leadership', () => proxy.close());
   if (cluster && proxy && log instanceof ClusterCommitLog) {
     const c = cluster;
-    log.onCommit = metrics.cluster(() => ({ ...c.counters, leasesHeld: c.leasesHeld, proxyHops: proxy.hops, proxyFailures: proxy.failures }));
+    log.onCommit = metrics.cluster(() => ({ ...c.counters, leasesHeld: c.leasesHeld, proxyHops: proxy.hops, proxyFailures: proxy.failures, steppedAside: c.steppedAside }));
   }
   const exchange = auth?.verifier?.signer ? (body: unknown) => auth.exchanger.exchange(body) : undefined;
   const dispatcher = new Dispatcher({

@@ -163,6 +163,8 @@ export class ClusterService implements StreamService, Leadership {
 
   /** Streams this star leads now. */
   get leasesHeld(): number { return this.held.size; }
+  /** Whether this star has stepped aside for its object store (stepAside): it leads nothing now. */
+  get steppedAside(): boolean { return this.aside; }
 
   /** The star forgot a stream (its lease moved, or a commit of it failed): so does the leadership. */
   evicted(bucket: string, key: string): void {

@@ -141,15 +141,16 @@ export class Metrics {
     for (const [name, help, k] of counters) new Gauge({ name, help, registers: [this.registry], collect() { this.set(view.counters[k]); } });
   }
 
-  /** A cluster's series: leases held, takeovers, leases lost and released, one-hop proxy hops, and
-   *  the group commit's two latencies. Returns the commit observer the commit log calls. */
-  cluster(stats: () => { leasesHeld: number; takeovers: number; leasesTaken: number; leasesLost: number; leasesReleased: number; proxyHops: number; proxyFailures: number }): (putMs: number, commitMs: number) => void {
+  /** A cluster's series: leases held, takeovers, leases lost and released, one-hop proxy hops, whether
+   *  the star stepped aside for its object store, and the group commit's two latencies. Returns the commit observer the commit log calls. */
+  cluster(stats: () => { leasesHeld: number; takeovers: number; leasesTaken: number; leasesLost: number; leasesReleased: number; proxyHops: number; proxyFailures: number; steppedAside: boolean }): (putMs: number, commitMs: number) => void {
     const series: [string, string, (x: ReturnType<typeof stats>) => number][] = [
       ['svcd_cluster_leases_held', 'stream leases this star holds now', (x) => x.leasesHeld],
       ['svcd_cluster_leases_taken', 'stream leases taken since start', (x) => x.leasesTaken],
       ['svcd_cluster_takeovers', 'leases taken with an epoch above 1 (from another star, or after a restart) since start', (x) => x.takeovers],
       ['svcd_cluster_leases_lost', 'streams dropped because their lease moved or a commit of them failed, since start', (x) => x.leasesLost],
-      ['svcd_cluster_leases_released', 'leases given up by the idle timeout since start', (x) => x.leasesReleased],
+      ['svcd_cluster_leases_released', 'leases given up (idle, drained, handed over, reconfigured) since start', (x) => x.leasesReleased],
+      ['svcd_cluster_stepped_aside', '1 while this star, cut off from the object store that another star reaches, has handed its streams over and takes no lease', (x) => (x.steppedAside ? 1 : 0)],
       ['svcd_cluster_proxy_hops', 'data bridge requests sent one hop to the stream\'s leader since start', (x) => x.proxyHops],
       ['svcd_cluster_proxy_failures', 'hops whose leader did not answer (503 to the caller) since start', (x) => x.proxyFailures],
     ];

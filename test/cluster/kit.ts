@@ -257,7 +257,7 @@ export async function relayedCluster(n: number, relaying: 'shared' | 'each', sch
         dataDir: dirs[i], env: s3.env, args: [
           '--metadata', 'postgres', '--postgres-url', TEST_POSTGRES_URL, '--postgres-schema', schema,
           ...s3Args({ ...s3, endpoint: `http://127.0.0.1:${relay.port}` }, `${schema}/`),
-          '--star-id', `star-${i}`, '--lease-ttl-ms', String(TEST_LEASE_TTL_MS), '--grpc-listen', '127.0.0.1:0',
+          '--star-id', `star-${i}`, '--lease-ttl-ms', String(TEST_LEASE_TTL_MS), '--grpc-listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0',
         ],
       }));
     }

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { postgresSkipReason } from '../helpers/postgres.ts';
-import { until } from '../crash/fault-kit.ts';
+import { opsUrl, until } from '../crash/fault-kit.ts';
 import { produce, readBack, relayedCluster, request, type RelayedCluster } from './kit.ts';
 
 const skip = await postgresSkipReason();
@@ -45,6 +45,9 @@ describe('one star cut off from the object store (chaos audit L4)', { skip, time
       await until('appends sent to either star acknowledged again while the leader\'s S3 is cut',
         () => onLeader.acked.size >= leaderAcked + 10 && onFollower.acked.size >= followerAcked + 10, RECOVERY_WAIT_MS_MAX);
       assert.equal(await c.leaderOf('part', 's'), F, 'the star that reaches the store leads the stream');
+      const metrics = async (i: number): Promise<string> => (await fetch(`${await opsUrl(c.stars[i])}/metrics`)).text();
+      assert.match(await metrics(L), /^svcd_cluster_stepped_aside 1$/m, 'the cut-off star says it stepped aside');
+      assert.match(await metrics(F), /^svcd_cluster_stepped_aside 0$/m);
     } finally {
       await c.relays[L].restore();
       await onLeader.stop();
