@@ -267,6 +267,12 @@ export class ClusterService implements StreamService, Leadership {
       const r = await this.d.pg.take(bucket, key, this.ttlMs);
       if (r.taken) {
         const held: Held = { bucket, key, epoch: r.epoch, validUntilMs: this.validUntil(sentMs), takenAtMs: sentMs };
+        // Drained or stepped aside while the take was under way: a hand-over that found nothing
+        // held has ended, and would never give this lease up.
+        if (this.ownState !== 'active' || this.aside) {
+          await this.d.pg.release([held]).catch(() => undefined);
+          throw this.handedOff(bucket, key);
+        }
         this.held.set(a, held);
         this.counters.leasesTaken += 1;
         if (r.epoch > 1) this.counters.takeovers += 1;

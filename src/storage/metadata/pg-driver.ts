@@ -86,21 +86,31 @@ export class OverdueAnswers {
 
   constructor(private readonly onChange?: (overdue: boolean) => void) {}
 
-  /** Watches one statement from now; the function returned is called once it is answered or failed.
-   *  `check` is called once if it is still unanswered at POSTGRES_ANSWER_CHECK_MS. */
-  watch(check?: () => void): () => void {
+  /** Watches one statement from now; the function returned is called once it is answered or failed. */
+  watch(): () => void {
     let late = false;
     const timer = setTimeout(() => {
       late = true;
       if (this.count++ === 0) this.onChange?.(true);
     }, POSTGRES_ANSWER_SLOW_MS);
-    const checkTimer = check && setTimeout(check, POSTGRES_ANSWER_CHECK_MS);
     return () => {
       clearTimeout(timer);
-      clearTimeout(checkTimer);
       if (late && --this.count === 0) this.onChange?.(false);
     };
   }
+}
+
+/** Sends one statement (`send`), and calls `check` if it still has no answer POSTGRES_ANSWER_CHECK_MS
+ *  after it was sent. `stillWaiting()` is true only while this very statement waits for its answer:
+ *  a look at its session that comes back after the answer (the session idle because it answered, its
+ *  connection maybe handed to another statement) must decide nothing. */
+export function sendWatched<T>(send: () => Promise<T>, check: (stillWaiting: () => boolean) => void): Promise<T> {
+  let waiting = true;
+  const timer = setTimeout(() => check(() => waiting), POSTGRES_ANSWER_CHECK_MS);
+  return send().finally(() => {
+    waiting = false;
+    clearTimeout(timer);
+  });
 }
 
 /** The server session of a node-pg client (its backend pid; not in its types). */

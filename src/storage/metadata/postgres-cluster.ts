@@ -13,7 +13,7 @@
 
 import type pg from 'pg';
 import { POSTGRES_ANSWER_CHECK_MS } from '../../config/limits.ts';
-import { backendPid, deadSession, dropClient, isConnectionFailure, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
+import { backendPid, deadSession, dropClient, sendWatched, isConnectionFailure, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
 import { MetadataUnavailableError } from './metadata-store.ts';
 
@@ -143,7 +143,7 @@ export class PostgresCluster {
     const pool = await current;
     // The wait for a free connection counts: a pool whose connections all hang makes it long.
     let client: pg.PoolClient | undefined;
-    const answered = watched ? this.overdue.watch(() => { if (client) this.checkAlive(client); }) : undefined;
+    const answered = watched ? this.overdue.watch() : undefined;
     const settled = (failedConnection: boolean): void => {
       answered?.();
       this.connectionFailed = failedConnection;
@@ -156,7 +156,8 @@ export class PostgresCluster {
       // the next one), and must not be an uncaught 'error' event.
       if (!this.guarded.has(c)) { c.on('error', () => undefined); this.guarded.add(c); }
       // A statement chosen to break a deadlock goes again.
-      const rows = (await retryingConflicts(() => this.driver, () => c.query<T>(sql, params))).rows;
+      const send = (): Promise<pg.QueryResult<T>> => sendWatched(() => c.query<T>(sql, params), (waiting) => this.checkAlive(c, waiting));
+      const rows = (await retryingConflicts(() => this.driver, send)).rows;
       settled(false);
       return rows;
     } catch (err) {
@@ -181,12 +182,13 @@ export class PostgresCluster {
   /** A statement on `client` has had no answer for POSTGRES_ANSWER_CHECK_MS: when the server says its
    *  session is not working on it (deadSession), the connection is destroyed now (the statement fails
    *  as on a lost connection, and the pool is replaced) rather than at POSTGRES_ANSWER_MS_MAX. */
-  private checkAlive(client: pg.PoolClient): void {
+  private checkAlive(client: pg.PoolClient, stillWaiting: () => boolean): void {
     const pid = backendPid(client);
     const driver = this.driver;
     if (pid === undefined || driver === undefined) return;
     void deadSession(driver, this.url, clusterApplicationName(this.s, this.starId), pid).then((dead) => {
-      if (dead === undefined) return;
+      // Answered meanwhile: the session is idle for that, and the connection may serve another now.
+      if (dead === undefined || !stillWaiting()) return;
       this.deadWhy.set(client, `no answer for ${POSTGRES_ANSWER_CHECK_MS} ms, and ${dead}`);
       dropClient(client);
     });

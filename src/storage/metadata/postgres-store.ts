@@ -20,7 +20,7 @@
 //   (readStream, readBucket) before it writes or acknowledges anything again.
 
 import type pg from 'pg';
-import { backendPid, deadSession, dropClient, isConnectionFailure, isServerTrouble, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
+import { backendPid, deadSession, dropClient, sendWatched, isConnectionFailure, isServerTrouble, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
 import {
   POSTGRES_ANSWER_CHECK_MS, POSTGRES_ANSWER_SLOW_MS, POSTGRES_RECONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MIN,
@@ -203,12 +203,12 @@ export class PostgresMetadataStore implements MetadataStore {
   /** A statement on `client` has had no answer for POSTGRES_ANSWER_CHECK_MS: when the server says
    *  its session is not working on it (deadSession), the connection is given up now (the statement
    *  fails as on a lost connection, outcome unknown) rather than at POSTGRES_ANSWER_MS_MAX. */
-  private checkAlive(client: pg.Client): void {
+  private checkAlive(client: pg.Client, stillWaiting: () => boolean): void {
     const pid = backendPid(client);
     const driver = this.driver;
     if (pid === undefined || driver === undefined) return;
     void deadSession(driver, this.opts.url, 'svcd', pid).then((dead) => {
-      if (dead === undefined || client !== this.client) return;
+      if (dead === undefined || !stillWaiting() || client !== this.client) return;
       const why = `no answer for ${POSTGRES_ANSWER_CHECK_MS} ms, and ${dead}`;
       this.deadWhy.set(client, why);
       this.lost(client, new Error(why));
@@ -349,9 +349,10 @@ export class PostgresMetadataStore implements MetadataStore {
     const run = this.lastStatement.then(() => {
       const client = this.client;
       if (!this.up || !client) throw new MetadataUnavailableError('the metadata store (postgres) is unavailable; reconnecting');
-      const answered = this.overdue.watch(() => this.checkAlive(client));
+      const answered = this.overdue.watch();
       // A statement chosen to break a deadlock goes again, still in its place in the order.
-      return retryingConflicts(() => this.driver, () => client.query<T>(sql, params)).then((res) => {
+      const send = (): Promise<pg.QueryResult<T>> => sendWatched(() => client.query<T>(sql, params), (waiting) => this.checkAlive(client, waiting));
+      return retryingConflicts(() => this.driver, send).then((res) => {
         answered();
         return res;
       }, (err: unknown) => {
