@@ -29,7 +29,6 @@ import type { StreamMeta } from '../storage/metadata/metadata-store.ts';
 import type { ChunkRow, LeaseHolder, PostgresCluster, StarRow, VacantUnsettled } from '../storage/metadata/postgres-cluster.ts';
 import type { PostgresMetadataStore } from '../storage/metadata/postgres-store.ts';
 import type { CallBound, ObjectStore } from '../storage/objects/object-store.ts';
-import { FORMAT_OBJECT_KEY } from '../storage/stored-format.ts';
 import { collectChunkObjects } from './chunk-gc.ts';
 import { EXPRESS_CHUNK_PREFIX, type ClusterCommitLog } from './commit-log.ts';
 import type { ClusterView } from '../api/grpc/admin-reads.ts';
@@ -76,6 +75,9 @@ interface Held { bucket: string; key: string; epoch: number; validUntilMs: numbe
 export interface ClusterCounters { takeovers: number; leasesTaken: number; leasesLost: number; leasesReleased: number }
 
 const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
+/** Where each star writes its object-store probe (probeObjects): one tiny object per star, rewritten. */
+export const OBJECTS_PROBE_PREFIX = 'probes/';
+const PROBE_BODY = new Uint8Array([0x31]);
 
 /** The auditor's lease row: a bucket no stream can have (bucket names are never empty). */
 const AUDITOR_LEASE_BUCKET = '';
@@ -334,12 +336,13 @@ export class ClusterService implements StreamService, Leadership {
     void this.handOver(() => this.aside).catch((err: unknown) => this.d.log_error?.('handing over failed', err));
   }
 
-  /** One GET of a small object, to learn whether the store answers (the tracked store reports it to
-   *  objectsHealth; a missing object is an answer too). */
+  /** One PUT of a tiny object of this star's own (the same key each time), to learn whether the store
+   *  takes writes, which is what leading a stream needs (the tracked store reports the outcome to
+   *  objectsHealth). A GET would pass where writes fail (a store refusing PUTs, a lost bucket's 404). */
   private probeObjects(): void {
     if (this.probing) return;
     this.probing = true;
-    void this.d.objects.get(FORMAT_OBJECT_KEY, undefined, { deadlineMs: OBJECTS_PROBE_MS_MAX })
+    void this.d.objects.put(`${OBJECTS_PROBE_PREFIX}${this.d.starId}`, PROBE_BODY, { deadlineMs: OBJECTS_PROBE_MS_MAX })
       .catch(() => undefined)
       .finally(() => { this.probing = false; });
   }

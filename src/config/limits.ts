@@ -208,9 +208,9 @@ export const STAR_GONE_AFTER_MS = 2000;
  *  hands its streams over and takes no lease until its own is back (cluster-service.ts stepAside):
  *  long enough that a blip moves nothing, and that the other stars have probed theirs (below). */
 export const OBJECTS_DOWN_HANDOFF_MS = 5000;
-/** While any star reports its object store down, every star probes its own at each report (one GET
- *  of a small object, bounded by this), so what it reports is fresh: a store down for all moves
- *  nothing. */
+/** While any star reports its object store down, every star probes its own at each report (one PUT
+ *  of a tiny object of its own, bounded by this), so what it reports is fresh: a store down for all
+ *  moves nothing. */
 export const OBJECTS_PROBE_MS_MAX = 1000;
 /** A stopping star answers the requests already on their way for at most this long after it stops
  *  listening, before it shuts down (a rolling restart's in-flight appends are answered, not cut). */
