@@ -113,6 +113,9 @@ export function sendWatched<T>(send: () => Promise<T>, check: (stillWaiting: () 
   });
 }
 
+/** Bytes of a name PostgreSQL keeps (NAMEDATALEN - 1). */
+const PG_NAME_BYTES_MAX = 63;
+
 /** The server session of a node-pg client (its backend pid; not in its types). */
 export function backendPid(client: pg.Client): number | undefined {
   const pid = (client as unknown as { processID?: unknown }).processID;
@@ -120,10 +123,12 @@ export function backendPid(client: pg.Client): number | undefined {
 }
 
 /** Why the connection whose server session is `pid` is dead although it has said nothing, asked of
- *  the server over a fresh connection: its session is gone, or idle while a statement sent on it
- *  waits for its answer. Undefined while the session works on something (a statement running or
- *  waiting on a lock), or when the server could not be asked within POSTGRES_ALIVE_CHECK_MS_MAX (a
- *  route to it gone silent: the answer bound decides then). */
+ *  the server over a fresh connection: its session (by pid and application name) is idle while a
+ *  statement sent on it waits for its answer. Undefined while the session works on something (a
+ *  statement running or waiting on a lock), when no such session is seen (behind a pooler or a proxy
+ *  the pid a connection was given is not a server session's, so an absent one proves nothing), or
+ *  when the server could not be asked within POSTGRES_ALIVE_CHECK_MS_MAX (a route to it gone
+ *  silent): the answer bound decides then. */
 export async function deadSession(driver: PgDriver, url: string, applicationName: string, pid: number): Promise<string | undefined> {
   const probe = new driver.Client({
     ...pgConnectionOptions(url, applicationName),
@@ -133,10 +138,12 @@ export async function deadSession(driver: PgDriver, url: string, applicationName
   probe.on('error', () => undefined);
   try {
     await probe.connect();
-    const rows = (await probe.query<{ state: string | null }>('SELECT state FROM pg_stat_activity WHERE pid = $1', [pid])).rows;
-    if (rows.length === 0) return `its server session ${pid} is gone`;
-    if (rows[0].state === 'idle') return `its server session ${pid} is idle: the statement never reached it, or its answer was lost`;
-    return undefined;
+    const rows = (await probe.query<{ state: string | null; application_name: string }>(
+      'SELECT state, application_name FROM pg_stat_activity WHERE pid = $1', [pid])).rows;
+    // PostgreSQL keeps the first PG_NAME_BYTES_MAX bytes of an application name.
+    const shown = Buffer.from(applicationName).subarray(0, PG_NAME_BYTES_MAX).toString();
+    if (rows[0]?.application_name !== shown || rows[0].state !== 'idle') return undefined;
+    return `its server session ${pid} is idle: the statement never reached it, or its answer was lost`;
   } catch {
     return undefined;
   } finally {
