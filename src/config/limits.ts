@@ -342,8 +342,8 @@ export const POSTGRES_ANSWER_MS_MAX = POSTGRES_STATEMENT_MS_MAX + 2000;
  *  until an answer comes: a wedged connection shows long before POSTGRES_ANSWER_MS_MAX gives it up. */
 export const POSTGRES_ANSWER_SLOW_MS = 5000;
 /** A statement still unanswered after this long has its connection looked at from a fresh one
- *  (pg_stat_activity): a server session that is idle, or gone, is not working on it (the statement
- *  never arrived, or its answer was lost on the way), so the connection is dead and given up then,
+ *  (pg_stat_activity): a server session that is idle is not working on it (the statement never
+ *  arrived, or its answer was lost on the way), so the connection is dead and given up then,
  *  not at POSTGRES_ANSWER_MS_MAX. One still active (running, waiting on a lock) is waited for. The
  *  look gets POSTGRES_ALIVE_CHECK_MS_MAX to connect and answer; when it cannot, nothing is decided. */
 export const POSTGRES_ANSWER_CHECK_MS = 10_000;
