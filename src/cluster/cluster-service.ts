@@ -8,7 +8,7 @@
 
 import {
   CHUNK_GC_MS, CHUNK_READBACK_CONCURRENT, COMMITTED_SNAPSHOT_ATTEMPTS_MAX, COMMITTED_VIEW_GET_MS_MAX, DRAIN_HANDOFF_MS_MAX, DRAIN_POLL_MS, DRAIN_WAIT_MS_MAX, LEASE_IDLE_MS, LEASE_RENEW_MS, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS,
-  LIST_PAGE_MAX, OBJECTS_DOWN_HANDOFF_MS, OBJECTS_PROBE_MS_MAX, RETENTION_SWEEP_MS, STAR_GONE_AFTER_MS, STAR_HEARTBEAT_MS, UNSETTLED_SWEEP_FAILED_KEPT_MAX, UNSETTLED_SWEEP_MS,
+  LIST_PAGE_MAX, OBJECTS_DOWN_HANDOFF_MS, OBJECTS_PROBE_MS_MAX, OBJECTS_UP_RESUME_MS, RETENTION_SWEEP_MS, STAR_GONE_AFTER_MS, STAR_HEARTBEAT_MS, UNSETTLED_SWEEP_FAILED_KEPT_MAX, UNSETTLED_SWEEP_MS,
   UNSETTLED_SWEEP_RETRY_MS, UNSETTLED_SWEEP_RUN_MS_MAX, UNSETTLED_SWEEP_STREAMS_MAX,
 } from '../config/limits.ts';
 import { ServiceError } from '../core/errors.ts';
@@ -121,6 +121,7 @@ export class ClusterService implements StreamService, Leadership {
   /** Since when this star's object store has been down (undefined: up), and whether it has stepped
    *  aside for it (stepAside). */
   private objectsDownSinceMs: number | undefined;
+  private objectsUpSinceMs: number | undefined;
   private aside = false;
   private probing = false;
   /** The cluster's one auditor lease, while this star holds it: only its holder scrubs. */
@@ -193,7 +194,7 @@ export class ClusterService implements StreamService, Leadership {
       const reaching = candidates.filter((st) => st.objects_ok !== false);
       this.homes = reaching.length > 0 ? reaching : candidates;
       const others = this.live.filter((st) => st.star_id !== this.d.starId);
-      if (!objectsOk || others.some((st) => st.objects_ok === false)) this.probeObjects();
+      if (!objectsOk || this.aside || others.some((st) => st.objects_ok === false)) this.probeObjects();
       this.stepAside(objectsOk, others.some((st) => st.objects_ok !== false));
       this.stale = new Set(stars.filter((st) => st.heartbeat_age_ms >= STAR_GONE_AFTER_MS).map((st) => st.star_id));
       // Drained or decommissioned by a request to another star: drain here.
@@ -316,15 +317,17 @@ export class ClusterService implements StreamService, Leadership {
   /** A star that has not reached the object store for OBJECTS_DOWN_HANDOFF_MS while another live
    *  star reports reaching it steps aside: it hands its streams over as a drain does and takes no
    *  lease, so their appends commit on a star that can store them (their committed tails load there:
-   *  the chunks are in the store), until its own store answers again. While no other star reaches
-   *  the store either it keeps its streams: their unsettled tails are then served only from its
-   *  memory. */
+   *  the chunks are in the store), until its own store has answered for OBJECTS_UP_RESUME_MS. While
+   *  no other star reaches the store either it keeps its streams: their unsettled tails are then
+   *  served only from its memory. */
   private stepAside(objectsOk: boolean, anotherReaches: boolean): void {
     const now = this.d.clock.nowMs();
-    if (objectsOk) this.objectsDownSinceMs = undefined;
-    else this.objectsDownSinceMs ??= now;
+    if (objectsOk) { this.objectsDownSinceMs = undefined; this.objectsUpSinceMs ??= now; }
+    else { this.objectsDownSinceMs ??= now; this.objectsUpSinceMs = undefined; }
     const down = this.objectsDownSinceMs === undefined ? 0 : now - this.objectsDownSinceMs;
-    const aside = anotherReaches && down >= OBJECTS_DOWN_HANDOFF_MS;
+    const up = this.objectsUpSinceMs === undefined ? 0 : now - this.objectsUpSinceMs;
+    // In: down long enough. Out: up long enough (probing meanwhile), or no other star to hand to.
+    const aside = anotherReaches && (this.aside ? up < OBJECTS_UP_RESUME_MS : down >= OBJECTS_DOWN_HANDOFF_MS);
     if (aside === this.aside) return;
     this.aside = aside;
     if (!aside) {

@@ -208,6 +208,9 @@ export const STAR_GONE_AFTER_MS = 2000;
  *  hands its streams over and takes no lease until its own is back (cluster-service.ts stepAside):
  *  long enough that a blip moves nothing, and that the other stars have probed theirs (below). */
 export const OBJECTS_DOWN_HANDOFF_MS = 5000;
+/** … and takes leases again once its store has answered this long without a failure (its probes go
+ *  on meanwhile), so a store that answers one call in a few does not bring streams back and forth. */
+export const OBJECTS_UP_RESUME_MS = 2000;
 /** While any star reports its object store down, every star probes its own at each report (one PUT
  *  of a tiny object of its own, bounded by this), so what it reports is fresh: a store down for all
  *  moves nothing. */

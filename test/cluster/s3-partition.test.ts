@@ -53,6 +53,9 @@ describe('one star cut off from the object store (chaos audit L4)', { skip, time
       await onLeader.stop();
       await onFollower.stop();
     }
+    // Its store back, the star takes leases again.
+    const aside = async (): Promise<boolean> => /^svcd_cluster_stepped_aside 1$/m.test(await (await fetch(`${await opsUrl(c.stars[L])}/metrics`)).text());
+    await until('the cut-off star to take leases again once its store answers', async () => !(await aside()), RECOVERY_WAIT_MS_MAX);
     assert.deepEqual([...onLeader.anomalies, ...onFollower.anomalies], []);
     assert.deepEqual([...onLeader.unknown, ...onFollower.unknown], [], 'every append was answered');
 
