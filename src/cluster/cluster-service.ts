@@ -423,7 +423,9 @@ export class ClusterService implements StreamService, Leadership {
 
   /** Takes the auditor lease when it is free, renews it while held; an active star only. */
   private async keepAuditorLease(): Promise<void> {
-    if (this.ownState !== 'active') { await this.letAuditorGo(); return; }
+    // A star that cannot read the segments (drained, or stepped aside for its object store) leaves
+    // the scrub to one that can.
+    if (this.ownState !== 'active' || this.aside) { await this.letAuditorGo(); return; }
     const sentMs = this.d.clock.nowMs();
     const h = this.auditorLease;
     if (h) {
