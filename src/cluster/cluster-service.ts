@@ -76,7 +76,7 @@ export interface ClusterCounters { takeovers: number; leasesTaken: number; lease
 
 const addr = (bucket: string, key: string): string => `${bucket}\u0000${key}`;
 /** Where each star writes its object-store probe (probeObjects): one tiny object per star, rewritten. */
-export const OBJECTS_PROBE_PREFIX = 'probes/';
+const OBJECTS_PROBE_PREFIX = 'probes/';
 const PROBE_BODY = new Uint8Array([0x31]);
 
 /** The auditor's lease row: a bucket no stream can have (bucket names are never empty). */

@@ -142,7 +142,8 @@ export class Metrics {
   }
 
   /** A cluster's series: leases held, takeovers, leases lost and released, one-hop proxy hops, whether
-   *  the star stepped aside for its object store, and the group commit's two latencies. Returns the commit observer the commit log calls. */
+   *  the star stepped aside for its object store, and the group commit's two latencies. Returns the
+   *  commit observer the commit log calls. */
   cluster(stats: () => { leasesHeld: number; takeovers: number; leasesTaken: number; leasesLost: number; leasesReleased: number; proxyHops: number; proxyFailures: number; steppedAside: boolean }): (putMs: number, commitMs: number) => void {
     const series: [string, string, (x: ReturnType<typeof stats>) => number][] = [
       ['svcd_cluster_leases_held', 'stream leases this star holds now', (x) => x.leasesHeld],

@@ -13,7 +13,7 @@
 
 import type pg from 'pg';
 import { POSTGRES_ANSWER_CHECK_MS } from '../../config/limits.ts';
-import { backendPid, deadSession, dropClient, sendWatched, isConnectionFailure, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
+import { backendPid, deadSession, dropClient, isConnectionFailure, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, sendWatched, type PgDriver } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
 import { MetadataUnavailableError } from './metadata-store.ts';
 

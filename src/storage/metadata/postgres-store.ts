@@ -20,7 +20,7 @@
 //   (readStream, readBucket) before it writes or acknowledges anything again.
 
 import type pg from 'pg';
-import { backendPid, deadSession, dropClient, sendWatched, isConnectionFailure, isServerTrouble, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, type PgDriver } from './pg-driver.ts';
+import { backendPid, deadSession, dropClient, isConnectionFailure, isServerTrouble, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, sendWatched, type PgDriver } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
 import {
   POSTGRES_ANSWER_CHECK_MS, POSTGRES_ANSWER_SLOW_MS, POSTGRES_RECONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MIN,
