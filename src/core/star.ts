@@ -697,7 +697,8 @@ export class Star implements StreamService {
    *  Not async: the common case returns the pending ack itself, since an async function that
    *  returns a promise costs extra microtask turns on every append. */
   append(bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
-    const st = this.streams.get(addr(bucket, key));
+    // Woken first: a dormant stream's throughput cap holds on the append that wakes it too.
+    const st = this.wake(addr(bucket, key));
     if (st && st.config.throughput_max_bytes_per_second > 0) return this.appendPaced(st, bucket, key, input);
     if (st && !st.metaPending && (input.match_seq_num === undefined || input.match_seq_num === st.nextSeq)) {
       try {

@@ -6,6 +6,7 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import { Star } from '../../src/core/star.ts';
+import { ServiceError } from '../../src/core/errors.ts';
 import { DORMANT_RETIRE_SLICE_STREAMS } from '../../src/config/limits.ts';
 import { rng } from '../helpers/rng.ts';
 import { Incarnation, World } from '../sim/ports.ts';
@@ -121,4 +122,15 @@ test('more idle streams than one retirement slice all go dormant, over slices de
   assert.equal(r.star.liveStreams, 0);
   const page = r.star.listStreams(BUCKET, '', 1000);
   assert.equal(page.items.length, 1000);
+});
+
+test('a dormant stream\'s throughput cap holds on the append that wakes it: a batch past the longest wait is refused', async () => {
+  const r = await boot();
+  await done(r, r.star.createBucket(BUCKET, {}));
+  await done(r, r.star.createStream(BUCKET, 'capped', { throughput_max_bytes_per_second: 100 }));
+  await idle(r);
+  assert.equal(r.star.dormantStreams, 1);
+  // 1,200 bytes at 100 B/s would wait 11 s, past APPEND_PACE_WAIT_MS_MAX: refused, nothing appended.
+  await assert.rejects(r.star.append(BUCKET, 'capped', one('x'.repeat(1200))), (e: unknown) => e instanceof ServiceError && e.code === 'resource_exhausted');
+  assert.equal(r.star.checkTail(BUCKET, 'capped').seq_num, 0);
 });
