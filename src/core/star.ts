@@ -23,7 +23,7 @@ import { invariant } from './invariant.ts';
 import { ObjectReclaimer } from './object-reclaimer.ts';
 import { Auditor } from './auditor.ts';
 import { soleLeadership, type Clock, type Ids, type Leadership, type LogPort, type SegmentChecker, type SegmentSettler, type Timers, type WalJanitor } from './ports.ts';
-import { checkBatchCaps, checkFence, checkMatch, pace, stampTimestamps } from './sequencer.ts';
+import { checkBatchCaps, checkFence, checkMatch, pace, stampTimestamps, type PaceState } from './sequencer.ts';
 import type {
   BucketCreate, ListPage, PlanResult, PlanStart, StreamConfigInput, StreamCreate, StreamEvent, StreamService, Subscription,
 } from './service-api.ts';
@@ -714,16 +714,23 @@ export class Star implements StreamService {
    *  delay the answer) on whatever transport it came, up to APPEND_PACE_WAIT_MS_MAX; past that it is
    *  refused with 429 and takes nothing from the bucket. */
   private async appendPaced(st: StreamState, bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
-    const bytes = input.encoded ? input.encoded.contentBytes : input.records.reduce((n, r) => n + contentBytes(r), 0);
-    const p = pace(st.paced, st.config.throughput_max_bytes_per_second, this.d.clock.nowMs(), bytes);
-    if (p.waitMs > APPEND_PACE_WAIT_MS_MAX) {
-      throw new ServiceError('resource_exhausted', `the stream's throughput cap (${st.config.throughput_max_bytes_per_second} bytes/s) is reached; retry in ${Math.ceil(p.waitMs / 1000)} s`);
-    }
-    // A wait that outlasts the caller's credential is refused now, taking nothing from the bucket.
-    if (input.deadlineMs !== undefined && this.d.clock.nowMs() + p.waitMs >= input.deadlineMs) throw credentialExpired();
+    const p = this.paceTurn(st.paced, st.config.throughput_max_bytes_per_second, input);
     st.paced = p.next;
     if (p.waitMs > 0) await new Promise<void>((resolve) => { this.d.timers.setTimeout(resolve, p.waitMs); });
     return this.appendAfterWaits(bucket, key, input);
+  }
+
+  /** The append's turn under a throughput cap of `rateBps` from the token bucket `state`; refused when
+   *  the wait would pass APPEND_PACE_WAIT_MS_MAX or outlast the caller's credential. */
+  private paceTurn(state: PaceState | undefined, rateBps: number, input: AppendInput): { waitMs: number; next: PaceState } {
+    const bytes = input.encoded ? input.encoded.contentBytes : input.records.reduce((n, r) => n + contentBytes(r), 0);
+    const p = pace(state, rateBps, this.d.clock.nowMs(), bytes);
+    if (p.waitMs > APPEND_PACE_WAIT_MS_MAX) {
+      throw new ServiceError('resource_exhausted', `the stream's throughput cap (${rateBps} bytes/s) is reached; retry in ${Math.ceil(p.waitMs / 1000)} s`);
+    }
+    // A wait that outlasts the caller's credential is refused now, taking nothing from the bucket.
+    if (input.deadlineMs !== undefined && this.d.clock.nowMs() + p.waitMs >= input.deadlineMs) throw credentialExpired();
+    return p;
   }
 
   /** An append that must first wait: for its stream to be created or its metadata to be written,
@@ -741,12 +748,15 @@ export class Star implements StreamService {
         checkFence('', defaults.producer_policy, input.fencing_token);
         checkMatch(input.match_seq_num, 0, { seq_num: 0, timestamp_ms: 0 });
         checkFirstBatch(defaults, input, this.d.clock.nowMs());
+        if (defaults.throughput_max_bytes_per_second > 0) this.paceTurn(undefined, defaults.throughput_max_bytes_per_second, input);
         const created = this.newStream(b, key, {});
         const made = this.streams.get(addr(bucket, key));
         // Not made: refused before anything was written (its config); the creation says why.
         if (!made) return created.then(() => { throw notFound(`stream ${bucket}/${key} not found`); });
         st = made;
         void created.catch(() => undefined);
+        // The creating append waits its turn under the new stream's throughput cap like any other.
+        if (st.config.throughput_max_bytes_per_second > 0) return this.appendPaced(st, bucket, key, input);
       }
     }
     let drainWaits = 0;

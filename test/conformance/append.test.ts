@@ -56,6 +56,21 @@ for (const engine of ENGINES) {
       assert.deepEqual(page.records.map((r) => r.body), ['y'.repeat(150)]);
     });
 
+    test('a bucket\'s default throughput cap holds on the append that creates its stream: past the longest wait is 429 and creates nothing', async () => {
+      const bucket = await c.createBucket({ create_stream_on_append: true, default_throughput_max_bytes_per_second: 100 });
+      const key = uniq('s');
+      const over = await c.append(bucket, key, [{ body: 'x'.repeat(1200) }]);
+      assertError(over, 429, 'a creating batch the new stream\'s cap would hold back too long');
+      assert.match(over.body.error, /throughput/);
+      assertError(await c.get(`${streamPath(bucket, key)}`), 404, 'the refused append made no stream');
+      await c.appendOk(bucket, key, [{ body: 'y'.repeat(100) }]);
+      // The creating append took the cap's 100 bytes: 1,090 more would wait about 10.9 s, past the longest
+      // wait, so they are refused (had it taken nothing, they would wait 9.9 s and land).
+      assertError(await c.append(bucket, key, [{ body: 'z'.repeat(1090) }]), 429, 'the cap counts the creating append');
+      const page = await c.readOk(bucket, key, { seq_num: 0 });
+      assert.deepEqual(page.records.map((r) => r.body), ['y'.repeat(100)]);
+    });
+
     test('sequence numbers continue across batches with no gaps', async () => {
       const { bucket, key } = await c.freshStream();
       const a = await c.appendOk(bucket, key, bodies(2, 'a'));
