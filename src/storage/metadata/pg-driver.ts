@@ -100,13 +100,30 @@ export class OverdueAnswers {
   }
 }
 
-/** Sends one statement (`send`), and calls `check` if it still has no answer POSTGRES_ANSWER_CHECK_MS
- *  after it was sent. `stillWaiting()` is true only while this very statement waits for its answer:
- *  a look at its session that comes back after the answer (the session idle because it answered, its
- *  connection maybe handed to another statement) must decide nothing. */
-export function sendWatched<T>(send: () => Promise<T>, check: (stillWaiting: () => boolean) => void): Promise<T> {
+/** Where a watched statement was sent: the client, and how to reach its server to look its session up. */
+export interface WatchedSession {
+  client: pg.Client;
+  driver: PgDriver | undefined;
+  url: string;
+  /** The application name its connection was opened with (deadSession matches it). */
+  applicationName: string;
+}
+
+/** Sends one statement (`send`) on `at.client`. If it still has no answer POSTGRES_ANSWER_CHECK_MS
+ *  after it was sent, its server session is looked up (deadSession); when the server says it is dead,
+ *  `giveUp(why)` is called (the caller drops the connection, so the statement fails as on a lost
+ *  connection, outcome unknown) rather than waiting out POSTGRES_ANSWER_MS_MAX. Only while this very
+ *  statement still waits: a look that comes back after the answer (the session idle because it
+ *  answered, its connection maybe serving another statement now) decides nothing. */
+export function sendWatched<T>(send: () => Promise<T>, at: WatchedSession, giveUp: (why: string) => void): Promise<T> {
   let waiting = true;
-  const timer = setTimeout(() => check(() => waiting), POSTGRES_ANSWER_CHECK_MS);
+  const timer = setTimeout(() => {
+    const pid = backendPid(at.client);
+    if (pid === undefined || at.driver === undefined) return;
+    void deadSession(at.driver, at.url, at.applicationName, pid).then((dead) => {
+      if (dead !== undefined && waiting) giveUp(`no answer for ${POSTGRES_ANSWER_CHECK_MS} ms, and ${dead}`);
+    });
+  }, POSTGRES_ANSWER_CHECK_MS);
   return send().finally(() => {
     waiting = false;
     clearTimeout(timer);

@@ -12,8 +12,7 @@
 //   one ordered connection, so a commit never queues behind a settle's row write.
 
 import type pg from 'pg';
-import { POSTGRES_ANSWER_CHECK_MS } from '../../config/limits.ts';
-import { backendPid, deadSession, dropClient, isConnectionFailure, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, sendWatched, type PgDriver } from './pg-driver.ts';
+import { dropClient, isConnectionFailure, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, sendWatched, type PgDriver } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
 import { MetadataUnavailableError } from './metadata-store.ts';
 
@@ -95,7 +94,7 @@ export class PostgresCluster {
   private readonly overdue = new OverdueAnswers();
   private connectionFailed = false;
   private closed = false;
-  /** Why a connection was given up while a statement waited on it (checkAlive), for that statement's error. */
+  /** Why a connection was given up while a statement waited on it (sendWatched), for that statement's error. */
   private readonly deadWhy = new WeakMap<pg.PoolClient, string>();
   /** Pool connections given an 'error' listener of their own (q). */
   private readonly guarded = new WeakSet<pg.PoolClient>();
@@ -155,8 +154,10 @@ export class PostgresCluster {
       // As pool.query would: a connection failing while it is out of the pool fails its statement (or
       // the next one), and must not be an uncaught 'error' event.
       if (!this.guarded.has(c)) { c.on('error', () => undefined); this.guarded.add(c); }
-      // A statement chosen to break a deadlock goes again.
-      const send = (): Promise<pg.QueryResult<T>> => sendWatched(() => c.query<T>(sql, params), (waiting) => this.checkAlive(c, waiting));
+      // A statement chosen to break a deadlock goes again. One whose session is found dead destroys its
+      // connection: it fails as on a lost connection, and the pool replaces the connection.
+      const session = { client: c, driver: this.driver, url: this.url, applicationName: clusterApplicationName(this.s, this.starId) };
+      const send = (): Promise<pg.QueryResult<T>> => sendWatched(() => c.query<T>(sql, params), session, (why) => { this.deadWhy.set(c, why); dropClient(c); });
       const rows = (await retryingConflicts(() => this.driver, send)).rows;
       settled(false);
       return rows;
@@ -177,21 +178,6 @@ export class PostgresCluster {
     } finally {
       client?.release(broken);
     }
-  }
-
-  /** A statement on `client` has had no answer for POSTGRES_ANSWER_CHECK_MS: when the server says its
-   *  session is not working on it (deadSession), the connection is destroyed now (the statement fails
-   *  as on a lost connection, and the pool is replaced) rather than at POSTGRES_ANSWER_MS_MAX. */
-  private checkAlive(client: pg.PoolClient, stillWaiting: () => boolean): void {
-    const pid = backendPid(client);
-    const driver = this.driver;
-    if (pid === undefined || driver === undefined) return;
-    void deadSession(driver, this.url, clusterApplicationName(this.s, this.starId), pid).then((dead) => {
-      // Answered meanwhile: the session is idle for that, and the connection may serve another now.
-      if (dead === undefined || !stillWaiting()) return;
-      this.deadWhy.set(client, `no answer for ${POSTGRES_ANSWER_CHECK_MS} ms, and ${dead}`);
-      dropClient(client);
-    });
   }
 
   // ------------------------------------------------------------------ membership

@@ -20,10 +20,10 @@
 //   (readStream, readBucket) before it writes or acknowledges anything again.
 
 import type pg from 'pg';
-import { backendPid, deadSession, dropClient, isConnectionFailure, isServerTrouble, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, sendWatched, type PgDriver } from './pg-driver.ts';
+import { dropClient, isConnectionFailure, isServerTrouble, loadPg, OverdueAnswers, pgConnectionOptions, retryingConflicts, sendWatched, type PgDriver } from './pg-driver.ts';
 import { keyFromBytes, keyToBytes } from '../format/key-bytes.ts';
 import {
-  POSTGRES_ANSWER_CHECK_MS, POSTGRES_ANSWER_SLOW_MS, POSTGRES_RECONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MIN,
+  POSTGRES_ANSWER_SLOW_MS, POSTGRES_RECONNECT_MS_MAX, POSTGRES_RECONNECT_MS_MIN,
 } from '../../config/limits.ts';
 import { DependencyHealth } from '../dependency-health.ts';
 import {
@@ -169,7 +169,7 @@ export class PostgresMetadataStore implements MetadataStore {
   /** Settles once the newest statement has (statements run one at a time, in order). */
   private lastStatement: Promise<void> = Promise.resolve();
   readonly health: DependencyHealth;
-  /** Why a connection was given up while a statement waited on it (checkAlive), for that statement's error. */
+  /** Why a connection was given up while a statement waited on it (sendWatched), for that statement's error. */
   private readonly deadWhy = new WeakMap<pg.Client, string>();
   /** Per stream address: the end of the segments known written, so a settle sends only new ones. */
   private readonly segmentsStoredEnd = new Map<string, number>();
@@ -200,19 +200,12 @@ export class PostgresMetadataStore implements MetadataStore {
     return client;
   }
 
-  /** A statement on `client` has had no answer for POSTGRES_ANSWER_CHECK_MS: when the server says
-   *  its session is not working on it (deadSession), the connection is given up now (the statement
-   *  fails as on a lost connection, outcome unknown) rather than at POSTGRES_ANSWER_MS_MAX. */
-  private checkAlive(client: pg.Client, stillWaiting: () => boolean): void {
-    const pid = backendPid(client);
-    const driver = this.driver;
-    if (pid === undefined || driver === undefined) return;
-    void deadSession(driver, this.opts.url, 'svcd', pid).then((dead) => {
-      if (dead === undefined || !stillWaiting() || client !== this.client) return;
-      const why = `no answer for ${POSTGRES_ANSWER_CHECK_MS} ms, and ${dead}`;
-      this.deadWhy.set(client, why);
-      this.lost(client, new Error(why));
-    });
+  /** A statement's session on `client` was found dead (sendWatched): the connection is given up now
+   *  (the statement fails as on a lost connection, outcome unknown). */
+  private giveUp(client: pg.Client, why: string): void {
+    if (client !== this.client) return;
+    this.deadWhy.set(client, why);
+    this.lost(client, new Error(why));
   }
 
   /** Drops the connection and makes a new one: another connection to the same server was found dead
@@ -351,7 +344,7 @@ export class PostgresMetadataStore implements MetadataStore {
       if (!this.up || !client) throw new MetadataUnavailableError('the metadata store (postgres) is unavailable; reconnecting');
       const answered = this.overdue.watch();
       // A statement chosen to break a deadlock goes again, still in its place in the order.
-      const send = (): Promise<pg.QueryResult<T>> => sendWatched(() => client.query<T>(sql, params), (waiting) => this.checkAlive(client, waiting));
+      const send = (): Promise<pg.QueryResult<T>> => sendWatched(() => client.query<T>(sql, params), { client, driver: this.driver, url: this.opts.url, applicationName: 'svcd' }, (why) => this.giveUp(client, why));
       return retryingConflicts(() => this.driver, send).then((res) => {
         answered();
         return res;
