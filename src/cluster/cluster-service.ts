@@ -124,6 +124,9 @@ export class ClusterService implements StreamService, Leadership {
   private objectsUpSinceMs: number | undefined;
   private aside = false;
   private probing = false;
+  /** The hand-over loop running now (handOver): a drain that starts while the star is stepped aside
+   *  waits for it rather than running a second loop over the same leases. */
+  private handingOver: Promise<number> = Promise.resolve(0);
   /** The cluster's one auditor lease, while this star holds it: only its holder scrubs. */
   private auditorLease: Held | undefined;
   /** Where the unsettled sweep goes on from (undefined: the start), and the streams it could not lead
@@ -335,7 +338,7 @@ export class ClusterService implements StreamService, Leadership {
       return;
     }
     this.d.log_error?.(`star ${this.d.starId} has not reached the object store for ${down} ms and another star does: handing over its ${this.held.size} lease(s)`);
-    if (this.draining) return; // a drain hands them over already
+    if (this.draining) return; // a drain hands them over already (and one that starts later waits for this)
     void this.handOver(() => this.aside).catch((err: unknown) => this.d.log_error?.('handing over failed', err));
   }
 
@@ -352,8 +355,15 @@ export class ClusterService implements StreamService, Leadership {
 
   /** Hands every held stream over (its lease released at once, so the next request anywhere takes it
    *  with the next epoch) as soon as none of its appends is in flight, the rest after
-   *  DRAIN_HANDOFF_MS_MAX, quiesced first; stops early once `goingOn` says so. Answers how many. */
-  private async handOver(goingOn: () => boolean): Promise<number> {
+   *  DRAIN_HANDOFF_MS_MAX, quiesced first; stops early once `goingOn` says so. Answers how many. One
+   *  loop at a time: a second hand-over starts when the one under way has ended. */
+  private handOver(goingOn: () => boolean): Promise<number> {
+    const next = this.handingOver.catch(() => 0).then(() => this.handOverLoop(goingOn));
+    this.handingOver = next;
+    return next;
+  }
+
+  private async handOverLoop(goingOn: () => boolean): Promise<number> {
     let moved = 0;
     const deadlineMs = this.d.clock.nowMs() + DRAIN_HANDOFF_MS_MAX;
     while (this.held.size > 0 && !this.stopped && goingOn()) {
