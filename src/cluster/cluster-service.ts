@@ -26,21 +26,24 @@ import type {
 } from '../core/types.ts';
 import { contentBytes, forEachRecord, frameInfo, frameIsIntact, frameTimestamps } from '../storage/format/record-codec.ts';
 import type { StreamMeta } from '../storage/metadata/metadata-store.ts';
-import type { ChunkRow, LeaseHolder, PostgresCluster, StarRow, VacantUnsettled } from '../storage/metadata/postgres-cluster.ts';
-import type { PostgresMetadataStore } from '../storage/metadata/postgres-store.ts';
+import type { ChunkRow, LeaseHolder, StarRow, VacantUnsettled } from '../storage/metadata/postgres-cluster.ts';
 import type { CallBound, ObjectStore } from '../storage/objects/object-store.ts';
 import { collectChunkObjects } from './chunk-gc.ts';
-import { EXPRESS_CHUNK_PREFIX, type ClusterCommitLog } from './commit-log.ts';
+import { EXPRESS_CHUNK_PREFIX } from './commit-log.ts';
+import type { ClusterLog, ClusterMetadata, ClusterStore } from './cluster-ports.ts';
 import type { ClusterView } from '../api/grpc/admin-reads.ts';
 
 export interface ClusterDeps {
   star: Star;
-  pg: PostgresCluster;
-  metadata: PostgresMetadataStore;
+  /** The cluster's tables (PostgresCluster in production). */
+  pg: ClusterStore;
+  /** The stream and bucket rows (PostgresMetadataStore in production). */
+  metadata: ClusterMetadata;
   objects: ObjectStore;
   /** The express class's bucket (absent: express chunks live in `objects`). */
   express?: ObjectStore;
-  log: ClusterCommitLog;
+  /** The commit log (ClusterCommitLog in production). */
+  log: ClusterLog;
   starId: string;
   clock: Clock;
   timers: Timers;
