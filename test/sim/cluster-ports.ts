@@ -63,7 +63,7 @@ export class SimCommitLog extends SimRing {
   constructor(
     private readonly inc: Incarnation,
     private readonly commits: Commits,
-    private readonly leadership: SimLeadership,
+    private readonly leadership: LeaseGuard,
     private generation: number,
   ) { super(); }
 
