@@ -47,12 +47,13 @@ const STREAMS = 4;
 const BUCKET = 'sim';
 const TTL_MS = 3000;
 /** Short, so leases go vacant and move between stars many times in a run. */
-const IDLE_MS = 3000;
+const IDLE_MS = 6000;
 /** Small generations, so the stars seal and settle many times in a run. */
 const GENERATION_BYTES = 1024;
-/** How long a star stepped aside may still hold leases: its hand-over's bound, and slack for the
- *  quiesce and the releases to land. */
-const HANDOVER_DONE_MS = DRAIN_HANDOFF_MS_MAX + 3000;
+/** How long a star stepped aside may still hold leases: its hand-over waits DRAIN_HANDOFF_MS_MAX for
+ *  its streams to go quiet, then quiesces the busy ones for at most DRAIN_HANDOFF_MS_MAX more; and
+ *  slack for the releases to land. */
+const HANDOVER_DONE_MS = 2 * DRAIN_HANDOFF_MS_MAX + 2000;
 /** By when a star whose store is back must have stopped stepping aside: OBJECTS_UP_RESUME_MS of
  *  reports, counted from the first report after the store came back, plus the report that sees it. */
 const RESUME_DUE_MS = OBJECTS_UP_RESUME_MS + 3 * STAR_HEARTBEAT_MS + 200;
@@ -82,6 +83,8 @@ interface Node {
   asideSinceMs: number | undefined;
   /** When its store came back, until the resume was checked. */
   upSinceMs: number | undefined;
+  /** It stepped aside since its store last failed. */
+  wasAside: boolean;
 }
 
 interface Batch {
@@ -94,7 +97,7 @@ interface Batch {
   code?: string;
 }
 
-interface Counts { acked: number; refused: number; asides: number; crashes: number; resumes: number; drains: number; takes: number; takeovers: number; putsFailed: number }
+interface Counts { acked: number; refused: number; asides: number; asidesHolding: number; lateTakes: number; crashes: number; resumes: number; drains: number; takes: number; takeovers: number; putsFailed: number }
 
 async function drainMicrotasks(nodes: readonly Node[]): Promise<void> {
   for (let i = 0; i < 3; i++) {
@@ -114,7 +117,7 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
   const tables = new SimClusterTables(world, commits);
   const violations: string[] = [];
   const errors: string[] = [];
-  const counts: Counts = { acked: 0, refused: 0, asides: 0, crashes: 0, resumes: 0, drains: 0, takes: 0, takeovers: 0, putsFailed: 0 };
+  const counts: Counts = { acked: 0, refused: 0, asides: 0, asidesHolding: 0, lateTakes: 0, crashes: 0, resumes: 0, drains: 0, takes: 0, takeovers: 0, putsFailed: 0 };
   const now = (): number => world.nowMs;
   const violate = (what: string): void => {
     violations.push(`at ${now() - 1_700_000_000_000} ms: ${what}`);
@@ -122,6 +125,8 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
   };
 
   const nodes = new Map<string, Node>();
+  /** Takes a star sent while stepped aside, until checked (check()). */
+  const lateTakes: { n: Node; bucket: string; key: string; sentMs: number }[] = [];
   /** Crashed nodes and when they restart. */
   const down = new Map<string, number>();
   const live = (): Node[] => [...nodes.values()].filter((n) => !n.inc.dead);
@@ -158,10 +163,13 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
       log_error: (msg) => { errors.push(`${id}: ${msg}`); trace.push(`${id} says: ${msg}`); },
     });
     ref.cluster = cluster;
-    const node: Node = { id, inc, log, star, cluster, store, health, objectsDown: false, validUntil: new Map(), asideSinceMs: undefined, upSinceMs: undefined };
+    const node: Node = { id, inc, log, star, cluster, store, health, objectsDown: false, validUntil: new Map(), asideSinceMs: undefined, upSinceMs: undefined, wasAside: false };
     ref.node = node;
+    // A take sent while aside: ClusterService checks on entering acquire, and a take that started
+    // before it stepped aside (waiting out a dead holder's lease, reading who holds it) may go out
+    // after; it must give the lease up at once (acquire's check after the take), never keep it.
     store.onTakeSent = (b, k) => {
-      if (cluster.steppedAside) violate(`${id} sent a take of ${b}/${k} while stepped aside`);
+      if (cluster.steppedAside) lateTakes.push({ n: node, bucket: b, key: k, sentMs: now() });
     };
     store.onGranted = (b, k, epoch, sentMs) => {
       const a = `${addr(b, k)}#${epoch}`;
@@ -257,9 +265,23 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
         }
       }
     }
+    // A take sent while aside has landed, been answered, and its release landed, within four
+    // statement delays: the store's row no longer names the star at an epoch it took then.
+    for (let i = lateTakes.length - 1; i >= 0; i--) {
+      const lt = lateTakes[i];
+      if (t - lt.sentMs < 4 * STATEMENT_DELAY_MS_MAX + TICK_MS) continue;
+      lateTakes.splice(i, 1);
+      counts.lateTakes += 1;
+      if (lt.n.inc.dead) continue;
+      const took = tables.events.find((e) => e.kind === 'take' && e.starId === lt.n.id && e.bucket === lt.bucket && e.key === lt.key && e.atMs >= lt.sentMs);
+      if (!took || took.kind !== 'take') continue;
+      const row = tables.leases.get(addr(lt.bucket, lt.key));
+      const kept = lt.n.cluster.epochOf(lt.bucket, lt.key) === took.epoch || (row?.holder === lt.n.id && row.epoch === took.epoch && row.expiresAtMs > t);
+      if (kept) violate(`${lt.n.id} took ${lt.bucket}/${lt.key} at epoch ${took.epoch} while stepped aside and kept it`);
+    }
     for (const n of live()) {
       if (n.cluster.steppedAside) {
-        if (n.asideSinceMs === undefined) { n.asideSinceMs = t; counts.asides += 1; trace.push(`${n.id} stepped aside`); }
+        if (n.asideSinceMs === undefined) { n.asideSinceMs = t; n.wasAside = true; counts.asides += 1; if (n.cluster.leasesHeld > 0) counts.asidesHolding += 1; trace.push(`${n.id} stepped aside holding ${n.cluster.leasesHeld} lease(s)`); }
         if (t - n.asideSinceMs >= HANDOVER_DONE_MS) {
           const rows = tables.unexpiredOf(n.id);
           if (n.cluster.leasesHeld > 0 || rows.length > 0) {
@@ -283,14 +305,17 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
   const probes: { n: Node; key: string; outcome: 'pending' | 'taken' | 'failed' | 'void'; why?: string }[] = [];
   let freshKeys = 0;
   function probeResume(n: Node): void {
+    // A drained star takes nothing, by design: nothing to probe.
+    if (tables.stars.get(n.id)?.state !== 'active') { n.wasAside = false; return; }
     const k = `fresh${freshKeys++}`;
     const probe = { n, key: k, outcome: 'pending' as 'pending' | 'taken' | 'failed' | 'void', why: undefined as string | undefined };
     probes.push(probe);
-    counts.resumes += 1;
+    if (n.wasAside) counts.resumes += 1;
+    n.wasAside = false;
     trace.push(`probe: ${n.id} is asked (hopped) to create ${k}`);
     hop.run(true, () => n.cluster.createStream(BUCKET, k, {})).then(
       () => { probe.outcome = 'taken'; trace.push(`probe ${k} on ${n.id}: created`); },
-      (err: unknown) => { probe.outcome = 'failed'; probe.why = String(err); trace.push(`probe ${k} on ${n.id}: ${String(err)}`); },
+      (err: unknown) => { probe.outcome = tables.stars.get(n.id)?.state === 'active' ? 'failed' : 'void'; probe.why = String(err); trace.push(`probe ${k} on ${n.id}: ${String(err)}`); },
     );
   }
 
@@ -379,7 +404,7 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
       land(n, 1);
       await drainMicrotasks(alive);
       trace.push(`land ${n.id}`);
-    } else if (r < 0.987) {
+    } else if (r < 0.988) {
       // One store down at a time, for 3 to 15 s; not while a resume is being probed.
       if ([...nodes.values()].some((n) => n.objectsDown) || probes.some((p) => p.outcome === 'pending')) continue;
       const n = alive[pick(alive.length)];
@@ -388,10 +413,12 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
       n.upSinceMs = undefined;
       storeBackAtMs = now() + 3000 + pick(12_000);
       trace.push(`${n.id}'s object store fails until +${storeBackAtMs - now()} ms`);
-    } else if (r < 0.992) {
-      // A crash: at least two other stars stay up. Its leases run out by themselves.
+    } else if (r < 0.990) {
+      // A crash: at least two other stars stay up. Its leases run out by themselves. Not a star
+      // whose resume after an outage is still to be checked.
       if (alive.length < 3) continue;
       const n = alive[pick(alive.length)];
+      if (n.upSinceMs !== undefined) continue;
       n.inc.crash();
       counts.crashes += 1;
       for (const p of probes) if (p.n === n && p.outcome === 'pending') p.outcome = 'void';
@@ -400,7 +427,7 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
       n.asideSinceMs = undefined;
       down.set(n.id, now() + pick(8000));
       trace.push(`crash ${n.id} (restarts in ${down.get(n.id)! - now()} ms)`);
-    } else if (r < 0.994 && !drained && step > steps / 4) {
+    } else if (r < 0.992 && !drained && step > steps / 4) {
       // A drain, once a run, asked of any star for any star (never the last active one).
       drained = true;
       const by = alive[pick(alive.length)];
@@ -423,10 +450,7 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
   await tick(15_000, 1);
   assert.deepEqual(violations, [], `seed ${seed}`);
   for (const p of probes) {
-    if (p.outcome === 'void') continue;
-    // A star drained meanwhile takes nothing: the probe proves nothing then.
-    const row = tables.stars.get(p.n.id);
-    if (p.outcome === 'failed' && row?.state !== 'active') continue;
+    if (p.outcome === 'void') continue; // the star crashed or was drained meanwhile
     assert.equal(p.outcome, 'taken', `seed ${seed}: ${p.n.id}, its store back, did not take ${p.key}: ${p.why ?? 'no answer'}`);
   }
 
@@ -493,28 +517,34 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
   return counts;
 }
 
+let lastTrace: string[] = [];
 const seeds = process.env.SVCD_SIM_SEED !== undefined
   ? [Number(process.env.SVCD_SIM_SEED)]
   : Array.from({ length: SEEDS }, (_, i) => 9001 + i);
 
 test(`three stars' ClusterService under ${seeds.length} seeded schedules of appends, object store outages, crashes and a drain`, { timeout: 300_000 }, async (t) => {
-  const total: Counts = { acked: 0, refused: 0, asides: 0, crashes: 0, resumes: 0, drains: 0, takes: 0, takeovers: 0, putsFailed: 0 };
+  const total: Counts = { acked: 0, refused: 0, asides: 0, asidesHolding: 0, lateTakes: 0, crashes: 0, resumes: 0, drains: 0, takes: 0, takeovers: 0, putsFailed: 0 };
   for (const seed of seeds) {
     const trace: string[] = [];
     try {
       const c = await run(seed, STEPS, trace);
+      lastTrace = trace;
       for (const k of Object.keys(total) as (keyof Counts)[]) total[k] += c[k];
     } catch (err) {
       const lines = Number(process.env.SVCD_SIM_TRACE_LINES ?? 60);
-      if (err instanceof Error) err.message += `\n  replay: SVCD_SIM_SEED=${seed}\n  last steps of seed ${seed}:\n    ${trace.slice(-lines).join('\n    ')}`;
+      const tail = `\n  replay: SVCD_SIM_SEED=${seed}\n  last steps of seed ${seed}:\n    ${trace.slice(-lines).join('\n    ')}`;
+      // The stack too: an AssertionError's was made with its message, and the reporter prints it.
+      if (err instanceof Error) { err.message += tail; err.stack = `${err.stack ?? ''}${tail}`; }
       throw err;
     }
   }
+  if (process.env.SVCD_SIM_DUMP) t.diagnostic(lastTrace.join('\n'));
   t.diagnostic(Object.entries(total).map(([k, v]) => `${k} ${v}`).join(', '));
   // The default schedules must reach each decision, or the run proves nothing; one replayed seed
   // (SVCD_SIM_SEED) may miss some.
   if (process.env.SVCD_SIM_SEED === undefined) {
     assert.ok(total.asides > 0, 'no star stepped aside in any seed');
+    assert.ok(total.asidesHolding > 0, 'no star stepped aside while holding a lease in any seed');
     assert.ok(total.resumes > 0, 'no star came back from stepping aside in any seed');
     assert.ok(total.crashes > 0, 'no star crashed in any seed');
     assert.ok(total.drains > 0, 'no drain in any seed');
