@@ -97,7 +97,7 @@ interface Batch {
   code?: string;
 }
 
-interface Counts { acked: number; refused: number; asides: number; asidesHolding: number; lateTakes: number; crashes: number; resumes: number; drains: number; takes: number; takeovers: number; putsFailed: number }
+interface Counts { acked: number; refused: number; asides: number; asidesHolding: number; lateTakes: number; stalls: number; crashes: number; resumes: number; drains: number; takes: number; takeovers: number; putsFailed: number }
 
 async function drainMicrotasks(nodes: readonly Node[]): Promise<void> {
   for (let i = 0; i < 3; i++) {
@@ -117,7 +117,7 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
   const tables = new SimClusterTables(world, commits);
   const violations: string[] = [];
   const errors: string[] = [];
-  const counts: Counts = { acked: 0, refused: 0, asides: 0, asidesHolding: 0, lateTakes: 0, crashes: 0, resumes: 0, drains: 0, takes: 0, takeovers: 0, putsFailed: 0 };
+  const counts: Counts = { acked: 0, refused: 0, asides: 0, asidesHolding: 0, lateTakes: 0, stalls: 0, crashes: 0, resumes: 0, drains: 0, takes: 0, takeovers: 0, putsFailed: 0 };
   const now = (): number => world.nowMs;
   const violate = (what: string): void => {
     violations.push(`at ${now() - 1_700_000_000_000} ms: ${what}`);
@@ -427,6 +427,13 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
       n.asideSinceMs = undefined;
       down.set(n.id, now() + pick(8000));
       trace.push(`crash ${n.id} (restarts in ${down.get(n.id)! - now()} ms)`);
+    } else if (r < 0.9905) {
+      // A star cut off from the store for 1 to 6 s (a partition, a long pause): its statements land
+      // when it ends; the others may wait its leases out and take them meanwhile.
+      const n = alive[pick(alive.length)];
+      n.store.stalledUntilMs = now() + 1000 + pick(5000);
+      counts.stalls += 1;
+      trace.push(`${n.id} is cut off from the store for ${n.store.stalledUntilMs - now()} ms`);
     } else if (r < 0.992 && !drained && step > steps / 4) {
       // A drain, once a run, asked of any star for any star (never the last active one).
       drained = true;
@@ -523,7 +530,7 @@ const seeds = process.env.SVCD_SIM_SEED !== undefined
   : Array.from({ length: SEEDS }, (_, i) => 9001 + i);
 
 test(`three stars' ClusterService under ${seeds.length} seeded schedules of appends, object store outages, crashes and a drain`, { timeout: 300_000 }, async (t) => {
-  const total: Counts = { acked: 0, refused: 0, asides: 0, asidesHolding: 0, lateTakes: 0, crashes: 0, resumes: 0, drains: 0, takes: 0, takeovers: 0, putsFailed: 0 };
+  const total: Counts = { acked: 0, refused: 0, asides: 0, asidesHolding: 0, lateTakes: 0, stalls: 0, crashes: 0, resumes: 0, drains: 0, takes: 0, takeovers: 0, putsFailed: 0 };
   for (const seed of seeds) {
     const trace: string[] = [];
     try {

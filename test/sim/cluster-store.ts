@@ -99,6 +99,10 @@ export class SimClusterStore implements ClusterStore {
     private readonly delayMs: () => number,
   ) {}
 
+  /** Until when this star's statements do not reach the store (a partition, a long pause): they
+   *  land once it ends. */
+  stalledUntilMs = 0;
+
   /** Runs `apply` when the statement lands and answers its result later; nothing once the star crashed. */
   private statement<T>(apply: () => T): Promise<T> {
     if (this.inc.dead) return never();
@@ -112,7 +116,7 @@ export class SimClusterStore implements ClusterStore {
           if (this.inc.dead) return;
           if (out.ok) resolve(out.v); else reject(out.e instanceof Error ? out.e : new Error(String(out.e)));
         }, this.delayMs());
-      }, this.delayMs());
+      }, Math.max(this.delayMs(), this.stalledUntilMs - this.t.nowMs));
     });
   }
 
