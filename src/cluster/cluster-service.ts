@@ -272,6 +272,9 @@ export class ClusterService implements StreamService, Leadership {
     }
     const deadlineMs = this.d.clock.nowMs() + this.ttlMs + STAR_GONE_AFTER_MS;
     for (;;) {
+      // Drained or stepped aside during a wait above (a renewal, a holder lookup, a dead holder's
+      // lease waited out): no take goes out, so no epoch is spent on a lease given up at once.
+      if (this.ownState !== 'active' || this.aside) throw this.handedOff(bucket, key);
       const sentMs = this.d.clock.nowMs();
       const r = await this.d.pg.take(bucket, key, this.ttlMs);
       if (r.taken) {
@@ -423,7 +426,11 @@ export class ClusterService implements StreamService, Leadership {
     if (this.draining) return this.draining;
     this.d.log_error?.(`star ${this.d.starId} is ${state}: handing over its ${this.held.size} lease(s)`);
     this.draining = (async () => {
-      await this.d.star.settle().catch((err: unknown) => this.d.log_error?.('settling before the hand-over failed (the next leaders read the chunks)', err));
+      // Settling first spares the next leaders reading the chunks back; with the object store down it
+      // cannot land, and waiting for it (up to SETTLE_WAIT_MS_MAX) would keep the leases meanwhile.
+      if (this.d.objectsHealth?.up !== false) {
+        await this.d.star.settle().catch((err: unknown) => this.d.log_error?.('settling before the hand-over failed (the next leaders read the chunks)', err));
+      }
       const moved = await this.handOver(() => true);
       await this.letAuditorGo();
       this.d.log_error?.(`star ${this.d.starId} is ${this.ownState}: ${moved} lease(s) handed over`);
