@@ -85,6 +85,8 @@ interface Node {
   upSinceMs: number | undefined;
   /** It stepped aside since its store last failed. */
   wasAside: boolean;
+  /** Since when it has been drained (its row says so) with its object store down throughout. */
+  drainedDownSinceMs: number | undefined;
 }
 
 interface Batch {
@@ -97,7 +99,7 @@ interface Batch {
   code?: string;
 }
 
-interface Counts { acked: number; refused: number; asides: number; asidesHolding: number; lateTakes: number; stalls: number; crashes: number; resumes: number; drains: number; takes: number; takeovers: number; putsFailed: number }
+interface Counts { acked: number; refused: number; asides: number; asidesHolding: number; lateTakes: number; stalls: number; crashes: number; resumes: number; drains: number; drainsStoreDown: number; takes: number; takeovers: number; putsFailed: number }
 
 async function drainMicrotasks(nodes: readonly Node[]): Promise<void> {
   for (let i = 0; i < 3; i++) {
@@ -117,7 +119,7 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
   const tables = new SimClusterTables(world, commits);
   const violations: string[] = [];
   const errors: string[] = [];
-  const counts: Counts = { acked: 0, refused: 0, asides: 0, asidesHolding: 0, lateTakes: 0, stalls: 0, crashes: 0, resumes: 0, drains: 0, takes: 0, takeovers: 0, putsFailed: 0 };
+  const counts: Counts = { acked: 0, refused: 0, asides: 0, asidesHolding: 0, lateTakes: 0, stalls: 0, crashes: 0, resumes: 0, drains: 0, drainsStoreDown: 0, takes: 0, takeovers: 0, putsFailed: 0 };
   const now = (): number => world.nowMs;
   const violate = (what: string): void => {
     violations.push(`at ${now() - 1_700_000_000_000} ms: ${what}`);
@@ -163,7 +165,7 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
       log_error: (msg) => { errors.push(`${id}: ${msg}`); trace.push(`${id} says: ${msg}`); },
     });
     ref.cluster = cluster;
-    const node: Node = { id, inc, log, star, cluster, store, health, objectsDown: false, validUntil: new Map(), asideSinceMs: undefined, upSinceMs: undefined, wasAside: false };
+    const node: Node = { id, inc, log, star, cluster, store, health, objectsDown: false, validUntil: new Map(), asideSinceMs: undefined, upSinceMs: undefined, wasAside: false, drainedDownSinceMs: undefined };
     ref.node = node;
     // A take sent while aside: ClusterService checks on entering acquire, and a take that started
     // before it stepped aside (waiting out a dead holder's lease, reading who holds it) may go out
@@ -293,6 +295,15 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
         n.asideSinceMs = undefined;
         trace.push(`${n.id} takes leases again`);
       }
+      // A star drained while its object store is down hands over as a stepped-aside one does (it
+      // learns of the drain at its next heartbeat): a settle first could not land.
+      if (tables.stars.get(n.id)?.state !== 'active' && n.objectsDown) {
+        n.drainedDownSinceMs ??= t;
+        if (t - n.drainedDownSinceMs >= HANDOVER_DONE_MS + STAR_HEARTBEAT_MS && n.cluster.leasesHeld > 0) {
+          violate(`${n.id} was drained ${t - n.drainedDownSinceMs} ms ago with its object store down and still holds ${n.cluster.leasesHeld} lease(s)`);
+          n.drainedDownSinceMs = t; // once per drain
+        }
+      } else n.drainedDownSinceMs = undefined;
       if (n.upSinceMs !== undefined && !n.objectsDown && t - n.upSinceMs >= RESUME_DUE_MS) {
         n.upSinceMs = undefined;
         if (n.cluster.steppedAside) violate(`${n.id}'s object store has answered for ${RESUME_DUE_MS} ms and it is still stepped aside`);
@@ -390,6 +401,14 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
 
   // ----- the seeded schedule
 
+  function storeDown(n: Node, ms: number): void {
+    n.objectsDown = true;
+    n.health.up = false;
+    n.upSinceMs = undefined;
+    storeBackAtMs = now() + ms;
+    trace.push(`${n.id}'s object store fails until +${ms} ms`);
+  }
+
   let drained = false;
   for (let step = 0; step < steps; step++) {
     const r = random();
@@ -407,18 +426,13 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
     } else if (r < 0.988) {
       // One store down at a time, for 3 to 15 s; not while a resume is being probed.
       if ([...nodes.values()].some((n) => n.objectsDown) || probes.some((p) => p.outcome === 'pending')) continue;
-      const n = alive[pick(alive.length)];
-      n.objectsDown = true;
-      n.health.up = false;
-      n.upSinceMs = undefined;
-      storeBackAtMs = now() + 3000 + pick(12_000);
-      trace.push(`${n.id}'s object store fails until +${storeBackAtMs - now()} ms`);
+      storeDown(alive[pick(alive.length)], 3000 + pick(12_000));
     } else if (r < 0.990) {
       // A crash: at least two other stars stay up. Its leases run out by themselves. Not a star
-      // whose resume after an outage is still to be checked.
+      // whose resume after an outage, or whose hand-over drained with its store down, is still to be checked.
       if (alive.length < 3) continue;
       const n = alive[pick(alive.length)];
-      if (n.upSinceMs !== undefined) continue;
+      if (n.upSinceMs !== undefined || n.drainedDownSinceMs !== undefined) continue;
       n.inc.crash();
       counts.crashes += 1;
       for (const p of probes) if (p.n === n && p.outcome === 'pending') p.outcome = 'void';
@@ -440,6 +454,11 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
       const by = alive[pick(alive.length)];
       const target = alive[pick(alive.length)];
       counts.drains += 1;
+      // Half the drains find their star's object store down, for longer than a hand-over takes.
+      if (random() < 0.5 && ![...nodes.values()].some((n) => n.objectsDown) && target.upSinceMs === undefined) {
+        storeDown(target, HANDOVER_DONE_MS + 8000);
+        counts.drainsStoreDown += 1;
+      }
       trace.push(`drain ${target.id} asked of ${by.id}`);
       by.cluster.drain(target.id, false).then(
         (moved) => trace.push(`drain of ${target.id}: ${moved} lease(s) handed over`),
@@ -451,6 +470,10 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
 
   // ----- everything heals: stores back, crashed stars restarted, I/O lands
 
+  // A store down for a drained star stays down its whole time, so the hand-over is seen without it.
+  if ([...nodes.values()].some((n) => n.objectsDown && n.drainedDownSinceMs !== undefined) && storeBackAtMs !== undefined) {
+    await tick(Math.max(0, storeBackAtMs - now()));
+  }
   for (const n of nodes.values()) if (n.objectsDown) storeBack(n);
   for (const [id] of down) down.set(id, now());
   trace.push('heal');
@@ -530,7 +553,7 @@ const seeds = process.env.SVCD_SIM_SEED !== undefined
   : Array.from({ length: SEEDS }, (_, i) => 9001 + i);
 
 test(`three stars' ClusterService under ${seeds.length} seeded schedules of appends, object store outages, crashes and a drain`, { timeout: 300_000 }, async (t) => {
-  const total: Counts = { acked: 0, refused: 0, asides: 0, asidesHolding: 0, lateTakes: 0, stalls: 0, crashes: 0, resumes: 0, drains: 0, takes: 0, takeovers: 0, putsFailed: 0 };
+  const total: Counts = { acked: 0, refused: 0, asides: 0, asidesHolding: 0, lateTakes: 0, stalls: 0, crashes: 0, resumes: 0, drains: 0, drainsStoreDown: 0, takes: 0, takeovers: 0, putsFailed: 0 };
   for (const seed of seeds) {
     const trace: string[] = [];
     try {
@@ -555,6 +578,7 @@ test(`three stars' ClusterService under ${seeds.length} seeded schedules of appe
     assert.ok(total.resumes > 0, 'no star came back from stepping aside in any seed');
     assert.ok(total.crashes > 0, 'no star crashed in any seed');
     assert.ok(total.drains > 0, 'no drain in any seed');
+    assert.ok(total.drainsStoreDown > 0, 'no drain found its star\'s object store down in any seed');
     assert.ok(total.takeovers > 0, 'no lease was taken with a later epoch in any seed');
     assert.ok(total.acked > 0, 'nothing was acknowledged');
   }
