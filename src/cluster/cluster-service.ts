@@ -201,7 +201,9 @@ export class ClusterService implements StreamService, Leadership {
       this.homes = reaching.length > 0 ? reaching : candidates;
       const others = this.live.filter((st) => st.star_id !== this.d.starId);
       if (!objectsOk || this.aside || others.some((st) => st.objects_ok === false)) this.probeObjects();
-      this.stepAside(objectsOk, others.some((st) => st.objects_ok !== false));
+      // Decided on the store's health now, not as reported before the statements above: a store
+      // back meanwhile must not send this star aside on a reading seconds old (the simulation's seed 9028).
+      this.stepAside(this.d.objectsHealth?.up ?? true, others.some((st) => st.objects_ok !== false));
       this.stale = new Set(stars.filter((st) => st.heartbeat_age_ms >= STAR_GONE_AFTER_MS).map((st) => st.star_id));
       // Drained or decommissioned by a request to another star: drain here.
       const me = stars.find((st) => st.star_id === this.d.starId);

@@ -283,7 +283,13 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
     }
     for (const n of live()) {
       if (n.cluster.steppedAside) {
-        if (n.asideSinceMs === undefined) { n.asideSinceMs = t; n.wasAside = true; counts.asides += 1; if (n.cluster.leasesHeld > 0) counts.asidesHolding += 1; trace.push(`${n.id} stepped aside holding ${n.cluster.leasesHeld} lease(s)`); }
+        if (n.asideSinceMs === undefined) {
+          n.asideSinceMs = t; n.wasAside = true; counts.asides += 1;
+          if (n.cluster.leasesHeld > 0) counts.asidesHolding += 1;
+          trace.push(`${n.id} stepped aside holding ${n.cluster.leasesHeld} lease(s)`);
+          // Decided on the store's health when it steps aside, not on a reading from before a slow statement.
+          if (!n.objectsDown && n.upSinceMs !== undefined && t - n.upSinceMs > TICK_MS) violate(`${n.id} stepped aside ${t - n.upSinceMs} ms after its object store answered again`);
+        }
         if (t - n.asideSinceMs >= HANDOVER_DONE_MS) {
           const rows = tables.unexpiredOf(n.id);
           if (n.cluster.leasesHeld > 0 || rows.length > 0) {
@@ -304,6 +310,9 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
           n.drainedDownSinceMs = t; // once per drain
         }
       } else n.drainedDownSinceMs = undefined;
+      // Cut off from the cluster store, a star cannot report or decide: its resume is due once it can.
+      const stalledUntilMs = n.store.stalledUntilMs ?? 0;
+      if (n.upSinceMs !== undefined && stalledUntilMs > n.upSinceMs) n.upSinceMs = stalledUntilMs;
       if (n.upSinceMs !== undefined && !n.objectsDown && t - n.upSinceMs >= RESUME_DUE_MS) {
         n.upSinceMs = undefined;
         if (n.cluster.steppedAside) violate(`${n.id}'s object store has answered for ${RESUME_DUE_MS} ms and it is still stepped aside`);
