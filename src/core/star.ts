@@ -700,7 +700,7 @@ export class Star implements StreamService {
     // Woken first: a dormant stream's throughput cap holds on the append that wakes it too.
     const st = this.wake(addr(bucket, key));
     if (st && st.config.throughput_max_bytes_per_second > 0) return this.appendPaced(st, bucket, key, input);
-    if (st && !st.metaPending && (input.match_seq_num === undefined || input.match_seq_num === st.nextSeq)) {
+    if (st && !st.metaPending && input.chain?.waiting === undefined && (input.match_seq_num === undefined || input.match_seq_num === st.nextSeq)) {
       try {
         return this.sequence(st, bucket, key, input);
       } catch (err) {
@@ -734,47 +734,76 @@ export class Star implements StreamService {
   }
 
   /** An append that must first wait: for its stream to be created or its metadata to be written,
-   *  or for in-flight appends to commit so a match_seq_num mismatch reports the committed tail. */
+   *  or for in-flight appends to commit so a match_seq_num mismatch reports the committed tail. A batch
+   *  of a producer session that waits for the drain holds the session's later batches behind it
+   *  (chain.waiting): they do not wait for the drain themselves, and would otherwise be appended ahead
+   *  of it, or after it was refused. */
   private async appendAfterWaits(bucket: string, key: string, input: AppendInput): Promise<AppendAck> {
-    let st = this.wake(addr(bucket, key));
-    if (!st) {
-      const b = this.buckets.require(bucket);
-      if (!(b.config as unknown as BucketConfig).create_stream_on_append) throw notFound(`stream ${bucket}/${key} not found`);
-      st = this.streams.get(addr(bucket, key));
+    const chain = input.chain;
+    let turn: { promise: Promise<void>; release: () => void } | undefined;
+    /** Sequenced or refused: the session's later batches go on (refused, if this one was). */
+    const letGo = (): void => {
+      if (turn === undefined || chain === undefined) return;
+      if (chain.waiting === turn.promise) chain.waiting = undefined;
+      turn.release();
+      turn = undefined;
+    };
+    try {
+      let st = this.wake(addr(bucket, key));
       if (!st) {
-        // What the new stream would refuse is refused before it is made: a refused append leaves
-        // nothing behind (spec: "On a miss: 412 with tail, nothing appended").
-        const defaults = streamDefaultsOf(b.config as unknown as BucketConfig);
-        checkFence('', defaults.producer_policy, input.fencing_token);
-        checkMatch(input.match_seq_num, 0, { seq_num: 0, timestamp_ms: 0 });
-        checkFirstBatch(defaults, input, this.d.clock.nowMs());
-        if (defaults.throughput_max_bytes_per_second > 0) this.paceTurn(undefined, defaults.throughput_max_bytes_per_second, input);
-        const created = this.newStream(b, key, {});
-        const made = this.streams.get(addr(bucket, key));
-        // Not made: refused before anything was written (its config); the creation says why.
-        if (!made) return created.then(() => { throw notFound(`stream ${bucket}/${key} not found`); });
-        st = made;
-        void created.catch(() => undefined);
-        // The creating append waits its turn under the new stream's throughput cap like any other.
-        if (st.config.throughput_max_bytes_per_second > 0) return this.appendPaced(st, bucket, key, input);
+        const b = this.buckets.require(bucket);
+        if (!(b.config as unknown as BucketConfig).create_stream_on_append) throw notFound(`stream ${bucket}/${key} not found`);
+        st = this.streams.get(addr(bucket, key));
+        if (!st) {
+          // What the new stream would refuse is refused before it is made: a refused append leaves
+          // nothing behind (spec: "On a miss: 412 with tail, nothing appended").
+          const defaults = streamDefaultsOf(b.config as unknown as BucketConfig);
+          checkFence('', defaults.producer_policy, input.fencing_token);
+          checkMatch(input.match_seq_num, 0, { seq_num: 0, timestamp_ms: 0 });
+          checkFirstBatch(defaults, input, this.d.clock.nowMs());
+          if (defaults.throughput_max_bytes_per_second > 0) this.paceTurn(undefined, defaults.throughput_max_bytes_per_second, input);
+          const created = this.newStream(b, key, {});
+          const made = this.streams.get(addr(bucket, key));
+          // Not made: refused before anything was written (its config); the creation says why.
+          if (!made) return await created.then(() => { throw notFound(`stream ${bucket}/${key} not found`); });
+          st = made;
+          void created.catch(() => undefined);
+          // The creating append waits its turn under the new stream's throughput cap like any other.
+          if (st.config.throughput_max_bytes_per_second > 0) return await this.appendPaced(st, bucket, key, input);
+        }
       }
-    }
-    let drainWaits = 0;
-    for (;;) {
-      if (st.metaPending) { await st.metaPending; continue; } // call order is kept: one shared promise
-      // A mismatch is reported with the committed tail as the next value to try, so it is refused
-      // only while nothing is in flight: wait for in-flight appends to commit, again when others were
-      // sequenced meanwhile (at most MATCH_MISS_DRAIN_WAITS_MAX times), but only after every other
-      // refusal had its chance to answer at once.
-      if (input.match_seq_num !== undefined && input.match_seq_num !== st.nextSeq && st.nextSeq !== st.tail && drainWaits < MATCH_MISS_DRAIN_WAITS_MAX) {
-        this.admit(st, bucket, key, input);
-        drainWaits += 1;
-        await st.drained();
-        continue;
+      let drainWaits = 0;
+      for (;;) {
+        if (st.metaPending) { await st.metaPending; continue; } // call order is kept: one shared promise
+        // An earlier batch of this session waits for the drain: this one goes after it.
+        if (chain?.waiting !== undefined && chain.waiting !== turn?.promise) { await chain.waiting; continue; }
+        // A mismatch is reported with the committed tail as the next value to try, so it is refused
+        // only while nothing is in flight: wait for in-flight appends to commit, again when others were
+        // sequenced meanwhile (at most MATCH_MISS_DRAIN_WAITS_MAX times), but only after every other
+        // refusal had its chance to answer at once.
+        if (input.match_seq_num !== undefined && input.match_seq_num !== st.nextSeq && st.nextSeq !== st.tail && drainWaits < MATCH_MISS_DRAIN_WAITS_MAX) {
+          this.admit(st, bucket, key, input);
+          drainWaits += 1;
+          if (chain !== undefined && turn === undefined) {
+            let release!: () => void;
+            turn = { promise: new Promise<void>((resolve) => { release = resolve; }), release };
+            chain.waiting = turn.promise;
+          }
+          await st.drained();
+          continue;
+        }
+        break;
       }
-      break;
+      const ack = this.sequence(st, bucket, key, input);
+      letGo(); // sequenced: the session's later batches go on now, not once this one is durable
+      return await ack;
+    } catch (err) {
+      // Refused before it was sequenced (or its commit failed): no later batch of its session goes.
+      if (chain !== undefined) chain.broken = true;
+      throw err;
+    } finally {
+      letGo();
     }
-    return this.sequence(st, bucket, key, input);
   }
 
   /** The refusals that do not depend on the tail, in the order they are reported. */

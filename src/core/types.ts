@@ -85,4 +85,10 @@ export interface AppendInput {
 /** Marked broken when a batch of the chain is refused: by the star, at once, as it refuses a batch it
  *  sequenced (a later one may be waiting for a lease or its turn under a cap, and would otherwise be
  *  appended after the stream reloads); by the session for any other refusal. */
-export interface AppendChain { broken: boolean }
+export interface AppendChain {
+  broken: boolean;
+  /** Settles once the newest batch of the chain that had to wait before sequencing (for a match miss
+   *  to drain, a stream's metadata) is sequenced or refused: later batches of the chain wait for it,
+   *  so none is appended ahead of an earlier one, or after one refused. */
+  waiting?: Promise<void>;
+}

@@ -98,6 +98,19 @@ describe('grpc append session', () => {
     assert.equal(out.error && detailsOf(out.error)?.sequence?.tail?.seq_num, 2);
   });
 
+  it('appends no batch pipelined behind a match_seq_num miss: the miss reports the tail before it, and only acked batches are in the stream', async () => {
+    // The missing batch waits for the batch ahead of it to commit (so its tail is the next value to
+    // try); the ones behind it must wait for its outcome, not be appended meanwhile without an ack.
+    await call(h.data.CreateStream.bind(h.data), { bucket: BUCKET, key: bytes('miss') });
+    // Written at once, so the miss arrives with the batches before it still in flight.
+    const ahead = Array.from({ length: 20 }, () => batch(1));
+    const out = await runSession(h, [open('miss'), ...ahead, batch(1, 5), batch(1), batch(1), batch(1)], false);
+    assert.equal(out.acks.length, 20, 'the batches before the miss are acked');
+    assert.equal(out.error?.code, grpc.status.OUT_OF_RANGE);
+    assert.equal(out.error && detailsOf(out.error)?.sequence?.tail?.seq_num, 20, 'the next value to try is right after the acked batches');
+    assert.equal(await tailOf(h, 'miss'), 20, 'nothing after the miss was appended');
+  });
+
   it('refuses a session that does not open first, opens twice, or names a missing stream', async () => {
     const noOpen = await runSession(h, [batch(1)], false);
     assert.equal(noOpen.error?.code, grpc.status.INVALID_ARGUMENT);
