@@ -57,7 +57,9 @@ export async function handleReadPlan(
   const vending = ctx.vending;
   const mode = modeOf(req, vending);
   if (mode === 'presigned' && !vending.presign) {
-    throw new ServiceError('failed_precondition', 'presigned vending needs the data bridge (--listen) to serve the URLs; ask for raw or read through Read');
+    // Not a state that converges (FAILED_PRECONDITION is retried): this deployment does not vend them,
+    // as a star without a signing key does not exchange tokens (spec: 501).
+    throw new ServiceError('unimplemented', 'presigned vending needs the data bridge (--listen) to serve the URLs; ask for raw or read through Read');
   }
   const plan = await ctx.service.readPlan(bucket, key, start, clampToCap(req.max_entries, READPLAN_ENTRIES_MAX));
   let segments = plan.segments;
