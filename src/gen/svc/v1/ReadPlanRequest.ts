@@ -30,7 +30,7 @@ export interface ReadPlanRequest {
   'max_entries'?: (number);
   /**
    * Requested vending mode. RAW on a star vending presigned URLs is PERMISSION_DENIED; PRESIGNED on
-   * a star without a data bridge to serve the URLs is FAILED_PRECONDITION.
+   * a star without a data bridge to serve the URLs is UNIMPLEMENTED (this deployment does not vend them).
    */
   'mode'?: (_svc_v1_VendingMode);
   /**
@@ -67,7 +67,7 @@ export interface ReadPlanRequest__Output {
   'max_entries': (number);
   /**
    * Requested vending mode. RAW on a star vending presigned URLs is PERMISSION_DENIED; PRESIGNED on
-   * a star without a data bridge to serve the URLs is FAILED_PRECONDITION.
+   * a star without a data bridge to serve the URLs is UNIMPLEMENTED (this deployment does not vend them).
    */
   'mode': (_svc_v1_VendingMode__Output);
   /**
