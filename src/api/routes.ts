@@ -65,13 +65,14 @@ export interface Route {
 }
 
 /** A subscription's start: the Last-Event-ID header over the query's seq_num or timestamp_ms (spec:
- *  Subscribe); 400 without one. */
+ *  Subscribe), or tail_offset (the last n records, then follow), as a read and gRPC Subscribe take;
+ *  400 without one. */
 function subscribeStart(c: RequestCtx): ReadStart {
   const lastId = c.header('last-event-id');
   // A cursor past the tail waits at the tail, as a larger one saturated to 2^53 - 1 does.
   if (lastId !== undefined && lastId !== '') return { kind: 'seq_num', value: saturated(u64Query(lastId, 'Last-Event-ID')) };
-  const start = readStart(c.query, false)?.start;
-  if (!start) throw invalid('a start is required: seq_num or timestamp_ms, or the Last-Event-ID header');
+  const start = readStart(c.query)?.start;
+  if (!start) throw invalid('a start is required: seq_num, timestamp_ms or tail_offset, or the Last-Event-ID header');
   return start;
 }
 
@@ -147,13 +148,13 @@ function base64Param(q: URLSearchParams): boolean {
 interface QueryStart { start: ReadStart; exact?: bigint }
 
 /** Exactly one of seq_num / timestamp_ms / tail_offset (the read query). */
-function readStart(q: URLSearchParams, allowTailOffset: boolean): QueryStart | undefined {
+function readStart(q: URLSearchParams): QueryStart | undefined {
   const seqText = q.get('seq_num');
   const seq = seqText === null ? undefined : u64Query(seqText, 'seq_num');
   const ts = timeParam(q, 'timestamp_ms');
-  const off = allowTailOffset ? uintParam(q, 'tail_offset') : undefined;
+  const off = uintParam(q, 'tail_offset');
   const given = [seq, ts, off].filter((x) => x !== undefined).length;
-  if (given > 1) throw invalid(`exactly one of seq_num, timestamp_ms${allowTailOffset ? ', tail_offset' : ''} is allowed`);
+  if (given > 1) throw invalid('exactly one of seq_num, timestamp_ms, tail_offset is allowed');
   if (seq !== undefined) return seqStart(seq);
   if (ts !== undefined) return { start: { kind: 'timestamp_ms', value: ts } };
   if (off !== undefined) return { start: { kind: 'tail_offset', value: off } };
@@ -280,7 +281,7 @@ export const ROUTES: readonly Route[] = [
     method: 'GET', path: ['v1', 'streams', B, K, 'records'], verb: 'Read', action: 'read', level: 'stream', bodyBytesMax: 0,
     handle: async (svc, c) => {
       const q = c.query;
-      const start = readStart(q, true);
+      const start = readStart(q);
       if (!start) throw invalid('exactly one of seq_num, timestamp_ms or tail_offset is required');
       const base64 = base64Param(q);
       const res = await svc.read(c.params.bucket, c.params.key, {

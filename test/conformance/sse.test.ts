@@ -232,6 +232,16 @@ for (const engine of ENGINES) {
       sse.close();
     });
 
+    test('subscribe from tail_offset starts that many records before the tail (as a read and gRPC Subscribe do); with another start it is 400', async () => {
+      const { bucket, key } = await c.freshStream();
+      await c.appendOk(bucket, key, bodies(5));
+      const { sse } = await subscribe(bucket, key, { tail_offset: 2 });
+      const { records } = await sse.records(2);
+      assert.deepEqual(records.map((r) => r.seq_num), [3, 4]);
+      sse.close();
+      assertError(await c.get(`${streamPath(bucket, key)}/records/subscribe?tail_offset=1&seq_num=0`), 400, 'two starts');
+    });
+
     test('subscribe without a start is 400', async () => {
       const { bucket, key } = await c.freshStream();
       const res = await c.get(`${streamPath(bucket, key)}/records/subscribe`);
