@@ -21,7 +21,7 @@ import {
 } from '../config/limits.ts';
 import { invalid, ServiceError } from '../protocol/errors.ts';
 import type { ExchangeRequest } from '../protocol/resources.ts';
-import { isBucketName } from '../protocol/rules.ts';
+import { isBucketName, isReservedBucketName } from '../protocol/rules.ts';
 import type { CredentialRegistry } from './credentials.ts';
 import type { MintClaims, MintedToken, TokenSigner } from './jwt.ts';
 import { FailureThrottle, type ThrottleRule } from './throttle.ts';
@@ -55,6 +55,7 @@ export function parseExchangeRequest(body: unknown): ExchangeRequest {
   if (bucket !== undefined && (typeof bucket !== 'string' || !isBucketName(bucket))) {
     throw invalid('bucket must be a bucket name (1-128 of A-Z a-z 0-9 . _ -, starting with a letter or digit)');
   }
+  if (typeof bucket === 'string' && isReservedBucketName(bucket)) throw invalid(`the bucket name ${bucket} is reserved (api, in any case): no bucket has it`);
   if (scope !== undefined && typeof scope !== 'string') throw invalid('scope must be a space-separated string');
   if (ttl !== undefined && ttl !== null && (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0)) {
     throw invalid('ttl_seconds must be a non-negative integer (0 or absent: 15 minutes)');
