@@ -888,7 +888,10 @@ export class Star implements StreamService {
     this.settling.touch(this.walFileNo, st);
     const ack = new Promise<AppendAck>(captureSettlers);
     const chain = input.chain;
-    const reject = chain === undefined ? capturedReject : (e: unknown): void => { chain.broken = true; capturedReject(e); };
+    // This promise's reject, read now: the module's captured one is the next append's by the time a
+    // refusal comes (a closure reading it then rejected another batch and left this one hanging).
+    const rejectAck = capturedReject;
+    const reject = chain === undefined ? rejectAck : (e: unknown): void => { chain.broken = true; rejectAck(e); };
     this.pending.push({ end, st, batch, minTs: stamps[0], frameBytes: frame.length, epoch, resolve: capturedResolve, reject });
     st.appendStarted();
     this.walFileBytes += frame.length;

@@ -6,6 +6,9 @@
 // whole, with no gap and no duplicate; a batch in flight at a crash may be there or not, but only
 // whole. The same seed must give the same trace, so a failure replays from its seed:
 // SVCD_SIM_SEED=<seed> (one seed), SVCD_SIM_SEEDS=<n> (how many), SVCD_SIM_STEPS=<n>.
+// Half the appends go in their stream's producer session (an AppendSession's chain, renewed once it is
+// broken, at a crash, or with a new life of the stream): its acked batches must hold the order they
+// were sent in, and none may be acked after an earlier one of its session was refused.
 // No position is ever acknowledged twice, and a run ends with the star idle long enough for
 // everything to land and settle: then no sealed WAL file may be left unsettled (a restart would hide
 // that, as it settles every file it finds).
@@ -22,7 +25,7 @@ import { createHash } from 'node:crypto';
 import { Star } from '../../src/core/star.ts';
 import { ServiceError, asServiceError } from '../../src/core/errors.ts';
 import { rng } from '../helpers/rng.ts';
-import type { AppendInput } from '../../src/core/types.ts';
+import type { AppendChain, AppendInput } from '../../src/core/types.ts';
 import { Incarnation, World } from './ports.ts';
 
 const SEEDS = Number(process.env.SVCD_SIM_SEEDS ?? 16);
@@ -54,7 +57,13 @@ interface Batch {
   match?: number;
   /** The generation of the stream it was sent to (DELETABLE is deleted and made again). */
   gen: number;
+  /** The producer session it was sent in, if any. */
+  session?: Session;
 }
+
+/** A producer session's batches on one stream (an AppendSession's chain): sequenced in the order sent,
+ *  and none appended after one was refused. The producer opens a new one once it is broken. */
+interface Session { chain: AppendChain; sent: Batch[]; gen: number }
 
 interface Booted { inc: Incarnation; star: Star }
 
@@ -290,6 +299,9 @@ async function run(seed: number, steps: number, trace: string[], walFailures: bo
   const ackedSeqs = new Set<string>();
   /** What went wrong inside an ack handler (an assertion there would reject nobody's promise). */
   const violations: string[] = [];
+  /** Each stream's open producer session. */
+  const sessions = new Map<number, Session>();
+  const allSessions: Session[] = [];
   let walFailed = 0;
   let walRefused = 0;
   /** The WAL failure the star has shown, counted once per failure. */
@@ -315,6 +327,17 @@ async function run(seed: number, steps: number, trace: string[], walFailures: bo
       // Mostly the token the producer knows; now and then a stale or wrong one (refused with 412).
       const token = random() < 0.9 ? known[stream] : TOKENS[pick(TOKENS.length)];
       batches.set(batch.id, batch);
+      // Half the batches go in the stream's producer session (a new one once the last was broken).
+      if (random() < 0.5) {
+        let session = sessions.get(stream);
+        // A session ends with its stream's life (deleted: NOT_FOUND) too.
+        if (!session || session.chain.broken || session.gen !== batch.gen) {
+          sessions.set(stream, (session = { chain: { broken: false }, sent: [], gen: batch.gen }));
+          allSessions.push(session);
+        }
+        session.sent.push(batch);
+        batch.session = session;
+      }
       const records = Array.from({ length: batch.size }, (_, i) => ({ headers: [], body: Buffer.from(`${batch.id}.${i}`) }));
       const star = b.star;
       // Now and then the caller's credential expires within the next few seconds of virtual time: an
@@ -323,6 +346,7 @@ async function run(seed: number, steps: number, trace: string[], walFailures: bo
       const input = {
         records, ...(batch.match !== undefined ? { match_seq_num: batch.match } : {}), ...(token !== '' ? { fencing_token: token } : {}),
         ...(deadline !== undefined ? { deadlineMs: deadline } : {}),
+        ...(batch.session !== undefined ? { chain: batch.session.chain } : {}),
       };
       star.append(BUCKET, `k${stream}`, input).then(
         (ack) => {
@@ -346,7 +370,7 @@ async function run(seed: number, steps: number, trace: string[], walFailures: bo
           trace.push(`refused ${batch.id} ${err.code}`);
         },
       );
-      trace.push(`append ${batch.id} k${stream} x${batch.size}${batch.match !== undefined ? ` match ${batch.match}` : ''}${deadline !== undefined ? ` deadline +${deadline - world.nowMs}` : ''}`);
+      trace.push(`append ${batch.id} k${stream} x${batch.size}${batch.match !== undefined ? ` match ${batch.match}` : ''}${deadline !== undefined ? ` deadline +${deadline - world.nowMs}` : ''}${batch.session ? ' in session' : ''}`);
     } else if (r < 0.56) {
       trace.push(walStallSteps > 0 ? 'flush held: the flusher is stalled' : `flush ${b.inc.log.flush()}`);
     } else if (r < 0.66) {
@@ -403,6 +427,7 @@ async function run(seed: number, steps: number, trace: string[], walFailures: bo
       walDownSeen = false; // the next star's flusher starts afresh
       walStallSteps = 0;
       for (const batch of batches.values()) if (batch.state === 'inflight') batch.state = 'ambiguous';
+      sessions.clear(); // a session ends with its star
       b = await boot(world, random, errors);
       reconcile(b.star, gens, `seed ${seed} after crash ${crashes} at step ${step}`);
       await verify(b, batches, trims, fences, gens, `seed ${seed} after crash ${crashes} at step ${step}`);
@@ -449,6 +474,20 @@ async function run(seed: number, steps: number, trace: string[], walFailures: bo
   // Let everything in flight land, then check, then once more across a last crash.
   await landEverything(b);
   for (const batch of batches.values()) assert.notEqual(batch.state, 'inflight', `seed ${seed}: batch ${batch.id} never answered`);
+  // A session's batches were sequenced in the order sent, and none was acked after an earlier one of
+  // its session was refused (an AppendSession ends at its first failure; data.proto).
+  for (const session of allSessions) {
+    let refused: Batch | undefined;
+    let lastStart = -1;
+    for (const batch of session.sent) {
+      if (batch.state === 'acked') {
+        if (refused) violations.push(`${batch.id} acked at k${batch.stream}@${batch.start}, sent in its session after ${refused.id}, which was refused`);
+        if ((batch.start ?? -1) <= lastStart) violations.push(`${batch.id} acked at k${batch.stream}@${batch.start}, before a batch sent ahead of it in its session (at ${lastStart})`);
+        lastStart = batch.start ?? lastStart;
+      } else if (batch.state === 'refused') refused ??= batch;
+    }
+  }
+  assert.deepEqual(violations, [], `seed ${seed} at the end`);
   await verify(b, batches, trims, fences, gens, `seed ${seed} at the end`);
   await settlesEverything(b, world, `seed ${seed} at the end`);
   await verify(b, batches, trims, fences, gens, `seed ${seed} at the end, settled`);
