@@ -138,8 +138,8 @@ async function drain(inc: Incarnation): Promise<void> {
 
 /** Lets everything in flight land: group commits, metadata, uploads, and 20 s of timers (settle
  *  retries back off for up to a few seconds). */
-async function landEverything(b: Booted): Promise<void> {
-  for (let i = 0; i < 20; i++) {
+async function landEverything(b: Booted, rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
     b.inc.log.flush();
     b.inc.commitMeta();
     b.inc.completeObjectPuts();
@@ -152,10 +152,14 @@ async function landEverything(b: Booted): Promise<void> {
  *  and removed, without waiting for a restart (which settles every file it finds). A ROTATE synced
  *  just before a WAL failure and discarded with it left its file unsettled (code review 41, F4). The
  *  current file is not sealed. */
+/** Rounds (a virtual second each) settling gets to finish: past the settle queue's longest retry
+ *  backoff (30 s), with room for a long run's many sealed files, settled one after another. */
+const SETTLE_LAND_ROUNDS = 120;
+
 async function settlesEverything(b: Booted, world: World, where: string): Promise<void> {
   await landEverything(b);
   b.star.settle().catch(() => undefined);
-  await landEverything(b);
+  await landEverything(b, SETTLE_LAND_ROUNDS);
   const current = b.inc.log.currentFileNo();
   const unsettled = [...world.walFiles.keys()].filter((n) => n < current);
   assert.deepEqual(unsettled, [], `${where}: sealed WAL files ${unsettled.join(',')} never settled (the star writes file ${current})`);
