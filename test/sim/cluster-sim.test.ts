@@ -95,6 +95,8 @@ interface Batch {
   size: number;
   via: string;
   state: 'inflight' | 'acked' | 'refused';
+  /** Refused with its outcome unknown (it may be in the stream). */
+  maybeStored?: boolean;
   start?: number;
   code?: string;
 }
@@ -393,6 +395,8 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
       (err: unknown) => {
         batch.state = 'refused';
         batch.code = err instanceof ServiceError ? err.code : String(err);
+        // Only a refusal that says its outcome is unknown may have been stored; any other is definite.
+        batch.maybeStored = err instanceof Error && /outcome is unknown|may have been/.test(err.message);
         if (!(err instanceof ServiceError)) violate(`append ${batch.id} failed with ${String(err)}`);
         trace.push(`refused ${batch.id} ${batch.code}: ${err instanceof Error ? err.message : String(err)}`);
       },
@@ -545,6 +549,7 @@ async function run(seed: number, steps: number, trace: string[]): Promise<Counts
         // Not acknowledged (refused, or never answered by a star that crashed): all of it or none,
         // in one run.
         if (at.some((x) => x !== undefined)) {
+          assert.ok(batch.state !== 'refused' || batch.maybeStored === true, `${where}: ${batch.id}, refused (${batch.code}) as not stored, is in the stream at ${at.join(',')}`);
           assert.ok(at.every((x, i) => x !== undefined && x === at[0]! + i), `${where}: ${batch.id} (${batch.state}) is in part or out of order: ${at.join(',')}`);
         }
       }
