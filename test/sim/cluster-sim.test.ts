@@ -12,13 +12,15 @@
 //   stream's lease at an epoch and its last take or renewal of it was sent less than the TTL less
 //   the safety margin ago (ClusterService.validUntil); and a star that serves holds, by the store,
 //   the unexpired lease at that epoch;
-// - a star stepped aside for its object store sends no take, and once its hand-over has had its
-//   bound it holds no lease (in its memory or by the store);
+// - a star stepped aside for its object store keeps no take, steps aside only while its store is
+//   down, and once its hand-over has had its bound it holds no lease (in its memory or by the store);
+// - a star drained while its store is down holds no lease once the hand-over bound has passed;
 // - a star whose store has answered for OBJECTS_UP_RESUME_MS (and a few heartbeats) is no longer
 //   aside, and takes a lease again when a request is hopped to it.
 // At the end (every fault healed), every acknowledged append is in the committed record (the
 // settled segments the stream row names and the committed chunks above them) at its acknowledged
-// position, once; nothing else there is a partial batch; and every stream takes appends again.
+// position, once; no append refused as not stored is there; nothing else there is a partial batch;
+// and every stream takes appends again.
 //
 // SVCD_SIM_SEED=<seed> replays one seed; SVCD_SIM_SEEDS=<n>, SVCD_SIM_STEPS=<n> change the run;
 // SVCD_SIM_TRACE_LINES=<n> the length of the trace printed on a failure.
