@@ -276,7 +276,11 @@ export class ProducerSession {
     if (this.phase === 'done') return;
     this.phase = 'done';
     this.cleanup();
-    this.sink.ended({ kind: 'failed', reason });
+    // A batch refused because its stream was deleted under it ends the session as the deletion does
+    // (data.proto: NOT_FOUND), not with the append's own refusal (a retryable 503 for a lone append).
+    const why = reason instanceof ServiceError && reason.code === 'stream_deleted'
+      ? new ServiceError('not_found', `stream ${this.bucket}/${this.key} was deleted`) : reason;
+    this.sink.ended({ kind: 'failed', reason: why });
   }
 
   private finishOk(): void {

@@ -377,6 +377,22 @@ describe('core producer session', () => {
     assert.deepEqual(b.t.spans(), [[1, 2]]);
   });
 
+  it('a batch in flight when its stream was deleted ends the session not_found, as the deletion does (data.proto), not with the append\'s own refusal', async () => {
+    const r = await boot();
+    await stream(r, 'dl');
+    const a = await openSession(r, 'dl');
+    offer(a.s, 1);
+    await settle(); // sequenced into the ring; its group commit has not landed
+    const del = r.star.deleteStream(BUCKET, 'dl');
+    // The deletion's row write lands first, then the group commit: the batch is refused for its stream.
+    for (let i = 0; i < 8; i++) { r.inc.commitMeta(); await turn(); }
+    await del;
+    await landUntil(r, () => a.t.end !== undefined, 'the session ended');
+    assert.equal(a.t.failure().code, 'not_found');
+    assert.match(a.t.failure().message, /was deleted/);
+    assert.equal(a.t.acks.length, 0);
+  });
+
   it('end() drops what is still coalescing, after acking what the core took', async () => {
     const r = await boot();
     await stream(r, 'bye', { batch_max_delay_ms: 100, batch_max_records: 2 });
