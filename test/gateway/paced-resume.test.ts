@@ -12,9 +12,10 @@ import { JWT_SECRET, mint } from '../grpc/child.ts';
 /** The star cuts a consumer whose socket has not drained for this long (the spec's 60 s, shortened). */
 const STAR_STALL_MS = 300;
 /** Frames the stream holds before the caller subscribes: one record of RECORD_BYTES each, about
- *  12 MB in all, more than the star's send buffer and the Gateway's receive buffer hold together
- *  (4 MiB and a few MiB here), so the star's writes back up while the relay pauses. */
-const FRAMES = 12;
+ *  20 MB in all, well past what the star's send buffer and the Gateway's receive buffer hold together
+ *  (4 MiB and up to 6 MiB as loopback autotunes them), so the star's writes back up while the relay
+ *  pauses. At 12 MB a loaded CI once read the whole stream without the star ever cutting it. */
+const FRAMES = 20;
 const RECORD_BYTES = 1_000_000;
 /** About one frame a second: the relay pauses about a second after each, three times the star's
  *  stall bound, so the star cuts the stream under it again and again. */
