@@ -253,7 +253,7 @@ export class ClusterService implements StreamService, Leadership {
   }
 
   private async acquire(bucket: string, key: string, a: string): Promise<void> {
-    if (this.ownState !== 'active' || this.aside) throw this.handedOff(bucket, key);
+    if (this.takesNoLeases()) throw this.handedOff(bucket, key);
     const h = this.held.get(a);
     if (h) {
       // Held, but past the time this star may serve under it: renew (same epoch) or let it go.
@@ -276,14 +276,14 @@ export class ClusterService implements StreamService, Leadership {
     for (;;) {
       // Drained or stepped aside during a wait above (a renewal, a holder lookup, a dead holder's
       // lease waited out): no take goes out, so no epoch is spent on a lease given up at once.
-      if (this.ownState !== 'active' || this.aside) throw this.handedOff(bucket, key);
+      if (this.takesNoLeases()) throw this.handedOff(bucket, key);
       const sentMs = this.d.clock.nowMs();
       const r = await this.d.pg.take(bucket, key, this.ttlMs);
       if (r.taken) {
         const held: Held = { bucket, key, epoch: r.epoch, validUntilMs: this.validUntil(sentMs), takenAtMs: sentMs };
         // Drained or stepped aside while the take was under way: a hand-over that found nothing
         // held has ended, and would never give this lease up.
-        if (this.ownState !== 'active' || this.aside) {
+        if (this.takesNoLeases()) {
           await this.d.pg.release([held]).catch(() => undefined);
           throw this.handedOff(bucket, key);
         }
@@ -317,6 +317,11 @@ export class ClusterService implements StreamService, Leadership {
     const home = this.homeOf(bucket, key);
     if (home && home.star_id !== this.d.starId) return this.notOwner({ holder: home.star_id, epoch: 0, remaining_ms: 0, star: home }, bucket, key);
     return new ServiceError('unavailable', `${this.whyNoLeases()}: it leads no stream; retry`);
+  }
+
+  /** Drained, decommissioned or stepped aside for its object store: this star takes no lease. */
+  private takesNoLeases(): boolean {
+    return this.ownState !== 'active' || this.aside;
   }
 
   private whyNoLeases(): string {
@@ -447,7 +452,7 @@ export class ClusterService implements StreamService, Leadership {
   private async keepAuditorLease(): Promise<void> {
     // A star that cannot read the segments (drained, or stepped aside for its object store) leaves
     // the scrub to one that can.
-    if (this.ownState !== 'active' || this.aside) { await this.letAuditorGo(); return; }
+    if (this.takesNoLeases()) { await this.letAuditorGo(); return; }
     const sentMs = this.d.clock.nowMs();
     const h = this.auditorLease;
     if (h) {
