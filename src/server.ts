@@ -362,15 +362,21 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   // A stopping star answers the requests already on their way before the log and the core stop; its
   // event streams and DS waits at a tail end first (they would never end by themselves), and the
   // connections left close once the rest is answered or SHUTDOWN_REQUESTS_WAIT_MS_MAX has passed.
+  // The gRPC plane's calls are waited for beside them (its close has the same bound), so the drain
+  // as a whole stays within one bound rather than one per plane.
   const bridgeServer = server;
+  const otherPlanesDrained: (() => Promise<void>)[] = [];
   life.started('requests in flight', 'requests', async () => {
-    const deadline = Date.now() + SHUTDOWN_REQUESTS_WAIT_MS_MAX;
-    dispatcher.endStreams();
-    await dispatcher.whenIdle(SHUTDOWN_REQUESTS_WAIT_MS_MAX);
-    // Clients between two requests get their next one answered (closing its connection) first.
-    await new Promise((r) => setTimeout(r, Math.max(0, Math.min(SHUTDOWN_CONNECTION_GRACE_MS, deadline - Date.now()))));
-    await dispatcher.whenIdle(Math.max(0, deadline - Date.now()));
-    bridgeServer?.closeConnections();
+    const bridgeDrained = async (): Promise<void> => {
+      const deadline = Date.now() + SHUTDOWN_REQUESTS_WAIT_MS_MAX;
+      dispatcher.endStreams();
+      await dispatcher.whenIdle(SHUTDOWN_REQUESTS_WAIT_MS_MAX);
+      // Clients between two requests get their next one answered (closing its connection) first.
+      await new Promise((r) => setTimeout(r, Math.max(0, Math.min(SHUTDOWN_CONNECTION_GRACE_MS, deadline - Date.now()))));
+      await dispatcher.whenIdle(Math.max(0, deadline - Date.now()));
+      bridgeServer?.closeConnections();
+    };
+    await Promise.all([bridgeDrained(), ...otherPlanesDrained.map((drained) => drained())]);
   });
   const presigner = server && cfg.listen ? new Presigner(loadPresignSecret(dataDir), bridgeBaseUrl(cfg.listen.host, server.port, tls !== undefined)) : undefined;
   // ReadPlan's presigned URLs: S3 signs its own; on fs the data bridge serves what the star signed.
@@ -400,7 +406,12 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
       observe: (method, code, secs) => metrics.observeGrpc(method, code, secs),
     }))
     : undefined;
-  if (grpcServer) life.started('gRPC listener', 'listeners', () => grpcServer.close());
+  // The gRPC close starts with the other listeners (no new calls, subscriptions and sessions ended)
+  // and is waited for with the HTTP requests.
+  if (grpcServer) {
+    life.started('gRPC listener', 'listeners', () => { void grpcServer.close(); });
+    otherPlanesDrained.push(() => grpcServer.close());
+  }
   /** Where other stars and ListStars reach this one: --advertise-address, else the gRPC listener. */
   const advertisedAddress = (): string => cfg.advertiseAddress || (grpcServer ? hostPortText(cfg.grpcListen!.host, grpcServer.port) : '');
   const opsListen = cfg.metricsListen;

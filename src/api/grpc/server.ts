@@ -7,7 +7,7 @@
 
 import type { AuditView, ClusterView } from './admin-reads.ts';
 import * as grpc from '@grpc/grpc-js';
-import { GRPC_APPEND_MESSAGE_BYTES_MAX, GRPC_SEND_MESSAGE_BYTES_MAX, READPLAN_TTL_MS_DEFAULT } from '../../config/limits.ts';
+import { GRPC_APPEND_MESSAGE_BYTES_MAX, GRPC_SEND_MESSAGE_BYTES_MAX, READPLAN_TTL_MS_DEFAULT, SHUTDOWN_REQUESTS_WAIT_MS_MAX } from '../../config/limits.ts';
 import type { Clock, Timers } from '../../core/ports.ts';
 import type { StreamService } from '../../core/service-api.ts';
 import { EXCHANGE_ADDRESS_THROTTLE, FailureThrottle } from '../../auth/index.ts';
@@ -23,8 +23,9 @@ import { stamped } from '../../log-line.ts';
 /** Largest request message: a full append batch (limits.ts: GRPC_APPEND_MESSAGE_BYTES_MAX). Clients
  *  size their send limit by it; the server refuses a longer one from its head, before reading it. */
 export const GRPC_MESSAGE_BYTES_MAX = GRPC_APPEND_MESSAGE_BYTES_MAX;
-/** How long close() waits for in-flight unary calls before cutting every connection. */
-export const GRPC_SHUTDOWN_GRACE_MS = 5000;
+/** How long close() waits for in-flight calls before cutting every connection: the HTTP drain's bound
+ *  (SHUTDOWN_REQUESTS_WAIT_MS_MAX), and the two run side by side (server.ts). */
+export const GRPC_SHUTDOWN_GRACE_MS = SHUTDOWN_REQUESTS_WAIT_MS_MAX;
 
 export interface GrpcServerOptions {
   service: StreamService;
@@ -156,7 +157,12 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
     close(): Promise<void> {
       closing ??= new Promise<void>((resolve) => {
         ctx.live.endAll();
-        const timer = setTimeout(() => server.forceShutdown(), GRPC_SHUTDOWN_GRACE_MS);
+        // Past the grace every call is cut, and the close does not wait for the sockets to finish:
+        // grpc-js's callback waits for each session to close, and Node's http2 closes a destroyed
+        // session's socket with end(), which waits for the peer to read what is buffered. A client
+        // that stopped reading (a frozen process under a subscription) would hold the star's stop
+        // forever. The process exits after its stop; an in-process caller's clients close theirs.
+        const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, GRPC_SHUTDOWN_GRACE_MS);
         server.tryShutdown(() => {
           clearTimeout(timer);
           resolve();
