@@ -344,6 +344,24 @@ class UwsExchange implements MeteredExchange {
 /** An empty cork: its uncork flushes what uWS holds for the socket. */
 const NOTHING = (): void => undefined;
 
+/** uWS (HttpResponse::write) ends each chunk of a chunked answer with the CRLF it writes before the
+ *  next chunk's size, so a chunk's last two bytes go out only with the next write. A client that
+ *  parses the chunked framing strictly (urllib3 under Python's requests, http.client) releases a chunk
+ *  only with its CRLF: it saw every event one write late, and the newest only with the next heartbeat
+ *  (15 s). So a write that ends at a frame's end is followed by this empty comment frame, which
+ *  carries that CRLF out at once; the one it leaves pending is a frame nothing acts on, like `: hb`. */
+const CHUNK_CLOSER = ':\n\n';
+const LF = 0x0a;
+
+/** The chunk ends with a blank line: the end of an event stream frame (relayed bytes may end mid-frame). */
+function endsFrame(chunk: string | Buffer): boolean {
+  const n = chunk.length;
+  if (n < 2) return false;
+  return typeof chunk === 'string'
+    ? chunk.charCodeAt(n - 1) === LF && chunk.charCodeAt(n - 2) === LF
+    : chunk[n - 1] === LF && chunk[n - 2] === LF;
+}
+
 /**
  * An event stream on a uWS response. A class (not an object literal of closures) because the fan-out
  * calls it for every subscriber on every batch: `closed` is a plain field, the methods are shared,
@@ -359,7 +377,18 @@ export class UwsSseSink implements SseSink {
   /** writeOne's argument and result (it runs inside res.cork, which takes no arguments). */
   private chunk: string | Buffer = '';
   private wrote = false;
-  private readonly writeOne = (): void => { this.wrote = this.res.write(this.chunk); };
+  private readonly writeOne = (): void => {
+    this.wrote = this.res.write(this.chunk);
+    if (endsFrame(this.chunk)) this.res.write(CHUNK_CLOSER);
+  };
+  /** cork()'s callback, and whether the last write inside it ended a frame (see CHUNK_CLOSER). */
+  private corkedFn: () => void = NOTHING;
+  private frameEnded = false;
+  private readonly runCorked = (): void => {
+    this.frameEnded = false;
+    this.corkedFn();
+    if (this.frameEnded && !this.closed) this.res.write(CHUNK_CLOSER);
+  };
   /** While the socket is full: re-arms uWS's own 10 s close every UWS_STALL_REARM_MS, so only
    *  the pump's stall bound (the spec's 60 s) ends a stream whose consumer paused. */
   private rearm: ReturnType<typeof setInterval> | undefined;
@@ -386,6 +415,7 @@ export class UwsSseSink implements SseSink {
       res.writeStatus(STATUS_LINE[200]);
       for (const [k, v] of headers) res.writeHeader(encoded(k), encoded(v));
       res.write(SSE_OPENING);
+      res.write(CHUNK_CLOSER);
     });
     res.onWritable(() => {
       this.stopRearm();
@@ -414,6 +444,7 @@ export class UwsSseSink implements SseSink {
     if (this.closed) return false;
     if (this.corked) {
       const ok = this.res.write(chunk);
+      this.frameEnded = endsFrame(chunk);
       if (!ok) this.full();
       return ok;
     }
@@ -427,7 +458,8 @@ export class UwsSseSink implements SseSink {
   cork(fn: () => void): void {
     if (this.closed || this.corked) { fn(); return; }
     this.corked = true;
-    try { this.res.cork(fn); } finally { this.corked = false; }
+    this.corkedFn = fn;
+    try { this.res.cork(this.runCorked); } finally { this.corked = false; this.corkedFn = NOTHING; }
   }
 
   onWritable(cb: () => void): void { this.writable = cb; }

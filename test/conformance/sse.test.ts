@@ -109,6 +109,26 @@ class SseReader {
   }
 }
 
+/** The body of a chunked answer as a strict decoder releases it: only chunks whose closing CRLF has
+ *  arrived (RFC 9112 7.1). */
+function strictChunked(raw: string): string {
+  let at = raw.indexOf('\r\n\r\n');
+  if (at < 0) return '';
+  at += 4;
+  let out = '';
+  for (;;) {
+    const eol = raw.indexOf('\r\n', at);
+    if (eol < 0) return out;
+    const size = parseInt(raw.slice(at, eol), 16);
+    if (!Number.isFinite(size) || size === 0) return out;
+    const dataAt = eol + 2;
+    if (raw.length < dataAt + size + 2) return out;
+    assert.equal(raw.slice(dataAt + size, dataAt + size + 2), '\r\n', `a chunk not closed by CRLF: ${JSON.stringify(raw)}`);
+    out += raw.slice(dataAt, dataAt + size);
+    at = dataAt + size + 2;
+  }
+}
+
 for (const engine of ENGINES) {
   describe(`sse (${engine})`, () => {
     let srv: RunningServer;
@@ -203,6 +223,31 @@ for (const engine of ENGINES) {
         } finally {
           conn.sock.destroy();
         }
+      }
+    });
+
+    test('each frame reaches a client that parses chunked framing strictly as it is written, not with the next write', async () => {
+      // urllib3 (Python's requests) and http.client release a chunk only once its closing CRLF is in.
+      // uWS wrote that CRLF before the next chunk, so such clients saw each event one write late and
+      // the newest only at the next heartbeat (15 s, past this wait).
+      const { bucket, key } = await c.freshStream();
+      const conn = await rawConn(srv.port);
+      try {
+        conn.sock.write(`GET ${streamPath(bucket, key)}/records/subscribe?seq_num=0 HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n`);
+        const waitFor = async (what: string, seen: () => boolean): Promise<void> => {
+          const deadline = Date.now() + FRAME_WAIT_MS;
+          while (!seen()) {
+            if (Date.now() > deadline) assert.fail(`${what} within ${FRAME_WAIT_MS} ms; received: ${JSON.stringify(conn.text())}`);
+            await new Promise((r) => setTimeout(r, 10));
+          }
+        };
+        await waitFor('the opening comment, strictly decoded', () => strictChunked(conn.text()).includes(': open'));
+        await c.appendOk(bucket, key, bodies(1, 'strict'));
+        await waitFor('the frame on the wire', () => conn.text().includes('strict0'));
+        await waitFor('the frame, strictly decoded', () => strictChunked(conn.text()).includes('strict0'));
+        assert.match(conn.text(), /^HTTP\/1\.1 200 /);
+      } finally {
+        conn.sock.destroy();
       }
     });
 
