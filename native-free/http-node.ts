@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import {
-  PIPELINED_REQUESTS_QUEUED_MAX, REQUEST_BODY_IDLE_MS_MAX,
+  PIPELINED_REQUESTS_QUEUED_MAX, REQUEST_BODY_IDLE_MS_MAX, REQUEST_BODY_WINDOW_BYTES_MIN,
   UNREAD_BODY_DRAIN_BYTES_MAX, UNREAD_BODY_DRAIN_MS_MAX,
 } from '../src/config/limits.ts';
 import { ServiceError } from '../src/core/errors.ts';
@@ -61,12 +61,13 @@ class NodeExchange implements MeteredExchange {
         reject(new ServiceError('payload_too_large', `request body is over the ${maxBytes}-byte limit`));
         return;
       }
-      // A body that stops arriving is cut, as uWS cuts it on its own idle timeout: no answer, the
-      // connection closed, and the request's share of the body budget handed back.
+      // A body that stalls or trickles in is cut as uWS cuts it (REQUEST_BODY_IDLE_MS_MAX): no answer,
+      // the connection closed, and the request's share of the body budget handed back. The window is
+      // renewed each time REQUEST_BODY_WINDOW_BYTES_MIN more have come.
       const sock = this.req.socket;
-      const onIdle = (): void => { sock.destroy(); };
-      const settle = (): void => { sock.setTimeout(0); sock.off('timeout', onIdle); };
-      sock.setTimeout(REQUEST_BODY_IDLE_MS_MAX, onIdle);
+      const window = setTimeout(() => sock.destroy(), REQUEST_BODY_IDLE_MS_MAX);
+      let windowBytes = 0;
+      const settle = (): void => { clearTimeout(window); };
       this.req.once('close', () => {
         settle();
         if (!this.req.complete) reject(new ServiceError('invalid_argument', 'the request body was cut short'));
@@ -75,6 +76,8 @@ class NodeExchange implements MeteredExchange {
       let n = 0;
       this.req.on('data', (c: Buffer) => {
         n += c.length;
+        windowBytes += c.length;
+        if (windowBytes >= REQUEST_BODY_WINDOW_BYTES_MIN) { windowBytes = 0; window.refresh(); }
         const refusal = n > maxBytes
           ? new ServiceError('payload_too_large', `request body is over the ${maxBytes}-byte limit`)
           : this.meter && !this.meter.charge(c.length)

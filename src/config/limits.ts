@@ -68,9 +68,14 @@ export const CONTROL_BODY_BYTES_MAX = 64 * KiB;
 /** Appends whose body is at least this big are parsed and encoded on a piscina worker (bench/parse-threshold). */
 export const WORKER_PARSE_BYTES_MIN = 256 * KiB;
 
-/** A request body that sends nothing for this long is cut (connection closed, no answer). uWS does
- *  so on its own fixed HTTP idle timeout (10 s); native-free/ matches it. */
+/** A request body is cut (connection closed, no answer) when, within this long of its start or of
+ *  the last time the window was renewed, fewer than REQUEST_BODY_WINDOW_BYTES_MIN more of it arrive:
+ *  a body that stalls, or one that trickles in slower than 16 KiB/s. uWS does so on its own (its idle
+ *  timeout of 10 s, renewed only after 16 KiB per second of it: HTTP_RECEIVE_THROUGHPUT_BYTES in
+ *  HttpContext.h, constants of the library); native-free/ matches it, so both engines take the same
+ *  uploads. */
 export const REQUEST_BODY_IDLE_MS_MAX = 10_000;
+export const REQUEST_BODY_WINDOW_BYTES_MIN = 160 * KiB;
 /** node:http engine: requests pipelined on one connection wait their turn (each starts once the one
  *  before it is answered); at this many waiting the connection is not read until one starts. */
 export const PIPELINED_REQUESTS_QUEUED_MAX = 32;

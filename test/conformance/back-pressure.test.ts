@@ -140,6 +140,53 @@ describe('both engines', { concurrency: true }, () => {
       });
     });
 
+    describe(`request body pace (${engine})`, () => {
+      let star: OpsStar;
+      const path = '/v1/streams/pace/k/records';
+      before(async () => {
+        star = await startOpsStar({ engine });
+        assert.equal((await fetch(`${star.srv.baseUrl}/v1/buckets/pace`, { method: 'POST', body: '{"create_stream_on_append":true}' })).status, 201);
+      });
+      after(async () => { await star.stop(); });
+
+      test('a body trickling in under 16 KiB/s is cut unanswered; one at 24 KiB/s, past the 10 s window, is taken', async () => {
+        // uWS renews its body timeout only after 16 KiB a second of it (a constant of the library); the
+        // node engine keeps the same rule, so an upload one engine takes, the other takes too.
+        const slowRecordBytes = 1000;
+        const fastRecordBytes = 280 * KiB;
+        const fastPieceBytes = 24 * KiB;
+        const slowBody = JSON.stringify({ records: [{ body: 's'.repeat(slowRecordBytes) }] });
+        const fastBody = JSON.stringify({ records: [{ body: 'f'.repeat(fastRecordBytes) }] });
+        const head = (body: string): string => `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+        const slow = await rawConn(star.srv.port);
+        const fast = await rawConn(star.srv.port);
+        slow.sock.on('error', () => undefined);
+        fast.sock.on('error', () => undefined);
+        const timers: NodeJS.Timeout[] = [];
+        try {
+          // 100 B a second (the whole body would take 10 s and more), and 24 KiB a second (12 s for
+          // 280 KiB: the window renews after the first 160 KiB, at 7 s, and the body ends in the next).
+          slow.sock.write(head(slowBody));
+          fast.sock.write(head(fastBody));
+          let slowAt = 0;
+          let fastAt = 0;
+          timers.push(setInterval(() => { if (slowAt < slowBody.length && !slow.closed()) { slow.sock.write(slowBody.slice(slowAt, slowAt + 100)); slowAt += 100; } }, 1000));
+          timers.push(setInterval(() => { if (fastAt < fastBody.length && !fast.closed()) { fast.sock.write(fastBody.slice(fastAt, fastAt + fastPieceBytes)); fastAt += fastPieceBytes; } }, 1000));
+          await until('the slow upload to be cut', () => slow.closed(), (c) => c, REQUEST_BODY_IDLE_MS_MAX + IDLE_CUT_SLACK_MS);
+          assert.equal(slow.text(), '', 'a cut upload is not answered');
+          assert.ok(slowAt < slowBody.length, 'cut before its body was whole');
+          await until('the paced upload to be answered', () => fast.text(), (t) => t.includes('\r\n\r\n'), REQUEST_BODY_IDLE_MS_MAX + IDLE_CUT_SLACK_MS);
+          assert.match(fast.text(), /^HTTP\/1\.1 200 /, fast.text());
+          const read = await fetch(`${star.srv.baseUrl}${path}?seq_num=0`);
+          assert.deepEqual(((await read.json()) as { records: { body: string }[] }).records.map((r) => r.body.length), [fastRecordBytes], 'only the paced upload was appended');
+        } finally {
+          for (const t of timers) clearInterval(t);
+          slow.sock.destroy();
+          fast.sock.destroy();
+        }
+      });
+    });
+
     describe(`request body budget per tenant (${engine})`, { concurrency: false }, () => {
       let star: OpsStar;
       let abuser: string;
