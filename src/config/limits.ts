@@ -474,6 +474,16 @@ export const GRPC_CONTROL_MESSAGE_BYTES_MAX = CONTROL_BODY_BYTES_MAX;
  *  limit (a page over it fails as RESOURCE_EXHAUSTED, the spec's retryable 429, so a generic retry
  *  loops); one that raised it asks for up to READ_BYTES_MAX explicitly. HTTP's 0 is READ_BYTES_MAX. */
 export const GRPC_READ_BYTES_DEFAULT = 3 * MiB;
+/** A read page (HTTP, gRPC, an event stream's history batch) counts each record's headers beyond
+ *  their names and values: this many bytes each (the two lengths a frame stores, and about what
+ *  protobuf and JSON add), so a page of records made of many tiny headers stays within its byte cap on
+ *  the wire (a stock gRPC client's 4 MiB above all) ... */
+export const READ_HEADER_METER_BYTES = 8;
+/** ... and holds at most this many headers (8 for each of READ_RECORDS_MAX records; one record
+ *  always serves). Every header is an object to decode and encode: records of 1,024 one-byte headers
+ *  made an 8 MiB page 8 million of them, 36 s of the event loop and gigabytes of heap (a star died
+ *  of it under six such reads at once). */
+export const READ_PAGE_HEADERS_MAX = 65_536;
 /** The largest response message: a Read page of READ_BYTES_MAX with room for its framing. */
 export const GRPC_SEND_MESSAGE_BYTES_MAX = 128 * MiB;
 /** Request-message bytes received or being received and not yet answered, for the whole star: a

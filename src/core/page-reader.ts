@@ -9,6 +9,7 @@ import type { SegmentMeta } from '../storage/metadata/metadata-store.ts';
 import type { StreamState } from './stream-state.ts';
 import type { SequencedRecord } from './types.ts';
 import { ServiceError } from './errors.ts';
+import { READ_HEADER_METER_BYTES, READ_PAGE_HEADERS_MAX } from '../config/limits.ts';
 
 /** Footers kept in memory (one per recently read segment), and the bytes they may hold together:
  *  one WAL file's worth of small appends makes a footer of about 18 MB. */
@@ -103,14 +104,19 @@ export class PageReader {
   async page(st: StreamState, start: number, lim: PageLimits): Promise<SequencedRecord[]> {
     const out: SequencedRecord[] = [];
     let bytes = 0;
+    let headers = 0;
     let done = false;
-    // Collects one record; false ends the page.
+    // Collects one record; false ends the page. Its bytes are its content and its headers' metered
+    // framing (READ_HEADER_METER_BYTES, READ_PAGE_HEADERS_MAX).
     const take = (r: SequencedRecord, content: number): boolean => {
       if (lim.untilMs !== undefined && r.timestamp_ms >= lim.untilMs) { done = true; return false; }
-      if (out.length > 0 && bytes + content > lim.maxBytes) { done = true; return false; }
+      const n = r.headers.length;
+      const metered = content + n * READ_HEADER_METER_BYTES;
+      if (out.length > 0 && (bytes + metered > lim.maxBytes || headers + n > READ_PAGE_HEADERS_MAX)) { done = true; return false; }
       out.push(r);
-      bytes += content;
-      if (out.length >= lim.limit || bytes >= lim.maxBytes) { done = true; return false; }
+      bytes += metered;
+      headers += n;
+      if (out.length >= lim.limit || bytes >= lim.maxBytes || headers >= READ_PAGE_HEADERS_MAX) { done = true; return false; }
       return true;
     };
     let seq = start;

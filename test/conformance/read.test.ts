@@ -142,6 +142,34 @@ for (const engine of ENGINES) {
       assert.equal(zero.records.length, 3, 'max_bytes 0 takes the maximum');
     });
 
+    test('a page of records made of many headers is cut by their count and their framing; paging on reads every record once', async () => {
+      // 1,024 one-byte headers a record is 1 KiB of content but 1,024 objects to decode and encode:
+      // an 8 MiB page of them was 8 million (36 s of the event loop; six at once ran a star out of
+      // heap). A page holds at most READ_PAGE_HEADERS_MAX (65,536) headers, and each counts
+      // READ_HEADER_METER_BYTES (8) against max_bytes.
+      const { bucket, key } = await streamWith(0);
+      const headers = Array.from({ length: 1024 }, (_, i) => ({ name: String.fromCharCode(97 + (i % 26)), value: '' }));
+      const total = 150;
+      for (let at = 0; at < total; at += 50) {
+        await c.appendOk(bucket, key, Array.from({ length: 50 }, (_, i) => ({ body: `r${at + i}`, headers })));
+      }
+      const first = await c.readOk(bucket, key, { seq_num: 0 });
+      assert.equal(first.records.length, 64, 'a page stops at 65,536 headers');
+      assert.equal(first.records[0].headers.length, 1024);
+      // 2 bytes of body (r0, r1, r2) and 1,024 × (1 + 8) of headers: three such records take 27,654
+      // bytes (by content alone 3,078, and 26 records would fit).
+      const metered = await c.readOk(bucket, key, { seq_num: 0, max_bytes: 3 * (2 + 1024 * 9) });
+      assert.equal(metered.records.length, 3, 'max_bytes counts each header\'s framing');
+      const seen: string[] = [];
+      for (let seq = 0; seq < total;) {
+        const page = await c.readOk(bucket, key, { seq_num: seq });
+        assert.ok(page.records.length > 0);
+        for (const r of page.records) seen.push(r.body);
+        seq = page.records[page.records.length - 1].seq_num + 1;
+      }
+      assert.deepEqual(seen, Array.from({ length: total }, (_, i) => `r${i}`));
+    });
+
     test('until_ms is an exclusive upper time bound', async () => {
       const { bucket, key } = await streamWith(0);
       await c.appendOk(bucket, key, [
