@@ -72,7 +72,9 @@ test('typed errors over gRPC: a match_seq_num miss carries the tail, a fence mis
 test('the session producer through a SIGKILL and restart: under match_seq_num every record exactly once', async () => {
   const a = await newStream();
   const n = 10_000;
-  const p = g.producer(a, { matchSeqNum: 'tail', batchRecordsMax: 50, lingerMs: 1, retry: { backoffMsMin: 20, backoffMsMax: 500 } });
+  // 30 attempts backing off to 2 s ride out a restart of 30 s and more (a loaded machine: at 500 ms
+  // the producer gave up after about 12 s while the star was still recovering).
+  const p = g.producer(a, { matchSeqNum: 'tail', batchRecordsMax: 50, lingerMs: 1, retry: { backoffMsMin: 20, backoffMsMax: 2000 } });
   let acked = 0;
   const producing = (async () => {
     for (let i = 0; i < n; i++) {

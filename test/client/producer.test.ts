@@ -153,7 +153,9 @@ test('another writer at the pinned position is a definite seq_mismatch; unsent b
 test('SIGKILL mid-stream and a restart on the same data dir: under match_seq_num nothing acknowledged is lost, nothing duplicated', async (t) => {
   const a = await newStream();
   const n = 20_000;
-  const p = c.producer(a, { matchSeqNum: 'tail', batchRecordsMax: 50, lingerMs: 1, inflightBatchesMax: 4, retry: { backoffMsMin: 20, backoffMsMax: 500 } });
+  // 30 attempts backing off to 2 s ride out a restart of 30 s and more (a loaded machine: at 500 ms
+  // the producer gave up after about 12 s while the star was still recovering).
+  const p = c.producer(a, { matchSeqNum: 'tail', batchRecordsMax: 50, lingerMs: 1, inflightBatchesMax: 4, retry: { backoffMsMin: 20, backoffMsMax: 2000 } });
   const acked = new Set<number>();
   let submitted = 0;
   const producing = (async () => {
