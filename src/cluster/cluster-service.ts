@@ -86,6 +86,12 @@ const PROBE_BODY = new Uint8Array([0x31]);
 const AUDITOR_LEASE_BUCKET = '';
 const AUDITOR_LEASE_KEY = 'svcd:auditor';
 
+/** How strongly a stream belongs on a star: the live star with the highest score is its home
+ *  (rendezvous hashing; ClusterService.homeOf). */
+export function homeScore(starId: string, bucket: string, key: string): number {
+  return fnv1a(`${starId}\u0000${bucket}\u0000${key}`);
+}
+
 /** 32-bit FNV-1a of a string's UTF-16 units, then murmur3's finalizer (FNV alone barely mixes
  *  strings that differ only early, as star ids do): cheap, stable across stars and restarts. */
 function fnv1a(s: string): number {
@@ -253,7 +259,7 @@ export class ClusterService implements StreamService, Leadership {
   }
 
   private async acquire(bucket: string, key: string, a: string): Promise<void> {
-    if (this.takesNoLeases()) throw this.handedOff(bucket, key);
+    if (this.takesNoLeases()) throw await this.handedOff(bucket, key);
     const h = this.held.get(a);
     if (h) {
       // Held, but past the time this star may serve under it: renew (same epoch) or let it go.
@@ -276,7 +282,7 @@ export class ClusterService implements StreamService, Leadership {
     for (;;) {
       // Drained or stepped aside during a wait above (a renewal, a holder lookup, a dead holder's
       // lease waited out): no take goes out, so no epoch is spent on a lease given up at once.
-      if (this.takesNoLeases()) throw this.handedOff(bucket, key);
+      if (this.takesNoLeases()) throw await this.handedOff(bucket, key);
       const sentMs = this.d.clock.nowMs();
       const r = await this.d.pg.take(bucket, key, this.ttlMs);
       if (r.taken) {
@@ -285,7 +291,7 @@ export class ClusterService implements StreamService, Leadership {
         // held has ended, and would never give this lease up.
         if (this.takesNoLeases()) {
           await this.d.pg.release([held]).catch(() => undefined);
-          throw this.handedOff(bucket, key);
+          throw await this.handedOff(bucket, key);
         }
         this.held.set(a, held);
         this.counters.leasesTaken += 1;
@@ -311,9 +317,14 @@ export class ClusterService implements StreamService, Leadership {
     }
   }
 
-  /** Why a draining or decommissioned star, or one stepped aside, does not serve a stream: the active
-   *  star it belongs on now (the bridge hops there), or a retryable 503 while none is known. */
-  private handedOff(bucket: string, key: string): ServiceError {
+  /** Why a draining or decommissioned star, or one stepped aside, does not serve a stream: the live
+   *  star that leads it, else the active star it belongs on now (the bridge hops there), or a
+   *  retryable 503 while none is known. The leader is asked first: a stream led elsewhere all along
+   *  need not live on its hashed home, and a hop sent there (the home would not take a lease another
+   *  live star holds) came back 503 on every retry for as long as this star stayed drained. */
+  private async handedOff(bucket: string, key: string): Promise<ServiceError> {
+    const cur = await this.d.pg.holderOf(bucket, key).catch(() => undefined);
+    if (cur && this.alive(cur)) return this.notOwner(cur, bucket, key);
     const home = this.homeOf(bucket, key);
     if (home && home.star_id !== this.d.starId) return this.notOwner({ holder: home.star_id, epoch: 0, remaining_ms: 0, star: home }, bucket, key);
     return new ServiceError('unavailable', `${this.whyNoLeases()}: it leads no stream; retry`);
@@ -502,7 +513,7 @@ export class ClusterService implements StreamService, Leadership {
     let best: StarRow | undefined;
     let bestScore = -1;
     for (const st of this.homes) {
-      const score = fnv1a(`${st.star_id}\u0000${bucket}\u0000${key}`);
+      const score = homeScore(st.star_id, bucket, key);
       if (score > bestScore) { best = st; bestScore = score; }
     }
     return best;
