@@ -116,6 +116,11 @@ describe('grpc append session', () => {
     assert.equal(noOpen.error?.code, grpc.status.INVALID_ARGUMENT);
     const twice = await runSession(h, [open('s3'), open('s3')], false);
     assert.equal(twice.error?.code, grpc.status.INVALID_ARGUMENT);
+    assert.match(twice.error?.details ?? '', /only the first message may be `open`/);
+    // An empty message after the open is named for what it lacks, not taken for a second open.
+    const empty = await runSession(h, [open('s3'), {}], false);
+    assert.equal(empty.error?.code, grpc.status.INVALID_ARGUMENT);
+    assert.match(empty.error?.details ?? '', /must carry a `batch`/);
     await call(h.data.CreateBucket.bind(h.data), { bucket: 'strict' });
     const missing = await runSession(h, [{ open: { bucket: 'strict', key: bytes('nope') } }], false);
     assert.equal(missing.error?.code, grpc.status.NOT_FOUND);

@@ -76,7 +76,8 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
   };
 
   const onBatch = (msg: AppendSessionRequest__Output): void => {
-    if (msg.request !== 'batch' || !msg.batch) throw grpcFailure(grpc.status.INVALID_ARGUMENT, 'only the first message may be `open`');
+    if (msg.request === 'open') throw grpcFailure(grpc.status.INVALID_ARGUMENT, 'only the first message may be `open`');
+    if (msg.request !== 'batch' || !msg.batch) throw grpcFailure(grpc.status.INVALID_ARGUMENT, 'a message after `open` must carry a `batch`');
     const b = msg.batch;
     const { records, bytes } = recordsFromWire(b.records);
     session.offer(records, bytes, b.match_seq_num !== undefined ? positionFromWire(b.match_seq_num, 'match_seq_num') : undefined);
