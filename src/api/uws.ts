@@ -349,7 +349,10 @@ const NOTHING = (): void => undefined;
  *  parses the chunked framing strictly (urllib3 under Python's requests, http.client) releases a chunk
  *  only with its CRLF: it saw every event one write late, and the newest only with the next heartbeat
  *  (15 s). So a write that ends at a frame's end is followed by this empty comment frame, which
- *  carries that CRLF out at once; the one it leaves pending is a frame nothing acts on, like `: hb`. */
+ *  carries that CRLF out at once; the one it leaves pending is a frame nothing acts on, like `: hb`.
+ *  Inside cork() it goes in the same send; after a lone write, a microtask later, and not at all when
+ *  the stream ends meanwhile (the end's own bytes close the chunk, so a stream's last frame stays its
+ *  last); none follows the opening comment (the first frame closes it). */
 const CHUNK_CLOSER = ':\n\n';
 const LF = 0x0a;
 
@@ -377,17 +380,22 @@ export class UwsSseSink implements SseSink {
   /** writeOne's argument and result (it runs inside res.cork, which takes no arguments). */
   private chunk: string | Buffer = '';
   private wrote = false;
-  private readonly writeOne = (): void => {
-    this.wrote = this.res.write(this.chunk);
-    if (endsFrame(this.chunk)) this.res.write(CHUNK_CLOSER);
-  };
-  /** cork()'s callback, and whether the last write inside it ended a frame (see CHUNK_CLOSER). */
-  private corkedFn: () => void = NOTHING;
+  private readonly writeOne = (): void => { this.wrote = this.res.write(this.chunk); };
+  /** The last bytes written end a frame and no CHUNK_CLOSER has followed them yet. */
   private frameEnded = false;
-  private readonly runCorked = (): void => {
+  private closerQueued = false;
+  private readonly writeCloser = (): void => { this.res.write(CHUNK_CLOSER); };
+  private readonly closeChunk = (): void => {
+    this.closerQueued = false;
+    if (this.closed || !this.frameEnded) return;
     this.frameEnded = false;
+    this.res.cork(this.writeCloser);
+  };
+  /** cork()'s callback, followed in the same send by CHUNK_CLOSER when its last write ended a frame. */
+  private corkedFn: () => void = NOTHING;
+  private readonly runCorked = (): void => {
     this.corkedFn();
-    if (this.frameEnded && !this.closed) this.res.write(CHUNK_CLOSER);
+    if (this.frameEnded && !this.closed) { this.frameEnded = false; this.res.write(CHUNK_CLOSER); }
   };
   /** While the socket is full: re-arms uWS's own 10 s close every UWS_STALL_REARM_MS, so only
    *  the pump's stall bound (the spec's 60 s) ends a stream whose consumer paused. */
@@ -415,7 +423,6 @@ export class UwsSseSink implements SseSink {
       res.writeStatus(STATUS_LINE[200]);
       for (const [k, v] of headers) res.writeHeader(encoded(k), encoded(v));
       res.write(SSE_OPENING);
-      res.write(CHUNK_CLOSER);
     });
     res.onWritable(() => {
       this.stopRearm();
@@ -451,6 +458,8 @@ export class UwsSseSink implements SseSink {
     this.chunk = chunk;
     this.res.cork(this.writeOne);
     this.chunk = '';
+    this.frameEnded = endsFrame(chunk);
+    if (this.frameEnded && !this.closerQueued) { this.closerQueued = true; queueMicrotask(this.closeChunk); }
     if (!this.wrote) this.full();
     return this.wrote;
   }
@@ -468,6 +477,7 @@ export class UwsSseSink implements SseSink {
   end(): void {
     if (this.closed) return;
     this.closed = true;
+    this.frameEnded = false;
     this.stopRearm();
     this.res.cork(() => this.res.end());
     for (const f of this.closeCbs) f();

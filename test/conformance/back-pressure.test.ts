@@ -152,7 +152,9 @@ describe('both engines', { concurrency: true }, () => {
       test('a body trickling in under 16 KiB/s is cut unanswered; one at 24 KiB/s, past the 10 s window, is taken', async () => {
         // uWS renews its body timeout only after 16 KiB a second of it (a constant of the library); the
         // node engine keeps the same rule, so an upload one engine takes, the other takes too.
-        const slowRecordBytes = 1000;
+        // 30 s at 100 B a second: well past when either engine cuts it (uWS checks its timeouts on a
+        // 4 s tick, so its cut comes up to that much after the 10 s), so it is never whole first.
+        const slowRecordBytes = 3000;
         const fastRecordBytes = 280 * KiB;
         const fastPieceBytes = 24 * KiB;
         const slowBody = JSON.stringify({ records: [{ body: 's'.repeat(slowRecordBytes) }] });
@@ -164,7 +166,7 @@ describe('both engines', { concurrency: true }, () => {
         fast.sock.on('error', () => undefined);
         const timers: NodeJS.Timeout[] = [];
         try {
-          // 100 B a second (the whole body would take 10 s and more), and 24 KiB a second (12 s for
+          // 100 B a second, and 24 KiB a second (12 s for
           // 280 KiB: the window renews after the first 160 KiB, at 7 s, and the body ends in the next).
           slow.sock.write(head(slowBody));
           fast.sock.write(head(fastBody));

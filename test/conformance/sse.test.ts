@@ -241,10 +241,12 @@ for (const engine of ENGINES) {
             await new Promise((r) => setTimeout(r, 10));
           }
         };
-        await waitFor('the opening comment, strictly decoded', () => strictChunked(conn.text()).includes(': open'));
+        await waitFor('the opening comment on the wire', () => conn.text().includes(': open'));
         await c.appendOk(bucket, key, bodies(1, 'strict'));
         await waitFor('the frame on the wire', () => conn.text().includes('strict0'));
         await waitFor('the frame, strictly decoded', () => strictChunked(conn.text()).includes('strict0'));
+        await c.appendOk(bucket, key, bodies(1, 'again'));
+        await waitFor('the next frame, strictly decoded', () => strictChunked(conn.text()).includes('again0'));
         assert.match(conn.text(), /^HTTP\/1\.1 200 /);
       } finally {
         conn.sock.destroy();
