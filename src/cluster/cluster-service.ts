@@ -274,7 +274,12 @@ export class ClusterService implements StreamService, Leadership {
     const home = this.homeOf(bucket, key);
     if (home && home.star_id !== this.d.starId && !this.d.inHop?.()) {
       const cur = await this.d.pg.holderOf(bucket, key);
-      if (!cur || cur.holder === this.d.starId || !this.alive(cur)) {
+      // A lease the store says this star holds, unexpired, though this star let the stream go (a
+      // renewal or take that landed after it did) is taken again below, not sent home: the home finds
+      // it held by a live star and sends the caller back here, and gRPC callers following NOT_OWNER
+      // went back and forth between the two until it ran out.
+      const ownUnexpired = cur !== undefined && cur.holder === this.d.starId && cur.remaining_ms > 0;
+      if (!ownUnexpired && (!cur || cur.holder === this.d.starId || !this.alive(cur))) {
         throw this.notOwner({ holder: home.star_id, epoch: cur?.epoch ?? 0, remaining_ms: 0, star: home }, bucket, key);
       }
     }
