@@ -30,6 +30,20 @@ function keyLedAwayFromItsHome(bucket: string): string {
   }
 }
 
+/** The bodies of records 0..end-1, paged: a page stops at the settled frontier (the first record
+ *  may have settled while the others are still in memory). */
+async function bodiesUpTo(url: string, bucket: string, key: string, end: number): Promise<string[]> {
+  const bodies: string[] = [];
+  for (let seq = 0; seq < end;) {
+    const read = await request(url, 'GET', `/v1/streams/${bucket}/${key}/records?seq_num=${seq}`, undefined, REQUEST_MS_MAX);
+    const records = (read.body as { records: { seq_num: number; body: string }[] }).records;
+    assert.ok(records.length > 0, JSON.stringify(read.body));
+    bodies.push(...records.map((r) => r.body));
+    seq = records[records.length - 1].seq_num + 1;
+  }
+  return bodies;
+}
+
 describe('a drained star hops to the leader', { skip, timeout: 180_000 }, () => {
   test('an append through a drained star for a stream led off its home is answered 200 by the leader, over HTTP; gRPC names the leader', async () => {
     const c = await startCluster(3, ['--lease-idle-ms', String(LEASE_IDLE_MS)]);
@@ -60,16 +74,7 @@ describe('a drained star hops to the leader', { skip, timeout: 180_000 }, () => 
           at1.data.Append({ bucket, key: Buffer.from(key), records: [{ body: Buffer.from('four') }] }, (e: unknown, res: unknown) => (e ? resolve(e as never) : reject(new Error(`answered ${JSON.stringify(res)}`))));
         });
         assert.match(err.details, /led by star star-0\b/, err.details);
-        // Paged to the tail: a page stops at the settled frontier (the first record may have settled).
-        const bodies: string[] = [];
-        for (let seq = 0; seq < 3;) {
-          const read = await request(c.url(0), 'GET', `/v1/streams/${bucket}/${key}/records?seq_num=${seq}`, undefined, REQUEST_MS_MAX);
-          const records = (read.body as { records: { seq_num: number; body: string }[] }).records;
-          assert.ok(records.length > 0, JSON.stringify(read.body));
-          bodies.push(...records.map((r) => r.body));
-          seq = records[records.length - 1].seq_num + 1;
-        }
-        assert.deepEqual(bodies, ['one', 'two', 'three']);
+        assert.deepEqual(await bodiesUpTo(c.url(0), bucket, key, 3), ['one', 'two', 'three']);
       } finally {
         at0.close();
         at1.close();
@@ -111,15 +116,7 @@ describe('a star named holder of a stream it let go', { skip, timeout: 180_000 }
       }
       const a = await request(c.url(1), 'POST', `/v1/streams/${bucket}/${key}/records`, { records: [{ body: 'three' }] }, REQUEST_MS_MAX);
       assert.equal(a.status, 200, JSON.stringify(a.body));
-      const bodies: string[] = [];
-      for (let seq = 0; seq < 3;) {
-        const read = await request(c.url(0), 'GET', `/v1/streams/${bucket}/${key}/records?seq_num=${seq}`, undefined, REQUEST_MS_MAX);
-        const records = (read.body as { records: { seq_num: number; body: string }[] }).records;
-        assert.ok(records.length > 0, JSON.stringify(read.body));
-        bodies.push(...records.map((r) => r.body));
-        seq = records[records.length - 1].seq_num + 1;
-      }
-      assert.deepEqual(bodies, ['one', 'two', 'three']);
+      assert.deepEqual(await bodiesUpTo(c.url(0), bucket, key, 3), ['one', 'two', 'three']);
     } finally {
       await sql.end();
       await c.close();
