@@ -75,6 +75,7 @@ export const WORKER_PARSE_BYTES_MIN = 256 * KiB;
  *  HttpContext.h, constants of the library); native-free/ matches it, so both engines take the same
  *  uploads. */
 export const REQUEST_BODY_IDLE_MS_MAX = 10_000;
+/** What must arrive within each REQUEST_BODY_IDLE_MS_MAX window of a body: uWS's 16 KiB a second. */
 export const REQUEST_BODY_WINDOW_BYTES_MIN = 160 * KiB;
 /** node:http engine: requests pipelined on one connection wait their turn (each starts once the one
  *  before it is answered); at this many waiting the connection is not read until one starts. */
