@@ -208,6 +208,12 @@ describe('grpc admission under abuse (jwt, real star)', () => {
     const unary = await rawUnary(raw, APPEND, garbage, tenantA);
     assert.equal(unary.code, grpc.status.INVALID_ARGUMENT, unary.details);
     assert.match(unary.details, /not valid protobuf/);
+    // The bucket's string says 12 bytes and the message ends after 2: refused, not read as "ta"
+    // (as protobufjs would; src/api/grpc/append-decode.ts reads append requests).
+    const cutShort = Buffer.concat([Buffer.from([0x0a, 0x0c]), Buffer.from('ta')]);
+    const cut = await rawUnary(raw, APPEND, cutShort, tenantA);
+    assert.equal(cut.code, grpc.status.INVALID_ARGUMENT, cut.details);
+    assert.match(cut.details, /not valid protobuf: a field runs past the end of its message/);
     const session = raw.makeBidiStreamRequest('/svc.v1.DataService/AppendSession', (b: Buffer) => b, (b: Buffer) => b, tenantA);
     const ended = new Promise<grpc.ServiceError>((resolve) => { session.on('error', resolve); session.on('data', () => undefined); });
     session.write(garbage);

@@ -14,10 +14,11 @@ import { EXCHANGE_ADDRESS_THROTTLE, FailureThrottle } from '../../auth/index.ts'
 import { adminServiceHandlers } from './admin-service.ts';
 import { admissionInterceptor, RequestBytesBudget } from './admission.ts';
 import { LiveCalls, type GrpcContext } from './context.ts';
+import { decodeAppendRequest, decodeAppendSessionRequest } from './append-decode.ts';
 import { dataServiceHandlers } from './data-service.ts';
 import { addHealthAndReflection } from './health.ts';
 import type { GrpcAuthHooks, GrpcStarHooks, ReadPlanVending } from './hooks.ts';
-import { loadSvcProto } from './proto.ts';
+import { loadSvcProto, type SvcProto } from './proto.ts';
 import { stamped } from '../../log-line.ts';
 
 /** Largest request message: a full append batch (limits.ts: GRPC_APPEND_MESSAGE_BYTES_MAX). Clients
@@ -134,7 +135,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
     'grpc.max_send_message_length': GRPC_SEND_MESSAGE_BYTES_MAX,
     interceptors: opts.observe ? [observingInterceptor(opts.observe), admission] : [admission],
   });
-  server.addService(proto.svc.v1.DataService.service, dataServiceHandlers(ctx));
+  server.addService(withAppendDecoders(proto.svc.v1.DataService.service), dataServiceHandlers(ctx));
   server.addService(proto.svc.v1.AdminService.service, adminServiceHandlers(ctx));
   addHealthAndReflection(server, packageDefinition, {
     ready: opts.ready ?? ((): boolean => true),
@@ -170,5 +171,15 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
       });
       return closing;
     },
+  };
+}
+
+/** DataService with the append requests read by append-decode.ts rather than protobufjs (the same
+ *  shapes, several times faster: a batch's records no longer hold the event loop for long). */
+function withAppendDecoders(def: SvcProto['svc']['v1']['DataService']['service']): SvcProto['svc']['v1']['DataService']['service'] {
+  return {
+    ...def,
+    Append: { ...def.Append, requestDeserialize: decodeAppendRequest },
+    AppendSession: { ...def.AppendSession, requestDeserialize: decodeAppendSessionRequest },
   };
 }
