@@ -11,7 +11,7 @@ import { STAR_ID_PATTERN, type Config } from './config/config.ts';
 import { LOG_RING_BYTES, POSTGRES_BOOT_RETRY_MS, POSTGRES_BOOT_WAIT_MS_MAX, PROXY_HEAD_MS_MAX, S3_BOOT_WAIT_MS_MAX, SHUTDOWN_CONNECTION_GRACE_MS, SHUTDOWN_REQUESTS_WAIT_MS_MAX, WAL_FLUSHER_START_MS_MAX, WAL_HEALTH_SAMPLE_MS } from './config/limits.ts';
 import { Star } from './core/star.ts';
 import { ERROR_TABLE, ServiceError } from './core/errors.ts';
-import type { AppendInput } from './core/types.ts';
+import type { AppendInput, EncodedBatch } from './core/types.ts';
 import type { SegmentChecker, SegmentSettler } from './core/ports.ts';
 import { Dispatcher } from './api/dispatch.ts';
 import { loadNativeUws, startUwsServer } from './api/uws.ts';
@@ -41,7 +41,7 @@ import { DependencyHealth } from './storage/dependency-health.ts';
 import { createRingBuffers, LogRingWriter } from './storage/wal/log-ring.ts';
 import { recoverWal, removeWalFile } from './storage/wal/wal-files.ts';
 import { createPool, PoolSegmentChecker, PoolSettler, poolSettleBytes } from './workers/pool.ts';
-import type { ParseResult } from './workers/parse-task.ts';
+import type { GrpcAppendMessage, GrpcAppendTask, ParseResult } from './workers/parse-task.ts';
 import { AUTH_SETTINGS, parseAuthConfig, startAuth, type AuthModule } from './auth/index.ts';
 import { credentialStoreOf } from './credential-store.ts';
 import { lockDataDir } from './storage/data-dir-lock.ts';
@@ -279,10 +279,12 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   }
   const svc: StreamService = cluster ?? star;
 
-  const parseOffThread = async (body: Buffer): Promise<AppendInput> => {
+  const workerDecodes = { http: 0, grpc: 0 };
+  const parseOnWorker = async (task: Buffer | GrpcAppendTask, name: 'parseAppend' | 'parseGrpcAppend'): Promise<AppendInput> => {
     // The bounded queue is full: push the producer back rather than buffer without limit.
     if (parsePool.queueSize >= parsePool.options.maxQueue) throw new ServiceError('resource_exhausted', 'too many large appends being parsed; retry shortly');
-    const r = (await parsePool.run(body, { name: 'parseAppend' })) as ParseResult;
+    workerDecodes[name === 'parseAppend' ? 'http' : 'grpc']++;
+    const r = (await parsePool.run(task, { name })) as ParseResult;
     if (!r.ok) throw new ServiceError(ERROR_TABLE[r.code] ? r.code : 'invalid_argument', r.message);
     const p = r.parsed;
     const input: AppendInput = {
@@ -293,6 +295,9 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     if (p.fencing_token !== undefined) input.fencing_token = p.fencing_token;
     return input;
   };
+  const parseOffThread = (body: Buffer): Promise<AppendInput> => parseOnWorker(body, 'parseAppend');
+  const decodeOffThread = (bytes: Buffer, message: GrpcAppendMessage): Promise<EncodedBatch> =>
+    parseOnWorker({ bytes, message }, 'parseGrpcAppend').then((input) => input.encoded!);
   // The WAL's outages are the flusher's (it logs them); sampled here for /metrics.
   const walWatch = setInterval(() => {
     if (wal.failed()) { if (health.wal.up) health.wal.failed(wal.failureCause()); } else health.wal.succeeded();
@@ -309,6 +314,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   });
   life.started('heap trimmer', 'listeners', heapTrimmer.stop);
   metrics.heapTrims(heapTrimmer.counters);
+  metrics.workerDecodes(workerDecodes);
   metrics.streams({ live: () => star.liveStreams, dormant: () => star.dormantStreams, counters: star.dormancy });
   // Hops go over TLS when the bridges serve it; under mtls with this star's own certificate, which
   // the leader's listener verifies against the same --tls-client-ca (the gRPC peer client's rule).
@@ -399,7 +405,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     ? await refusedAs(`cannot listen on ${hostPortText(grpcListen.host, grpcListen.port)} (gRPC)`, () => startGrpcServer({
       ...(cluster ? { cluster: cluster.view() } : {}),
       audit: star.auditor,
-      service: svc, clock, timers, listen: hostPortText(grpcListen.host, grpcListen.port), vending, star: { id: starId, ...(cfg.advertiseAddress ? { address: cfg.advertiseAddress } : {}), settle: () => star.settle() },
+      service: svc, clock, timers, listen: hostPortText(grpcListen.host, grpcListen.port), vending, decodeOffThread, star: { id: starId, ...(cfg.advertiseAddress ? { address: cfg.advertiseAddress } : {}), settle: () => star.settle() },
       auth: grpcAuthHooks(auth, { clientCertVerified: authConfig.mode === 'mtls' }),
       ...(tls ? { credentials: grpcTlsCredentials(tls, authConfig.mode === 'mtls') } : {}),
       ready: starReady,

@@ -467,6 +467,11 @@ export const GRPC_RECORD_FRAMING_BYTES_MAX = 64;
  *  most records, and the envelope (address, fencing token, match_seq_num). grpc-js's
  *  `grpc.max_receive_message_length`, checked on the 5-byte message head before anything is buffered. */
 export const GRPC_APPEND_MESSAGE_BYTES_MAX = BATCH_CONTENT_BYTES_MAX + APPEND_RECORDS_MAX * GRPC_RECORD_FRAMING_BYTES_MAX + CONTROL_BODY_BYTES_MAX;
+/** An Append or AppendSession batch message at least this big is decoded, checked and encoded on a
+ *  parse worker, as an HTTP append body past WORKER_PARSE_BYTES_MIN is. A quarter of that: protobuf
+ *  packs a header in 7 bytes where JSON takes about 24, and the decoding cost follows the records and
+ *  headers, so the two bound about the same 10,000 of them to the event loop. */
+export const GRPC_WORKER_DECODE_BYTES_MIN = WORKER_PARSE_BYTES_MIN / 4;
 /** Every other request message (control verbs, reads, the exchange): as small as HTTP's control bodies. */
 export const GRPC_CONTROL_MESSAGE_BYTES_MAX = CONTROL_BODY_BYTES_MAX;
 /** A gRPC Read page's content when the request leaves max_bytes at 0: under the 4 MiB receive limit

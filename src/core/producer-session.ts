@@ -55,7 +55,7 @@ import { ServiceError } from './errors.ts';
 import type { Clock, Timers } from './ports.ts';
 import { checkBatchCaps, checkFence, pace, type PaceState } from './sequencer.ts';
 import type { StreamService } from './service-api.ts';
-import { streamDefaultsOf, type AppendAck, type AppendChain, type AppendInput, type RecordInput, type StreamConfig } from './types.ts';
+import { streamDefaultsOf, type AppendAck, type AppendChain, type AppendInput, type EncodedBatch, type RecordInput, type StreamConfig } from './types.ts';
 
 export interface ProducerSessionDeps {
   service: StreamService;
@@ -94,7 +94,11 @@ interface Group {
 
 /** One client batch. */
 interface Entry {
+  /** Its records, decoded; or, a batch a parse worker encoded, none and `encoded`. */
   records: RecordInput[];
+  encoded?: EncodedBatch;
+  /** How many records it holds. */
+  count: number;
   bytes: number;
   weight: number;
   match?: number;
@@ -183,22 +187,26 @@ export class ProducerSession {
   }
 
   /** One client batch, with its records' content bytes. A batch over the stream's caps ends the
-   *  session after the acks of every batch before it. */
-  offer(records: RecordInput[], bytes: number, match: number | undefined): void {
+   *  session after the acks of every batch before it. A batch a parse worker encoded (`encoded`,
+   *  `records` empty) is appended as its own durable batch: frames are not merged, and a batch that
+   *  large (GRPC_WORKER_DECODE_BYTES_MIN) gains little from company. */
+  offer(records: RecordInput[], bytes: number, match: number | undefined, encoded?: EncodedBatch): void {
     if (this.phase === 'done' || this.stopping) return;
     if (this.phase !== 'open') {
       this.fail(new ServiceError('invalid_argument', 'a batch arrived before the session was open'));
       return;
     }
     const cfg = this.config!;
+    const count = encoded ? encoded.recordOffsets.length : records.length;
     try {
-      checkBatchCaps(cfg, records.length, bytes);
+      checkBatchCaps(cfg, count, bytes);
     } catch (err) {
       this.refuse(err);
       return;
     }
-    const e: Entry = { records, bytes, weight: bytes + records.length * APPEND_SESSION_RECORD_OVERHEAD_BYTES, offset: 0 };
+    const e: Entry = { records, count, bytes, weight: bytes + count * APPEND_SESSION_RECORD_OVERHEAD_BYTES, offset: 0 };
     if (match !== undefined) e.match = match;
+    if (encoded) e.encoded = encoded;
     this.queue.push(e);
     this.inflightBytes += e.weight;
     this.paceReading(bytes);
@@ -207,8 +215,8 @@ export class ProducerSession {
     const recordsCap = cfg.batch_max_records > 0 ? cfg.batch_max_records : APPEND_RECORDS_MAX;
     const bytesCap = cfg.batch_max_bytes > 0 ? Math.min(cfg.batch_max_bytes, BATCH_CONTENT_BYTES_MAX) : BATCH_CONTENT_BYTES_MAX;
     let g = this.filling;
-    // A full group, or a batch that brings its own match_seq_num, closes the filling group first.
-    if (g && (match !== undefined || g.records + records.length > recordsCap || g.bytes + bytes > bytesCap)) {
+    // A full group, or a batch that brings its own match_seq_num or frame, closes the filling group first.
+    if (g && (match !== undefined || encoded || g.records + count > recordsCap || g.bytes + bytes > bytesCap)) {
       this.flush();
       g = undefined;
     }
@@ -220,9 +228,9 @@ export class ProducerSession {
     e.group = g;
     e.offset = g.records;
     g.entries.push(e);
-    g.records += records.length;
+    g.records += count;
     g.bytes += bytes;
-    if (delayMs <= 0 || g.records >= recordsCap || g.bytes >= bytesCap) this.flush();
+    if (delayMs <= 0 || encoded || g.records >= recordsCap || g.bytes >= bytesCap) this.flush();
     else if (!this.lingerTimer) this.lingerTimer = this.d.timers.setTimeout(() => { this.lingerTimer = undefined; this.flush(); }, delayMs);
     this.updateFlow();
   }
@@ -353,10 +361,10 @@ export class ProducerSession {
     const ack = await g.ack!;
     if (g.entries.length === 1) return ack;
     const first = ack.start.seq_num + e.offset;
-    const end = first + e.records.length;
+    const end = first + e.count;
     const stamps = await (g.stamps ??= this.readStamps(ack));
     const startTs = stamps ? stamps[e.offset] : (e.offset === 0 ? ack.start.timestamp_ms : ack.end.timestamp_ms);
-    const endTs = stamps ? stamps[e.offset + e.records.length - 1] : ack.end.timestamp_ms;
+    const endTs = stamps ? stamps[e.offset + e.count - 1] : ack.end.timestamp_ms;
     return { start: { seq_num: first, timestamp_ms: startTs }, end: { seq_num: end, timestamp_ms: endTs }, tail: ack.tail };
   }
 
@@ -417,6 +425,8 @@ export class ProducerSession {
   private send(g: Group): void {
     const records = g.entries.length === 1 ? g.entries[0].records : g.entries.flatMap((e) => e.records);
     const input: AppendInput = { records, chain: this.chain };
+    const encoded = g.entries[0].encoded; // alone in its group (offer)
+    if (encoded) input.encoded = encoded;
     if (g.match !== undefined) input.match_seq_num = g.match;
     if (this.token !== undefined) input.fencing_token = this.token;
     if (this.deadlineMs !== undefined) input.deadlineMs = this.deadlineMs;

@@ -126,6 +126,16 @@ export class Metrics {
     });
   }
 
+  /** Appends decoded, checked and encoded on a parse worker instead of the event loop, by transport:
+   *  HTTP bodies past WORKER_PARSE_BYTES_MIN, gRPC messages past GRPC_WORKER_DECODE_BYTES_MIN. */
+  workerDecodes(counters: { http: number; grpc: number }): void {
+    new Gauge({
+      name: 'svcd_append_worker_decodes', help: 'append batches decoded and encoded on a parse worker, since start',
+      labelNames: ['transport'], registers: [this.registry],
+      collect() { this.set({ transport: 'http' }, counters.http); this.set({ transport: 'grpc' }, counters.grpc); },
+    });
+  }
+
   /** The auditor's series: each queue's depth, segments verified and findings since start. */
   audit(view: { depth(name: 'deletions' | 'verifications' | 'findings'): number; counters: { verified: number; findings: number; skipped: number } }): void {
     new Gauge({

@@ -6,5 +6,6 @@ register();
 const tasks = await import('./tasks.ts');
 export const settle = tasks.settle;
 export const parseAppend = tasks.parseAppend;
+export const parseGrpcAppend = tasks.parseGrpcAppend;
 export const verifySegments = tasks.verifySegments;
 export const settleBytes = tasks.settleBytes;

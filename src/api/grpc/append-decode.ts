@@ -8,6 +8,11 @@
 // the handlers and the generated types stay as they are. test/grpc/append-decode.test.ts decodes random
 // messages both ways and compares.
 //
+// A message of at least `offThreadBytesMin` (GRPC_WORKER_DECODE_BYTES_MIN, when the star has parse
+// workers) is read shallowly: its address, match_seq_num and fencing token, the records skipped over
+// and left for a parse worker, which decodes the whole message again (workers/parse-task.ts). The
+// message's bytes ride along on the decoded object (offThreadBytes).
+//
 // Protobuf's rules kept here: fields in any order, a repeated singular field's last value wins, unknown
 // fields (any wire type, groups included) are skipped, a known field with another wire type is
 // skipped as unknown (as protobuf's C++ and Java parsers do). What is refused (thrown, which admission
@@ -220,11 +225,27 @@ function embedded<M>(r: Reader, end: number, read: (r: Reader, end: number) => M
   return read(r, e);
 }
 
-function appendRequest(r: Reader, end: number): AppendRequest__Output {
+/** Where a shallow read leaves a message's bytes for the parse worker. */
+const OFF_THREAD = Symbol('svcd.grpc.offThread');
+type Deferred = { [OFF_THREAD]?: Buffer };
+
+/** The whole message's bytes when its records were left for a parse worker: on an AppendRequest, or
+ *  on the `batch` of an AppendSessionRequest. */
+export function offThreadBytes(decoded: object): Buffer | undefined {
+  return (decoded as Deferred)[OFF_THREAD];
+}
+
+/** Records read into `out`, or (shallow) skipped over. */
+function records(r: Reader, end: number, out: AppendRecord__Output[], shallow: boolean): void {
+  if (shallow) r.pos = r.lengthEnd(end);
+  else out.push(embedded(r, end, record));
+}
+
+function appendRequest(r: Reader, end: number, shallow = false): AppendRequest__Output {
   const out: AppendRequest__Output = { bucket: '', key: EMPTY, records: [] };
   while (r.pos < end) {
     const t = r.tag(end);
-    if (t === T.append.records) out.records.push(embedded(r, end, record));
+    if (t === T.append.records) records(r, end, out.records, shallow);
     else if (t === T.append.bucket) out.bucket = r.string(end);
     else if (t === T.append.key) out.key = r.bytes(end);
     else if (t === T.append.match_seq_num) out.match_seq_num = r.varint64(end, false);
@@ -246,24 +267,24 @@ function sessionOpen(r: Reader, end: number): AppendSessionOpen__Output {
   return out;
 }
 
-function sessionBatch(r: Reader, end: number): AppendSessionBatch__Output {
+function sessionBatch(r: Reader, end: number, shallow: boolean): AppendSessionBatch__Output {
   const out: AppendSessionBatch__Output = { records: [] };
   while (r.pos < end) {
     const t = r.tag(end);
-    if (t === T.batch.records) out.records.push(embedded(r, end, record));
+    if (t === T.batch.records) records(r, end, out.records, shallow);
     else if (t === T.batch.match_seq_num) out.match_seq_num = r.varint64(end, false);
     else r.skip(t, end);
   }
   return out;
 }
 
-function sessionRequest(r: Reader, end: number): AppendSessionRequest__Output {
+function sessionRequest(r: Reader, end: number, shallow = false): AppendSessionRequest__Output {
   // A oneof: the member read last is the one set.
   let out: AppendSessionRequest__Output = {};
   while (r.pos < end) {
     const t = r.tag(end);
     if (t === T.session.open) out = { open: embedded(r, end, sessionOpen), request: 'open' };
-    else if (t === T.session.batch) out = { batch: embedded(r, end, sessionBatch), request: 'batch' };
+    else if (t === T.session.batch) out = { batch: embedded(r, end, (rr, e) => sessionBatch(rr, e, shallow)), request: 'batch' };
     else r.skip(t, end);
   }
   return out;
@@ -277,4 +298,32 @@ export function decodeAppendRequest(bytes: Buffer): AppendRequest__Output {
 /** svc.v1.AppendSessionRequest from its wire bytes; throws on malformed protobuf. */
 export function decodeAppendSessionRequest(bytes: Buffer): AppendSessionRequest__Output {
   return sessionRequest(new Reader(bytes), bytes.length);
+}
+
+/** Which append message a parse worker is given: an Append request or an AppendSession batch. */
+export type GrpcAppendMessage = 'append' | 'session';
+
+export interface AppendDecoders {
+  append(bytes: Buffer): AppendRequest__Output;
+  session(bytes: Buffer): AppendSessionRequest__Output;
+}
+
+/** The two request decoders a server registers: messages of at least `offThreadBytesMin` are read
+ *  shallowly, their records left for a parse worker (absent: every message is read whole). */
+export function appendDecoders(offThreadBytesMin?: number): AppendDecoders {
+  if (offThreadBytesMin === undefined) return { append: decodeAppendRequest, session: decodeAppendSessionRequest };
+  return {
+    append(bytes) {
+      if (bytes.length < offThreadBytesMin) return decodeAppendRequest(bytes);
+      const out: AppendRequest__Output & Deferred = appendRequest(new Reader(bytes), bytes.length, true);
+      out[OFF_THREAD] = bytes;
+      return out;
+    },
+    session(bytes) {
+      if (bytes.length < offThreadBytesMin) return decodeAppendSessionRequest(bytes);
+      const out = sessionRequest(new Reader(bytes), bytes.length, true);
+      if (out.batch) (out.batch as Deferred)[OFF_THREAD] = bytes;
+      return out;
+    },
+  };
 }

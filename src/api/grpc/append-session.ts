@@ -31,7 +31,8 @@ import * as grpc from '@grpc/grpc-js';
 import { ProducerSession } from '../../core/producer-session.ts';
 import type { AppendSessionRequest__Output } from '../../gen/svc/v1/AppendSessionRequest.ts';
 import type { AppendSessionResponse } from '../../gen/svc/v1/AppendSessionResponse.ts';
-import { atExpiry, authorize, CREDENTIAL_EXPIRED, type GrpcContext } from './context.ts';
+import { offThreadBytes } from './append-decode.ts';
+import { atExpiry, authorize, batchFromWire, CREDENTIAL_EXPIRED, type GrpcContext } from './context.ts';
 import { addressFromWire, fencingTokenFromWire, positionFromWire, positionToWire, recordsFromWire } from './convert.ts';
 import { grpcFailure, toGrpcFailure, type GrpcFailure } from './status-mapping.ts';
 
@@ -42,8 +43,8 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
   const cleanup = (): void => { for (const c of cleanups.splice(0)) c(); };
   const session = new ProducerSession({ service: ctx.service, clock: ctx.clock, timers: ctx.timers }, {
     ack: (ack) => writeAck(call, { start: positionToWire(ack.start), end: positionToWire(ack.end), tail: positionToWire(ack.tail) }),
-    pause: () => call.pause(),
-    resume: () => call.resume(),
+    pause: () => { flow.session = true; applyFlow(); },
+    resume: () => { flow.session = false; applyFlow(); },
     ended: (end) => {
       cleanup();
       if (call.cancelled) return;
@@ -52,6 +53,15 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
     },
   });
   let opened = false;
+  // Reading is held while the core session asks it (in-flight bounds, pacing) and while a batch is
+  // on a parse worker (the messages after it wait for it, in order, unread).
+  const flow = { session: false, decoding: false };
+  function applyFlow(): void {
+    if (flow.session || flow.decoding) call.pause();
+    else call.resume();
+  }
+  /** The newest message waiting for a parse worker, or behind one that is. */
+  let behind: Promise<void> | undefined;
 
   const onOpen = (msg: AppendSessionRequest__Output): void => {
     if (msg.request !== 'open' || !msg.open) throw grpcFailure(grpc.status.INVALID_ARGUMENT, 'the first message must be `open`');
@@ -75,25 +85,59 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
     });
   };
 
-  const onBatch = (msg: AppendSessionRequest__Output): void => {
+  /** A batch: offered now, or (left whole by append-decode.ts) once a parse worker has encoded it. */
+  const onBatch = (msg: AppendSessionRequest__Output): Promise<void> | undefined => {
     if (msg.request === 'open') throw grpcFailure(grpc.status.INVALID_ARGUMENT, 'only the first message may be `open`');
     if (msg.request !== 'batch' || !msg.batch) throw grpcFailure(grpc.status.INVALID_ARGUMENT, 'a message after `open` must carry a `batch`');
     const b = msg.batch;
-    const { records, bytes } = recordsFromWire(b.records);
-    session.offer(records, bytes, b.match_seq_num !== undefined ? positionFromWire(b.match_seq_num, 'match_seq_num') : undefined);
+    const match = b.match_seq_num !== undefined ? positionFromWire(b.match_seq_num, 'match_seq_num') : undefined;
+    if (offThreadBytes(b) === undefined) {
+      const { records, bytes } = recordsFromWire(b.records);
+      session.offer(records, bytes, match);
+      return undefined;
+    }
+    return batchFromWire(ctx, b, b.records, 'session').then(({ records, encoded, bytes }) => {
+      if (!session.ending) session.offer(records, bytes, match, encoded);
+    });
+  };
+
+  // A refused message ends the session after the acks of every batch before it.
+  const onMessage = (msg: AppendSessionRequest__Output): Promise<void> | undefined => {
+    if (session.ending) return undefined; // a message read before reading paused: dropped, never decoded
+    try {
+      if (!opened) {
+        onOpen(msg);
+        return undefined;
+      }
+      return onBatch(msg)?.catch((err: unknown) => session.refuse(err));
+    } catch (err) {
+      session.refuse(err);
+      return undefined;
+    }
   };
 
   call.on('data', (msg: AppendSessionRequest__Output) => {
-    if (session.ending) return; // a message read before reading paused: dropped, never decoded
-    try {
-      if (!opened) onOpen(msg);
-      else onBatch(msg);
-    } catch (err) {
-      // A refused message ends the session after the acks of every batch before it.
-      session.refuse(err);
+    if (behind === undefined) {
+      const decoding = onMessage(msg);
+      if (decoding === undefined) return;
+      behind = decoding;
+    } else {
+      behind = behind.then(() => onMessage(msg));
     }
+    const mine = behind;
+    flow.decoding = true;
+    applyFlow();
+    void mine.then(() => {
+      if (behind !== mine) return;
+      behind = undefined;
+      flow.decoding = false;
+      applyFlow();
+    });
   });
-  call.on('end', () => session.finish());
+  call.on('end', () => {
+    if (behind === undefined) session.finish();
+    else void behind.then(() => session.finish());
+  });
   call.on('cancelled', () => {
     session.abort();
     cleanup();

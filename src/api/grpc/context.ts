@@ -7,7 +7,12 @@ import * as grpc from '@grpc/grpc-js';
 import { APPEND_SESSIONS_PER_STAR_MAX } from '../../config/limits.ts';
 import type { Clock, Timers } from '../../core/ports.ts';
 import type { StreamService } from '../../core/service-api.ts';
+import type { EncodedBatch } from '../../core/types.ts';
+import type { AppendRecord__Output } from '../../gen/svc/v1/AppendRecord.ts';
+import type { RecordInput } from '../../protocol/records.ts';
 import { atWallClock } from '../../core/wall-timer.ts';
+import { offThreadBytes, type GrpcAppendMessage } from './append-decode.ts';
+import { recordsFromWire } from './convert.ts';
 import type { GrpcAuthHooks, GrpcAuthRequest, GrpcCaller, ReadPlanVending } from './hooks.ts';
 import { grpcFailure, toGrpcFailure } from './status-mapping.ts';
 
@@ -74,6 +79,24 @@ export interface GrpcContext {
   star: StarIdentity;
   live: LiveCalls;
   vending: ReadPlanVending;
+  /** See GrpcServerOptions.decodeOffThread. */
+  decodeOffThread?: OffThreadDecoder;
+}
+
+/** Decodes a whole append message's records on a parse worker, checks them as recordsFromWire does
+ *  and encodes them (refusals are thrown as ServiceErrors). */
+export type OffThreadDecoder = (bytes: Buffer, message: GrpcAppendMessage) => Promise<EncodedBatch>;
+
+/** A batch's records for the core: decoded already, or (a message append-decode.ts left whole) from
+ *  a parse worker, encoded. `bytes`: the content bytes the stream's caps count. */
+export async function batchFromWire(
+  ctx: GrpcContext, decoded: object, wire: AppendRecord__Output[], message: GrpcAppendMessage,
+): Promise<{ records: RecordInput[]; encoded?: EncodedBatch; bytes: number }> {
+  const whole = offThreadBytes(decoded);
+  if (whole === undefined) return recordsFromWire(wire);
+  // Only a server with a decoder leaves messages whole (server.ts).
+  const encoded = await ctx.decodeOffThread!(whole, message);
+  return { records: [], encoded, bytes: encoded.contentBytes };
 }
 
 /** The credential's exp passed: the call's deadline. Clients refresh the token and retry (resume). */

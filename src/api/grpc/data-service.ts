@@ -5,11 +5,11 @@ import { GRPC_READ_BYTES_DEFAULT } from '../../config/limits.ts';
 import { ServiceError } from '../../core/errors.ts';
 import type { DataServiceHandlers } from '../../gen/svc/v1/DataService.ts';
 import { handleAppendSession } from './append-session.ts';
-import { authorize, decodeAfterAuth, unary, type GrpcContext, type UnaryCallState } from './context.ts';
+import { authorize, batchFromWire, decodeAfterAuth, unary, type GrpcContext, type UnaryCallState } from './context.ts';
 import {
   addressFromWire, bucketCreateFromWire, bucketConfigFromWire, bucketFromWire, bucketInfoToWire, fencingTokenFromWire,
   newBucketFromWire, pageLimit, positionToWire, readStartFromWire, recordToWire,
-  recordsFromWire, streamConfigFromWire, streamCreateFromWire, streamCursorFromWire, streamCursorToWire,
+  streamConfigFromWire, streamCreateFromWire, streamCursorFromWire, streamCursorToWire,
   positionFromWire, streamInfoToWire, timeSelectorFromWire,
 } from './convert.ts';
 import { handleReadPlan } from './read-plan.ts';
@@ -50,9 +50,10 @@ export function dataServiceHandlers(ctx: GrpcContext): DataServiceHandlers {
     Append: unary(async (req, _md, c) => {
       const token = req.fencing_token !== undefined ? fencingTokenFromWire(req.fencing_token) : undefined;
       const { bucket, key, expMs } = await streamAddress(ctx, 'Append', req, c, token, 'carry');
-      const { records } = recordsFromWire(req.records);
+      const { records, encoded } = await batchFromWire(ctx, req, req.records, 'append');
       const ack = await svc.append(bucket, key, {
         records,
+        ...(encoded ? { encoded } : {}),
         ...(req.match_seq_num !== undefined ? { match_seq_num: positionFromWire(req.match_seq_num, 'match_seq_num') } : {}),
         ...(token !== undefined ? { fencing_token: token } : {}),
         ...(expMs !== undefined ? { deadlineMs: expMs } : {}),

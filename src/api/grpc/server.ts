@@ -7,14 +7,14 @@
 
 import type { AuditView, ClusterView } from './admin-reads.ts';
 import * as grpc from '@grpc/grpc-js';
-import { GRPC_APPEND_MESSAGE_BYTES_MAX, GRPC_SEND_MESSAGE_BYTES_MAX, READPLAN_TTL_MS_DEFAULT, SHUTDOWN_REQUESTS_WAIT_MS_MAX } from '../../config/limits.ts';
+import { GRPC_APPEND_MESSAGE_BYTES_MAX, GRPC_SEND_MESSAGE_BYTES_MAX, GRPC_WORKER_DECODE_BYTES_MIN, READPLAN_TTL_MS_DEFAULT, SHUTDOWN_REQUESTS_WAIT_MS_MAX } from '../../config/limits.ts';
 import type { Clock, Timers } from '../../core/ports.ts';
 import type { StreamService } from '../../core/service-api.ts';
 import { EXCHANGE_ADDRESS_THROTTLE, FailureThrottle } from '../../auth/index.ts';
 import { adminServiceHandlers } from './admin-service.ts';
 import { admissionInterceptor, RequestBytesBudget } from './admission.ts';
-import { LiveCalls, type GrpcContext } from './context.ts';
-import { decodeAppendRequest, decodeAppendSessionRequest } from './append-decode.ts';
+import { LiveCalls, type GrpcContext, type OffThreadDecoder } from './context.ts';
+import { appendDecoders, type AppendDecoders } from './append-decode.ts';
 import { dataServiceHandlers } from './data-service.ts';
 import { addHealthAndReflection } from './health.ts';
 import type { GrpcAuthHooks, GrpcStarHooks, ReadPlanVending } from './hooks.ts';
@@ -58,6 +58,9 @@ export interface GrpcServerOptions {
   ready?: () => boolean;
   /** Told of every call once its status is sent (/metrics): its method, status code and seconds. */
   observe?: (method: string, code: string, seconds: number) => void;
+  /** Decodes, checks and encodes an append message's records on a parse worker: messages of at least
+   *  GRPC_WORKER_DECODE_BYTES_MIN go there. Absent: every message is decoded on the event loop. */
+  decodeOffThread?: OffThreadDecoder;
 }
 
 /** Status code names by number, for /metrics labels (grpc.status is a numeric enum). */
@@ -119,6 +122,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
     live: new LiveCalls(opts.sessionsMax),
     vending: opts.vending ?? { mode: 'raw', ttlMs: READPLAN_TTL_MS_DEFAULT, storageBucket: '' },
     ...(opts.auth ? { auth: opts.auth } : {}),
+    ...(opts.decodeOffThread ? { decodeOffThread: opts.decodeOffThread } : {}),
   };
 
   // Every call passes admission first (admission.ts): its caller is authenticated from the head and
@@ -135,7 +139,8 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
     'grpc.max_send_message_length': GRPC_SEND_MESSAGE_BYTES_MAX,
     interceptors: opts.observe ? [observingInterceptor(opts.observe), admission] : [admission],
   });
-  server.addService(withAppendDecoders(proto.svc.v1.DataService.service), dataServiceHandlers(ctx));
+  const decoders = appendDecoders(opts.decodeOffThread ? GRPC_WORKER_DECODE_BYTES_MIN : undefined);
+  server.addService(withAppendDecoders(proto.svc.v1.DataService.service, decoders), dataServiceHandlers(ctx));
   server.addService(proto.svc.v1.AdminService.service, adminServiceHandlers(ctx));
   addHealthAndReflection(server, packageDefinition, {
     ready: opts.ready ?? ((): boolean => true),
@@ -175,11 +180,11 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
 }
 
 /** DataService with the append requests read by append-decode.ts rather than protobufjs (the same
- *  shapes, several times faster: a batch's records no longer hold the event loop for long). */
-function withAppendDecoders(def: SvcProto['svc']['v1']['DataService']['service']): SvcProto['svc']['v1']['DataService']['service'] {
+ *  shapes, several times faster, and large ones left for a parse worker). */
+function withAppendDecoders(def: SvcProto['svc']['v1']['DataService']['service'], decoders: AppendDecoders): SvcProto['svc']['v1']['DataService']['service'] {
   return {
     ...def,
-    Append: { ...def.Append, requestDeserialize: decodeAppendRequest },
-    AppendSession: { ...def.AppendSession, requestDeserialize: decodeAppendSessionRequest },
+    Append: { ...def.Append, requestDeserialize: decoders.append },
+    AppendSession: { ...def.AppendSession, requestDeserialize: decoders.session },
   };
 }
