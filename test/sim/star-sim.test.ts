@@ -19,13 +19,18 @@
 // star's read of the durable offset; after half the recoveries the star goes idle and must settle
 // every sealed file. A refused append must never be readable, after restarts and settling as well.
 // SVCD_SIM_WAL_SEED=<seed> replays one of these runs, SVCD_SIM_WAL_SEEDS=<n> says how many.
+// Every fourth batch reaches the star encoded, as a parse worker hands a large append over (the real
+// task, src/workers/parse-task.ts, run in-process on the batch's gRPC message); the choice follows
+// the batch's number, so it draws nothing from the seed's schedule.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { Star } from '../../src/core/star.ts';
 import { ServiceError, asServiceError } from '../../src/core/errors.ts';
 import { rng } from '../helpers/rng.ts';
-import type { AppendChain, AppendInput } from '../../src/core/types.ts';
+import type { AppendChain, AppendInput, EncodedBatch } from '../../src/core/types.ts';
+import { loadSvcProto } from '../../src/api/grpc/proto.ts';
+import { parseGrpcAppend } from '../../src/workers/parse-task.ts';
 import { Incarnation, World } from './ports.ts';
 
 const SEEDS = Number(process.env.SVCD_SIM_SEEDS ?? 16);
@@ -343,12 +348,13 @@ async function run(seed: number, steps: number, trace: string[], walFailures: bo
         batch.session = session;
       }
       const records = Array.from({ length: batch.size }, (_, i) => ({ headers: [], body: Buffer.from(`${batch.id}.${i}`) }));
+      const encoded = nextBatch % 4 === 0 ? workerEncoded(records) : undefined;
       const star = b.star;
       // Now and then the caller's credential expires within the next few seconds of virtual time: an
       // append still waiting then (on a metadata write, a match) is refused and must never appear.
       const deadline = random() < 0.1 ? world.nowMs + pick(3000) : undefined;
       const input = {
-        records, ...(batch.match !== undefined ? { match_seq_num: batch.match } : {}), ...(token !== '' ? { fencing_token: token } : {}),
+        ...(encoded ? { records: [], encoded } : { records }), ...(batch.match !== undefined ? { match_seq_num: batch.match } : {}), ...(token !== '' ? { fencing_token: token } : {}),
         ...(deadline !== undefined ? { deadlineMs: deadline } : {}),
         ...(batch.session !== undefined ? { chain: batch.session.chain } : {}),
       };
@@ -374,7 +380,7 @@ async function run(seed: number, steps: number, trace: string[], walFailures: bo
           trace.push(`refused ${batch.id} ${err.code}`);
         },
       );
-      trace.push(`append ${batch.id} k${stream} x${batch.size}${batch.match !== undefined ? ` match ${batch.match}` : ''}${deadline !== undefined ? ` deadline +${deadline - world.nowMs}` : ''}${batch.session ? ' in session' : ''}`);
+      trace.push(`append ${batch.id} k${stream} x${batch.size}${encoded ? ' encoded' : ''}${batch.match !== undefined ? ` match ${batch.match}` : ''}${deadline !== undefined ? ` deadline +${deadline - world.nowMs}` : ''}${batch.session ? ' in session' : ''}`);
     } else if (r < 0.56) {
       trace.push(walStallSteps > 0 ? 'flush held: the flusher is stalled' : `flush ${b.inc.log.flush()}`);
     } else if (r < 0.66) {
@@ -764,3 +770,13 @@ test('a match_seq_num miss is answered once nothing is in flight: its tail is ex
   const retry = await until(b, b.star.append(BUCKET, 'k0', one(15)));
   assert.equal(retry.start.seq_num, 15, 'a retry at the tail it gave succeeds');
 });
+
+const encodeAppendRequest = (loadSvcProto().packageDefinition['svc.v1.AppendRequest'] as unknown as { serialize(m: object): Buffer }).serialize;
+
+/** The batch as a parse worker encodes a large gRPC Append of it. */
+function workerEncoded(records: { headers: never[]; body: Buffer }[]): EncodedBatch {
+  const r = parseGrpcAppend({ bytes: encodeAppendRequest({ bucket: BUCKET, key: Buffer.from('k'), records }), message: 'append' });
+  assert.ok(r.ok, 'the parse task encodes the batch');
+  const p = r.parsed;
+  return { frame: Buffer.from(p.frame.buffer, p.frame.byteOffset, p.frame.length), recordOffsets: p.recordOffsets, clientTs: p.clientTs, contentBytes: p.contentBytes };
+}
