@@ -91,6 +91,10 @@ describe('grpc read starts across the uint64 range', () => {
       assert.equal(detailsOf(miss)?.sequence?.tail?.seq_num, 2, 'nothing appended; the tail to try next');
       assert.doesNotMatch(miss.message, /9007199254740991/, 'the message names no value the caller never sent');
     }
+    // A negative trim time (int64) is refused, naming no bound the verb does not hold (2^53 saturates).
+    const negative = await failure(h.data.Trim.bind(h.data), { bucket: 'big', key: tk, timestamp_ms: -1 });
+    assert.equal(negative.code, grpc.status.INVALID_ARGUMENT);
+    assert.equal(negative.details, 'timestamp_ms must be a non-negative integer');
     await call(h.data.Trim.bind(h.data), { bucket: 'big', key: tk, seq_num: U64_MAX } as never);
     const err = await failure(h.data.Read.bind(h.data), { bucket: 'big', key: tk, seq_num: 0 } as never);
     assert.equal(err.code, grpc.status.OUT_OF_RANGE, 'the trim reached the tail: the records are gone');

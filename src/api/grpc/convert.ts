@@ -74,6 +74,7 @@ export function selectorFromWire(v: number): number {
  */
 export function positionFromWire(v: number, field: string): number {
   if (Number.isInteger(v) && v > Number.MAX_SAFE_INTEGER) return Number.MAX_SAFE_INTEGER;
+  if (v < 0) throw invalid(`${field} must be a non-negative integer`);
   return checkU64(v, field);
 }
 
