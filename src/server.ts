@@ -280,11 +280,17 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
   const svc: StreamService = cluster ?? star;
 
   const workerDecodes = { http: 0, grpc: 0 };
-  const parseOnWorker = async (task: Buffer | GrpcAppendTask, name: 'parseAppend' | 'parseGrpcAppend'): Promise<AppendInput> => {
-    // The bounded queue is full: push the producer back rather than buffer without limit.
-    if (parsePool.queueSize >= parsePool.options.maxQueue) throw new ServiceError('resource_exhausted', 'too many large appends being parsed; retry shortly');
+  const parseQueueFull = (): boolean => parsePool.queueSize >= parsePool.options.maxQueue;
+  const parseOnWorker = async (task: Buffer | GrpcAppendTask, name: 'parseAppend' | 'parseGrpcAppend', signal?: AbortSignal): Promise<AppendInput> => {
     workerDecodes[name === 'parseAppend' ? 'http' : 'grpc']++;
-    const r = (await parsePool.run(task, { name })) as ParseResult;
+    let r: ParseResult;
+    try {
+      // A cancelled call's task leaves the queue (and its message with it).
+      r = (await parsePool.run(task, { name, ...(signal ? { signal } : {}) })) as ParseResult;
+    } catch (err) {
+      // A worker that died, a pool destroyed at shutdown, a call cancelled: nothing was appended.
+      throw new ServiceError('unavailable', signal?.aborted ? 'the call ended while its batch was being parsed' : `the batch could not be parsed (${err instanceof Error ? err.message : String(err)}); retry`);
+    }
     if (!r.ok) throw new ServiceError(ERROR_TABLE[r.code] ? r.code : 'invalid_argument', r.message);
     const p = r.parsed;
     const input: AppendInput = {
@@ -295,9 +301,15 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
     if (p.fencing_token !== undefined) input.fencing_token = p.fencing_token;
     return input;
   };
-  const parseOffThread = (body: Buffer): Promise<AppendInput> => parseOnWorker(body, 'parseAppend');
-  const decodeOffThread = (bytes: Buffer, message: GrpcAppendMessage): Promise<EncodedBatch> =>
-    parseOnWorker({ bytes, message }, 'parseGrpcAppend').then((input) => input.encoded!);
+  const parseOffThread = (body: Buffer): Promise<AppendInput> => {
+    // The bounded queue is full: push the producer back rather than buffer without limit.
+    if (parseQueueFull()) throw new ServiceError('resource_exhausted', 'too many large appends being parsed; retry shortly');
+    return parseOnWorker(body, 'parseAppend');
+  };
+  // gRPC's message is buffered already (admission charged it): with the queue full, the caller
+  // decides (api/grpc/context.ts batchFromWire).
+  const decodeOffThread = (bytes: Buffer, message: GrpcAppendMessage, signal: AbortSignal): Promise<EncodedBatch> | undefined =>
+    (parseQueueFull() ? undefined : parseOnWorker({ bytes, message }, 'parseGrpcAppend', signal).then((input) => input.encoded!));
   // The WAL's outages are the flusher's (it logs them); sampled here for /metrics.
   const walWatch = setInterval(() => {
     if (wal.failed()) { if (health.wal.up) health.wal.failed(wal.failureCause()); } else health.wal.succeeded();

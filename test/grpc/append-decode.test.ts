@@ -5,7 +5,7 @@
 // refuses is refused. A failure names its seed.
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { decodeAppendRequest, decodeAppendSessionRequest } from '../../src/api/grpc/append-decode.ts';
+import { appendDecoders, decodeAppendRequest, decodeAppendSessionRequest, MESSAGE_FIELDS_MAX, offThreadBytes } from '../../src/api/grpc/append-decode.ts';
 import { loadSvcProto } from '../../src/api/grpc/proto.ts';
 import { rng } from '../helpers/rng.ts';
 
@@ -188,6 +188,23 @@ describe('gRPC append decoders against protobufjs', () => {
     // 100 nested groups are within the bound.
     const deep = Buffer.concat([...Array.from({ length: 100 }, () => tag(20, 3)), ...Array.from({ length: 100 }, () => tag(20, 4))]);
     assert.deepEqual(plain(decodeAppendRequest(deep)), { bucket: '', key: 'hex:', records: [] });
+  });
+
+  it(`refuses a message or batch of more than ${MESSAGE_FIELDS_MAX} fields, read whole or shallowly; a full batch of records passes`, () => {
+    const shallow = appendDecoders(1024);
+    const unknowns = (n: number): Buffer => Buffer.concat(Array.from({ length: n }, () => Buffer.from([(15 << 3) | 0, 0x01])));
+    const full = Buffer.concat([lenField(1, Buffer.from('b')), ...Array.from({ length: MESSAGE_FIELDS_MAX - 1 }, () => lenField(3, Buffer.alloc(0)))]);
+    assert.equal(decodeAppendRequest(full).records.length, MESSAGE_FIELDS_MAX - 1);
+    const read = shallow.append(full);
+    assert.equal(read.records.length, 0, 'shallow: the records are left for the worker');
+    assert.equal(read.bucket, 'b');
+    assert.equal(offThreadBytes(read), full);
+    for (const over of [Buffer.concat([full, unknowns(1)]), unknowns(MESSAGE_FIELDS_MAX + 1)]) {
+      assert.throws(() => decodeAppendRequest(over), /more than \d+ fields in one message/);
+      assert.throws(() => shallow.append(over), /more than \d+ fields in one message/);
+      const batch = Buffer.concat([tag(2, 2), varint(BigInt(over.length)), over]);
+      assert.throws(() => shallow.session(batch), /more than \d+ fields in one message/);
+    }
   });
 
   it('skips a known field sent with another wire type, as an unknown one', () => {

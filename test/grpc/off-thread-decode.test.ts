@@ -4,6 +4,7 @@
 // order; a bad record or malformed protobuf inside is refused as on the event loop; and /metrics
 // counts each message the worker took (svcd_append_worker_decodes).
 import { strict as assert } from 'node:assert';
+import * as http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { GRPC_WORKER_DECODE_BYTES_MIN } from '../../src/config/limits.ts';
@@ -52,7 +53,17 @@ describe('gRPC appends decoded on a parse worker', () => {
   });
 
   const workerDecodes = async (): Promise<number> => {
-    const m = /^svcd_append_worker_decodes\{transport="grpc"\} (\d+)$/m.exec(await (await fetch(`${ops}/metrics`)).text());
+    // A connection of its own each time (polled in a loop below: a kept-alive one may be closed by the
+    // ops listener just as it is reused).
+    const text = await new Promise<string>((resolve, reject) => {
+      http.get(`${ops}/metrics`, { agent: false }, (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (d: Buffer) => parts.push(d));
+        res.on('end', () => resolve(Buffer.concat(parts).toString()));
+        res.on('error', reject);
+      }).on('error', reject);
+    });
+    const m = /^svcd_append_worker_decodes\{transport="grpc"\} (\d+)$/m.exec(text);
     assert.ok(m, 'svcd_append_worker_decodes{transport="grpc"} on /metrics');
     return Number(m[1]);
   };
@@ -120,6 +131,35 @@ describe('gRPC appends decoded on a parse worker', () => {
     assert.match(answer?.details ?? '', /^a request message of \/svc\.v1\.DataService\/Append is not valid protobuf: a field runs past the end of its message$/);
     assert.equal(await workerDecodes(), before0 + 1);
     assert.deepEqual(await readAll('malformed'), []);
+  });
+
+  it('an Append cancelled while its message waits for a parse worker is never appended', { timeout: 120_000 }, async () => {
+    // Both parse threads are kept busy with half a million one-byte headers each (a second or more of
+    // decoding), so the cancelled call's message is still queued when the cancel arrives.
+    const heavy = encodeAppend({
+      bucket: BUCKET, key: bytes('heavy'),
+      records: Array.from({ length: 65_536 }, () => ({ timestamp_ms: clockMs, headers: Array.from({ length: 8 }, () => ({ name: bytes('h'), value: bytes('v') })), body: bytes('x') })),
+    });
+    const send = (message: Buffer): { done: Promise<grpc.ServiceError | null>; call: grpc.ClientUnaryCall } => {
+      let call!: grpc.ClientUnaryCall;
+      const done = new Promise<grpc.ServiceError | null>((resolve) => {
+        call = raw.makeUnaryRequest(APPEND, (b: Buffer) => b, (b: Buffer) => b, message, new grpc.Metadata(), (err) => resolve(err));
+      });
+      return { done, call };
+    };
+    const before0 = await workerDecodes();
+    const busy = [send(heavy), send(heavy)];
+    while ((await workerDecodes()) < before0 + 2) await new Promise((r) => setTimeout(r, 20));
+    const doomed = send(encodeAppend({ bucket: BUCKET, key: bytes('cancelled'), records: records(LARGE, 'c') }));
+    while ((await workerDecodes()) < before0 + 3) await new Promise((r) => setTimeout(r, 20));
+    doomed.call.cancel();
+    assert.equal((await doomed.done)?.code, grpc.status.CANCELLED);
+    for (const b of busy) assert.equal(await b.done, null, 'the busy Appends succeed');
+    // One more large Append to the same stream, queued for a worker behind the cancelled one: once it
+    // is acked, anything the cancelled call had appended would be in the stream before it.
+    const after0 = records(LARGE, 'after');
+    await call(child.data.Append.bind(child.data), { bucket: BUCKET, key: bytes('cancelled'), records: after0 });
+    assert.deepEqual(await readAll('cancelled'), expected(after0));
   });
 
   /** Writes every message pipelined, half-closes, and gathers the acks and the ending. */

@@ -41,6 +41,10 @@ type SessionCall = grpc.ServerDuplexStream<AppendSessionRequest__Output, AppendS
 export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
   const cleanups: (() => void)[] = [];
   const cleanup = (): void => { for (const c of cleanups.splice(0)) c(); };
+  // Aborted when the session ends or its call is cancelled: batches still queued for a parse worker
+  // leave the queue, and none of them is appended.
+  const over = new AbortController();
+  cleanups.push(() => over.abort());
   const session = new ProducerSession({ service: ctx.service, clock: ctx.clock, timers: ctx.timers }, {
     ack: (ack) => writeAck(call, { start: positionToWire(ack.start), end: positionToWire(ack.end), tail: positionToWire(ack.tail) }),
     pause: () => { flow.session = true; applyFlow(); },
@@ -96,7 +100,7 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
       session.offer(records, bytes, match);
       return undefined;
     }
-    return batchFromWire(ctx, b, b.records, 'session').then(({ records, encoded, bytes }) => {
+    return batchFromWire(ctx, b, b.records, 'session', over.signal).then(({ records, encoded, bytes }) => {
       if (!session.ending) session.offer(records, bytes, match, encoded);
     });
   };

@@ -6,12 +6,13 @@ import type { AuditView, ClusterView } from './admin-reads.ts';
 import * as grpc from '@grpc/grpc-js';
 import { APPEND_SESSIONS_PER_STAR_MAX } from '../../config/limits.ts';
 import type { Clock, Timers } from '../../core/ports.ts';
+import { ServiceError } from '../../core/errors.ts';
 import type { StreamService } from '../../core/service-api.ts';
 import type { EncodedBatch } from '../../core/types.ts';
 import type { AppendRecord__Output } from '../../gen/svc/v1/AppendRecord.ts';
 import type { RecordInput } from '../../protocol/records.ts';
 import { atWallClock } from '../../core/wall-timer.ts';
-import { offThreadBytes, type GrpcAppendMessage } from './append-decode.ts';
+import { decodeAppendSessionRequest, offThreadBytes, type GrpcAppendMessage } from './append-decode.ts';
 import { recordsFromWire } from './convert.ts';
 import type { GrpcAuthHooks, GrpcAuthRequest, GrpcCaller, ReadPlanVending } from './hooks.ts';
 import { grpcFailure, toGrpcFailure } from './status-mapping.ts';
@@ -84,18 +85,28 @@ export interface GrpcContext {
 }
 
 /** Decodes a whole append message's records on a parse worker, checks them as recordsFromWire does
- *  and encodes them (refusals are thrown as ServiceErrors). */
-export type OffThreadDecoder = (bytes: Buffer, message: GrpcAppendMessage) => Promise<EncodedBatch>;
+ *  and encodes them (refusals are thrown as ServiceErrors); `signal` takes a cancelled call's message
+ *  off the queue. Undefined: the worker queue is full. */
+export type OffThreadDecoder = (bytes: Buffer, message: GrpcAppendMessage, signal: AbortSignal) => Promise<EncodedBatch> | undefined;
 
 /** A batch's records for the core: decoded already, or (a message append-decode.ts left whole) from
- *  a parse worker, encoded. `bytes`: the content bytes the stream's caps count. */
+ *  a parse worker, encoded. `bytes`: the content bytes the stream's caps count. A call that ended
+ *  meanwhile (`signal`) appends nothing: its caller was told it failed. With the worker queue full,
+ *  an Append is refused (retryable, as HTTP's 429) and a session's batch decoded here, so a healthy
+ *  session is not ended for the star's load. */
 export async function batchFromWire(
-  ctx: GrpcContext, decoded: object, wire: AppendRecord__Output[], message: GrpcAppendMessage,
+  ctx: GrpcContext, decoded: object, wire: AppendRecord__Output[], message: GrpcAppendMessage, signal: AbortSignal,
 ): Promise<{ records: RecordInput[]; encoded?: EncodedBatch; bytes: number }> {
   const whole = offThreadBytes(decoded);
   if (whole === undefined) return recordsFromWire(wire);
   // Only a server with a decoder leaves messages whole (server.ts).
-  const encoded = await ctx.decodeOffThread!(whole, message);
+  const decoding = ctx.decodeOffThread!(whole, message, signal);
+  if (decoding === undefined) {
+    if (message === 'append') throw new ServiceError('resource_exhausted', 'too many large appends being parsed; retry shortly');
+    return recordsFromWire(decodeAppendSessionRequest(whole).batch?.records ?? []);
+  }
+  const encoded = await decoding;
+  if (signal.aborted) throw new ServiceError('unavailable', 'the call ended while its batch was being parsed');
   return { records: [], encoded, bytes: encoded.contentBytes };
 }
 
@@ -122,6 +133,8 @@ export async function decodeAfterAuth<T>(ctx: GrpcContext, metadata: grpc.Metada
 /** Per-call state a unary handler may set: the caller's exp becomes the call's deadline. */
 export interface UnaryCallState {
   metadata: grpc.Metadata;
+  /** Aborted once the call is cancelled (made on first use). */
+  readonly signal: AbortSignal;
   /** Arms the deadline at `expMs` (the credential's exp). Idempotent; undefined does nothing. */
   deadlineAt(expMs: number | undefined): void;
 }
@@ -141,8 +154,17 @@ export function unary<Req, Res>(
       if (err) callback(err);
       else callback(null, res);
     };
+    let cancelled: AbortController | undefined;
     const state: UnaryCallState = {
       metadata: call.metadata,
+      get signal() {
+        if (!cancelled) {
+          const c = (cancelled = new AbortController());
+          if (call.cancelled) c.abort();
+          else call.once('cancelled', () => c.abort());
+        }
+        return cancelled.signal;
+      },
       deadlineAt(expMs) {
         if (expMs === undefined || cancelDeadline || answered) return;
         const expired = (): void => answer(grpcFailure(grpc.status.DEADLINE_EXCEEDED, CREDENTIAL_EXPIRED));
