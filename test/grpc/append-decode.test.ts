@@ -5,7 +5,7 @@
 // refuses is refused. A failure names its seed.
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { appendDecoders, decodeAppendRequest, decodeAppendSessionRequest, MESSAGE_FIELDS_MAX, offThreadBytes } from '../../src/api/grpc/append-decode.ts';
+import { appendDecoders, decodeAppendRequest, decodeAppendSessionRequest, MESSAGE_FIELDS_MAX, offThreadBytes, undecodable } from '../../src/api/grpc/append-decode.ts';
 import { loadSvcProto } from '../../src/api/grpc/proto.ts';
 import { rng } from '../helpers/rng.ts';
 
@@ -203,7 +203,7 @@ describe('gRPC append decoders against protobufjs', () => {
       assert.throws(() => decodeAppendRequest(over), /more than \d+ fields in one message/);
       assert.throws(() => shallow.append(over), /more than \d+ fields in one message/);
       const batch = Buffer.concat([tag(2, 2), varint(BigInt(over.length)), over]);
-      assert.throws(() => shallow.session(batch), /more than \d+ fields in one message/);
+      assert.match(undecodable(shallow.session(batch)) ?? '', /more than \d+ fields in one message/);
     }
   });
 

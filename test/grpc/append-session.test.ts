@@ -9,6 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import { APPEND_SESSION_INFLIGHT_BATCHES_MAX } from '../../src/config/limits.ts';
 import type { AppendSessionRequest } from '../../src/gen/svc/v1/AppendSessionRequest.ts';
 import type { AppendSessionResponse__Output } from '../../src/gen/svc/v1/AppendSessionResponse.ts';
+import { loadSvcProto } from '../../src/api/grpc/proto.ts';
 import { bytes, call, detailsOf } from './client.ts';
 import { startHarness, type Harness } from './harness.ts';
 
@@ -96,6 +97,30 @@ describe('grpc append session', () => {
     assert.equal(out.acks.length, 2);
     assert.equal(out.error?.code, grpc.status.OUT_OF_RANGE);
     assert.equal(out.error && detailsOf(out.error)?.sequence?.tail?.seq_num, 2);
+  });
+
+  it('ends the session at a message that is not valid protobuf after acking every batch before it, appending none after it', async () => {
+    const { packageDefinition } = loadSvcProto();
+    const encode = (packageDefinition['svc.v1.AppendSessionRequest'] as unknown as { serialize(m: object): Buffer }).serialize;
+    const raw = new grpc.Client(`127.0.0.1:${h.server.port}`, grpc.credentials.createInsecure());
+    const stream = raw.makeBidiStreamRequest('/svc.v1.DataService/AppendSession', (b: Buffer) => b, (b: Buffer) => b);
+    let acks = 0;
+    const ended = new Promise<grpc.ServiceError | undefined>((resolve) => {
+      stream.on('data', () => { acks += 1; });
+      stream.once('error', resolve);
+      stream.once('end', () => resolve(undefined));
+    });
+    stream.write(encode(open('undecodable')));
+    for (let i = 0; i < 3; i++) stream.write(encode(batch(2)));
+    stream.write(Buffer.from([0x12])); // `batch`'s tag and nothing after it
+    stream.write(encode(batch(5)));
+    stream.end();
+    const err = await ended;
+    raw.close();
+    assert.equal(err?.code, grpc.status.INVALID_ARGUMENT, err?.details);
+    assert.match(err?.details ?? '', /is not valid protobuf/);
+    assert.equal(acks, 3, 'the batches before it are acked: the producer knows they landed');
+    assert.equal(await tailOf(h, 'undecodable'), 6, 'the batch after it is not appended');
   });
 
   it('appends no batch pipelined behind a match_seq_num miss: the miss reports the tail before it, and only acked batches are in the stream', async () => {

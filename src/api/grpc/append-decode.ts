@@ -319,13 +319,26 @@ export type GrpcAppendMessage = 'append' | 'session';
 
 export interface AppendDecoders {
   append(bytes: Buffer): AppendRequest__Output;
+  /** Never throws: a message that is not valid protobuf comes back empty, marked (undecodable), for
+   *  the session to refuse in its turn. */
   session(bytes: Buffer): AppendSessionRequest__Output;
+}
+
+/** Where the session decoder leaves why a message could not be read. */
+const UNDECODABLE = Symbol('svcd.grpc.undecodable');
+type Marked = { [UNDECODABLE]?: string };
+
+/** Why an AppendSession message is not valid protobuf (undefined: it is). A session refuses such a
+ *  message after the acks of the batches before it, as any refused batch; grpc-js would have ended
+ *  the call at once (admission.ts answers a throwing decoder INVALID_ARGUMENT), leaving the fate of
+ *  batches already handed to the core untold. */
+export function undecodable(msg: AppendSessionRequest__Output): string | undefined {
+  return (msg as Marked)[UNDECODABLE];
 }
 
 /** The two request decoders a server registers: messages of at least `offThreadBytesMin` are read
  *  shallowly, their records left for a parse worker (absent: every message is read whole). */
-export function appendDecoders(offThreadBytesMin?: number): AppendDecoders {
-  if (offThreadBytesMin === undefined) return { append: decodeAppendRequest, session: decodeAppendSessionRequest };
+export function appendDecoders(offThreadBytesMin = Number.POSITIVE_INFINITY): AppendDecoders {
   return {
     append(bytes) {
       if (bytes.length < offThreadBytesMin) return decodeAppendRequest(bytes);
@@ -334,10 +347,16 @@ export function appendDecoders(offThreadBytesMin?: number): AppendDecoders {
       return out;
     },
     session(bytes) {
-      if (bytes.length < offThreadBytesMin) return decodeAppendSessionRequest(bytes);
-      const out = sessionRequest(new Reader(bytes), bytes.length, true);
-      if (out.batch) (out.batch as Deferred)[OFF_THREAD] = bytes;
-      return out;
+      try {
+        if (bytes.length < offThreadBytesMin) return decodeAppendSessionRequest(bytes);
+        const out = sessionRequest(new Reader(bytes), bytes.length, true);
+        if (out.batch) (out.batch as Deferred)[OFF_THREAD] = bytes;
+        return out;
+      } catch (err) {
+        const out: AppendSessionRequest__Output & Marked = {};
+        out[UNDECODABLE] = err instanceof Error ? err.message : String(err);
+        return out;
+      }
     },
   };
 }
