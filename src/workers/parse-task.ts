@@ -7,7 +7,7 @@
 // of its own module instance, which a task loaded through tsx does not share, so nothing is
 // transferred.)
 
-import { decodeAppendRequest, decodeAppendSessionRequest, type GrpcAppendMessage } from '../api/grpc/append-decode.ts';
+import { decodeAppendRequest, decodeAppendSessionRequest, notValidProtobuf, type GrpcAppendMessage } from '../api/grpc/append-decode.ts';
 import { recordsFromWire } from '../api/grpc/convert.ts';
 import { decodeAppend } from '../api/wire.ts';
 import { ServiceError } from '../protocol/errors.ts';
@@ -49,11 +49,6 @@ export interface GrpcAppendTask {
   message: GrpcAppendMessage;
 }
 
-const GRPC_PATH: Record<GrpcAppendMessage, string> = {
-  append: '/svc.v1.DataService/Append',
-  session: '/svc.v1.DataService/AppendSession',
-};
-
 /** A gRPC append message's records (api/grpc/append-decode.ts, the decoder the main thread uses for
  *  smaller ones, and the same checks). Its address, match_seq_num and fencing token the main thread
  *  read already. */
@@ -63,7 +58,8 @@ export function parseGrpcAppend(task: GrpcAppendTask): ParseResult {
   try {
     wire = task.message === 'append' ? decodeAppendRequest(bytes).records : decodeAppendSessionRequest(bytes).batch?.records ?? [];
   } catch (err) {
-    return { ok: false, code: 'invalid_argument', message: `a request message of ${GRPC_PATH[task.message]} is not valid protobuf: ${(err as Error).message}` };
+    const refusal = notValidProtobuf(task.message, (err as Error).message);
+    return { ok: false, code: refusal.code, message: refusal.message };
   }
   try {
     return { ok: true, parsed: encodeRecords(recordsFromWire(wire).records) };

@@ -28,6 +28,7 @@ import type { AppendSessionBatch__Output } from '../../gen/svc/v1/AppendSessionB
 import type { AppendSessionOpen__Output } from '../../gen/svc/v1/AppendSessionOpen.ts';
 import type { AppendSessionRequest__Output } from '../../gen/svc/v1/AppendSessionRequest.ts';
 import type { Header__Output } from '../../gen/svc/v1/Header.ts';
+import { ServiceError } from '../../protocol/errors.ts';
 import { APPEND_RECORDS_MAX } from '../../protocol/limits.ts';
 
 /** Unknown groups nest at most this deep (protobuf's own parsers stop at 100). */
@@ -316,6 +317,16 @@ export function decodeAppendSessionRequest(bytes: Buffer): AppendSessionRequest_
 
 /** Which append message a parse worker is given: an Append request or an AppendSession batch. */
 export type GrpcAppendMessage = 'append' | 'session';
+
+const METHOD_PATH: Record<GrpcAppendMessage, string> = {
+  append: '/svc.v1.DataService/Append',
+  session: '/svc.v1.DataService/AppendSession',
+};
+
+/** The refusal of a message that is not valid protobuf, worded as admission.ts words grpc-js's. */
+export function notValidProtobuf(message: GrpcAppendMessage, reason: string): ServiceError {
+  return new ServiceError('invalid_argument', `a request message of ${METHOD_PATH[message]} is not valid protobuf: ${reason}`);
+}
 
 export interface AppendDecoders {
   append(bytes: Buffer): AppendRequest__Output;

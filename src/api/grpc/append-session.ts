@@ -31,7 +31,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ProducerSession } from '../../core/producer-session.ts';
 import type { AppendSessionRequest__Output } from '../../gen/svc/v1/AppendSessionRequest.ts';
 import type { AppendSessionResponse } from '../../gen/svc/v1/AppendSessionResponse.ts';
-import { offThreadBytes, undecodable } from './append-decode.ts';
+import { notValidProtobuf, offThreadBytes, undecodable } from './append-decode.ts';
 import { atExpiry, authorize, batchFromWire, CREDENTIAL_EXPIRED, type GrpcContext } from './context.ts';
 import { addressFromWire, fencingTokenFromWire, positionFromWire, positionToWire, recordsFromWire } from './convert.ts';
 import { grpcFailure, toGrpcFailure, type GrpcFailure } from './status-mapping.ts';
@@ -110,7 +110,7 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
     if (session.ending) return undefined; // a message read before reading paused: dropped, never decoded
     try {
       const bad = undecodable(msg);
-      if (bad !== undefined) throw grpcFailure(grpc.status.INVALID_ARGUMENT, `a request message of /svc.v1.DataService/AppendSession is not valid protobuf: ${bad}`);
+      if (bad !== undefined) throw notValidProtobuf('session', bad);
       if (!opened) {
         onOpen(msg);
         return undefined;

@@ -12,7 +12,7 @@ import type { EncodedBatch } from '../../core/types.ts';
 import type { AppendRecord__Output } from '../../gen/svc/v1/AppendRecord.ts';
 import type { RecordInput } from '../../protocol/records.ts';
 import { atWallClock } from '../../core/wall-timer.ts';
-import { decodeAppendSessionRequest, offThreadBytes, type GrpcAppendMessage } from './append-decode.ts';
+import { decodeAppendSessionRequest, notValidProtobuf, offThreadBytes, type GrpcAppendMessage } from './append-decode.ts';
 import { recordsFromWire } from './convert.ts';
 import type { GrpcAuthHooks, GrpcAuthRequest, GrpcCaller, ReadPlanVending } from './hooks.ts';
 import { grpcFailure, toGrpcFailure } from './status-mapping.ts';
@@ -103,7 +103,13 @@ export async function batchFromWire(
   const decoding = ctx.decodeOffThread!(whole, message, signal);
   if (decoding === undefined) {
     if (message === 'append') throw new ServiceError('resource_exhausted', 'too many large appends being parsed; retry shortly');
-    return recordsFromWire(decodeAppendSessionRequest(whole).batch?.records ?? []);
+    let wireRecords: AppendRecord__Output[];
+    try {
+      wireRecords = decodeAppendSessionRequest(whole).batch?.records ?? [];
+    } catch (err) {
+      throw notValidProtobuf(message, (err as Error).message);
+    }
+    return recordsFromWire(wireRecords);
   }
   const encoded = await decoding;
   if (signal.aborted) throw new ServiceError('unavailable', 'the call ended while its batch was being parsed');
