@@ -7,7 +7,7 @@
 // of its own module instance, which a task loaded through tsx does not share, so nothing is
 // transferred.)
 
-import { decodeAppendRequest, decodeAppendSessionRequest, notValidProtobuf, type GrpcAppendMessage } from '../api/grpc/append-decode.ts';
+import { wholeRecords, type GrpcAppendMessage } from '../api/grpc/append-decode.ts';
 import { recordsFromWire } from '../api/grpc/convert.ts';
 import { decodeAppend } from '../api/wire.ts';
 import { ServiceError } from '../protocol/errors.ts';
@@ -42,7 +42,6 @@ export function parseAppend(body: Uint8Array): ParseResult {
   return { ok: true, parsed };
 }
 
-export type { GrpcAppendMessage };
 /** A gRPC append message for a parse worker. */
 export interface GrpcAppendTask {
   bytes: Uint8Array;
@@ -54,15 +53,8 @@ export interface GrpcAppendTask {
  *  read already. */
 export function parseGrpcAppend(task: GrpcAppendTask): ParseResult {
   const bytes = Buffer.from(task.bytes.buffer, task.bytes.byteOffset, task.bytes.byteLength);
-  let wire;
   try {
-    wire = task.message === 'append' ? decodeAppendRequest(bytes).records : decodeAppendSessionRequest(bytes).batch?.records ?? [];
-  } catch (err) {
-    const refusal = notValidProtobuf(task.message, (err as Error).message);
-    return { ok: false, code: refusal.code, message: refusal.message };
-  }
-  try {
-    return { ok: true, parsed: encodeRecords(recordsFromWire(wire).records) };
+    return { ok: true, parsed: encodeRecords(recordsFromWire(wholeRecords(bytes, task.message)).records) };
   } catch (err) {
     if (err instanceof ServiceError) return { ok: false, code: err.code, message: err.message };
     throw err;

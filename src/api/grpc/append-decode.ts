@@ -328,6 +328,16 @@ export function notValidProtobuf(message: GrpcAppendMessage, reason: string): Se
   return new ServiceError('invalid_argument', `a request message of ${METHOD_PATH[message]} is not valid protobuf: ${reason}`);
 }
 
+/** The records of a whole append message (an Append request, or an AppendSession message's batch),
+ *  what a parse worker reads of a message the event loop read shallowly; throws notValidProtobuf. */
+export function wholeRecords(bytes: Buffer, message: GrpcAppendMessage): AppendRecord__Output[] {
+  try {
+    return message === 'append' ? decodeAppendRequest(bytes).records : decodeAppendSessionRequest(bytes).batch?.records ?? [];
+  } catch (err) {
+    throw notValidProtobuf(message, (err as Error).message);
+  }
+}
+
 export interface AppendDecoders {
   append(bytes: Buffer): AppendRequest__Output;
   /** Never throws: a message that is not valid protobuf comes back empty, marked (undecodable), for

@@ -100,7 +100,7 @@ export function handleAppendSession(ctx: GrpcContext, call: SessionCall): void {
       session.offer(records, bytes, match);
       return undefined;
     }
-    return batchFromWire(ctx, b, b.records, 'session', over.signal).then(({ records, encoded, bytes }) => {
+    return batchFromWire(ctx, b, b.records, 'session', () => over.signal).then(({ records, encoded, bytes }) => {
       if (!session.ending) session.offer(records, bytes, match, encoded);
     });
   };

@@ -12,7 +12,7 @@ import type { EncodedBatch } from '../../core/types.ts';
 import type { AppendRecord__Output } from '../../gen/svc/v1/AppendRecord.ts';
 import type { RecordInput } from '../../protocol/records.ts';
 import { atWallClock } from '../../core/wall-timer.ts';
-import { decodeAppendSessionRequest, notValidProtobuf, offThreadBytes, type GrpcAppendMessage } from './append-decode.ts';
+import { offThreadBytes, wholeRecords, type GrpcAppendMessage } from './append-decode.ts';
 import { recordsFromWire } from './convert.ts';
 import type { GrpcAuthHooks, GrpcAuthRequest, GrpcCaller, ReadPlanVending } from './hooks.ts';
 import { grpcFailure, toGrpcFailure } from './status-mapping.ts';
@@ -91,25 +91,21 @@ export type OffThreadDecoder = (bytes: Buffer, message: GrpcAppendMessage, signa
 
 /** A batch's records for the core: decoded already, or (a message append-decode.ts left whole) from
  *  a parse worker, encoded. `bytes`: the content bytes the stream's caps count. A call that ended
- *  meanwhile (`signal`) appends nothing: its caller was told it failed. With the worker queue full,
- *  an Append is refused (retryable, as HTTP's 429) and a session's batch decoded here, so a healthy
+ *  meanwhile (`cancelled()`, asked only of a message sent to a worker, so a small Append makes no
+ *  AbortController) appends nothing: its caller was told it failed. With the worker queue full, an
+ *  Append is refused (retryable, as HTTP's 429) and a session's batch decoded here, so a healthy
  *  session is not ended for the star's load. */
 export async function batchFromWire(
-  ctx: GrpcContext, decoded: object, wire: AppendRecord__Output[], message: GrpcAppendMessage, signal: AbortSignal,
+  ctx: GrpcContext, decoded: object, wire: AppendRecord__Output[], message: GrpcAppendMessage, cancelled: () => AbortSignal,
 ): Promise<{ records: RecordInput[]; encoded?: EncodedBatch; bytes: number }> {
   const whole = offThreadBytes(decoded);
   if (whole === undefined) return recordsFromWire(wire);
+  const signal = cancelled();
   // Only a server with a decoder leaves messages whole (server.ts).
   const decoding = ctx.decodeOffThread!(whole, message, signal);
   if (decoding === undefined) {
     if (message === 'append') throw new ServiceError('resource_exhausted', 'too many large appends being parsed; retry shortly');
-    let wireRecords: AppendRecord__Output[];
-    try {
-      wireRecords = decodeAppendSessionRequest(whole).batch?.records ?? [];
-    } catch (err) {
-      throw notValidProtobuf(message, (err as Error).message);
-    }
-    return recordsFromWire(wireRecords);
+    return recordsFromWire(wholeRecords(whole, message));
   }
   const encoded = await decoding;
   if (signal.aborted) throw new ServiceError('unavailable', 'the call ended while its batch was being parsed');

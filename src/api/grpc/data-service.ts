@@ -50,7 +50,7 @@ export function dataServiceHandlers(ctx: GrpcContext): DataServiceHandlers {
     Append: unary(async (req, _md, c) => {
       const token = req.fencing_token !== undefined ? fencingTokenFromWire(req.fencing_token) : undefined;
       const { bucket, key, expMs } = await streamAddress(ctx, 'Append', req, c, token, 'carry');
-      const { records, encoded } = await batchFromWire(ctx, req, req.records, 'append', c.signal);
+      const { records, encoded } = await batchFromWire(ctx, req, req.records, 'append', () => c.signal);
       const ack = await svc.append(bucket, key, {
         records,
         ...(encoded ? { encoded } : {}),
