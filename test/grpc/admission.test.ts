@@ -55,6 +55,11 @@ function memoryOf(pid: number): { rss: number; hwm: number } {
   return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
 }
 
+/** Bytes a process has read through read(2) and kin, sockets included (Linux /proc/<pid>/io). */
+function bytesReadBy(pid: number): number {
+  return Number(/^rchar:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? NaN);
+}
+
 /** An AppendRequest already serialized: the same bytes go out on every call, so the test process
  *  holds one copy of the payload (grpc-js frames each call into its own buffer). */
 function encodedAppend(bucket: string, key: string, contentBytes: number): Buffer {
@@ -177,6 +182,7 @@ describe('grpc admission under abuse (jwt, real star)', () => {
     const message = encodedAppend('ta', 'hog', 100 * MiB);
     resetPeak(pid);
     const before = memoryOf(pid);
+    const readBefore = bytesReadBy(pid);
     const abuse = Promise.all(Array.from({ length: ABUSIVE_CALLS }, () => rawUnary(raw, APPEND, message, tenantA)));
     const [answers, victims] = await Promise.all([abuse, victim(c, tenantB, abuse)]);
     const ok = answers.filter((a) => a.code === grpc.status.OK).length;
@@ -186,8 +192,12 @@ describe('grpc admission under abuse (jwt, real star)', () => {
     for (const r of refused) assert.match(r.details, /tenant 'tenant-a' has \d+ request bytes in flight|too many request bytes in flight on this star/);
     assert.deepEqual(victims.filter((r) => r !== 'ok'), [], 'every append of the other tenant succeeded');
     const growth = memoryOf(pid).hwm - before.rss;
-    console.log(`# tenant flood: ${ok} admitted, ${refused.length} refused; star RSS ${mb(before.rss)} before, peak ${mb(memoryOf(pid).hwm)} (growth ${mb(growth)}; bound ${mb(TENANT_RSS_GROWTH_BYTES_MAX)})`);
+    // The star resets a refused call's stream after its answer, so its client stops sending: a
+    // refused message is not read off the socket (read to its end and dropped, eleven were 1.2 GB).
+    const readRefused = bytesReadBy(pid) - readBefore - ok * message.length;
+    console.log(`# tenant flood: ${ok} admitted, ${refused.length} refused (${mb(readRefused)} read beyond the admitted); star RSS ${mb(before.rss)} before, peak ${mb(memoryOf(pid).hwm)} (growth ${mb(growth)}; bound ${mb(TENANT_RSS_GROWTH_BYTES_MAX)})`);
     assert.ok(growth < TENANT_RSS_GROWTH_BYTES_MAX, `the star's peak RSS grew ${mb(growth)}`);
+    assert.ok(readRefused < refused.length * message.length / 2, `the star read ${mb(readRefused)} of ${refused.length} refused ${mb(message.length)} messages`);
   });
 
   it('a message over GRPC_APPEND_MESSAGE_BYTES_MAX with a valid token is INVALID_ARGUMENT from its head (a batch over a cap: no retry passes)', { timeout: 120_000 }, async () => {

@@ -23,6 +23,7 @@
 //      message that inflates a thousandfold never holds more than the budgets allow;
 //   6. the charge comes back when the call ends, or, in an AppendSession, when the batch is acked.
 
+import { constants as http2Constants, type ServerHttp2Stream } from 'node:http2';
 import { createGunzip, createInflate } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import {
@@ -198,6 +199,31 @@ interface DecoderHolder {
   sendStatus(status: { code: grpc.status; details: string }): void;
   /** The method's registration (shared by its calls): its request decoder. */
   handler?: { deserialize?: (bytes: Buffer) => unknown };
+  /** The call's HTTP/2 stream, and whether its response headers went out before the status. */
+  stream?: ServerHttp2Stream;
+  metadataSent?: boolean;
+}
+
+/**
+ * When the call's whole answer is its status (a trailers-only response: a message refused at its
+ * head over a budget or the size limit, a caller refused) while the client is still sending, resets
+ * the HTTP/2 stream with NO_ERROR after it, as RFC 9113 8.1 lets a server that has answered in full
+ * (grpc-go's server does the same): the client stops sending. Without it grpc-js read each refused
+ * 100 MiB Append to its end and dropped it (a tenant's eleven refused full batches were 1.2 GB off
+ * the socket and 900 MiB of peak RSS; with the reset, about nothing and 600 MiB). The trailers-only
+ * answer is queued ahead of the reset when sendStatus returns. After response headers the trailers
+ * are queued later, when the stream asks for them, and a reset sent before them would lose the
+ * status (clients then see INTERNAL): such a call (a session that had acks) is not reset.
+ */
+function stopSendingAfterStatus(holder: DecoderHolder): void {
+  const sendStatus = holder.sendStatus.bind(holder);
+  holder.sendStatus = (status) => {
+    const stream = holder.stream;
+    const trailersOnly = holder.metadataSent === false;
+    sendStatus(status);
+    if (!trailersOnly || stream === undefined || stream.destroyed || stream.closed || stream.readableEnded) return;
+    stream.close(http2Constants.NGHTTP2_NO_ERROR);
+  };
 }
 
 function decoderHolder(call: grpc.ServerInterceptingCallInterface): DecoderHolder | undefined {
@@ -330,6 +356,8 @@ export function admissionInterceptor(ctx: GrpcContext, o: AdmissionOptions): grp
         };
       }
       const base = holder;
+      // First: the undecodable refusal sends through it.
+      stopSendingAfterStatus(holder);
       refuseUndecodable(holder, path);
       holder.decoder = {
         write(data: Buffer): Buffer[] {
