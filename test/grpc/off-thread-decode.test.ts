@@ -177,7 +177,8 @@ describe('gRPC appends decoded on a parse worker', () => {
   }
 
   it('a session\'s large batches on the worker and small ones on the event loop land in the order sent, each acked in order', { timeout: 60_000 }, async () => {
-    const shapes = [5, LARGE, 3, 1, LARGE, LARGE + 7, 2];
+    // A larger batch before a smaller one: were they decoded at once, the second would finish first.
+    const shapes = [5, LARGE, 3, 1, LARGE * 16, LARGE, LARGE + 7, 2];
     const batches = shapes.map((n, i) => records(n, `s${i}`));
     const before0 = await workerDecodes();
     // The second large batch names its own match_seq_num, which it meets.
@@ -187,7 +188,7 @@ describe('gRPC appends decoded on a parse worker', () => {
       ...batches.map((rs, i) => ({ batch: { records: rs, ...(i === 4 ? { match_seq_num: at } : {}) } })),
     ]);
     assert.equal(out.error, undefined, out.error?.details);
-    assert.equal(await workerDecodes(), before0 + 3);
+    assert.equal(await workerDecodes(), before0 + 4);
     let seq = 0;
     assert.deepEqual(out.acks.map((a) => [Number(a.start?.seq_num), Number(a.end?.seq_num)]), shapes.map((n) => [seq, (seq += n)]));
     assert.deepEqual(await readAll('session'), expected(batches.flat()));
