@@ -58,9 +58,13 @@ describe('a PostgreSQL connection that hangs', { timeout: 300_000 }, () => {
     let c: Awaited<ReturnType<typeof append>> | undefined;
     for (let round = 0; c === undefined; round++) {
       assert.ok(round < WEDGE_ROUNDS_MAX, `an append caught in a silenced connection within ${WEDGE_ROUNDS_MAX} wedges`);
+      // Ready before each wedge, so a drop in readiness is this round's (statements an earlier round
+      // left on silenced connections are given up first).
+      if (round > 0) await until('/readyz to say 200 before the next wedge', async () => await readyz(ops) === 200, STUCK_ANSWER_MS_MAX);
       assert.ok(proxy.wedge() > 0, 'the star had connections to silence');
       let answered = false;
       const caught = append(star.baseUrl, `caught-${round}`, STUCK_ANSWER_MS_MAX).finally(() => { answered = true; });
+      caught.catch(() => undefined); // awaited below; a failed wait must not leave it unhandled
       let notReady = false;
       await until('/readyz to say 503 while the answer is overdue, or the append to be answered', async () => {
         notReady = await readyz(ops) === 503;

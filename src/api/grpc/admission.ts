@@ -213,7 +213,10 @@ interface DecoderHolder {
  * the socket and 900 MiB of peak RSS; with the reset, about nothing and 600 MiB). The trailers-only
  * answer is queued ahead of the reset when sendStatus returns. After response headers the trailers
  * are queued later, when the stream asks for them, and a reset sent before them would lose the
- * status (clients then see INTERNAL): such a call (a session that had acks) is not reset.
+ * status (clients then see INTERNAL): such a call (a session that had acks) is not reset. A client
+ * on node:http2 that waits for the stream's 'close' while its own writes are still queued may not
+ * get it after such a reset (Node destroys a reset stream only once its writes finished); grpc-js
+ * and other gRPC clients take the status from the trailers.
  */
 function stopSendingAfterStatus(holder: DecoderHolder): void {
   const sendStatus = holder.sendStatus.bind(holder);
@@ -221,7 +224,8 @@ function stopSendingAfterStatus(holder: DecoderHolder): void {
     const stream = holder.stream;
     const trailersOnly = holder.metadataSent === false;
     sendStatus(status);
-    if (!trailersOnly || stream === undefined || stream.destroyed || stream.closed || stream.readableEnded) return;
+    // remoteClose: the client's END_STREAM arrived (readableEnded stays false on a stream grpc-js paused).
+    if (!trailersOnly || stream === undefined || stream.destroyed || stream.closed || stream.state.remoteClose === 1) return;
     stream.close(http2Constants.NGHTTP2_NO_ERROR);
   };
 }
