@@ -54,9 +54,10 @@ export class Upstreams {
   private readonly markedAtMs: number[];
   /** Failed its latest health probe: last until a probe passes. */
   private readonly unhealthy: boolean[];
-  /** Health probes failed in a row, and when the first of them was sent (both 0 while passing). */
+  /** Health probes failed in a row (0 while passing), and when the latest
+   *  GATEWAY_UPSTREAM_WEDGED_PROBES of them were sent, oldest first. */
   private readonly failedProbes: number[];
-  private readonly failingSinceMs: number[];
+  private readonly failedSentMs: number[][];
   private next = 0;
 
   constructor(readonly urls: readonly URL[], private readonly nowMs: () => number = Date.now) {
@@ -65,7 +66,7 @@ export class Upstreams {
     this.markedAtMs = urls.map(() => 0);
     this.unhealthy = urls.map(() => false);
     this.failedProbes = urls.map(() => 0);
-    this.failingSinceMs = urls.map(() => 0);
+    this.failedSentMs = urls.map(() => []);
   }
 
   /** The upstreams in the order to try them for a request; `stream` is its `bucket/key`, if any. */
@@ -103,20 +104,26 @@ export class Upstreams {
     const changed = this.unhealthy[at] === healthy;
     this.unhealthy[at] = !healthy;
     if (healthy && this.markedAtMs[at] <= sentAtMs) this.downUntilMs[at] = 0;
+    const sent = this.failedSentMs[at];
     if (healthy) {
       this.failedProbes[at] = 0;
-      this.failingSinceMs[at] = 0;
-    } else if (this.failedProbes[at]++ === 0) {
-      this.failingSinceMs[at] = sentAtMs;
+      sent.length = 0;
+    } else {
+      this.failedProbes[at] += 1;
+      sent.push(sentAtMs);
+      if (sent.length > GATEWAY_UPSTREAM_WEDGED_PROBES) sent.shift();
     }
     return changed;
   }
 
-  /** For a star that failed GATEWAY_UPSTREAM_WEDGED_PROBES probes in a row: when the first of them
-   *  was sent (what was sent to it before then has gone unanswered through all of them). */
+  /** For a star that failed GATEWAY_UPSTREAM_WEDGED_PROBES probes in a row: when the first of the
+   *  latest that many was sent (what was sent to it before then has gone unanswered through all of
+   *  them). It moves on with each failed probe, so a request sent to the star after it was first
+   *  taken for wedged (a 421 followed to a stopped leader) is given up a few probes later, not
+   *  left to GATEWAY_UPSTREAM_HEAD_MS_MAX. */
   wedgedSince(url: URL): number | undefined {
     const at = this.indexOf(url);
-    return at >= 0 && this.failedProbes[at] >= GATEWAY_UPSTREAM_WEDGED_PROBES ? this.failingSinceMs[at] : undefined;
+    return at >= 0 && this.failedProbes[at] >= GATEWAY_UPSTREAM_WEDGED_PROBES ? this.failedSentMs[at][0] : undefined;
   }
 
   private indexOf(url: URL): number {

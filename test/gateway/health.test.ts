@@ -63,6 +63,12 @@ test('a failed probe puts a star last until a probe passes; a pass lifts an olde
   now += 1;
   assert.equal(ups.probed(homeUrl, false, now), false, 'the same verdict again is not');
   assert.equal(ups.wedgedSince(homeUrl), firstFailedAt, `${GATEWAY_UPSTREAM_WEDGED_PROBES} in a row are, since the first was sent`);
+  // Each further failure moves it on: what was sent after the first failed probe (a 421 followed to
+  // the stopped star) has gone unanswered through the latest ones, and is given up too.
+  const laterFailedAt = now;
+  now += 1;
+  ups.probed(homeUrl, false, now);
+  assert.equal(ups.wedgedSince(homeUrl), GATEWAY_UPSTREAM_WEDGED_PROBES === 2 ? laterFailedAt : firstFailedAt, 'since the first of the latest ones');
   assert.equal(lastOf(), home);
   now += 10 * GATEWAY_UPSTREAM_DOWN_MS;
   assert.equal(lastOf(), home, 'held past any interval: only a passing probe lifts it');
@@ -202,5 +208,45 @@ describe('gateway health probes in front of two stars', () => {
     stars[1] = await startServer({ engine: 'node', dataDir, args: ['--listen', `127.0.0.1:${port}`] });
     await nextVerdict(1, seen + 1, /answers its health probe again/);
     assert.deepEqual(await starsSeen(gw, REQUESTS), new Set(['on-star-0', 'on-star-1']));
+  });
+});
+
+describe('a 421 followed to a star already taken for wedged', () => {
+  let star: RunningServer;
+  let router: { server: Server; url: URL };
+  let gw: Gateway;
+  /** A followed request that waits on a stopped star must be given up a few probes after it was
+   *  sent, well before the Gateway's 30 s head timeout; a bound on a hang, not a timing. */
+  const FOLLOWED_MS_MAX = 20_000;
+
+  before(async () => {
+    star = await startServer({ engine: 'node' });
+    // A star of the cluster that leads nothing: every data request is named to the real star's bridge.
+    router = await listen((req, res) => {
+      if (req.url === '/healthz') res.writeHead(200).end('{}');
+      else res.writeHead(421, { 'svcd-leader': `127.0.0.1:${star.port}`, 'content-type': 'application/json' }).end('{"error":"not the leader"}');
+    });
+    gw = await startGatewayChild(['--upstream', `http://127.0.0.1:${star.port},${router.url.origin}`]);
+  });
+  after(async () => {
+    star?.proc.kill('SIGCONT');
+    await gw?.stop();
+    router?.server.closeAllConnections();
+    router?.server.close();
+    await star?.stop();
+    if (star) removeDir(star.dataDir);
+  });
+
+  test('is given up a few probes after it was sent, not left to the head timeout', { timeout: 90_000 }, async () => {
+    const starUrl = `http://127.0.0.1:${star.port}`;
+    const ups = new Upstreams([parseUpstream(starUrl), router.url]);
+    const key = Array.from({ length: 64 }, (_, i) => `k${i}`).find((k) => ups.order(`b/${k}`)[0].origin === router.url.origin)!;
+    star.proc.kill('SIGSTOP');
+    // Its first failed probe was sent before this request; only later ones were sent after it.
+    await waitForOutput({ output: () => gw.output() }, new RegExp(`upstream ${starUrl} failed its health probe`));
+    const r = await fetch(`${gw.url}/v1/streams/b/${key}/records/tail`, { signal: AbortSignal.timeout(FOLLOWED_MS_MAX) });
+    // Given up, it went round once more and was named the same stopped star: retry later.
+    assert.equal(r.status, 503, await r.clone().text());
+    assert.equal(r.headers.get('retry-after'), '1');
   });
 });
