@@ -54,9 +54,8 @@ export class Upstreams {
   private readonly markedAtMs: number[];
   /** Failed its latest health probe: last until a probe passes. */
   private readonly unhealthy: boolean[];
-  /** Health probes failed in a row (0 while passing), and when the latest
-   *  GATEWAY_UPSTREAM_WEDGED_PROBES of them were sent, oldest first. */
-  private readonly failedProbes: number[];
+  /** When the latest health probes failed in a row were sent, oldest first: at most
+   *  GATEWAY_UPSTREAM_WEDGED_PROBES of them (empty while passing). */
   private readonly failedSentMs: number[][];
   private next = 0;
 
@@ -65,7 +64,6 @@ export class Upstreams {
     this.downUntilMs = urls.map(() => 0);
     this.markedAtMs = urls.map(() => 0);
     this.unhealthy = urls.map(() => false);
-    this.failedProbes = urls.map(() => 0);
     this.failedSentMs = urls.map(() => []);
   }
 
@@ -106,10 +104,8 @@ export class Upstreams {
     if (healthy && this.markedAtMs[at] <= sentAtMs) this.downUntilMs[at] = 0;
     const sent = this.failedSentMs[at];
     if (healthy) {
-      this.failedProbes[at] = 0;
       sent.length = 0;
     } else {
-      this.failedProbes[at] += 1;
       sent.push(sentAtMs);
       if (sent.length > GATEWAY_UPSTREAM_WEDGED_PROBES) sent.shift();
     }
@@ -123,7 +119,7 @@ export class Upstreams {
    *  left to GATEWAY_UPSTREAM_HEAD_MS_MAX. */
   wedgedSince(url: URL): number | undefined {
     const at = this.indexOf(url);
-    return at >= 0 && this.failedProbes[at] >= GATEWAY_UPSTREAM_WEDGED_PROBES ? this.failedSentMs[at][0] : undefined;
+    return at >= 0 && this.failedSentMs[at].length >= GATEWAY_UPSTREAM_WEDGED_PROBES ? this.failedSentMs[at][0] : undefined;
   }
 
   private indexOf(url: URL): number {
