@@ -211,12 +211,17 @@ interface DecoderHolder {
  * (grpc-go's server does the same): the client stops sending. Without it grpc-js read each refused
  * 100 MiB Append to its end and dropped it (a tenant's eleven refused full batches were 1.2 GB off
  * the socket and 900 MiB of peak RSS; with the reset, about nothing and 600 MiB). The trailers-only
- * answer is queued ahead of the reset when sendStatus returns. After response headers the trailers
- * are queued later, when the stream asks for them, and a reset sent before them would lose the
- * status (clients then see INTERNAL): such a call (a session that had acks) is not reset. A client
- * on node:http2 that waits for the stream's 'close' while its own writes are still queued may not
- * get it after such a reset (Node destroys a reset stream only once its writes finished); grpc-js
- * and other gRPC clients take the status from the trailers.
+ * answer is queued ahead of the reset when sendStatus returns. After response headers (a session
+ * that had acks, ended by a fence, a match_seq_num miss or a batch over a limit) grpc-js queues the
+ * trailers later, from the stream's 'wantTrailers' event, and a reset sent before them lost the
+ * status (clients saw INTERNAL); so the reset waits for that event, then for the turn after it: from
+ * inside the event (nghttp2 is packing the stream's last DATA frame) the reset still went out first
+ * and the trailers were lost (Node's RST_STREAM flushes what is pending only outside nghttp2's own
+ * callbacks; nghttp2 sends a reset ahead of everything else). Without the reset such a stream stayed
+ * open on the star until the connection closed whenever the client only dropped its side (grpc-go
+ * takes the status and sends neither END_STREAM nor RST_STREAM). A client on node:http2 that waits for the stream's 'close'
+ * while its own writes are still queued may not get it after such a reset (Node destroys a reset
+ * stream only once its writes finished); gRPC clients take the status from the trailers.
  */
 function stopSendingAfterStatus(holder: DecoderHolder): void {
   const sendStatus = holder.sendStatus.bind(holder);
@@ -224,10 +229,16 @@ function stopSendingAfterStatus(holder: DecoderHolder): void {
     const stream = holder.stream;
     const trailersOnly = holder.metadataSent === false;
     sendStatus(status);
-    // remoteClose: the client's END_STREAM arrived (readableEnded stays false on a stream grpc-js paused).
-    if (!trailersOnly || stream === undefined || stream.destroyed || stream.closed || stream.state.remoteClose === 1) return;
-    stream.close(http2Constants.NGHTTP2_NO_ERROR);
+    if (stream === undefined || !stillSending(stream)) return;
+    if (trailersOnly) stream.close(http2Constants.NGHTTP2_NO_ERROR);
+    else stream.once('wantTrailers', () => setImmediate(() => { if (stillSending(stream)) stream.close(http2Constants.NGHTTP2_NO_ERROR); }));
   };
+}
+
+/** The stream is open and its client has not ended its side (remoteClose: the client's END_STREAM
+ *  arrived; readableEnded stays false on a stream grpc-js paused). */
+function stillSending(stream: ServerHttp2Stream): boolean {
+  return !stream.destroyed && !stream.closed && stream.state.remoteClose !== 1;
 }
 
 function decoderHolder(call: grpc.ServerInterceptingCallInterface): DecoderHolder | undefined {
