@@ -422,6 +422,7 @@ async function composeStar(cfg: Config, life: Lifecycle): Promise<RunningStar> {
       auth: grpcAuthHooks(auth, { clientCertVerified: authConfig.mode === 'mtls' }),
       ...(tls ? { credentials: grpcTlsCredentials(tls, authConfig.mode === 'mtls') } : {}),
       ready: starReady,
+      keepaliveMs: cfg.grpcKeepaliveMs,
       observe: (method, code, secs) => metrics.observeGrpc(method, code, secs),
     }))
     : undefined;

@@ -3,7 +3,7 @@
 // framework's (./flags.ts), shared with the Gateway and the command-line tools.
 
 import {
-  BODY_BYTES_IN_FLIGHT_MAX, BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX, COMMIT_LINGER_MS_STANDARD, LEASE_IDLE_MS, READ_GRACE_MS_DEFAULT, AUDIT_SCRUB_MS_DEFAULT, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS, LEASE_TTL_MS_MIN, UNSETTLED_SWEEP_MS, READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
+  BODY_BYTES_IN_FLIGHT_MAX, GRPC_KEEPALIVE_PING_MS, BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX, COMMIT_LINGER_MS_STANDARD, LEASE_IDLE_MS, READ_GRACE_MS_DEFAULT, AUDIT_SCRUB_MS_DEFAULT, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS, LEASE_TTL_MS_MIN, UNSETTLED_SWEEP_MS, READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
   WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, DS_LONG_POLL_MS,
 } from './limits.ts';
 import {
@@ -23,6 +23,7 @@ export const FLAGS: FlagSpec[] = [
   { name: 'advertise-bridge-address', env: 'SVCD_ADVERTISE_BRIDGE_ADDRESS', help: 'host:port other stars (the one-hop proxy) and the Gateway use to reach this star\'s data bridge; default: the --listen address, or, when it listens on every interface (0.0.0.0, ::), the --advertise-address host with the bridge\'s port', default: '' },
   { name: 'http-engine', env: 'SVCD_HTTP_ENGINE', help: 'uws (native uWebSockets.js, falls back to node when it cannot load) or node (node:http)', default: 'uws' },
   { name: 'grpc-listen', env: 'SVCD_GRPC_LISTEN', help: 'gRPC data and admin plane address host:port (empty disables it)', default: '' },
+  { name: 'grpc-keepalive-ms', env: 'SVCD_GRPC_KEEPALIVE_MS', help: 'the star pings each gRPC connection this often and drops one that does not answer', default: String(GRPC_KEEPALIVE_PING_MS) },
   { name: 'metrics-listen', env: 'SVCD_METRICS_LISTEN', help: 'ops listener host:port for /metrics, /healthz, /readyz, /admin/ (empty removes it)', default: '' },
   { name: 'admin-ui', env: 'SVCD_ADMIN_UI', help: 'serve the read-only dashboard on the ops listener', default: 'true', boolean: true },
   { name: 'admin-ui-reader', env: 'SVCD_ADMIN_UI_READER', help: 'allow ReadStreamRecords on the admin bridge', default: 'true', boolean: true },
@@ -108,6 +109,8 @@ export interface Config {
   objectStore: ObjectStoreChoice;
   httpEngine: 'uws' | 'node';
   grpcListen: { host: string; port: number } | undefined;
+  /** The gRPC listener's keepalive PING period (a peer that does not answer is dropped). */
+  grpcKeepaliveMs: number;
   metricsListen: { host: string; port: number } | undefined;
   adminUi: boolean;
   adminUiReader: boolean;
@@ -174,6 +177,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     objectStore,
     httpEngine: engine,
     grpcListen: hostPort(get('grpc-listen'), 'grpc-listen'),
+    grpcKeepaliveMs: timerMs(get('grpc-keepalive-ms'), 'grpc-keepalive-ms'),
     metricsListen: hostPort(get('metrics-listen'), 'metrics-listen'),
     adminUi: boolValue(get('admin-ui'), 'admin-ui'),
     adminUiReader: boolValue(get('admin-ui-reader'), 'admin-ui-reader'),

@@ -492,6 +492,14 @@ export const READ_HEADER_METER_BYTES = 8;
 export const READ_PAGE_HEADERS_MAX = 65_536;
 /** The largest response message: a Read page of READ_BYTES_MAX with room for its framing. */
 export const GRPC_SEND_MESSAGE_BYTES_MAX = 128 * MiB;
+/** The star pings each gRPC connection this often (HTTP/2 PING; grpc-js keepalive) and drops one
+ *  whose peer has not answered within GRPC_KEEPALIVE_TIMEOUT_MS (--grpc-keepalive-ms): a client
+ *  machine that vanished, or a connection Node's HTTP/2 stopped reading without closing (a header
+ *  block past nghttp2's limits left the socket open and unread, with a Subscribe on it silently
+ *  stalled), no longer holds its calls, subscriptions and socket until the star stops. */
+export const GRPC_KEEPALIVE_PING_MS = 60_000;
+/** How long a keepalive PING may go unanswered (at most the ping period itself). */
+export const GRPC_KEEPALIVE_TIMEOUT_MS = 20_000;
 /** Request-message bytes received or being received and not yet answered, for the whole star: a
  *  message is charged its declared length when its head arrives, before its body is buffered, and
  *  past the budget it is refused with RESOURCE_EXHAUSTED (429's code). */

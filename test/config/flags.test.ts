@@ -130,8 +130,9 @@ test('an interval a timer cannot hold is refused, not run every millisecond', ()
   assert.equal(loadConfig(['--unsettled-sweep-ms', String(TIMER_DELAY_MS_MAX)], {}).unsettledSweepMs, TIMER_DELAY_MS_MAX);
   assert.match(refusal(() => loadConfig(['--unsettled-sweep-ms', String(TIMER_DELAY_MS_MAX + 1)], {})).message, /^--unsettled-sweep-ms must be at most 2147483647 ms/);
   assert.match(refusal(() => loadConfig([], { SVCD_UNSETTLED_SWEEP_MS: '0' })).message, /^--unsettled-sweep-ms must be a positive integer/);
-  // The SSE heartbeat and stall bound are timers too: past the ceiling Node fires them after 1 ms.
-  for (const flag of ['sse-heartbeat-ms', 'sse-stall-ms']) {
+  // The SSE heartbeat, its stall bound and the gRPC keepalive are timers too: past the ceiling Node
+  // fires them after 1 ms.
+  for (const flag of ['sse-heartbeat-ms', 'sse-stall-ms', 'grpc-keepalive-ms']) {
     assert.match(refusal(() => loadConfig([`--${flag}`, String(TIMER_DELAY_MS_MAX + 1)], {})).message, new RegExp(`^--${flag} must be at most 2147483647 ms`));
   }
   assert.equal(loadConfig(['--sse-stall-ms', String(TIMER_DELAY_MS_MAX)], {}).sse.stallMs, TIMER_DELAY_MS_MAX);

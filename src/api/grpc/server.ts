@@ -7,7 +7,7 @@
 
 import type { AuditView, ClusterView } from './admin-reads.ts';
 import * as grpc from '@grpc/grpc-js';
-import { GRPC_APPEND_MESSAGE_BYTES_MAX, GRPC_SEND_MESSAGE_BYTES_MAX, GRPC_WORKER_DECODE_BYTES_MIN, READPLAN_TTL_MS_DEFAULT, SHUTDOWN_REQUESTS_WAIT_MS_MAX } from '../../config/limits.ts';
+import { GRPC_APPEND_MESSAGE_BYTES_MAX, GRPC_KEEPALIVE_PING_MS, GRPC_KEEPALIVE_TIMEOUT_MS, GRPC_SEND_MESSAGE_BYTES_MAX, GRPC_WORKER_DECODE_BYTES_MIN, READPLAN_TTL_MS_DEFAULT, SHUTDOWN_REQUESTS_WAIT_MS_MAX } from '../../config/limits.ts';
 import type { Clock, Timers } from '../../core/ports.ts';
 import type { StreamService } from '../../core/service-api.ts';
 import { EXCHANGE_ADDRESS_THROTTLE, FailureThrottle } from '../../auth/index.ts';
@@ -61,6 +61,8 @@ export interface GrpcServerOptions {
   /** Decodes, checks and encodes an append message's records on a parse worker: messages of at least
    *  GRPC_WORKER_DECODE_BYTES_MIN go there. Absent: every message is decoded on the event loop. */
   decodeOffThread?: OffThreadDecoder;
+  /** The keepalive PING period (--grpc-keepalive-ms); default GRPC_KEEPALIVE_PING_MS. */
+  keepaliveMs?: number;
 }
 
 /** Status code names by number, for /metrics labels (grpc.status is a numeric enum). */
@@ -134,9 +136,13 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
     logBug: (msg) => console.error(stamped(msg)),
     logPeerCall: (line) => console.error(stamped(line)),
   });
+  const keepaliveMs = opts.keepaliveMs ?? GRPC_KEEPALIVE_PING_MS;
   const server = new grpc.Server({
     'grpc.max_receive_message_length': GRPC_APPEND_MESSAGE_BYTES_MAX,
     'grpc.max_send_message_length': GRPC_SEND_MESSAGE_BYTES_MAX,
+    // grpc-js destroys a connection whose PING goes unanswered, or cannot be sent, past the timeout.
+    'grpc.keepalive_time_ms': keepaliveMs,
+    'grpc.keepalive_timeout_ms': Math.min(GRPC_KEEPALIVE_TIMEOUT_MS, keepaliveMs),
     interceptors: opts.observe ? [observingInterceptor(opts.observe), admission] : [admission],
   });
   const decoders = appendDecoders(opts.decodeOffThread ? GRPC_WORKER_DECODE_BYTES_MIN : undefined);
