@@ -500,6 +500,13 @@ export const GRPC_SEND_MESSAGE_BYTES_MAX = 128 * MiB;
 export const GRPC_KEEPALIVE_PING_MS = 60_000;
 /** How long a keepalive PING may go unanswered (at most the ping period itself). */
 export const GRPC_KEEPALIVE_TIMEOUT_MS = 20_000;
+/** grpc-js's own log lines: each kind (its first GRPC_LOG_KIND_CHARS characters) at most once in
+ *  this long, so a client cannot fill the star's log with a line grpc-js writes on every call it
+ *  shapes (`Failed to add metadata entry …` for a header value it drops). */
+export const GRPC_LOG_REPEAT_MS = 60_000;
+export const GRPC_LOG_KIND_CHARS = 32;
+/** Kinds tracked at once; past it the oldest is forgotten (its next line is written). */
+export const GRPC_LOG_KINDS_MAX = 256;
 /** Request-message bytes received or being received and not yet answered, for the whole star: a
  *  message is charged its declared length when its head arrives, before its body is buffered, and
  *  past the budget it is refused with RESOURCE_EXHAUSTED (429's code). */

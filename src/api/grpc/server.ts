@@ -20,6 +20,7 @@ import { addHealthAndReflection } from './health.ts';
 import type { GrpcAuthHooks, GrpcStarHooks, ReadPlanVending } from './hooks.ts';
 import { loadSvcProto, type SvcProto } from './proto.ts';
 import { stamped } from '../../log-line.ts';
+import { routeGrpcLog } from './log.ts';
 
 /** Largest request message: a full append batch (limits.ts: GRPC_APPEND_MESSAGE_BYTES_MAX). Clients
  *  size their send limit by it; the server refuses a longer one from its head, before reading it. */
@@ -136,6 +137,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
     logBug: (msg) => console.error(stamped(msg)),
     logPeerCall: (line) => console.error(stamped(line)),
   });
+  routeGrpcLog((line) => console.error(stamped(line)));
   const keepaliveMs = opts.keepaliveMs ?? GRPC_KEEPALIVE_PING_MS;
   const server = new grpc.Server({
     'grpc.max_receive_message_length': GRPC_APPEND_MESSAGE_BYTES_MAX,
