@@ -498,6 +498,14 @@ export const GRPC_SEND_MESSAGE_BYTES_MAX = 128 * MiB;
  *  block past nghttp2's limits left the socket open and unread, with a Subscribe on it silently
  *  stalled), no longer holds its calls, subscriptions and socket until the star stops. */
 export const GRPC_KEEPALIVE_PING_MS = 60_000;
+/** The header list (a call's metadata, uncompressed) the gRPC listener advertises it takes, in its
+ *  HTTP/2 SETTINGS (SETTINGS_MAX_HEADER_LIST_SIZE). grpc-js advertises none, so clients sent any size,
+ *  and one field past nghttp2's HPACK ceiling (64 KiB) wedged the connection; with it advertised,
+ *  grpc-go refuses such a call itself, before sending it ("header list size to send violates the
+ *  maximum size … set by server"), and a client that sends one anyway has that call refused on its
+ *  own stream (RST_STREAM ENHANCE_YOUR_CALM), the connection serving on. Node's documented default,
+ *  and four times C-core's hard default (16 KiB). */
+export const GRPC_HEADER_LIST_BYTES_MAX = 64 * KiB;
 /** How long a keepalive PING may go unanswered (at most the ping period itself). */
 export const GRPC_KEEPALIVE_TIMEOUT_MS = 20_000;
 /** grpc-js's own log lines: each kind (its first GRPC_LOG_KIND_CHARS characters) at most once in

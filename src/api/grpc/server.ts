@@ -6,8 +6,9 @@
 //   await grpcServer.close();
 
 import type { AuditView, ClusterView } from './admin-reads.ts';
+import type { ServerOptions as Http2ServerOptions } from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
-import { GRPC_APPEND_MESSAGE_BYTES_MAX, GRPC_KEEPALIVE_PING_MS, GRPC_KEEPALIVE_TIMEOUT_MS, GRPC_SEND_MESSAGE_BYTES_MAX, GRPC_WORKER_DECODE_BYTES_MIN, READPLAN_TTL_MS_DEFAULT, SHUTDOWN_REQUESTS_WAIT_MS_MAX } from '../../config/limits.ts';
+import { GRPC_APPEND_MESSAGE_BYTES_MAX, GRPC_HEADER_LIST_BYTES_MAX, GRPC_KEEPALIVE_PING_MS, GRPC_KEEPALIVE_TIMEOUT_MS, GRPC_SEND_MESSAGE_BYTES_MAX, GRPC_WORKER_DECODE_BYTES_MIN, READPLAN_TTL_MS_DEFAULT, SHUTDOWN_REQUESTS_WAIT_MS_MAX } from '../../config/limits.ts';
 import type { Clock, Timers } from '../../core/ports.ts';
 import type { StreamService } from '../../core/service-api.ts';
 import { EXCHANGE_ADDRESS_THROTTLE, FailureThrottle } from '../../auth/index.ts';
@@ -64,6 +65,16 @@ export interface GrpcServerOptions {
   decodeOffThread?: OffThreadDecoder;
   /** The keepalive PING period (--grpc-keepalive-ms); default GRPC_KEEPALIVE_PING_MS. */
   keepaliveMs?: number;
+}
+
+/** Puts SETTINGS_MAX_HEADER_LIST_SIZE (GRPC_HEADER_LIST_BYTES_MAX) into the HTTP/2 settings grpc-js
+ *  creates its listeners with: grpc-js has no option for it, so this sets its private
+ *  `commonServerOptions` before bindAsync reads them (test/grpc/head-limits.test.ts reads the
+ *  setting off a connection, so an upgrade that moves the field fails there). */
+function advertiseHeaderListLimit(server: grpc.Server): void {
+  const options = (server as unknown as { commonServerOptions?: Http2ServerOptions }).commonServerOptions;
+  if (options === undefined) return;
+  options.settings = { ...options.settings, maxHeaderListSize: GRPC_HEADER_LIST_BYTES_MAX };
 }
 
 /** Status code names by number, for /metrics labels (grpc.status is a numeric enum). */
@@ -157,6 +168,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
     timers: ctx.timers,
   });
 
+  advertiseHeaderListLimit(server);
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(opts.listen, opts.credentials ?? grpc.ServerCredentials.createInsecure(), (err, bound) => {
       if (err) reject(err);
