@@ -494,9 +494,11 @@ export const READ_PAGE_HEADERS_MAX = 65_536;
 export const GRPC_SEND_MESSAGE_BYTES_MAX = 128 * MiB;
 /** The star pings each gRPC connection this often (HTTP/2 PING; grpc-js keepalive) and drops one
  *  whose peer has not answered within GRPC_KEEPALIVE_TIMEOUT_MS (--grpc-keepalive-ms): a client
- *  machine that vanished, or a connection Node's HTTP/2 stopped reading without closing (a header
- *  block past nghttp2's limits left the socket open and unread, with a Subscribe on it silently
- *  stalled), no longer holds its calls, subscriptions and socket until the star stops. */
+ *  machine that vanished, or a connection Node's HTTP/2 stopped reading without closing (with
+ *  grpc-go, a header block past nghttp2's limits left the socket open and unread, a Subscribe on
+ *  it silently stalled), no longer holds its calls, subscriptions and socket until the star stops.
+ *  A connection closing gracefully (its client's GOAWAY, the star's own drain) is not pinged: its
+ *  calls finish as before. */
 export const GRPC_KEEPALIVE_PING_MS = 60_000;
 /** The header list (a call's metadata, uncompressed) the gRPC listener advertises it takes, in its
  *  HTTP/2 SETTINGS (SETTINGS_MAX_HEADER_LIST_SIZE). grpc-js advertises none, so clients sent any size,
@@ -506,8 +508,11 @@ export const GRPC_KEEPALIVE_PING_MS = 60_000;
  *  own stream (RST_STREAM ENHANCE_YOUR_CALM), the connection serving on. Node's documented default,
  *  and four times C-core's hard default (16 KiB). */
 export const GRPC_HEADER_LIST_BYTES_MAX = 64 * KiB;
-/** How long a keepalive PING may go unanswered (at most the ping period itself). */
+/** How long a keepalive PING may go unanswered: GRPC_KEEPALIVE_TIMEOUT_MS, or twice a shorter ping
+ *  period, but never under GRPC_KEEPALIVE_TIMEOUT_MS_MIN (a loaded machine's event loop can stall
+ *  for a few hundred ms, and a live peer must not be dropped for it). */
 export const GRPC_KEEPALIVE_TIMEOUT_MS = 20_000;
+export const GRPC_KEEPALIVE_TIMEOUT_MS_MIN = 2_000;
 /** grpc-js's own log lines: each kind (its first GRPC_LOG_KIND_CHARS characters) at most once in
  *  this long, so a client cannot fill the star's log with a line grpc-js writes on every call it
  *  shapes (`Failed to add metadata entry …` for a header value it drops). */

@@ -214,10 +214,11 @@ interface DecoderHolder {
  * answer is queued ahead of the reset when sendStatus returns. After response headers (a session
  * that had acks, ended by a fence, a match_seq_num miss or a batch over a limit) grpc-js queues the
  * trailers later, from the stream's 'wantTrailers' event, and a reset sent before them lost the
- * status (clients saw INTERNAL); so the reset waits for that event, then for the turn after it: from
- * inside the event (nghttp2 is packing the stream's last DATA frame) the reset still went out first
- * and the trailers were lost (Node's RST_STREAM flushes what is pending only outside nghttp2's own
- * callbacks; nghttp2 sends a reset ahead of everything else). Without the reset such a stream stayed
+ * status (clients saw INTERNAL); so the reset waits for that event, then for the turn after it:
+ * Node 20's sendTrailers, which grpc-js's listener (registered first, in sendStatus) calls, submits
+ * the trailers from a setImmediate of its own, and a reset from inside the event went out before
+ * them (tried: the status never arrived). Ours, queued after Node's, goes out behind the trailers,
+ * and Node's RST_STREAM sends what is pending first. Without the reset such a stream stayed
  * open on the star until the connection closed whenever the client only dropped its side (grpc-go
  * takes the status and sends neither END_STREAM nor RST_STREAM). A client on node:http2 that waits for the stream's 'close'
  * while its own writes are still queued may not get it after such a reset (Node destroys a reset

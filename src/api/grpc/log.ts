@@ -3,7 +3,9 @@
 // with `Failed to add metadata entry …` on stderr, per call, so one client could fill the star's log.
 // Each kind of line (its first GRPC_LOG_KIND_CHARS characters: grpc-js's messages open with a fixed
 // phrase) is written at most once per GRPC_LOG_REPEAT_MS; the next one written after that says how
-// many like it were held back. grpc-js's logger is process-wide: the star installs it once.
+// many like it were held back (a count is told only with that next line). The clock is monotonic, so
+// a wall-clock step back cannot silence a kind. grpc-js's logger is process-wide: the last
+// startGrpcServer's is the one in place, and all of them write to the same log.
 import { format } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { GRPC_LOG_KIND_CHARS, GRPC_LOG_KINDS_MAX, GRPC_LOG_REPEAT_MS } from '../../config/limits.ts';
@@ -28,13 +30,13 @@ export class RepeatLimitedLog {
     this.kinds.delete(key);
     if (this.kinds.size >= GRPC_LOG_KINDS_MAX) this.kinds.delete(this.kinds.keys().next().value as string);
     this.kinds.set(key, { writtenAtMs: now, held: 0 });
-    this.write(held > 0 ? `${text} (${held} more like it in the last ${Math.round(GRPC_LOG_REPEAT_MS / 1000)} s held back)` : text);
+    this.write(held > 0 ? `${text} (${held} more like it held back since the last one written)` : text);
   }
 }
 
 /** Routes grpc-js's log to `write`: errors and info (GRPC_VERBOSITY) each kind bounded as above;
  *  debug lines, which are the traces an operator asks for with GRPC_TRACE, all of them. */
-export function routeGrpcLog(write: (line: string) => void, nowMs: () => number = Date.now): void {
+export function routeGrpcLog(write: (line: string) => void, nowMs: () => number = () => performance.now()): void {
   const log = new RepeatLimitedLog(write, nowMs);
   const text = (level: string, message: unknown, rest: unknown[]): string => `grpc-js ${level} ${format(message, ...rest)}`;
   grpc.setLogger({
