@@ -12,9 +12,8 @@ import * as http2 from 'node:http2';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { GRPC_HEADER_LIST_BYTES_MAX } from '../../src/config/limits.ts';
-import { loadSvcProto } from '../../src/api/grpc/proto.ts';
-import { bytes } from './client.ts';
 import { startGrpcChild, type GrpcChild } from './child.ts';
+import { rawCheckTail, type RawOutcome } from './raw-h2.ts';
 
 /** A call's answer may take this long before the test gives up on it (a bound, not a speed). */
 const CALL_WAIT_MS_MAX = 15_000;
@@ -40,26 +39,7 @@ describe('the gRPC listener advertises the header list size it takes', () => {
     await star?.stop();
   });
 
-  /** A CheckTail over bare HTTP/2 with `extra` headers: its grpc-status, or the stream's error code. */
-  function checkTail(extra: http2.OutgoingHttpHeaders): Promise<{ status?: number; error?: string }> {
-    const { proto } = loadSvcProto();
-    const message = proto.svc.v1.DataService.service.CheckTail.requestSerialize({ bucket: 'b', key: bytes('k') });
-    const head = Buffer.alloc(5);
-    head.writeUInt32BE(message.length, 1);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer within ${CALL_WAIT_MS_MAX} ms`)), CALL_WAIT_MS_MAX);
-      const req = session.request({ ':method': 'POST', ':path': '/svc.v1.DataService/CheckTail', 'content-type': 'application/grpc', te: 'trailers', ...extra });
-      let status: number | undefined;
-      let error: string | undefined;
-      const take = (h: http2.IncomingHttpHeaders): void => { if (h['grpc-status'] !== undefined) status = Number(h['grpc-status']); };
-      req.on('response', take);
-      req.on('trailers', take);
-      req.on('data', () => undefined);
-      req.on('error', (e: NodeJS.ErrnoException) => { error = `${e.code ?? ''} ${e.message}`; });
-      req.on('close', () => { clearTimeout(timer); resolve({ ...(status !== undefined ? { status } : {}), ...(error !== undefined ? { error } : {}) }); });
-      req.end(Buffer.concat([head, message]));
-    });
-  }
+  const checkTail = (extra: http2.OutgoingHttpHeaders): Promise<RawOutcome> => rawCheckTail(session, extra, CALL_WAIT_MS_MAX);
 
   it(`SETTINGS_MAX_HEADER_LIST_SIZE is ${GRPC_HEADER_LIST_BYTES_MAX}; metadata under it is served on the connection`, async () => {
     assert.equal(session.remoteSettings.maxHeaderListSize, GRPC_HEADER_LIST_BYTES_MAX);

@@ -15,6 +15,7 @@ import type { SubscribeResponse__Output } from '../../src/gen/svc/v1/SubscribeRe
 import { loadSvcProto } from '../../src/api/grpc/proto.ts';
 import { bytes, call } from './client.ts';
 import { startGrpcChild, type GrpcChild } from './child.ts';
+import { bounded as boundedBy } from './raw-h2.ts';
 
 /** The star's ping period here: short, so a silent peer is dropped within a test's wait. */
 const KEEPALIVE_MS = 500;
@@ -27,17 +28,7 @@ const HEALTHY_SPAN_MS = KEEPALIVE_MS * 8;
 const PREFACE = Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), Buffer.from([0, 0, 0, 0x04, 0, 0, 0, 0, 0])]);
 
 /** `p`, or a failure naming `what` once DROP_WAIT_MS_MAX passes. */
-async function bounded<T>(p: Promise<T>, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const gaveUp = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not within ${DROP_WAIT_MS_MAX} ms`)), DROP_WAIT_MS_MAX);
-  });
-  try {
-    return await Promise.race([p, gaveUp]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const bounded = <T>(p: Promise<T>, what: string): Promise<T> => boundedBy(p, what, DROP_WAIT_MS_MAX);
 
 /** A Subscribe's record bodies as they come, how it ended (undefined: still open), and a bounded
  *  wait for the n-th record. */

@@ -10,10 +10,9 @@ import * as http2 from 'node:http2';
 import { after, before, describe, it } from 'node:test';
 import { GRPC_LOG_KINDS_MAX, GRPC_LOG_REPEAT_MS } from '../../src/config/limits.ts';
 import { RepeatLimitedLog } from '../../src/api/grpc/log.ts';
-import { loadSvcProto } from '../../src/api/grpc/proto.ts';
 import { waitForOutput } from '../helpers/server.ts';
-import { bytes } from './client.ts';
 import { startGrpcChild, type GrpcChild } from './child.ts';
+import { rawCheckTail } from './raw-h2.ts';
 
 /** A call's answer may take this long before the test gives up on it (a bound, not a speed). */
 const CALL_WAIT_MS_MAX = 15_000;
@@ -68,31 +67,11 @@ describe('grpc-js log lines, bounded by kind', () => {
       await star?.stop();
     });
 
-    /** A CheckTail over bare HTTP/2 carrying `headers`; resolves with its grpc-status. */
-    function checkTail(headers: http2.OutgoingHttpHeaders): Promise<string> {
-      const { proto } = loadSvcProto();
-      const message = proto.svc.v1.DataService.service.CheckTail.requestSerialize({ bucket: 'b', key: bytes('k') });
-      const head = Buffer.alloc(5);
-      head.writeUInt32BE(message.length, 1);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no answer within ${CALL_WAIT_MS_MAX} ms`)), CALL_WAIT_MS_MAX);
-        const req = session.request({ ':method': 'POST', ':path': '/svc.v1.DataService/CheckTail', 'content-type': 'application/grpc', te: 'trailers', ...headers });
-        let status = '';
-        const take = (h: http2.IncomingHttpHeaders): void => { if (h['grpc-status'] !== undefined) status = String(h['grpc-status']); };
-        req.on('response', take);
-        req.on('trailers', take);
-        req.on('data', () => undefined);
-        req.on('error', (e: Error) => { clearTimeout(timer); reject(e); });
-        req.on('close', () => { clearTimeout(timer); resolve(status); });
-        req.end(Buffer.concat([head, message]));
-      });
-    }
-
     it(`a header value grpc-js drops is logged through the star's log, once for ${BAD_CALLS} calls`, async () => {
       for (let i = 0; i < BAD_CALLS; i++) {
         // UTF-8 in a non-binary header: grpc-js drops the entry (and logs it) and serves the call.
-        const status = await checkTail({ 'x-note': Buffer.from(`café ${i}`, 'utf8').toString('latin1') });
-        assert.notEqual(status, '', `call ${i} was answered with a status`);
+        const answer = await rawCheckTail(session, { 'x-note': Buffer.from(`café ${i}`, 'utf8').toString('latin1') }, CALL_WAIT_MS_MAX);
+        assert.notEqual(answer.status, undefined, `call ${i} was answered with a status: ${answer.error}`);
       }
       await waitForOutput(star.server, METADATA_LINE);
       const logged = star.server.output().match(METADATA_LINE) ?? [];

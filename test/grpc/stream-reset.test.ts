@@ -14,6 +14,7 @@ import * as grpc from '@grpc/grpc-js';
 import { loadSvcProto } from '../../src/api/grpc/proto.ts';
 import { bytes, call } from './client.ts';
 import { startGrpcChild, type GrpcChild } from './child.ts';
+import { bounded as boundedBy, grpcFrame } from './raw-h2.ts';
 
 /** How long the star has to answer or close the stream before the test gives up (a bound, not a
  *  speed: without the reset the stream is never closed, and the test must fail, not hang). */
@@ -31,13 +32,6 @@ interface SessionProbe {
   /** Resolves once the status arrived. */
   statusIn: Promise<number>;
   req: http2.ClientHttp2Stream;
-}
-
-/** gRPC's length-prefixed message framing (uncompressed). */
-function frame(message: Uint8Array): Buffer {
-  const head = Buffer.alloc(5);
-  head.writeUInt32BE(message.length, 1);
-  return Buffer.concat([head, message]);
 }
 
 function openSession(session: http2.ClientHttp2Session): SessionProbe {
@@ -84,24 +78,14 @@ function openSession(session: http2.ClientHttp2Session): SessionProbe {
 }
 
 /** `p`, or a failure naming `what` once STREAM_WAIT_MS_MAX passes. */
-async function bounded<T>(p: Promise<T>, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const gaveUp = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: nothing within ${STREAM_WAIT_MS_MAX} ms`)), STREAM_WAIT_MS_MAX);
-  });
-  try {
-    return await Promise.race([p, gaveUp]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const bounded = <T>(p: Promise<T>, what: string): Promise<T> => boundedBy(p, what, STREAM_WAIT_MS_MAX);
 
 describe('a call ended by the star while its client still sends is reset after its status', () => {
   let star: GrpcChild;
   let session: http2.ClientHttp2Session;
   const { proto } = loadSvcProto();
   const sessionMethod = proto.svc.v1.DataService.service.AppendSession;
-  const request = (m: object): Buffer => frame(sessionMethod.requestSerialize(m));
+  const request = (m: object): Buffer => grpcFrame(sessionMethod.requestSerialize(m));
 
   before(async () => {
     star = await startGrpcChild();
