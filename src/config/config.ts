@@ -3,7 +3,7 @@
 // framework's (./flags.ts), shared with the Gateway and the command-line tools.
 
 import {
-  BODY_BYTES_IN_FLIGHT_MAX, GRPC_KEEPALIVE_PING_MS, BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX, COMMIT_LINGER_MS_STANDARD, LEASE_IDLE_MS, READ_GRACE_MS_DEFAULT, AUDIT_SCRUB_MS_DEFAULT, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS, LEASE_TTL_MS_MIN, UNSETTLED_SWEEP_MS, READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
+  BODY_BYTES_IN_FLIGHT_MAX, GRPC_KEEPALIVE_PING_MS, GRPC_KEEPALIVE_PING_MS_MIN, BODY_BYTES_IN_FLIGHT_PER_TENANT_MAX, COMMIT_LINGER_MS_STANDARD, LEASE_IDLE_MS, READ_GRACE_MS_DEFAULT, AUDIT_SCRUB_MS_DEFAULT, LEASE_SAFETY_MARGIN_MS, LEASE_TTL_MS, LEASE_TTL_MS_MIN, UNSETTLED_SWEEP_MS, READ_BYTES_MAX, READ_RECORDS_MAX, READPLAN_TTL_MS_DEFAULT, SSE_CONNECTIONS_PER_HOST_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS,
   WAL_FILE_BYTES_MAX, WAL_SETTLE_AFTER_MS, DS_LONG_POLL_MS,
 } from './limits.ts';
 import {
@@ -177,7 +177,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, extr
     objectStore,
     httpEngine: engine,
     grpcListen: hostPort(get('grpc-listen'), 'grpc-listen'),
-    grpcKeepaliveMs: timerMs(get('grpc-keepalive-ms'), 'grpc-keepalive-ms'),
+    grpcKeepaliveMs: keepaliveValue(get('grpc-keepalive-ms')),
     metricsListen: hostPort(get('metrics-listen'), 'metrics-listen'),
     adminUi: boolValue(get('admin-ui'), 'admin-ui'),
     adminUiReader: boolValue(get('admin-ui-reader'), 'admin-ui-reader'),
@@ -218,6 +218,12 @@ function checkDsBucket(v: string): string {
   if (!isBucketName(v)) throw new ConfigError(`--ds-bucket ${JSON.stringify(v)}: 1-128 of A-Z a-z 0-9 . _ - starting with a letter or digit`);
   if (isReservedBucketName(v)) throw new ConfigError(`--ds-bucket ${JSON.stringify(v)}: api is reserved (in any case) and is never a bucket`);
   return v;
+}
+
+function keepaliveValue(v: string): number {
+  const n = timerMs(v, 'grpc-keepalive-ms');
+  if (n < GRPC_KEEPALIVE_PING_MS_MIN) throw new ConfigError(`--grpc-keepalive-ms must be at least ${GRPC_KEEPALIVE_PING_MS_MIN} ms (each gRPC connection is pinged that often), got ${v}`);
+  return n;
 }
 
 function leaseTtlValue(v: string): number {

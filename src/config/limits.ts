@@ -500,6 +500,8 @@ export const GRPC_SEND_MESSAGE_BYTES_MAX = 128 * MiB;
  *  A connection closing gracefully (its client's GOAWAY, the star's own drain) is not pinged: its
  *  calls finish as before. */
 export const GRPC_KEEPALIVE_PING_MS = 60_000;
+/** The shortest --grpc-keepalive-ms taken: a ping every few ms per connection is load, not a check. */
+export const GRPC_KEEPALIVE_PING_MS_MIN = 100;
 /** The header list (a call's metadata, uncompressed) the gRPC listener advertises it takes, in its
  *  HTTP/2 SETTINGS (SETTINGS_MAX_HEADER_LIST_SIZE). grpc-js advertises none, so clients sent any size,
  *  and one field past nghttp2's HPACK ceiling (64 KiB) wedged the connection; with it advertised,

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlagError, flagsHelp, nonNegativeInt, parseFlags, positiveInt, type FlagSpec } from '../../src/config/flags.ts';
-import { TIMER_DELAY_MS_MAX } from '../../src/config/limits.ts';
+import { GRPC_KEEPALIVE_PING_MS, GRPC_KEEPALIVE_PING_MS_MIN, TIMER_DELAY_MS_MAX } from '../../src/config/limits.ts';
 import { ConfigError, FLAGS, loadConfig } from '../../src/config/config.ts';
 import { GATEWAY_FLAGS } from '../../src/gateway/cli.ts';
 import { CREDENTIALS_FLAGS } from '../../src/cli/credentials.ts';
@@ -136,6 +136,10 @@ test('an interval a timer cannot hold is refused, not run every millisecond', ()
     assert.match(refusal(() => loadConfig([`--${flag}`, String(TIMER_DELAY_MS_MAX + 1)], {})).message, new RegExp(`^--${flag} must be at most 2147483647 ms`));
   }
   assert.equal(loadConfig(['--sse-stall-ms', String(TIMER_DELAY_MS_MAX)], {}).sse.stallMs, TIMER_DELAY_MS_MAX);
+  // The gRPC keepalive pings every connection: a few milliseconds is load, not a check.
+  assert.equal(loadConfig([], {}).grpcKeepaliveMs, GRPC_KEEPALIVE_PING_MS);
+  assert.equal(loadConfig([], { SVCD_GRPC_KEEPALIVE_MS: String(GRPC_KEEPALIVE_PING_MS_MIN) }).grpcKeepaliveMs, GRPC_KEEPALIVE_PING_MS_MIN);
+  assert.match(refusal(() => loadConfig(['--grpc-keepalive-ms', String(GRPC_KEEPALIVE_PING_MS_MIN - 1)], {})).message, /^--grpc-keepalive-ms must be at least 100 ms/);
 });
 
 test('svcd refuses with the same error type (ConfigError is FlagError)', () => {
