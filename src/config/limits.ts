@@ -502,6 +502,11 @@ export const GRPC_SEND_MESSAGE_BYTES_MAX = 128 * MiB;
 export const GRPC_KEEPALIVE_PING_MS = 60_000;
 /** The shortest --grpc-keepalive-ms taken: a ping every few ms per connection is load, not a check. */
 export const GRPC_KEEPALIVE_PING_MS_MIN = 100;
+/** How long a keepalive PING may go unanswered: GRPC_KEEPALIVE_TIMEOUT_MS, or twice a shorter ping
+ *  period, but never under GRPC_KEEPALIVE_TIMEOUT_MS_MIN (a loaded machine's event loop can stall
+ *  for a few hundred ms, and a live peer must not be dropped for it). */
+export const GRPC_KEEPALIVE_TIMEOUT_MS = 20_000;
+export const GRPC_KEEPALIVE_TIMEOUT_MS_MIN = 2_000;
 /** The header list (a call's metadata, uncompressed) the gRPC listener advertises it takes, in its
  *  HTTP/2 SETTINGS (SETTINGS_MAX_HEADER_LIST_SIZE). grpc-js advertises none, so clients sent any size,
  *  and one field past nghttp2's HPACK ceiling (64 KiB) wedged the connection; with it advertised,
@@ -510,11 +515,6 @@ export const GRPC_KEEPALIVE_PING_MS_MIN = 100;
  *  own stream (RST_STREAM ENHANCE_YOUR_CALM), the connection serving on. Node's documented default,
  *  and four times C-core's hard default (16 KiB). */
 export const GRPC_HEADER_LIST_BYTES_MAX = 64 * KiB;
-/** How long a keepalive PING may go unanswered: GRPC_KEEPALIVE_TIMEOUT_MS, or twice a shorter ping
- *  period, but never under GRPC_KEEPALIVE_TIMEOUT_MS_MIN (a loaded machine's event loop can stall
- *  for a few hundred ms, and a live peer must not be dropped for it). */
-export const GRPC_KEEPALIVE_TIMEOUT_MS = 20_000;
-export const GRPC_KEEPALIVE_TIMEOUT_MS_MIN = 2_000;
 /** grpc-js's own log lines: each kind (its first GRPC_LOG_KIND_CHARS characters) at most once in
  *  this long, so a client cannot fill the star's log with a line grpc-js writes on every call it
  *  shapes (`Failed to add metadata entry …` for a header value it drops). */

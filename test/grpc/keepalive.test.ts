@@ -78,37 +78,34 @@ describe(`the gRPC listener drops a connection that does not answer its pings (-
     assert.ok(got > 0, 'the star spoke on the connection before dropping it');
   });
 
+  /** Appends a record through `client`, subscribes through it from the start, runs `meanwhile`,
+   *  lets HEALTHY_SPAN_MS of pings pass, appends another (through the suite's client): the
+   *  Subscribe must still be open and deliver both, in order. */
+  async function deliversAcrossPings(client: GrpcChild['data'], key: string, meanwhile: () => void = () => undefined): Promise<void> {
+    await call(client.Append.bind(client), { bucket: 'ka', key: bytes(key), records: [{ body: bytes('before') }] });
+    const sub = client.Subscribe({ bucket: 'ka', key: bytes(key), seq_num: 0 }) as ClientReadableStream<SubscribeResponse__Output>;
+    const watch = watchBodies(sub);
+    await watch.seen(1);
+    meanwhile();
+    await new Promise((r) => setTimeout(r, HEALTHY_SPAN_MS));
+    await call(star.data.Append.bind(star.data), { bucket: 'ka', key: bytes(key), records: [{ body: bytes('after') }] });
+    await watch.seen(2);
+    assert.equal(watch.ended(), undefined, 'the subscription ended');
+    assert.deepEqual(watch.bodies, ['before', 'after']);
+    sub.cancel();
+  }
+
   it('a connection its client is closing gracefully is not dropped: a Subscribe still on it delivers across many ping periods', async () => {
     // grpc-js's channel.close() sends GOAWAY and lets its calls finish; Node will not ping a closing
     // session, and grpc-js took the failed ping for a dead peer and cut the Subscribe.
     // A channel of its own (grpc-js shares one connection between clients of the same target and
     // options: closing this one must close its connection, not leave it to the suite's client).
     const { proto } = loadSvcProto();
-    const own = { data: new proto.svc.v1.DataService(`127.0.0.1:${star.grpcPort}`, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 }) };
-    await call(own.data.Append.bind(own.data), { bucket: 'ka', key: bytes('closing'), records: [{ body: bytes('before') }] });
-    const sub = own.data.Subscribe({ bucket: 'ka', key: bytes('closing'), seq_num: 0 }) as ClientReadableStream<SubscribeResponse__Output>;
-    const watch = watchBodies(sub);
-    await watch.seen(1);
-    own.data.close();
-    await new Promise((r) => setTimeout(r, HEALTHY_SPAN_MS));
-    await call(star.data.Append.bind(star.data), { bucket: 'ka', key: bytes('closing'), records: [{ body: bytes('after') }] });
-    await watch.seen(2);
-    assert.equal(watch.ended(), undefined, 'the subscription ended');
-    assert.deepEqual(watch.bodies, ['before', 'after']);
-    sub.cancel();
+    const own = new proto.svc.v1.DataService(`127.0.0.1:${star.grpcPort}`, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
+    await deliversAcrossPings(own, 'closing', () => own.close());
   });
 
   it('a client that answers the pings keeps its connection: its Subscribe delivers across many ping periods', async () => {
-    await call(star.data.Append.bind(star.data), { bucket: 'ka', key: bytes('live'), records: [{ body: bytes('before') }] });
-    const sub = star.data.Subscribe({ bucket: 'ka', key: bytes('live'), seq_num: 0 }) as ClientReadableStream<SubscribeResponse__Output>;
-    const watch = watchBodies(sub);
-    await watch.seen(1);
-    // Many ping periods pass with the subscription idle; then a record appended must still arrive.
-    await new Promise((r) => setTimeout(r, HEALTHY_SPAN_MS));
-    await call(star.data.Append.bind(star.data), { bucket: 'ka', key: bytes('live'), records: [{ body: bytes('after') }] });
-    await watch.seen(2);
-    assert.equal(watch.ended(), undefined, 'the subscription ended');
-    assert.deepEqual(watch.bodies, ['before', 'after']);
-    sub.cancel();
+    await deliversAcrossPings(star.data, 'live');
   });
 });

@@ -3,19 +3,13 @@
 // bounded wait those tests fail with instead of hanging.
 import type * as http2 from 'node:http2';
 import { loadSvcProto } from '../../src/api/grpc/proto.ts';
+import { within } from '../helpers/server.ts';
 import { bytes } from './client.ts';
 
 /** `p`, or a failure naming `what` once `maxMs` passes (a bound, not a speed). */
 export async function bounded<T>(p: Promise<T>, what: string, maxMs: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const gaveUp = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: nothing within ${maxMs} ms`)), maxMs);
-  });
-  try {
-    return await Promise.race([p, gaveUp]);
-  } finally {
-    clearTimeout(timer);
-  }
+  if (!(await within(p, maxMs))) throw new Error(`${what}: nothing within ${maxMs} ms`);
+  return p;
 }
 
 /** gRPC's length-prefixed message framing (uncompressed). */

@@ -218,11 +218,12 @@ interface DecoderHolder {
  * Node 20's sendTrailers, which grpc-js's listener (registered first, in sendStatus) calls, submits
  * the trailers from a setImmediate of its own, and a reset from inside the event went out before
  * them (tried: the status never arrived). Ours, queued after Node's, goes out behind the trailers,
- * and Node's RST_STREAM sends what is pending first. Without the reset such a stream stayed
- * open on the star until the connection closed whenever the client only dropped its side (grpc-go
- * takes the status and sends neither END_STREAM nor RST_STREAM). A client on node:http2 that waits for the stream's 'close'
- * while its own writes are still queued may not get it after such a reset (Node destroys a reset
- * stream only once its writes finished); gRPC clients take the status from the trailers.
+ * and Node's RST_STREAM sends what is pending first. Without the reset such a stream stayed open
+ * on the star until the connection closed whenever the client only dropped its side (grpc-go takes
+ * the status and sends neither END_STREAM nor RST_STREAM). A client on node:http2 that waits for the
+ * stream's 'close' while its own writes are still queued may not get it after such a reset (Node
+ * destroys a reset stream only once its writes finished); gRPC clients take the status from the
+ * trailers.
  */
 function stopSendingAfterStatus(holder: DecoderHolder): void {
   const sendStatus = holder.sendStatus.bind(holder);

@@ -6,10 +6,8 @@
 //   await grpcServer.close();
 
 import type { AuditView, ClusterView } from './admin-reads.ts';
-import type { EventEmitter } from 'node:events';
-import type { ServerHttp2Session, ServerOptions as Http2ServerOptions } from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
-import { GRPC_APPEND_MESSAGE_BYTES_MAX, GRPC_HEADER_LIST_BYTES_MAX, GRPC_KEEPALIVE_PING_MS, GRPC_KEEPALIVE_TIMEOUT_MS, GRPC_KEEPALIVE_TIMEOUT_MS_MIN, GRPC_SEND_MESSAGE_BYTES_MAX, GRPC_WORKER_DECODE_BYTES_MIN, READPLAN_TTL_MS_DEFAULT, SHUTDOWN_REQUESTS_WAIT_MS_MAX } from '../../config/limits.ts';
+import { GRPC_APPEND_MESSAGE_BYTES_MAX, GRPC_KEEPALIVE_PING_MS, GRPC_SEND_MESSAGE_BYTES_MAX, GRPC_WORKER_DECODE_BYTES_MIN, READPLAN_TTL_MS_DEFAULT, SHUTDOWN_REQUESTS_WAIT_MS_MAX } from '../../config/limits.ts';
 import type { Clock, Timers } from '../../core/ports.ts';
 import type { StreamService } from '../../core/service-api.ts';
 import { EXCHANGE_ADDRESS_THROTTLE, FailureThrottle } from '../../auth/index.ts';
@@ -23,6 +21,7 @@ import type { GrpcAuthHooks, GrpcStarHooks, ReadPlanVending } from './hooks.ts';
 import { loadSvcProto, type SvcProto } from './proto.ts';
 import { stamped } from '../../log-line.ts';
 import { routeGrpcLog } from './log.ts';
+import { advertiseHeaderListLimit, keepaliveOptions, spareClosingSessions } from './transport.ts';
 
 /** Largest request message: a full append batch (limits.ts: GRPC_APPEND_MESSAGE_BYTES_MAX). Clients
  *  size their send limit by it; the server refuses a longer one from its head, before reading it. */
@@ -67,42 +66,6 @@ export interface GrpcServerOptions {
   /** The keepalive PING period (--grpc-keepalive-ms); default GRPC_KEEPALIVE_PING_MS. */
   keepaliveMs?: number;
 }
-
-/** Puts SETTINGS_MAX_HEADER_LIST_SIZE (GRPC_HEADER_LIST_BYTES_MAX) into the HTTP/2 settings grpc-js
- *  creates its listeners with: grpc-js has no option for it, so this sets its private
- *  `commonServerOptions` before bindAsync reads them (test/grpc/head-limits.test.ts reads the
- *  setting off a connection, so an upgrade that moves the field fails there). */
-function advertiseHeaderListLimit(server: grpc.Server): void {
-  const options = (server as unknown as { commonServerOptions?: Http2ServerOptions }).commonServerOptions;
-  if (options === undefined) return;
-  options.settings = { ...options.settings, maxHeaderListSize: GRPC_HEADER_LIST_BYTES_MAX };
-}
-
-/**
- * grpc-js's keepalive pings every session, and takes a ping that cannot be sent for a dead peer:
- * it destroys the session. Node's ping() on a session that is closing gracefully (its client sent
- * GOAWAY, as grpc-js's channel.close() does; or the star's own drain) sends nothing and returns
- * undefined, so every call still finishing on such a connection was cut with UNAVAILABLE at the next
- * ping. Each session's ping is wrapped: while it closes, it answers at once as if the peer had, and
- * the calls on it finish as they did before the keepalive. Reaches grpc-js's private `http2Servers`
- * (its listeners, made in bindAsync); test/grpc/keepalive.test.ts fails if an upgrade moves it.
- */
-function spareClosingSessions(server: grpc.Server): void {
-  const listeners = (server as unknown as { http2Servers?: Map<EventEmitter, unknown> }).http2Servers;
-  for (const listener of listeners?.keys() ?? []) {
-    listener.on('session', (session: ServerHttp2Session) => {
-      const ping = session.ping.bind(session) as (cb: PingCallback) => boolean;
-      const spared = (cb: PingCallback): boolean => {
-        if (!session.closed || session.destroyed) return ping(cb);
-        queueMicrotask(() => cb(null, 0, SPARED_PING_PAYLOAD));
-        return true;
-      };
-      session.ping = spared as ServerHttp2Session['ping'];
-    });
-  }
-}
-type PingCallback = (err: Error | null, duration: number, payload: Buffer) => void;
-const SPARED_PING_PAYLOAD = Buffer.alloc(8);
 
 /** Status code names by number, for /metrics labels (grpc.status is a numeric enum). */
 const STATUS_NAMES: Record<number, string> = Object.fromEntries(
@@ -176,13 +139,10 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
     logPeerCall: (line) => console.error(stamped(line)),
   });
   routeGrpcLog((line) => console.error(stamped(line)));
-  const keepaliveMs = opts.keepaliveMs ?? GRPC_KEEPALIVE_PING_MS;
   const server = new grpc.Server({
     'grpc.max_receive_message_length': GRPC_APPEND_MESSAGE_BYTES_MAX,
     'grpc.max_send_message_length': GRPC_SEND_MESSAGE_BYTES_MAX,
-    // grpc-js destroys a connection whose PING goes unanswered, or cannot be sent, past the timeout.
-    'grpc.keepalive_time_ms': keepaliveMs,
-    'grpc.keepalive_timeout_ms': Math.max(GRPC_KEEPALIVE_TIMEOUT_MS_MIN, Math.min(GRPC_KEEPALIVE_TIMEOUT_MS, 2 * keepaliveMs)),
+    ...keepaliveOptions(opts.keepaliveMs ?? GRPC_KEEPALIVE_PING_MS),
     interceptors: opts.observe ? [observingInterceptor(opts.observe), admission] : [admission],
   });
   const decoders = appendDecoders(opts.decodeOffThread ? GRPC_WORKER_DECODE_BYTES_MIN : undefined);
