@@ -3,7 +3,26 @@
 
 import { STATUS_CODES } from 'node:http';
 
+/** Writes one cohort round's frames to one socket in one send (sse-cohort.ts), given only the socket:
+ *  at 16,384 subscribers each object a delivery touches is a likely cache miss, and the pump and its
+ *  sink were a fifth of a delivery's cost. Returns the number of frames written (a write that filled
+ *  the socket counts: the engine keeps it whole), negated when the socket is full after them; 0 when
+ *  the socket could not be written at all. */
+export type RoundWrite = (out: object, frames: readonly Buffer[]) => number;
+
+/** A sink's socket and its engine's RoundWrite, for a cohort to write rounds to directly. */
+export interface SseRound {
+  readonly out: object;
+  readonly write: RoundWrite;
+}
+
 export interface SseSink {
+  /** Set where the engine can write a round without the sink (uWS); absent on node:http, whose
+   *  members are written through cork() and write() as before. */
+  readonly round?: SseRound;
+  /** A write made outside the sink (a round through `round`) found the socket full: the sink does
+   *  what its own write would have (uWS re-arms its idle timer while the consumer pauses). */
+  filled?(): void;
   /** Writes a chunk; false when the socket is backpressured (wait for onWritable). */
   write(chunk: string | Buffer): boolean;
   /** Runs `fn` with the socket corked: the writes inside leave in one send. */

@@ -22,7 +22,7 @@ import { SSE_COALESCE_BYTES_MAX, SSE_HEARTBEAT_MS, SSE_STALL_MS } from '../confi
 import { asServiceError } from '../core/errors.ts';
 import type { Subscription, SubscriptionBatch } from '../core/service-api.ts';
 import { atWallClock } from '../core/wall-timer.ts';
-import { awaitDrain, type SseSink } from './exchange.ts';
+import { awaitDrain, type SseRound, type SseSink } from './exchange.ts';
 import { cohortFor, type Cohort, type CohortMember } from './sse-cohort.ts';
 import { encodeBatchFrame, fanOut, type Runnable } from './sse-fanout.ts';
 
@@ -54,7 +54,8 @@ class SsePump implements Runnable, CohortMember {
   /** The cohort it is in while caught up (sse-cohort.ts), and its place and cursor there. */
   private cohort: Cohort | undefined;
   cohortAt = -1;
-  cohortSeq = 0;
+  /** The socket the cohort writes its rounds to, where the engine has one (CohortMember). */
+  readonly round: SseRound | undefined;
   /** deliver()'s frames, how many were written, and whether the socket still has room (`corkedFrames`). */
   private batchFrames: readonly Buffer[] = [];
   delivered = 0;
@@ -76,6 +77,7 @@ class SsePump implements Runnable, CohortMember {
 
   constructor(private readonly sink: SseSink, private readonly sub: Subscription, private readonly base64: boolean, private readonly opts: SsePumpOptions) {
     this.stallMs = opts.stallMs ?? SSE_STALL_MS;
+    this.round = sink.round;
     // The heartbeat is written on the pump's turn, so thousands of subscribers' timers firing
     // together are served in bounded slices like any other write.
     this.hb = setInterval(() => {
@@ -112,7 +114,7 @@ class SsePump implements Runnable, CohortMember {
         this.hbDue = false;
         const room = this.sink.write(': hb\n\n');
         // The write may have ended the stream (finish() takes the pump out of its cohort).
-        if (!room && this.cohort && !this.ended) this.released(this.cohort.leave(this), true);
+        if (!room && this.cohort && !this.ended) this.released(this.cohort.leave(this)!, true);
       }
       return;
     }
@@ -163,7 +165,10 @@ class SsePump implements Runnable, CohortMember {
     this.cohort = undefined;
     this.sub.advanceTo!(seq);
     if (this.ended || this.sink.closed) return;
-    if (full) this.stalled();
+    if (full) {
+      this.sink.filled?.(); // a round written past the sink found the socket full
+      this.stalled();
+    }
     else fanOut.enqueue(this);
   }
 

@@ -11,7 +11,7 @@ import {
   UWS_STALL_REARM_MS,
 } from '../config/limits.ts';
 import type { BodyMeter, Dispatcher, MeteredExchange } from './dispatch.ts';
-import { SSE_OPENING, STATUS_TEXT, type SseSink } from './exchange.ts';
+import { SSE_OPENING, STATUS_TEXT, type RoundWrite, type SseRound, type SseSink } from './exchange.ts';
 import { FOLLOW_HEADER, HOP_HEADER } from './proxy.ts';
 import { httpStatusOf } from './http-status.ts';
 import { BootError } from '../config/boot-error.ts';
@@ -353,8 +353,44 @@ const NOTHING = (): void => undefined;
  *  Inside cork() it goes in the same send; after a lone write, a microtask later, and not at all when
  *  the stream ends meanwhile (the end's own bytes close the chunk, so a stream's last frame stays its
  *  last); none follows the opening comment (the first frame closes it). */
-const CHUNK_CLOSER = ':\n\n';
+const CHUNK_CLOSER = Buffer.from(':\n\n', 'latin1'); // bytes: a string is made UTF-8 on every write
 const LF = 0x0a;
+
+/** writeRound's socket and frames, and its result, for `writeRoundCorked` (res.cork takes no
+ *  arguments; a closure per delivery is what the round avoids). */
+let roundRes: UWS.HttpResponse | undefined;
+let roundFrames: readonly Buffer[] = [];
+let roundResult = 0;
+const writeRoundCorked = (): void => {
+  const res = roundRes!;
+  const frames = roundFrames;
+  roundResult = frames.length;
+  for (let i = 0; i < frames.length; i++) {
+    if (!res.write(frames[i])) { roundResult = -(i + 1); break; }
+  }
+  // Every round ends at a frame's end: its chunk is closed in the same send (uWS keeps it with the
+  // frame when the socket is full, and sends both once it drains), as the sink's own cork does.
+  res.write(CHUNK_CLOSER);
+};
+
+/** The uWS RoundWrite (exchange.ts): the frames and the chunk closer in one corked send, touching only
+ *  the response. The cohort takes a member out as soon as its sink closes (uWS's onAborted runs the
+ *  sink's close callbacks at once), so `out` is open; a throw (a response uWS already let go of) is
+ *  reported as a socket that took nothing, which the cohort treats as full. */
+const writeRound: RoundWrite = (out, frames) => {
+  roundRes = out as UWS.HttpResponse;
+  roundFrames = frames;
+  roundResult = 0;
+  try {
+    roundRes.cork(writeRoundCorked);
+  } catch {
+    roundResult = 0;
+  } finally {
+    roundRes = undefined;
+    roundFrames = [];
+  }
+  return roundResult;
+};
 
 /** The chunk ends with a blank line: the end of an event stream frame (relayed bytes may end mid-frame). */
 function endsFrame(chunk: string | Buffer): boolean {
@@ -372,6 +408,7 @@ function endsFrame(chunk: string | Buffer): boolean {
  */
 export class UwsSseSink implements SseSink {
   closed = false;
+  readonly round: SseRound;
   /** Inside cork() the writes go straight to uWS's cork buffer (one send when it returns); outside,
    *  each write corks itself (uWS sends uncorked writes from JS one syscall at a time). */
   private corked = false;
@@ -411,11 +448,17 @@ export class UwsSseSink implements SseSink {
   private full(): void {
     this.rearm ??= setInterval(this.keepWaiting, UWS_STALL_REARM_MS);
   }
+
+  filled(): void {
+    if (!this.closed) this.full();
+  }
   private stopRearm(): void {
     if (this.rearm !== undefined) { clearInterval(this.rearm); this.rearm = undefined; }
   }
 
-  constructor(private readonly res: UWS.HttpResponse) {}
+  constructor(private readonly res: UWS.HttpResponse) {
+    this.round = { out: res, write: writeRound };
+  }
 
   open(headers: [string, string][]): void {
     const res = this.res;

@@ -5,7 +5,7 @@
 // full (before its drain). Ordering only, no timing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { SseSink } from '../../src/api/exchange.ts';
+import type { RoundWrite, SseSink } from '../../src/api/exchange.ts';
 import { pumpSse } from '../../src/api/sse.ts';
 import { StreamState, heldBatch } from '../../src/core/stream-state.ts';
 import { LiveSubscription } from '../../src/core/subscription.ts';
@@ -61,25 +61,34 @@ interface Client {
   drain: (() => void) | undefined;
 }
 
-/** A sink whose writes fill the socket with probability `fullP` (the write is kept, as uWS keeps it). */
-function client(start: number, rand: () => number, fullP: number): Client {
+/** A sink whose writes fill the socket with probability `fullP` (the write is kept, as uWS keeps it).
+ *  `withRound`: it also offers a cohort the socket to write rounds to directly (SseSink.round, as the
+ *  uWS sink does), whose writes fill it the same way. */
+function client(start: number, rand: () => number, fullP: number, withRound = false): Client {
   let onClose: (() => void) | undefined;
   const state = { closed: false };
   let full = false;
+  const take = (chunk: string | Buffer): boolean => {
+    if (full) c.writesWhileFull += 1;
+    const text = String(chunk);
+    // A heartbeat never fills the socket here (the pump writes one ahead of frames in a corked
+    // write without looking at the answer; the frame's own write then reports the socket full).
+    if (text === ': hb\n\n') return !full;
+    for (const m of text.matchAll(/"body":"(r\d+)"/g)) c.got.push(m[1]);
+    full = rand() < fullP;
+    return !full;
+  };
+  const round: RoundWrite = (out, frames) => {
+    assert.equal(out, c, 'a round is written to its own member\'s socket');
+    if (state.closed) return 0;
+    for (let i = 0; i < frames.length; i++) if (!take(frames[i])) return -(i + 1);
+    return frames.length;
+  };
   const c: Client = {
     start, got: [], closed: false, drain: undefined, writesWhileFull: 0,
     sink: {
       get closed() { return state.closed; },
-      write(chunk) {
-        if (full) c.writesWhileFull += 1;
-        const text = String(chunk);
-        // A heartbeat never fills the socket here (the pump writes one ahead of frames in a corked
-        // write without looking at the answer; the frame's own write then reports the socket full).
-        if (text === ': hb\n\n') return !full;
-        for (const m of text.matchAll(/"body":"(r\d+)"/g)) c.got.push(m[1]);
-        full = rand() < fullP;
-        return !full;
-      },
+      write: take,
       cork(fn) { fn(); },
       onWritable(cb) { c.drain = () => { full = false; cb(); }; },
       onClose(cb) { onClose = cb; },
@@ -88,6 +97,7 @@ function client(start: number, rand: () => number, fullP: number): Client {
     },
     close() { c.closed = true; state.closed = true; onClose?.(); },
   };
+  if (withRound) Object.assign(c.sink, { round: { out: c, write: round } });
   return c;
 }
 
@@ -122,7 +132,7 @@ for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
         : r < 0.75 ? boundaries[Math.floor(rand() * boundaries.length)]
         : r < 0.9 ? Math.floor(rand() * (st.tail + 1))
         : st.tail + 1 + Math.floor(rand() * 5);
-      const c = client(start, rand, rand() < 0.3 ? 0.2 : 0);
+      const c = client(start, rand, rand() < 0.3 ? 0.2 : 0, rand() < 0.5);
       clients.push(c);
       const sub = new LiveSubscription(st, start, memReader, () => undefined);
       ends.push(pumpSse(c.sink, sub, false, { heartbeatMs: 1 + Math.floor(rand() * 5), stallMs: 60_000 }));
