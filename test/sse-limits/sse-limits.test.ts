@@ -184,3 +184,39 @@ test('a consumer paused past uWS\'s own 10 s, within the 60 s stall bound, keeps
     }
   }));
 });
+
+/** Appends made one at a time while a caught-up consumer is paused, each delivered as its own cohort
+ *  round while the socket has room: enough to fill the kernel's buffers on loopback several times. */
+const CAUGHT_UP_APPENDS = 200;
+const CAUGHT_UP_BODY_BYTES = 64 * 1024;
+
+test('a caught-up consumer that pauses past uWS\'s own 10 s while its stream\'s rounds fill its socket keeps its stream and gets every record (both engines)', { timeout: 120_000 }, async () => {
+  // The test above fills the socket from the subscriber's own pump (it is behind from the first
+  // append). Here each append is written by the stream's cohort while the subscriber is caught up,
+  // until a round's write finds the socket full; the subscriber then leaves the cohort and waits for
+  // the drain, and uWS's timer must be re-armed on that path too (SseSink.filled).
+  await Promise.all(ENGINES.map(async (engine) => {
+    const srv = await startServer({ engine });
+    const key = `/v1/streams/lim/caught-up-${engine}`;
+    try {
+      assert.equal((await post(srv.baseUrl, '/v1/buckets/lim', {})).status, 201);
+      assert.equal((await post(srv.baseUrl, key, {})).status, 201);
+      const s = rawSubscribe(srv.port, `${key}/records/subscribe?seq_num=0`);
+      try {
+        await readUntil(s, (t) => t.includes('\r\n\r\n'));
+        s.pause();
+        const body = 'y'.repeat(CAUGHT_UP_BODY_BYTES);
+        for (let i = 0; i < CAUGHT_UP_APPENDS; i++) {
+          const r = await post(srv.baseUrl, `${key}/records`, { records: [{ body }] });
+          assert.equal(r.status, 200);
+        }
+        await new Promise((r) => setTimeout(r, PAUSE_PAST_UWS_TIMEOUT_MS));
+        const done = readUntilMarker(s, `id: ${CAUGHT_UP_APPENDS}\n`, WAIT_MS * 2);
+        s.resume();
+        await done;
+      } finally { s.destroy(); }
+    } finally {
+      await srv.stop();
+    }
+  }));
+});
