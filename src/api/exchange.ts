@@ -4,10 +4,10 @@
 import { STATUS_CODES } from 'node:http';
 
 /** Writes one cohort round's frames to one socket in one send (sse-cohort.ts), given only the socket:
- *  at 16,384 subscribers each object a delivery touches is a likely cache miss, and the pump and its
- *  sink were a fifth of a delivery's cost. Returns the number of frames written (a write that filled
- *  the socket counts: the engine keeps it whole), negated when the socket is full after them; 0 when
- *  the socket could not be written at all. */
+ *  at 16,384 subscribers each object a delivery touches is a likely cache miss, and reading the pump
+ *  and its sink cost about a tenth of a delivery's CPU. Returns the number of frames written (a write
+ *  that filled the socket counts: the engine keeps it whole), negated when the socket is full after
+ *  them; 0 when the socket could not be written at all. */
 export type RoundWrite = (out: object, frames: readonly Buffer[]) => number;
 
 /** A sink's socket and its engine's RoundWrite, for a cohort to write rounds to directly. */

@@ -10,8 +10,8 @@
 //
 // The round's loop reads what it needs of each member from the cohort's own arrays (its cursor, its
 // socket and the engine's RoundWrite) and touches the member itself only when it leaves: at 16,384
-// subscribers every other object a delivery touched was a likely cache miss (a fifth of a delivery's
-// CPU, bench/README.md, stop 49).
+// subscribers every other object a delivery touched was a likely cache miss (about a tenth of a
+// delivery's CPU, bench/README.md, stop 49).
 //
 // Order and exactly-once: rounds are contiguous ([from, to), then [to, …)) and a member receives a
 // round only when its cursor is the round's start. A member that joined at a later batch boundary
