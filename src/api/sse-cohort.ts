@@ -71,6 +71,8 @@ export class Cohort implements Runnable {
   private ends: number[] = [];
   private from: number;
   private to: number;
+  /** When the last round started (performance.now()): its members got bytes then (sse.ts, heartbeats). */
+  lastRoundMs = 0;
   /** The tail moved (or more was at hand) while a round was being written: another round follows. */
   private moved = false;
   private closed = false;
@@ -180,6 +182,7 @@ export class Cohort implements Runnable {
     this.from = this.to;
     this.to = this.ends[this.ends.length - 1];
     this.next = 0;
+    this.lastRoundMs = performance.now();
     this.park();
     fanOut.enqueue(this);
   }

@@ -69,7 +69,11 @@ class SsePump implements Runnable, CohortMember {
   /** A next() is pending (the slow path): poll() must not run meanwhile. */
   private slowPending = false;
   private cancelExpiry: (() => void) | undefined;
-  private readonly hb: ReturnType<typeof setInterval>;
+  /** The heartbeat's timer (a timeout re-armed each time: see onHeartbeat) and its period. */
+  private hb: ReturnType<typeof setTimeout>;
+  private readonly heartbeatMs: number;
+  /** When it last joined a cohort (performance.now()). */
+  private cohortSinceMs = 0;
   private readonly stallMs: number;
   /** writeFrames' input and the socket's verdict, for `corked` (res.cork takes no arguments). */
   private first: SubscriptionBatch | undefined;
@@ -80,9 +84,8 @@ class SsePump implements Runnable, CohortMember {
     this.round = sink.round;
     // The heartbeat is written on the pump's turn, so thousands of subscribers' timers firing
     // together are served in bounded slices like any other write.
-    this.hb = setInterval(() => {
-      if (this.drainWait === undefined) { this.hbDue = true; fanOut.enqueue(this); }
-    }, opts.heartbeatMs ?? SSE_HEARTBEAT_MS);
+    this.heartbeatMs = opts.heartbeatMs ?? SSE_HEARTBEAT_MS;
+    this.hb = setTimeout(this.onHeartbeat, this.heartbeatMs);
     if (opts.expiresAtMs !== undefined) this.cancelExpiry = atWallClock(opts.expiresAtMs, () => this.finish(AUTH_EXPIRED_FRAME));
     sink.onClose(() => this.finish());
   }
@@ -92,7 +95,7 @@ class SsePump implements Runnable, CohortMember {
   finish(tail?: string): void {
     if (this.ended) return;
     this.ended = true;
-    clearInterval(this.hb);
+    clearTimeout(this.hb);
     this.cancelExpiry?.();
     this.drainWait?.();
     if (this.cohort) { this.cohort.leave(this); this.cohort = undefined; }
@@ -138,7 +141,28 @@ class SsePump implements Runnable, CohortMember {
     const c = cohortFor(sub, this.base64);
     if (c === undefined || !c.join(this, sub.cursor)) { sub.onReady!(this.ready); return; }
     this.cohort = c;
+    this.cohortSinceMs = performance.now();
   }
+
+  /** The heartbeat is for a quiet stream (proxies' idle timeouts; the Gateway's relay sends one only
+   *  after a quiet period too). A subscriber in its stream's cohort since before the cohort's last
+   *  round got that round's bytes: while rounds come within the period it owes no heartbeat, and the
+   *  timer is set for a period after that round. At 16,384 subscribers of busy streams, a heartbeat
+   *  each every 15 s was 16,384 more socket writes a period in one burst (each a `sendto`), the
+   *  rounds waiting behind them. Every other subscriber gets one each period, as before. */
+  private readonly onHeartbeat = (): void => {
+    const c = this.cohort;
+    const lastRoundMs = c?.lastRoundMs ?? 0;
+    if (c !== undefined && lastRoundMs > this.cohortSinceMs) {
+      const quietMs = performance.now() - lastRoundMs;
+      if (quietMs < this.heartbeatMs) {
+        this.hb = setTimeout(this.onHeartbeat, this.heartbeatMs - quietMs);
+        return;
+      }
+    }
+    this.hb = setTimeout(this.onHeartbeat, this.heartbeatMs);
+    if (this.drainWait === undefined) { this.hbDue = true; fanOut.enqueue(this); }
+  };
 
   /** A cohort's round: its frames, written corked; false when the socket filled (CohortMember). */
   deliver(frames: readonly Buffer[]): boolean {

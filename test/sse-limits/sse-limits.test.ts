@@ -220,3 +220,47 @@ test('a caught-up consumer that pauses past uWS\'s own 10 s while its stream\'s 
     }
   }));
 });
+
+/** A heartbeat period long against the appends' spacing (a round every APPEND_EVERY_MS), so only a
+ *  stall of the whole star longer than it would let a heartbeat fall due while the stream is busy. */
+const BUSY_HEARTBEAT_MS = 3000;
+const APPEND_EVERY_MS = 100;
+/** Appends in the busy phase: two heartbeat periods of them. */
+const BUSY_APPENDS = 66;
+
+test('a subscriber fed by its stream\'s rounds gets no heartbeat while they come within the period, and one once the stream goes quiet (both engines)', { timeout: 120_000 }, async () => {
+  // The heartbeat is for quiet streams (proxies' idle timeouts), as the Gateway's relay sends it: at
+  // 16,384 subscribers of busy streams one each per period was a burst of 16,384 socket writes.
+  await Promise.all(ENGINES.map(async (engine) => {
+    const srv = await startServer({ engine, args: ['--sse-heartbeat-ms', String(BUSY_HEARTBEAT_MS)] });
+    const key = `/v1/streams/lim/busy-${engine}`;
+    try {
+      assert.equal((await post(srv.baseUrl, '/v1/buckets/lim', {})).status, 201);
+      assert.equal((await post(srv.baseUrl, key, {})).status, 201);
+      const s = rawSubscribe(srv.port, `${key}/records/subscribe?seq_num=0`);
+      try {
+        let text = '';
+        let seen: (() => void) | undefined;
+        s.on('data', (c: Buffer) => { text += c.toString('latin1'); seen?.(); });
+        /** Resolves once what arrived holds `marker` (bounded by WAIT_MS). */
+        const arrived = (marker: string): Promise<void> => new Promise((resolve, reject) => {
+          const timer = setTimeout(() => { seen = undefined; reject(new Error(`no ${JSON.stringify(marker)} in ${text.length} bytes`)); }, WAIT_MS);
+          seen = () => { if (text.includes(marker)) { clearTimeout(timer); seen = undefined; resolve(); } };
+          seen();
+        });
+        await arrived('\r\n\r\n');
+        for (let i = 0; i < BUSY_APPENDS; i++) {
+          assert.equal((await post(srv.baseUrl, `${key}/records`, { records: [{ body: `r${i}` }] })).status, 200);
+          await new Promise((r) => setTimeout(r, APPEND_EVERY_MS));
+        }
+        await arrived(`id: ${BUSY_APPENDS}\n`);
+        const busy = text;
+        assert.equal(busy.split(': hb\n').length - 1, 0, `no heartbeat while records came every ${APPEND_EVERY_MS} ms (period ${BUSY_HEARTBEAT_MS} ms)`);
+        // Quiet now: the heartbeat comes (within a period of the last round; bounded by WAIT_MS).
+        await arrived(': hb\n');
+      } finally { s.destroy(); }
+    } finally {
+      await srv.stop();
+    }
+  }));
+});
