@@ -7,7 +7,8 @@ import { STATUS_CODES } from 'node:http';
  *  at 16,384 subscribers each object a delivery touches is a likely cache miss, and reading the pump
  *  and its sink cost about a tenth of a delivery's CPU. Returns the number of frames written (a write
  *  that filled the socket counts: the engine keeps it whole), negated when the socket is full after
- *  them; 0 when the socket could not be written at all. */
+ *  them; 0 when the socket could not be written at all. Anything but `frames.length` is taken as a
+ *  full socket: the member leaves the cohort with its cursor after the frames written. */
 export type RoundWrite = (out: object, frames: readonly Buffer[]) => number;
 
 /** A sink's socket and its engine's RoundWrite, for a cohort to write rounds to directly. */

@@ -212,9 +212,11 @@ export class Cohort implements Runnable {
         let written: number;
         if (out !== undefined && write !== undefined) {
           written = write(out, frames);
-          if (outs[at] === out) {
-            // Written whole with room to spare, and still in its place: the common case, which
-            // touches no member object.
+          if (outs[at] === out && this.next === at) {
+            // Written whole with room to spare, still in its place and still the next to serve (no
+            // member left while it was written): the common case, which touches no member object.
+            // Otherwise (a served member's leaving moved an unserved one into the slot before it)
+            // the general path below puts it among the served.
             if (written === frames.length) {
               seqs[at] = to;
               this.next++;

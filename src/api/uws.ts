@@ -361,12 +361,16 @@ const LF = 0x0a;
 let roundRes: UWS.HttpResponse | undefined;
 let roundFrames: readonly Buffer[] = [];
 let roundResult = 0;
+/** Frames written so far in this round (a throw part-way reports them as written). */
+let roundWritten = 0;
 const writeRoundCorked = (): void => {
   const res = roundRes!;
   const frames = roundFrames;
   roundResult = frames.length;
   for (let i = 0; i < frames.length; i++) {
-    if (!res.write(frames[i])) { roundResult = -(i + 1); break; }
+    const room = res.write(frames[i]);
+    roundWritten = i + 1;
+    if (!room) { roundResult = -(i + 1); break; }
   }
   // Every round ends at a frame's end: its chunk is closed in the same send (uWS keeps it with the
   // frame when the socket is full, and sends both once it drains), as the sink's own cork does.
@@ -375,16 +379,18 @@ const writeRoundCorked = (): void => {
 
 /** The uWS RoundWrite (exchange.ts): the frames and the chunk closer in one corked send, touching only
  *  the response. The cohort takes a member out as soon as its sink closes (uWS's onAborted runs the
- *  sink's close callbacks at once), so `out` is open; a throw (a response uWS already let go of) is
- *  reported as a socket that took nothing, which the cohort treats as full. */
+ *  sink's close callbacks at once), so `out` is open; a throw (uWS.js throws on a response it already
+ *  let go of) ends the round for this socket with what was written reported as written and the socket
+ *  as full, so the member leaves the cohort and its pump, which sees the sink closed, ends. */
 const writeRound: RoundWrite = (out, frames) => {
   roundRes = out as UWS.HttpResponse;
   roundFrames = frames;
   roundResult = 0;
+  roundWritten = 0;
   try {
     roundRes.cork(writeRoundCorked);
   } catch {
-    roundResult = 0;
+    roundResult = -roundWritten;
   } finally {
     roundRes = undefined;
     roundFrames = [];
