@@ -278,44 +278,51 @@ test('a stream whose lease moves to another star ends every subscriber\'s stream
   } finally { for (const end of control.ends) end(); }
 });
 
+/** Three caught-up subscribers of a stream holding one record (in its cohort, once the turns ran),
+ *  with a round writer or written through deliver(); `run` acts, then every pump ends. */
+async function threeCaughtUp(withRound: boolean, run: (st: StreamState, cs: Client[]) => Promise<void>): Promise<void> {
+  const st = stream();
+  commit(st, 1);
+  const cs = [0, 1, 2].map(() => client(st.tail, () => 1, 0, withRound));
+  const ends = cs.map((x) => pumpSse(x.sink, new LiveSubscription(st, st.tail, memReader, () => undefined), false, { heartbeatMs: 1e9 }));
+  try {
+    for (let i = 0; i < 5; i++) await turn();
+    await run(st, cs);
+  } finally {
+    for (const end of ends) end();
+  }
+}
+
+/** Runs `count` event-loop turns. */
+async function turns(count: number): Promise<void> {
+  for (let i = 0; i < count; i++) await turn();
+}
+
 for (const withRound of [true, false]) {
-  test(`cohort: a served subscriber that goes away while another is written leaves the rest their round (${withRound ? 'round writer' : 'deliver'})`, async () => {
+  const how = withRound ? 'round writer' : 'deliver';
+  test(`cohort: a served subscriber that goes away while another is written leaves the rest their round (${how})`, async () => {
     // A's leaving moves the list's last, unserved member (C) into A's slot before B's; C must still
     // be written this round (review of stop 49: the round writer's path counted it as served).
-    const st = stream();
-    commit(st, 1);
-    const [a, b, c] = [0, 1, 2].map(() => client(st.tail, () => 1, 0, withRound));
-    const ends = [a, b, c].map((x) => pumpSse(x.sink, new LiveSubscription(st, st.tail, memReader, () => undefined), false, { heartbeatMs: 1e9 }));
-    try {
-      for (let i = 0; i < 5; i++) await turn();
+    await threeCaughtUp(withRound, async (st, [a, b, c]) => {
       let once = true;
       b.onWrite = () => { if (once) { once = false; a.close(); } };
       commit(st, 1);
-      for (let i = 0; i < 20; i++) await turn();
+      await turns(20);
       assert.deepEqual(b.got, ['r1']);
       assert.deepEqual(c.got, ['r1'], 'C gets the batch in the round it was committed');
-    } finally {
-      for (const end of ends) end();
-    }
+    });
   });
 
-  test(`cohort: a subscriber that goes away while it is written leaves the others every batch (${withRound ? 'round writer' : 'deliver'})`, async () => {
-    const st = stream();
-    commit(st, 1);
-    const [a, b, c] = [0, 1, 2].map(() => client(st.tail, () => 1, 0, withRound));
-    const ends = [a, b, c].map((x) => pumpSse(x.sink, new LiveSubscription(st, st.tail, memReader, () => undefined), false, { heartbeatMs: 1e9 }));
-    try {
-      for (let i = 0; i < 5; i++) await turn();
+  test(`cohort: a subscriber that goes away while it is written leaves the others every batch (${how})`, async () => {
+    await threeCaughtUp(withRound, async (st, [a, b, c]) => {
       let once = true;
       a.onWrite = () => { if (once) { once = false; a.close(); } };
       commit(st, 1);
-      for (let i = 0; i < 20; i++) await turn();
+      await turns(20);
       commit(st, 1);
-      for (let i = 0; i < 20; i++) await turn();
+      await turns(20);
       assert.deepEqual(b.got, ['r1', 'r2']);
       assert.deepEqual(c.got, ['r1', 'r2']);
-    } finally {
-      for (const end of ends) end();
-    }
+    });
   });
 }

@@ -158,10 +158,13 @@ function readUntilMarker(s: Socket, marker: string, waitMs: number): Promise<voi
   });
 }
 
-test('a consumer paused past uWS\'s own 10 s, within the 60 s stall bound, keeps its stream and gets every record (both engines)', { timeout: 120_000 }, async () => {
+/** On a fresh star of each engine: a subscriber from seq 0 stops reading; `appends` appends of
+ *  `recordsPerAppend` records of `bodyBytes` each are made; past uWS's own timeout it reads on, and must
+ *  get every record. */
+async function pausedConsumerKeepsStream(name: string, appends: number, recordsPerAppend: number, bodyBytes: number): Promise<void> {
   await Promise.all(ENGINES.map(async (engine) => {
     const srv = await startServer({ engine });
-    const key = `/v1/streams/lim/paused-${engine}`;
+    const key = `/v1/streams/lim/${name}-${engine}`;
     try {
       assert.equal((await post(srv.baseUrl, '/v1/buckets/lim', {})).status, 201);
       assert.equal((await post(srv.baseUrl, key, {})).status, 201);
@@ -169,13 +172,13 @@ test('a consumer paused past uWS\'s own 10 s, within the 60 s stall bound, keeps
       try {
         await readUntil(s, (t) => t.includes('\r\n\r\n'));
         s.pause();
-        const body = 'x'.repeat(256 * 1024);
-        for (let i = 0; i < PAUSED_APPENDS; i++) {
-          const r = await post(srv.baseUrl, `${key}/records`, { records: Array.from({ length: RECORDS_PER_APPEND }, () => ({ body })) });
+        const body = 'x'.repeat(bodyBytes);
+        for (let i = 0; i < appends; i++) {
+          const r = await post(srv.baseUrl, `${key}/records`, { records: Array.from({ length: recordsPerAppend }, () => ({ body })) });
           assert.equal(r.status, 200);
         }
         await new Promise((r) => setTimeout(r, PAUSE_PAST_UWS_TIMEOUT_MS));
-        const done = readUntilMarker(s, `id: ${PAUSED_APPENDS * RECORDS_PER_APPEND}\n`, WAIT_MS * 2);
+        const done = readUntilMarker(s, `id: ${appends * recordsPerAppend}\n`, WAIT_MS * 2);
         s.resume();
         await done;
       } finally { s.destroy(); }
@@ -183,6 +186,10 @@ test('a consumer paused past uWS\'s own 10 s, within the 60 s stall bound, keeps
       await srv.stop();
     }
   }));
+}
+
+test('a consumer paused past uWS\'s own 10 s, within the 60 s stall bound, keeps its stream and gets every record (both engines)', { timeout: 120_000 }, async () => {
+  await pausedConsumerKeepsStream('paused', PAUSED_APPENDS, RECORDS_PER_APPEND, 256 * 1024);
 });
 
 /** Appends made one at a time while a caught-up consumer is paused, each delivered as its own cohort
@@ -195,30 +202,7 @@ test('a caught-up consumer that pauses past uWS\'s own 10 s while its stream\'s 
   // append). Here each append is written by the stream's cohort while the subscriber is caught up,
   // until a round's write finds the socket full; the subscriber then leaves the cohort and waits for
   // the drain, and uWS's timer must be re-armed on that path too (SseSink.filled).
-  await Promise.all(ENGINES.map(async (engine) => {
-    const srv = await startServer({ engine });
-    const key = `/v1/streams/lim/caught-up-${engine}`;
-    try {
-      assert.equal((await post(srv.baseUrl, '/v1/buckets/lim', {})).status, 201);
-      assert.equal((await post(srv.baseUrl, key, {})).status, 201);
-      const s = rawSubscribe(srv.port, `${key}/records/subscribe?seq_num=0`);
-      try {
-        await readUntil(s, (t) => t.includes('\r\n\r\n'));
-        s.pause();
-        const body = 'y'.repeat(CAUGHT_UP_BODY_BYTES);
-        for (let i = 0; i < CAUGHT_UP_APPENDS; i++) {
-          const r = await post(srv.baseUrl, `${key}/records`, { records: [{ body }] });
-          assert.equal(r.status, 200);
-        }
-        await new Promise((r) => setTimeout(r, PAUSE_PAST_UWS_TIMEOUT_MS));
-        const done = readUntilMarker(s, `id: ${CAUGHT_UP_APPENDS}\n`, WAIT_MS * 2);
-        s.resume();
-        await done;
-      } finally { s.destroy(); }
-    } finally {
-      await srv.stop();
-    }
-  }));
+  await pausedConsumerKeepsStream('caught-up', CAUGHT_UP_APPENDS, 1, CAUGHT_UP_BODY_BYTES);
 });
 
 /** A heartbeat period long against the appends' spacing (a round every APPEND_EVERY_MS), so only a
