@@ -11,6 +11,7 @@ import {
 import { ServiceError } from '../src/core/errors.ts';
 import { methodsFor } from '../src/api/routes.ts';
 import { httpStatusOf } from '../src/api/http-status.ts';
+import { HOST_REPEATED } from '../src/api/exchange.ts';
 
 export interface HeadRefusal {
   status: number;
@@ -151,5 +152,16 @@ export function refusedHead(req: IncomingMessage): boolean {
     answerAndClose(req.socket, fromError(new ServiceError('invalid_argument', 'an HTTP/1.1 request must carry a Host header (RFC 9112 3.2)')));
     return true;
   }
+  if (hostLines(req.rawHeaders) > 1) {
+    answerAndClose(req.socket, fromError(new ServiceError('invalid_argument', HOST_REPEATED)));
+    return true;
+  }
   return false;
+}
+
+/** How many Host field lines `raw` (name, value, name, value, …) holds. */
+function hostLines(raw: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') n++;
+  return n;
 }

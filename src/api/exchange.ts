@@ -88,6 +88,10 @@ export function awaitDrain(sink: SseSink, stallMs: number, onDrained: () => void
   };
 }
 
+/** RFC 9112 3.2: a request with more than one Host field line is refused 400 on both engines (node:http
+ *  and uWS keep the first, and a proxy in front may have routed by another). */
+export const HOST_REPEATED = 'Host is given more than once (RFC 9112 3.2)';
+
 /** What every event stream a star serves begins with: a comment, so the caller sees it open. */
 export const SSE_OPENING = ': open\n\n';
 

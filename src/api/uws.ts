@@ -11,7 +11,7 @@ import {
   UWS_STALL_REARM_MS,
 } from '../config/limits.ts';
 import type { BodyMeter, Dispatcher, MeteredExchange } from './dispatch.ts';
-import { SSE_OPENING, STATUS_TEXT, type RoundWrite, type SseRound, type SseSink } from './exchange.ts';
+import { HOST_REPEATED, SSE_OPENING, STATUS_TEXT, type RoundWrite, type SseRound, type SseSink } from './exchange.ts';
 import { FOLLOW_HEADER, HOP_HEADER } from './proxy.ts';
 import { httpStatusOf } from './http-status.ts';
 import { BootError } from '../config/boot-error.ts';
@@ -95,13 +95,14 @@ const STATUS_LINE: Record<number, Uint8Array> = Object.fromEntries(
   Object.entries(STATUS_TEXT).flatMap(([k, v]) => (v === undefined ? [] : [[k, Buffer.from(`${k} ${v}`, 'latin1')]])),
 );
 
-/** The Authorization, Content-Length, Content-Encoding and Last-Event-ID fields of the request head being read, collected by
- *  one module-level callback (req.forEach runs it synchronously): a closure over locals made a
- *  closure and a context on every request. */
-const repeated = { auth: [] as string[], lengths: 0, codings: [] as string[], lastIds: [] as string[] };
+/** The Authorization, Content-Length, Content-Encoding, Last-Event-ID and Host fields of the request
+ *  head being read, collected by one module-level callback (req.forEach runs it synchronously): a
+ *  closure over locals made a closure and a context on every request. */
+const repeated = { auth: [] as string[], lengths: 0, hosts: 0, codings: [] as string[], lastIds: [] as string[] };
 const countRepeated = (k: string, v: string): void => {
   if (k === 'authorization') repeated.auth.push(v);
   else if (k === 'content-length') repeated.lengths++;
+  else if (k === 'host') repeated.hosts++;
   else if (k === 'content-encoding') repeated.codings.push(v);
   else if (k === 'last-event-id') repeated.lastIds.push(v);
 };
@@ -189,23 +190,24 @@ class UwsExchange implements MeteredExchange {
     // unrecoverable error, answered 400 and closed. The same walk reads a body's Content-Encoding,
     // repeated fields joined into one list (RFC 9110 5.3) as node:http does, so a request with a body
     // pays no getHeader call for it. A repeated Last-Event-ID is joined too, so a subscribe given two
-    // cursors is refused (400) as on the node engine, never resumed from whichever came first.
-    if (this.headers.authorization !== undefined || this.headers['content-length'] !== undefined || this.headers['transfer-encoding'] !== undefined
-      || this.path.endsWith('/subscribe')) {
-      repeated.auth.length = 0;
-      repeated.lengths = 0;
-      repeated.codings.length = 0;
-      repeated.lastIds.length = 0;
-      req.forEach(countRepeated);
-      if (repeated.auth.length > 1) this.headers.authorization = repeated.auth.join(', ');
-      if (repeated.lengths > 1) this.headError = invalid('Content-Length is given more than once (RFC 9112 6.3)');
-      if (repeated.codings.length > 0) this.headers['content-encoding'] = repeated.codings.join(', ');
-      // getHeader skipped an empty first copy; the walk sees every copy.
-      if (repeated.lastIds.length > 1) this.headers['last-event-id'] = repeated.lastIds.join(', ');
-      repeated.auth.length = 0;
-      repeated.codings.length = 0;
-      repeated.lastIds.length = 0;
-    }
+    // cursors is refused (400) as on the node engine, never resumed from whichever came first. A
+    // repeated Host is refused (400) as RFC 9112 3.2 says: so every head is walked (a request with a
+    // body or a token was walked already; a bare GET pays a walk of its few fields).
+    repeated.auth.length = 0;
+    repeated.lengths = 0;
+    repeated.hosts = 0;
+    repeated.codings.length = 0;
+    repeated.lastIds.length = 0;
+    req.forEach(countRepeated);
+    if (repeated.auth.length > 1) this.headers.authorization = repeated.auth.join(', ');
+    if (repeated.lengths > 1) this.headError = invalid('Content-Length is given more than once (RFC 9112 6.3)');
+    else if (repeated.hosts > 1) this.headError = invalid(HOST_REPEATED);
+    if (repeated.codings.length > 0) this.headers['content-encoding'] = repeated.codings.join(', ');
+    // getHeader skipped an empty first copy; the walk sees every copy.
+    if (repeated.lastIds.length > 1) this.headers['last-event-id'] = repeated.lastIds.join(', ');
+    repeated.auth.length = 0;
+    repeated.codings.length = 0;
+    repeated.lastIds.length = 0;
     res.onAborted(() => {
       this.aborted = true;
       const told = this.onAbort;

@@ -128,6 +128,14 @@ const CASES: Case[] = [
     expect: { node: { refused: 400 }, uws: 'dropped' },
   },
   {
+    name: 'Host given twice (RFC 9112 3.2)', bytes: head(['GET /v1/buckets HTTP/1.1', 'Host: x', 'Host: y']),
+    expect: { node: { refused: 400 }, uws: { refused: 400 } },
+  },
+  {
+    name: 'Host given twice on an append (RFC 9112 3.2)', bytes: `${head(['POST /v1/streams/b/k/records HTTP/1.1', 'host: x', 'Content-Length: 2', 'HOST: x'])}{}`,
+    expect: { node: { refused: 400 }, uws: { refused: 400 } },
+  },
+  {
     name: 'a head that never ends', bytes: 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: 1\r\n',
     expect: { node: { refused: 408 }, uws: 'dropped' },
   },
