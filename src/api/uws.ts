@@ -98,11 +98,17 @@ const STATUS_LINE: Record<number, Uint8Array> = Object.fromEntries(
 /** The Authorization, Content-Length, Content-Encoding, Last-Event-ID and Host fields of the request
  *  head being read, collected by one module-level callback (req.forEach runs it synchronously): a
  *  closure over locals made a closure and a context on every request. */
-const repeated = { auth: [] as string[], lengths: 0, hosts: 0, codings: [] as string[], lastIds: [] as string[] };
+const repeated = { auth: [] as string[], lengths: 0, hosts: 0, close: false, firstConnection: undefined as string | undefined, codings: [] as string[], lastIds: [] as string[] };
+/** A Connection field's options (comma-separated, case-insensitive) hold `close` (RFC 9112 9.6). */
+const CLOSE_OPTION = /(?:^|,)[ \t]*close[ \t]*(?:,|$)/i;
 const countRepeated = (k: string, v: string): void => {
   if (k === 'authorization') repeated.auth.push(v);
   else if (k === 'content-length') repeated.lengths++;
   else if (k === 'host') repeated.hosts++;
+  else if (k === 'connection') {
+    repeated.firstConnection ??= v;
+    if (CLOSE_OPTION.test(v)) repeated.close = true;
+  }
   else if (k === 'content-encoding') repeated.codings.push(v);
   else if (k === 'last-event-id') repeated.lastIds.push(v);
 };
@@ -111,12 +117,15 @@ const countRepeated = (k: string, v: string): void => {
  *  passed through here to one module-level callback rather than a closure (and the context its
  *  captured variables need) made for every request. */
 const NO_HEADERS: [string, string][] = [];
-const answer = { res: undefined as unknown as UWS.HttpResponse, status: 0, headers: NO_HEADERS, body: '' as string | Buffer, close: false, headLength: -1 };
+const answer = { res: undefined as unknown as UWS.HttpResponse, status: 0, headers: NO_HEADERS, body: '' as string | Buffer, close: false, sayClose: false, headLength: -1 };
+const CONNECTION = Buffer.from('Connection', 'latin1');
+const CLOSE = Buffer.from('close', 'latin1');
 const writeAnswer = (): void => {
   // Read once: a callback uWS ran from inside these writes could answer another request through here.
-  const { res, status, headers, body, close, headLength } = answer;
+  const { res, status, headers, body, close, sayClose, headLength } = answer;
   res.writeStatus(STATUS_LINE[status] ?? `${status}`);
   for (const [k, v] of headers) res.writeHeader(encoded(k), encoded(v));
+  if (sayClose) res.writeHeader(CONNECTION, CLOSE);
   // A HEAD answer never carries a body, an error's envelope included (respond drops it): bytes after
   // it would be read as the start of the next answer. Its Content-Length is the GET's (RFC 9110 8.6),
   // written by hand: this uWS build's endWithoutBody(length) writes it but then waits for that many
@@ -140,6 +149,9 @@ class UwsExchange implements MeteredExchange {
   /** uWS does not expose client-certificate verification; mtls is served by native-free/. */
   readonly clientCertVerified = false;
   private readonly headers: Record<string, string> = {};
+  /** The request's Connection field asks to close, and whether uWS saw that ask itself (see the head walk). */
+  private clientClose = false;
+  private uwsClosesUnsaid = false;
   /** What to tell when the client goes away: an event stream's sink (set by startStream; one per
    *  exchange, so no array is made for every request). */
   private onAbort: (() => void) | undefined;
@@ -196,9 +208,18 @@ class UwsExchange implements MeteredExchange {
     repeated.auth.length = 0;
     repeated.lengths = 0;
     repeated.hosts = 0;
+    repeated.close = false;
     repeated.codings.length = 0;
     repeated.lastIds.length = 0;
+    repeated.firstConnection = undefined;
     req.forEach(countRepeated);
+    // The client asks to close (RFC 9112 9.6): the answer closes and says so. uWS (20.30) takes a first
+    // Connection value of exactly five bytes (`close` in any case) as that ask: it then closes after the
+    // answer but never writes the field, so it is written here; any other ask (`keep-alive, close`) is
+    // answered as one the star closes on its own account, for which uWS writes the field itself.
+    this.clientClose = repeated.close;
+    this.uwsClosesUnsaid = (repeated.firstConnection as string | undefined)?.length === 5; // set by the walk
+    repeated.firstConnection = undefined;
     if (repeated.auth.length > 1) this.headers.authorization = repeated.auth.join(', ');
     if (repeated.lengths > 1) this.headError = invalid('Content-Length is given more than once (RFC 9112 6.3)');
     else if (repeated.hosts > 1) this.headError = invalid(HOST_REPEATED);
@@ -304,7 +325,8 @@ class UwsExchange implements MeteredExchange {
     const head = this.method === 'HEAD';
     answer.body = head ? '' : body;
     answer.headLength = head ? (headLength ?? (typeof body === 'string' ? Buffer.byteLength(body) : body.length)) : -1;
-    answer.close = this.bodyTooLarge || !this.bodyDone || this.drain.draining;
+    answer.close = this.bodyTooLarge || !this.bodyDone || this.drain.draining || this.clientClose;
+    answer.sayClose = this.uwsClosesUnsaid;
     this.res.cork(writeAnswer);
     answer.body = '';
     answer.headLength = -1;

@@ -131,6 +131,26 @@ for (const engine of ENGINES) {
       }
     });
 
+    test('a request that asks to close (Connection: close) is answered with Connection: close once, and the connection is closed (RFC 9112 9.6)', async () => {
+      for (const [what, request] of [
+        ['a GET', 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'],
+        ['an answer with no body', 'DELETE /v1/buckets/no-such-bucket-here HTTP/1.1\r\nHost: x\r\nconnection: keep-alive, Close\r\n\r\n'],
+        ['a POST', 'POST /v1/buckets/no-such/x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}'],
+      ] as const) {
+        const c = await rawConn(srv.port);
+        try {
+          c.sock.write(request);
+          for (let i = 0; i < ANSWER_WAIT_MS / 20 && !c.closed(); i++) await new Promise((r) => setTimeout(r, 20));
+          const head = c.text().slice(0, c.text().indexOf('\r\n\r\n'));
+          assert.match(head, /^HTTP\/1\.1 \d{3} /, `${what}: answered`);
+          assert.equal(head.match(/^connection: close$/gim)?.length ?? 0, 1, `${what}: one Connection: close in ${JSON.stringify(head)}`);
+          assert.equal(c.closed(), true, `${what}: the connection is closed`);
+        } finally {
+          c.sock.destroy();
+        }
+      }
+    });
+
     test('a subscribe sent with an 8 MiB body opens its stream, and the star keeps serving', async () => {
       const c = await rawConn(srv.port);
       try {
