@@ -325,7 +325,9 @@ class UwsExchange implements MeteredExchange {
     const head = this.method === 'HEAD';
     answer.body = head ? '' : body;
     answer.headLength = head ? (headLength ?? (typeof body === 'string' ? Buffer.byteLength(body) : body.length)) : -1;
-    answer.close = this.bodyTooLarge || !this.bodyDone || this.drain.draining || this.clientClose;
+    // An ask uWS saw closes by itself (close stays false: a HEAD then still says its GET's length, and
+    // fetch asks to close after every HEAD); any other ask is closed as the star's own.
+    answer.close = this.bodyTooLarge || !this.bodyDone || this.drain.draining || (this.clientClose && !this.uwsClosesUnsaid);
     answer.sayClose = this.uwsClosesUnsaid;
     this.res.cork(writeAnswer);
     answer.body = '';

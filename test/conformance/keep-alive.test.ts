@@ -136,6 +136,7 @@ for (const engine of ENGINES) {
         ['a GET', 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'],
         ['an answer with no body', 'DELETE /v1/buckets/no-such-bucket-here HTTP/1.1\r\nHost: x\r\nconnection: keep-alive, Close\r\n\r\n'],
         ['a POST', 'POST /v1/buckets/no-such/x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}'],
+        ['a HEAD (fetch asks to close after every HEAD)', 'HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'],
       ] as const) {
         const c = await rawConn(srv.port);
         try {
@@ -145,6 +146,8 @@ for (const engine of ENGINES) {
           assert.match(head, /^HTTP\/1\.1 \d{3} /, `${what}: answered`);
           assert.equal(head.match(/^connection: close$/gim)?.length ?? 0, 1, `${what}: one Connection: close in ${JSON.stringify(head)}`);
           assert.equal(c.closed(), true, `${what}: the connection is closed`);
+          // A HEAD still says its GET's length (RFC 9110 8.6): /healthz answers {"status":"ok"}.
+          if (request.startsWith('HEAD')) assert.match(head, /^content-length: 15$/im, `${what}: GET's Content-Length`);
         } finally {
           c.sock.destroy();
         }
