@@ -1,7 +1,7 @@
 // The server under test: a real svcd child (test/helpers/server.ts, uWS engine) plus the
 // control-plane calls the cases need, made over the bench's own raw HTTP/1.1 client.
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { removeDir, startServer, type RunningServer } from '../../test/helpers/server.ts';
@@ -24,6 +24,9 @@ export function exitPast(ms: number, who = 'bench'): void {
 
 /** BENCH_SVCD_NODE_ARGS: node flags for every star the bench starts (e.g. a V8 heap setting to try). */
 const SVCD_NODE_ARGS = process.env.BENCH_SVCD_NODE_ARGS?.split(' ').filter((a) => a !== '') ?? [];
+/** BENCH_SVCD_OUTPUT_DIR: each star's own output (its log, and what node flags such as --trace-gc
+ *  print) is written there when it stops, one file per star (svcd-<pid>.log). */
+const SVCD_OUTPUT_DIR = process.env.BENCH_SVCD_OUTPUT_DIR;
 
 /** A started svcd counts as settled once it uses less than this much of a core over one sample. */
 const SETTLED_CPU_PCT = 10;
@@ -112,6 +115,7 @@ export async function startSvcd(opts: SvcdOptions = {}): Promise<Svcd> {
       const t = setTimeout(() => { void server.kill(); }, STOP_TIMEOUT_MS);
       await server.stop();
       clearTimeout(t);
+      if (SVCD_OUTPUT_DIR) writeFileSync(join(SVCD_OUTPUT_DIR, `svcd-${server.proc.pid}.log`), server.output());
       removeDir(server.dataDir);
     },
   };
