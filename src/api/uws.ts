@@ -98,7 +98,7 @@ const STATUS_LINE: Record<number, Uint8Array> = Object.fromEntries(
 /** The Authorization, Content-Length, Content-Encoding, Last-Event-ID and Host fields of the request
  *  head being read, collected by one module-level callback (req.forEach runs it synchronously): a
  *  closure over locals made a closure and a context on every request. */
-const repeated = { auth: [] as string[], lengths: 0, hosts: 0, close: false, firstConnection: undefined as string | undefined, codings: [] as string[], lastIds: [] as string[] };
+const repeated = { auth: [] as string[], lengths: 0, hosts: 0, close: false, firstConnectionBytes: -1, codings: [] as string[], lastIds: [] as string[] };
 /** A Connection field's options (comma-separated, case-insensitive) hold `close` (RFC 9112 9.6). */
 const CLOSE_OPTION = /(?:^|,)[ \t]*close[ \t]*(?:,|$)/i;
 const countRepeated = (k: string, v: string): void => {
@@ -106,7 +106,7 @@ const countRepeated = (k: string, v: string): void => {
   else if (k === 'content-length') repeated.lengths++;
   else if (k === 'host') repeated.hosts++;
   else if (k === 'connection') {
-    repeated.firstConnection ??= v;
+    if (repeated.firstConnectionBytes < 0) repeated.firstConnectionBytes = v.length;
     if (CLOSE_OPTION.test(v)) repeated.close = true;
   }
   else if (k === 'content-encoding') repeated.codings.push(v);
@@ -211,15 +211,14 @@ class UwsExchange implements MeteredExchange {
     repeated.close = false;
     repeated.codings.length = 0;
     repeated.lastIds.length = 0;
-    repeated.firstConnection = undefined;
+    repeated.firstConnectionBytes = -1;
     req.forEach(countRepeated);
     // The client asks to close (RFC 9112 9.6): the answer closes and says so. uWS (20.30) takes a first
     // Connection value of exactly five bytes (`close` in any case) as that ask: it then closes after the
     // answer but never writes the field, so it is written here; any other ask (`keep-alive, close`) is
     // answered as one the star closes on its own account, for which uWS writes the field itself.
     this.clientClose = repeated.close;
-    this.uwsClosesUnsaid = (repeated.firstConnection as string | undefined)?.length === 5; // set by the walk
-    repeated.firstConnection = undefined;
+    this.uwsClosesUnsaid = repeated.firstConnectionBytes === 5;
     if (repeated.auth.length > 1) this.headers.authorization = repeated.auth.join(', ');
     if (repeated.lengths > 1) this.headError = invalid('Content-Length is given more than once (RFC 9112 6.3)');
     else if (repeated.hosts > 1) this.headError = invalid(HOST_REPEATED);
@@ -411,7 +410,6 @@ const writeRoundCorked = (): void => {
 const writeRound: RoundWrite = (out, frames) => {
   roundRes = out as UWS.HttpResponse;
   roundFrames = frames;
-  roundResult = 0;
   roundWritten = 0;
   try {
     roundRes.cork(writeRoundCorked);
@@ -477,12 +475,9 @@ export class UwsSseSink implements SseSink {
     this.res.pause();
     this.res.resume();
   };
-  private full(): void {
-    this.rearm ??= setInterval(this.keepWaiting, UWS_STALL_REARM_MS);
-  }
-
+  /** A write (its own, or a cohort's round: SseSink.filled) found the socket full. */
   filled(): void {
-    if (!this.closed) this.full();
+    if (!this.closed) this.rearm ??= setInterval(this.keepWaiting, UWS_STALL_REARM_MS);
   }
   private stopRearm(): void {
     if (this.rearm !== undefined) { clearInterval(this.rearm); this.rearm = undefined; }
@@ -527,7 +522,7 @@ export class UwsSseSink implements SseSink {
     if (this.corked) {
       const ok = this.res.write(chunk);
       this.frameEnded = endsFrame(chunk);
-      if (!ok) this.full();
+      if (!ok) this.filled();
       return ok;
     }
     this.chunk = chunk;
@@ -535,7 +530,7 @@ export class UwsSseSink implements SseSink {
     this.chunk = '';
     this.frameEnded = endsFrame(chunk);
     if (this.frameEnded && !this.closerQueued) { this.closerQueued = true; queueMicrotask(this.closeChunk); }
-    if (!this.wrote) this.full();
+    if (!this.wrote) this.filled();
     return this.wrote;
   }
 
